@@ -1,0 +1,206 @@
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::bundle::Bundler;
+use crate::encode::ItemMemory;
+use crate::error::{Error, Result};
+use crate::hypervector::{Dim, Hypervector};
+
+/// Per-term weights supplied by the caller, typically inverse document frequencies computed
+/// over the caller's corpus with the same [`TextEncoder::tokens`].
+pub trait TermWeights {
+    /// The weight of `term` (a normalized token); 0 drops it, negative values count as 0.
+    fn weight(&self, term: &str) -> f32;
+}
+
+impl<F: Fn(&str) -> f32> TermWeights for F {
+    fn weight(&self, term: &str) -> f32 {
+        self(term)
+    }
+}
+
+/// Every term weighs 1.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UniformWeights;
+
+impl TermWeights for UniformWeights {
+    fn weight(&self, _term: &str) -> f32 {
+        1.0
+    }
+}
+
+/// Settings of a [`TextEncoder`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TextConfig {
+    /// Seed of the symbol item memory.
+    pub seed: u64,
+    /// Character n-gram length (0 disables n-grams).
+    pub ngram: usize,
+    /// Weight of each character n-gram relative to its word.
+    pub ngram_weight: f32,
+    /// Weight of each ordered word pair relative to its lighter word (0 disables order).
+    pub order_weight: f32,
+    /// Resolution of weights: a feature of weight `w` adds `round(w * quantum)` votes.
+    pub quantum: f32,
+}
+
+impl Default for TextConfig {
+    fn default() -> Self {
+        Self {
+            seed: 0x6879_7065_726d_656d, // "hypermem"
+            ngram: 3,
+            ngram_weight: 0.25,
+            order_weight: 0.5,
+            quantum: 16.0,
+        }
+    }
+}
+
+/// Encodes text as the weighted majority bundle of its features:
+///
+/// - **normalization**: Unicode NFKC, then Unicode lowercase;
+/// - **tokens**: Unicode words (UAX #29 word boundaries, punctuation dropped);
+/// - **word features** `W(t)` = item vector of `"w\u{1f}" + t`, weight `weight(t)`;
+/// - **character n-grams** of `"\u{2}" + t + "\u{3}"`: `ρ^(n-1)(C(c_0)) ⊕ … ⊕ C(c_(n-1))` with
+///   `C(c)` = item vector of `"c\u{1f}" + c`, weight `ngram_weight * weight(t)` each;
+/// - **order**: each adjacent word pair as `ρ(W(t_i)) ⊕ W(t_(i+1))`, weight
+///   `order_weight * min(weight(t_i), weight(t_(i+1)))`.
+///
+/// Ties are broken by a coin seeded from the normalized text, so the same text always
+/// gives the same vector. Texts sharing most words are close; unrelated texts are at the
+/// random-pair distance.
+#[derive(Debug, Clone)]
+pub struct TextEncoder {
+    config: TextConfig,
+    items: ItemMemory,
+}
+
+impl TextEncoder {
+    /// A text encoder producing `dim`-bit vectors.
+    pub fn new(dim: Dim, config: TextConfig) -> Self {
+        Self {
+            items: ItemMemory::new(dim, config.seed),
+            config,
+        }
+    }
+
+    /// The dimension.
+    pub fn dim(&self) -> Dim {
+        self.items.dim()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    /// NFKC + lowercase normalization.
+    pub fn normalize(text: &str) -> String {
+        text.nfkc().collect::<String>().to_lowercase()
+    }
+
+    /// The normalized word tokens of `text`, in order.
+    pub fn tokens(text: &str) -> Vec<String> {
+        Self::normalize(text)
+            .unicode_words()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn votes(&self, weight: f32) -> i64 {
+        if weight.is_finite() && weight > 0.0 {
+            (weight * self.config.quantum).round() as i64
+        } else {
+            0
+        }
+    }
+
+    /// Adds the features of `text` to `bundler` (so counters can be kept and combined) and
+    /// returns how many features were added.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] if the bundler's dimension differs from the encoder's.
+    pub fn encode_into(
+        &mut self,
+        text: &str,
+        weights: &impl TermWeights,
+        bundler: &mut Bundler,
+    ) -> Result<usize> {
+        if bundler.dim() != self.dim() {
+            return Err(Error::DimensionMismatch {
+                expected: self.dim().bits(),
+                found: bundler.dim().bits(),
+            });
+        }
+        let tokens = Self::tokens(text);
+        let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
+        let mut features = 0;
+        let mut key = String::new();
+        for (t, &w) in tokens.iter().zip(&token_weights) {
+            let votes = self.votes(w);
+            if votes == 0 {
+                continue;
+            }
+            key.clear();
+            key.push_str("w\u{1f}");
+            key.push_str(t);
+            bundler.add_weighted(self.items.get(&key), votes);
+            features += 1;
+            features += self.add_ngrams(t, w, bundler);
+        }
+        if self.config.order_weight > 0.0 {
+            for (pair, ws) in tokens.windows(2).zip(token_weights.windows(2)) {
+                let votes = self.votes(self.config.order_weight * ws[0].min(ws[1]));
+                if votes == 0 {
+                    continue;
+                }
+                let first = self.items.get(&format!("w\u{1f}{}", pair[0])).permute(1);
+                let second = self.items.get(&format!("w\u{1f}{}", pair[1]));
+                bundler.add_weighted(&first.bind(second), votes);
+                features += 1;
+            }
+        }
+        Ok(features)
+    }
+
+    fn add_ngrams(&mut self, token: &str, weight: f32, bundler: &mut Bundler) -> usize {
+        let n = self.config.ngram;
+        let votes = self.votes(self.config.ngram_weight * weight);
+        if n == 0 || votes == 0 {
+            return 0;
+        }
+        let chars: Vec<char> = std::iter::once('\u{2}')
+            .chain(token.chars())
+            .chain(std::iter::once('\u{3}'))
+            .collect();
+        if chars.len() < n {
+            return 0;
+        }
+        let mut added = 0;
+        let mut buf = [0u8; 4];
+        for gram in chars.windows(n) {
+            let mut acc = Hypervector::zeros(self.dim());
+            for (i, c) in gram.iter().enumerate() {
+                let key = [b"c\x1f".as_slice(), c.encode_utf8(&mut buf).as_bytes()].concat();
+                let item = self.items.get_bytes(&key);
+                acc.bind_assign(&item.permute(n - 1 - i));
+            }
+            bundler.add_weighted(&acc, votes);
+            added += 1;
+        }
+        added
+    }
+
+    /// The vector of `text` with the caller's term weights.
+    ///
+    /// # Errors
+    /// [`Error::EmptyBundle`] if the text has no token with a positive weight.
+    pub fn encode(&mut self, text: &str, weights: &impl TermWeights) -> Result<Hypervector> {
+        let mut bundler = Bundler::new(self.dim());
+        self.encode_into(text, weights, &mut bundler)?;
+        let seed = xxh3_64_with_seed(Self::normalize(text).as_bytes(), self.config.seed);
+        bundler.binarize(seed)
+    }
+}

@@ -1,0 +1,95 @@
+//! x86-64 SIMD kernels. Each function carries `#[target_feature]`; callers must have checked
+//! the features at run time (the [`Kernel`](crate::kernels::Kernel) constructor does).
+
+pub(crate) mod avx2;
+pub(crate) mod avx512;
+
+/// Whether this CPU can run the AVX2 kernel.
+pub(crate) fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
+}
+
+/// Whether this CPU can run the AVX-512 VPOPCNTDQ kernel.
+pub(crate) fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+}
+
+/// Expands, inside a kernel module that defines `tile::<Q, V>`, `hamming`, `SCAN_V`,
+/// `TILE_Q` and `TILE_V`, the two block kernels built from them: one query against a block,
+/// and all pairs of a query block against a vector block. Both tiers share this driver so
+/// they differ only in their register tile.
+macro_rules! block_kernels {
+    ($features:literal) => {
+        /// Distances from `query` to each vector of `block` (`out.len()` vectors of
+        /// `query.len()` words).
+        #[target_feature(enable = $features)]
+        pub(crate) fn distances(query: &[u64], block: &[u64], out: &mut [u32]) {
+            let w = query.len();
+            assert_eq!(block.len(), w * out.len());
+            let (q, b, n) = (query.as_ptr(), block.as_ptr(), out.len());
+            let mut v = 0;
+            while v + SCAN_V <= n {
+                let ptrs: [*const u64; SCAN_V] =
+                    // SAFETY: vectors v..v + SCAN_V lie inside `block` (asserted length).
+                    core::array::from_fn(|j| unsafe { b.add((v + j) * w) });
+                // SAFETY: every pointer addresses `w` readable words.
+                let d = unsafe { tile::<1, SCAN_V>([q], ptrs, w) };
+                out[v..v + SCAN_V].copy_from_slice(&d[0]);
+                v += SCAN_V;
+            }
+            while v < n {
+                out[v] = hamming(query, &block[v * w..(v + 1) * w]);
+                v += 1;
+            }
+        }
+
+        /// All-pairs distances between `queries` and `block` (both of `words`-word
+        /// vectors), row-major: `out[q * nv + v]`.
+        #[target_feature(enable = $features)]
+        pub(crate) fn distances_many(
+            queries: &[u64],
+            block: &[u64],
+            words: usize,
+            out: &mut [u32],
+        ) {
+            let nq = queries.len() / words;
+            let nv = block.len() / words;
+            assert_eq!(out.len(), nq * nv);
+            let (qp, bp) = (queries.as_ptr(), block.as_ptr());
+            // SAFETY: callers pass i < nq, so the pointer stays inside `queries`.
+            let qptr = |i: usize| unsafe { qp.add(i * words) };
+            // SAFETY: callers pass i < nv, so the pointer stays inside `block`.
+            let vptr = |i: usize| unsafe { bp.add(i * words) };
+            let full_q = nq - nq % TILE_Q;
+            let full_v = nv - nv % TILE_V;
+            for q0 in (0..full_q).step_by(TILE_Q) {
+                let qs: [*const u64; TILE_Q] = core::array::from_fn(|j| qptr(q0 + j));
+                for v0 in (0..full_v).step_by(TILE_V) {
+                    let vs: [*const u64; TILE_V] = core::array::from_fn(|j| vptr(v0 + j));
+                    // SAFETY: all pointers address `words` readable words.
+                    let d = unsafe { tile::<TILE_Q, TILE_V>(qs, vs, words) };
+                    for (j, row) in d.iter().enumerate() {
+                        let at = (q0 + j) * nv + v0;
+                        out[at..at + TILE_V].copy_from_slice(row);
+                    }
+                }
+                for v in full_v..nv {
+                    // SAFETY: all pointers address `words` readable words.
+                    let d = unsafe { tile::<TILE_Q, 1>(qs, [vptr(v)], words) };
+                    for (j, row) in d.iter().enumerate() {
+                        out[(q0 + j) * nv + v] = row[0];
+                    }
+                }
+            }
+            for q in full_q..nq {
+                distances(
+                    &queries[q * words..(q + 1) * words],
+                    block,
+                    &mut out[q * nv..(q + 1) * nv],
+                );
+            }
+        }
+    };
+}
+pub(crate) use block_kernels;

@@ -1,0 +1,22 @@
+//! # hypermem
+//!
+//! Governed long-term memory for AI agents on a SIMD hyperdimensional-computing core.
+//! This crate is the engine; the hypervector algebra is the [`hdv`] crate, re-exported here.
+//!
+//! The deployment profile is chosen at build time by cargo feature: `lite` (default,
+//! embedded), `standard` (adds a Redis warm tier) or `scale` (adds Qdrant). See
+//! `docs/ARCHITECTURE.md`.
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+pub use hdv;
+
+/// The deployment profile this build was compiled for.
+pub const PROFILE: &str = if cfg!(feature = "scale") {
+    "scale"
+} else if cfg!(feature = "standard") {
+    "standard"
+} else {
+    "lite"
+};
