@@ -51,7 +51,7 @@ impl Default for TextConfig {
         Self {
             seed: 0x6879_7065_726d_656d, // "hypermem"
             ngram: 3,
-            ngram_weight: 0.25,
+            ngram_weight: 0.5,
             order_weight: 0.5,
             quantum: 16.0,
         }
@@ -68,8 +68,8 @@ impl Default for TextConfig {
 /// - **order**: each adjacent word pair as `ρ(W(t_i)) ⊕ W(t_(i+1))`, weight
 ///   `order_weight * min(weight(t_i), weight(t_(i+1)))`.
 ///
-/// Ties are broken by a coin seeded from the normalized text, so the same text always
-/// gives the same vector. Texts sharing most words are close; unrelated texts are at the
+/// Ties are broken by a coin seeded from the token sequence ([`TextEncoder::tie_seed`]), so
+/// the same text always gives the same vector. Texts sharing most words are close; unrelated texts are at the
 /// random-pair distance.
 #[derive(Debug, Clone)]
 pub struct TextEncoder {
@@ -193,6 +193,13 @@ impl TextEncoder {
         added
     }
 
+    /// The tie-breaking seed of `text`: XXH3-64 of its tokens joined by U+001F, so texts
+    /// with the same tokens get the same vector.
+    pub fn tie_seed(&self, text: &str) -> u64 {
+        let joined = Self::tokens(text).join("\u{1f}");
+        xxh3_64_with_seed(joined.as_bytes(), self.config.seed)
+    }
+
     /// The vector of `text` with the caller's term weights.
     ///
     /// # Errors
@@ -200,7 +207,6 @@ impl TextEncoder {
     pub fn encode(&mut self, text: &str, weights: &impl TermWeights) -> Result<Hypervector> {
         let mut bundler = Bundler::new(self.dim());
         self.encode_into(text, weights, &mut bundler)?;
-        let seed = xxh3_64_with_seed(Self::normalize(text).as_bytes(), self.config.seed);
-        bundler.binarize(seed)
+        bundler.binarize(self.tie_seed(text))
     }
 }

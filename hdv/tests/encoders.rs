@@ -1,0 +1,204 @@
+//! Encoders: determinism, similarity structure, and projector angle preservation.
+
+use hdv::encode::{
+    ItemMemory, LevelEncoder, Projector, RecordEncoder, TextConfig, TextEncoder, UniformWeights,
+    encode_ngram, encode_sequence, probe_sequence,
+};
+use hdv::{Codebook, Dim, Error, Hypervector, SeededRng};
+
+fn dim() -> Dim {
+    Dim::new(8192).unwrap()
+}
+
+#[test]
+fn item_memory_is_deterministic_and_documented() {
+    let mut a = ItemMemory::new(dim(), 7);
+    let b = ItemMemory::new(dim(), 7);
+    assert_eq!(a.get("apple").clone(), b.vector("apple"));
+    assert_eq!(a.len(), 1);
+    // The documented derivation (docs/FORMAT.md).
+    let seed = xxhash_rust_seed("apple", 7);
+    assert_eq!(b.vector("apple"), Hypervector::random(dim(), seed));
+    assert_ne!(b.vector("apple"), b.vector("apples"));
+    assert_ne!(b.vector("apple"), ItemMemory::new(dim(), 8).vector("apple"));
+    let s = b.vector("apple").similarity(&b.vector("pear"));
+    assert!(s.abs() < 0.06, "unrelated symbols are near-orthogonal: {s}");
+}
+
+fn xxhash_rust_seed(s: &str, seed: u64) -> u64 {
+    ItemMemory::new(dim(), seed).symbol_seed(s.as_bytes())
+}
+
+#[test]
+fn text_same_input_same_vector_and_normalization() {
+    let mut enc = TextEncoder::new(dim(), TextConfig::default());
+    let a = enc.encode("The user prefers dark mode.", &UniformWeights).unwrap();
+    let b = enc.encode("The user prefers dark mode.", &UniformWeights).unwrap();
+    assert_eq!(a, b);
+    // NFKC + lowercase: full-width letters and case fold to the same tokens.
+    assert_eq!(TextEncoder::tokens("ＴＨＥ User, prefers!"), vec!["the", "user", "prefers"]);
+    let c = enc.encode("the USER prefers dark mode", &UniformWeights).unwrap();
+    assert_eq!(a, c);
+    let mut fresh = TextEncoder::new(dim(), TextConfig::default());
+    assert_eq!(fresh.encode("The user prefers dark mode.", &UniformWeights).unwrap(), a);
+}
+
+#[test]
+fn texts_sharing_most_words_are_much_closer_than_unrelated() {
+    let mut enc = TextEncoder::new(dim(), TextConfig::default());
+    let w = &UniformWeights;
+    let base = enc.encode("the deployment uses postgres with nightly backups to s3", w).unwrap();
+    let near = enc.encode("the deployment uses postgres with weekly backups to s3", w).unwrap();
+    let far = enc.encode("my cat enjoys sleeping on the warm windowsill", w).unwrap();
+    let (s_near, s_far) = (base.similarity(&near), base.similarity(&far));
+    assert!(s_near > 0.5, "near {s_near}");
+    eprintln!("near {s_near} far {s_far}");
+    assert!(s_far < 0.15, "far {s_far}");
+    // Character n-grams make an inflected form closer than an unrelated word.
+    let run = enc.encode("running", w).unwrap();
+    let runs = enc.encode("runner", w).unwrap();
+    let other = enc.encode("banana", w).unwrap();
+    eprintln!("running~runner {} running~banana {}", run.similarity(&runs), run.similarity(&other));
+    assert!(run.similarity(&runs) > run.similarity(&other) + 0.08);
+    // Order: the same words in another order are close but not identical.
+    let ab = enc.encode("alice pays bob", w).unwrap();
+    let ba = enc.encode("bob pays alice", w).unwrap();
+    assert!(ab != ba && ab.similarity(&ba) > 0.3 && ab.similarity(&ba) < 0.95);
+}
+
+#[test]
+fn idf_weights_shift_similarity_toward_rare_terms() {
+    let mut enc = TextEncoder::new(dim(), TextConfig::default());
+    let idf = |t: &str| match t {
+        "the" | "a" | "is" | "of" => 0.1,
+        _ => 3.0,
+    };
+    let q = enc.encode("the color of the sky", &idf).unwrap();
+    let shares_rare = enc.encode("a sky is blue", &idf).unwrap();
+    let shares_common = enc.encode("the weight of the box", &idf).unwrap();
+    assert!(q.similarity(&shares_rare) > q.similarity(&shares_common));
+    // Zero-weight text has no features.
+    assert_eq!(enc.encode("the of", &|_: &str| 0.0), Err(Error::EmptyBundle));
+    assert_eq!(enc.encode("", &UniformWeights), Err(Error::EmptyBundle));
+}
+
+#[test]
+fn level_encoder_is_linear_in_the_level_gap() {
+    let enc = LevelEncoder::new(dim(), 0.0, 100.0, 11, 3).unwrap();
+    let l0 = enc.encode(0.0).unwrap();
+    for j in 0..11 {
+        let d = enc.level(j).hamming(&l0) as usize;
+        assert_eq!(d, (j * 4096 + 5) / 10, "level {j}");
+    }
+    assert_eq!(enc.encode(-5.0).unwrap(), l0, "clamped");
+    assert_eq!(enc.encode(1e9).unwrap(), enc.level(10));
+    assert_eq!(enc.level_of(49.0).unwrap(), 5);
+    assert!(enc.encode(f64::NAN).is_err());
+    assert!(LevelEncoder::new(dim(), 1.0, 1.0, 4, 0).is_err());
+    assert!(LevelEncoder::new(dim(), 0.0, 1.0, 1, 0).is_err());
+}
+
+#[test]
+fn sequences_and_ngrams_are_order_sensitive_and_probeable() {
+    let mem = ItemMemory::new(dim(), 11);
+    let items: Vec<_> = ["a", "b", "c", "d", "e"].iter().map(|s| mem.vector(s)).collect();
+    let mut book = Codebook::new(dim());
+    for (i, v) in items.iter().enumerate() {
+        book.insert(i, v).unwrap();
+    }
+    let seq = encode_sequence(&items, 1).unwrap();
+    for i in 0..items.len() {
+        let hit = book.cleanup(&probe_sequence(&seq, i)).unwrap().unwrap();
+        assert_eq!(*hit.label, i, "slot {i}");
+    }
+    let abc = encode_ngram(&items[..3]).unwrap();
+    let reversed: Vec<_> = items[..3].iter().rev().cloned().collect();
+    let cba = encode_ngram(&reversed).unwrap();
+    assert!(abc.similarity(&cba).abs() < 0.06);
+    assert_eq!(encode_ngram(&items[..3]).unwrap(), abc);
+    let empty: [Hypervector; 0] = [];
+    assert_eq!(encode_ngram(&empty), Err(Error::EmptyBundle));
+}
+
+#[test]
+fn records_unbind_to_their_fillers() {
+    let mem = ItemMemory::new(dim(), 5);
+    let mut book = Codebook::new(dim());
+    for name in ["paris", "france", "euro", "tokyo", "japan", "yen"] {
+        book.insert(name.to_owned(), &mem.vector(name)).unwrap();
+    }
+    let mut rec = RecordEncoder::new(dim(), 99);
+    let fields = [
+        ("capital", mem.vector("paris")),
+        ("country", mem.vector("france")),
+        ("currency", mem.vector("euro")),
+    ];
+    let r = rec.encode(&fields, 0).unwrap();
+    for (role, want) in [("capital", "paris"), ("country", "france"), ("currency", "euro")] {
+        let noisy = rec.unbind(&r, role).unwrap();
+        assert_eq!(book.cleanup(&noisy).unwrap().unwrap().label, want);
+    }
+    let wrong = Hypervector::zeros(Dim::new(64).unwrap());
+    assert!(rec.unbind(&wrong, "capital").is_err());
+}
+
+fn angle(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    (dot / (na * nb)).clamp(-1.0, 1.0).acos()
+}
+
+#[test]
+fn projector_preserves_angles_per_sign_random_projection_theory() {
+    let n = 96;
+    let proj = Projector::new(n, dim(), 1).unwrap();
+    let mut rng = SeededRng::new(4);
+    let mut gauss = || rng.gaussian_pair().0 as f32;
+    let q: Vec<f32> = (0..n).map(|_| gauss()).collect();
+    let noise: Vec<f32> = (0..n).map(|_| gauss()).collect();
+    // Points at increasing angles from q: q + t * noise for decreasing t... here mix weights.
+    let mut pts: Vec<(f64, Vec<f32>)> = (0..12)
+        .map(|i| {
+            let t = 0.1 + i as f32 * 0.35;
+            let p: Vec<f32> = q.iter().zip(&noise).map(|(a, b)| a + t * b).collect();
+            (angle(&q, &p), p)
+        })
+        .collect();
+    pts.push((angle(&q, &q.iter().map(|x| -x).collect::<Vec<_>>()), q.iter().map(|x| -x).collect()));
+    let hq = proj.project(&q).unwrap();
+    let mut last = 0;
+    for (theta, p) in &pts {
+        let d = hq.hamming(&proj.project(p).unwrap());
+        let expected = theta / std::f64::consts::PI * 8192.0;
+        let sd = (8192.0 * (theta / std::f64::consts::PI) * (1.0 - theta / std::f64::consts::PI)).sqrt();
+        assert!((f64::from(d) - expected).abs() < 5.0 * sd + 1.0, "theta={theta} d={d} want {expected}");
+        assert!(d >= last, "angular order preserved");
+        last = d;
+    }
+    assert_eq!(last, 8192, "the antipode flips every bit");
+    assert_eq!(proj.project(&q).unwrap(), hq, "deterministic");
+    assert_eq!(
+        proj.project(&q[1..]).unwrap_err(),
+        Error::EmbeddingLength { expected: 96, found: 95 }
+    );
+    let mut bad = q.clone();
+    bad[3] = f32::NAN;
+    assert!(proj.project(&bad).unwrap_err().to_string().contains("component 3"));
+}
+
+#[test]
+fn codebook_cleans_up_noisy_vectors() {
+    let mut book = Codebook::new(dim());
+    for i in 0..200u64 {
+        book.insert(format!("sym{i}"), &Hypervector::random(dim(), i)).unwrap();
+    }
+    for i in (0..200u64).step_by(17) {
+        let noisy = Hypervector::random(dim(), i).with_noise(0.4, i).unwrap();
+        let m = book.cleanup(&noisy).unwrap().unwrap();
+        assert_eq!(m.label, &format!("sym{i}"));
+        assert_eq!(m.distance, (0.4f64 * 8192.0).round() as u32);
+    }
+    assert!(book.insert("bad".into(), &Hypervector::zeros(Dim::new(64).unwrap())).is_err());
+    assert!(Codebook::<u8>::new(dim()).cleanup(&Hypervector::zeros(dim())).unwrap().is_none());
+}
