@@ -106,7 +106,10 @@ impl Bundler {
         if planes != self.planes {
             let old = self.planes;
             let mut slices = vec![0u64; self.dim.words() * planes];
-            for (dst, src) in slices.chunks_exact_mut(planes).zip(self.slices.chunks_exact(old)) {
+            for (dst, src) in slices
+                .chunks_exact_mut(planes)
+                .zip(self.slices.chunks_exact(old))
+            {
                 dst[..old].copy_from_slice(src);
                 // Sign extension: new high planes copy the old sign plane.
                 let sign = src[old - 1];
@@ -247,7 +250,11 @@ impl Bundler {
         let width = planes + 2;
         let t = self.total_weight;
         let mut d = [0u64; MAX_PLANES + 2];
-        for (o, s) in out.words_mut().iter_mut().zip(self.slices.chunks_exact(planes)) {
+        for (o, s) in out
+            .words_mut()
+            .iter_mut()
+            .zip(self.slices.chunks_exact(planes))
+        {
             d[0] = 0;
             d[1..=planes].copy_from_slice(s);
             d[planes + 1] = s[planes - 1];

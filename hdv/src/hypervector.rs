@@ -223,7 +223,10 @@ fn debug_words(words: &[u64], f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// An owned binary hypervector of run-time dimension `D` (a multiple of 64).
 #[derive(Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(try_from = "HypervectorRepr", into = "HypervectorRepr"))]
+#[cfg_attr(
+    feature = "serde",
+    serde(try_from = "HypervectorRepr", into = "HypervectorRepr")
+)]
 pub struct Hypervector {
     words: Vec<u64>,
 }

@@ -86,7 +86,11 @@ mod tests {
     }
 
     // Cross-checked against an independent implementation of SplitMix64 + xoshiro256++.
-    const GOLDEN_SEED0: [u64; 3] = [0x5317_5d61_490b_23df, 0x61da_6f3d_c380_d507, 0x5c0f_df91_ec9a_7bfc];
+    const GOLDEN_SEED0: [u64; 3] = [
+        0x5317_5d61_490b_23df,
+        0x61da_6f3d_c380_d507,
+        0x5c0f_df91_ec9a_7bfc,
+    ];
 
     #[test]
     fn below_is_in_range_and_covers_it() {

@@ -276,7 +276,13 @@ impl Scan {
         let query = query.as_hv();
         Self::check_query(block, query)?;
         let mut top = TopK::new(self.k, self.max_distance);
-        scan_into(self.resolve_kernel(), query.words(), block.words, 0, &mut top);
+        scan_into(
+            self.resolve_kernel(),
+            query.words(),
+            block.words,
+            0,
+            &mut top,
+        );
         Ok(top.into_sorted_vec())
     }
 
@@ -315,7 +321,11 @@ impl Scan {
     ///
     /// # Errors
     /// [`Error::DimensionMismatch`] if the dimensions differ.
-    pub fn top_k_batch(&self, block: &Block<'_>, queries: &Block<'_>) -> Result<Vec<Vec<Neighbor>>> {
+    pub fn top_k_batch(
+        &self,
+        block: &Block<'_>,
+        queries: &Block<'_>,
+    ) -> Result<Vec<Vec<Neighbor>>> {
         Self::check_queries(block, queries)?;
         let mut tops = vec![TopK::new(self.k, self.max_distance); queries.len()];
         batch_into(self.resolve_kernel(), queries, block.words, 0, &mut tops);

@@ -130,7 +130,11 @@ fn seeded_results_are_bit_identical() {
     assert_ne!(Hypervector::random(dim, 42), Hypervector::random(dim, 43));
     let vs: Vec<_> = (0..4).map(|s| Hypervector::random(dim, s)).collect();
     assert_eq!(bundle(&vs, 8).unwrap(), bundle(&vs, 8).unwrap());
-    assert_ne!(bundle(&vs, 8).unwrap(), bundle(&vs, 9).unwrap(), "ties use the seed");
+    assert_ne!(
+        bundle(&vs, 8).unwrap(),
+        bundle(&vs, 9).unwrap(),
+        "ties use the seed"
+    );
     // Pinned: the first word of random(8192, 42) is part of the storage contract.
     let again = Hypervector::random(dim, 42);
     let mut rng = hdv::SeededRng::new(42);
@@ -157,14 +161,25 @@ fn byte_layout_round_trips() {
 #[test]
 fn bad_dimensions_are_named_errors() {
     assert_eq!(Dim::new(0), Err(Error::ZeroDimension));
-    assert_eq!(Dim::new(100), Err(Error::DimensionNotMultipleOf64 { bits: 100 }));
-    assert!(Dim::new(100).unwrap_err().to_string().contains("multiple of 64"));
+    assert_eq!(
+        Dim::new(100),
+        Err(Error::DimensionNotMultipleOf64 { bits: 100 })
+    );
+    assert!(
+        Dim::new(100)
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 64")
+    );
     assert_eq!(Hypervector::from_words(vec![]), Err(Error::ZeroDimension));
     assert!(HvRef::new(&[]).is_err());
     let d = Dim::new(128).unwrap();
     assert_eq!(
         HvRef::with_dim(&[0; 3], d),
-        Err(Error::DimensionMismatch { expected: 128, found: 192 })
+        Err(Error::DimensionMismatch {
+            expected: 128,
+            found: 192
+        })
     );
     assert!(Hypervector::from_bits(d, [true; 127]).is_err());
     assert!(Hypervector::from_bits(d, [true; 129]).is_err());
@@ -173,10 +188,16 @@ fn bad_dimensions_are_named_errors() {
     assert!(v.with_noise(f64::NAN, 0).is_err());
     let empty: [Hypervector; 0] = [];
     assert_eq!(bundle(&empty, 0), Err(Error::EmptyBundle));
-    let mixed = [Hypervector::zeros(d), Hypervector::zeros(Dim::new(64).unwrap())];
+    let mixed = [
+        Hypervector::zeros(d),
+        Hypervector::zeros(Dim::new(64).unwrap()),
+    ];
     assert_eq!(
         bundle(&mixed, 0),
-        Err(Error::DimensionMismatch { expected: 128, found: 64 })
+        Err(Error::DimensionMismatch {
+            expected: 128,
+            found: 64
+        })
     );
 }
 

@@ -32,24 +32,44 @@ fn xxhash_rust_seed(s: &str, seed: u64) -> u64 {
 #[test]
 fn text_same_input_same_vector_and_normalization() {
     let mut enc = TextEncoder::new(dim(), TextConfig::default());
-    let a = enc.encode("The user prefers dark mode.", &UniformWeights).unwrap();
-    let b = enc.encode("The user prefers dark mode.", &UniformWeights).unwrap();
+    let a = enc
+        .encode("The user prefers dark mode.", &UniformWeights)
+        .unwrap();
+    let b = enc
+        .encode("The user prefers dark mode.", &UniformWeights)
+        .unwrap();
     assert_eq!(a, b);
     // NFKC + lowercase: full-width letters and case fold to the same tokens.
-    assert_eq!(TextEncoder::tokens("ＴＨＥ User, prefers!"), vec!["the", "user", "prefers"]);
-    let c = enc.encode("the USER prefers dark mode", &UniformWeights).unwrap();
+    assert_eq!(
+        TextEncoder::tokens("ＴＨＥ User, prefers!"),
+        vec!["the", "user", "prefers"]
+    );
+    let c = enc
+        .encode("the USER prefers dark mode", &UniformWeights)
+        .unwrap();
     assert_eq!(a, c);
     let mut fresh = TextEncoder::new(dim(), TextConfig::default());
-    assert_eq!(fresh.encode("The user prefers dark mode.", &UniformWeights).unwrap(), a);
+    assert_eq!(
+        fresh
+            .encode("The user prefers dark mode.", &UniformWeights)
+            .unwrap(),
+        a
+    );
 }
 
 #[test]
 fn texts_sharing_most_words_are_much_closer_than_unrelated() {
     let mut enc = TextEncoder::new(dim(), TextConfig::default());
     let w = &UniformWeights;
-    let base = enc.encode("the deployment uses postgres with nightly backups to s3", w).unwrap();
-    let near = enc.encode("the deployment uses postgres with weekly backups to s3", w).unwrap();
-    let far = enc.encode("my cat enjoys sleeping on the warm windowsill", w).unwrap();
+    let base = enc
+        .encode("the deployment uses postgres with nightly backups to s3", w)
+        .unwrap();
+    let near = enc
+        .encode("the deployment uses postgres with weekly backups to s3", w)
+        .unwrap();
+    let far = enc
+        .encode("my cat enjoys sleeping on the warm windowsill", w)
+        .unwrap();
     let (s_near, s_far) = (base.similarity(&near), base.similarity(&far));
     assert!(s_near > 0.5, "near {s_near}");
     eprintln!("near {s_near} far {s_far}");
@@ -58,7 +78,11 @@ fn texts_sharing_most_words_are_much_closer_than_unrelated() {
     let run = enc.encode("running", w).unwrap();
     let runs = enc.encode("runner", w).unwrap();
     let other = enc.encode("banana", w).unwrap();
-    eprintln!("running~runner {} running~banana {}", run.similarity(&runs), run.similarity(&other));
+    eprintln!(
+        "running~runner {} running~banana {}",
+        run.similarity(&runs),
+        run.similarity(&other)
+    );
     assert!(run.similarity(&runs) > run.similarity(&other) + 0.08);
     // Order: the same words in another order are close but not identical.
     let ab = enc.encode("alice pays bob", w).unwrap();
@@ -78,7 +102,10 @@ fn idf_weights_shift_similarity_toward_rare_terms() {
     let shares_common = enc.encode("the weight of the box", &idf).unwrap();
     assert!(q.similarity(&shares_rare) > q.similarity(&shares_common));
     // Zero-weight text has no features.
-    assert_eq!(enc.encode("the of", &|_: &str| 0.0), Err(Error::EmptyBundle));
+    assert_eq!(
+        enc.encode("the of", &|_: &str| 0.0),
+        Err(Error::EmptyBundle)
+    );
     assert_eq!(enc.encode("", &UniformWeights), Err(Error::EmptyBundle));
 }
 
@@ -101,7 +128,10 @@ fn level_encoder_is_linear_in_the_level_gap() {
 #[test]
 fn sequences_and_ngrams_are_order_sensitive_and_probeable() {
     let mem = ItemMemory::new(dim(), 11);
-    let items: Vec<_> = ["a", "b", "c", "d", "e"].iter().map(|s| mem.vector(s)).collect();
+    let items: Vec<_> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|s| mem.vector(s))
+        .collect();
     let mut book = Codebook::new(dim());
     for (i, v) in items.iter().enumerate() {
         book.insert(i, v).unwrap();
@@ -134,7 +164,11 @@ fn records_unbind_to_their_fillers() {
         ("currency", mem.vector("euro")),
     ];
     let r = rec.encode(&fields, 0).unwrap();
-    for (role, want) in [("capital", "paris"), ("country", "france"), ("currency", "euro")] {
+    for (role, want) in [
+        ("capital", "paris"),
+        ("country", "france"),
+        ("currency", "euro"),
+    ] {
         let noisy = rec.unbind(&r, role).unwrap();
         assert_eq!(book.cleanup(&noisy).unwrap().unwrap().label, want);
     }
@@ -143,7 +177,11 @@ fn records_unbind_to_their_fillers() {
 }
 
 fn angle(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     (dot / (na * nb)).clamp(-1.0, 1.0).acos()
@@ -165,14 +203,21 @@ fn projector_preserves_angles_per_sign_random_projection_theory() {
             (angle(&q, &p), p)
         })
         .collect();
-    pts.push((angle(&q, &q.iter().map(|x| -x).collect::<Vec<_>>()), q.iter().map(|x| -x).collect()));
+    pts.push((
+        angle(&q, &q.iter().map(|x| -x).collect::<Vec<_>>()),
+        q.iter().map(|x| -x).collect(),
+    ));
     let hq = proj.project(&q).unwrap();
     let mut last = 0;
     for (theta, p) in &pts {
         let d = hq.hamming(&proj.project(p).unwrap());
         let expected = theta / std::f64::consts::PI * 8192.0;
-        let sd = (8192.0 * (theta / std::f64::consts::PI) * (1.0 - theta / std::f64::consts::PI)).sqrt();
-        assert!((f64::from(d) - expected).abs() < 5.0 * sd + 1.0, "theta={theta} d={d} want {expected}");
+        let sd =
+            (8192.0 * (theta / std::f64::consts::PI) * (1.0 - theta / std::f64::consts::PI)).sqrt();
+        assert!(
+            (f64::from(d) - expected).abs() < 5.0 * sd + 1.0,
+            "theta={theta} d={d} want {expected}"
+        );
         assert!(d >= last, "angular order preserved");
         last = d;
     }
@@ -180,18 +225,27 @@ fn projector_preserves_angles_per_sign_random_projection_theory() {
     assert_eq!(proj.project(&q).unwrap(), hq, "deterministic");
     assert_eq!(
         proj.project(&q[1..]).unwrap_err(),
-        Error::EmbeddingLength { expected: 96, found: 95 }
+        Error::EmbeddingLength {
+            expected: 96,
+            found: 95
+        }
     );
     let mut bad = q.clone();
     bad[3] = f32::NAN;
-    assert!(proj.project(&bad).unwrap_err().to_string().contains("component 3"));
+    assert!(
+        proj.project(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("component 3")
+    );
 }
 
 #[test]
 fn codebook_cleans_up_noisy_vectors() {
     let mut book = Codebook::new(dim());
     for i in 0..200u64 {
-        book.insert(format!("sym{i}"), &Hypervector::random(dim(), i)).unwrap();
+        book.insert(format!("sym{i}"), &Hypervector::random(dim(), i))
+            .unwrap();
     }
     for i in (0..200u64).step_by(17) {
         let noisy = Hypervector::random(dim(), i).with_noise(0.4, i).unwrap();
@@ -199,6 +253,14 @@ fn codebook_cleans_up_noisy_vectors() {
         assert_eq!(m.label, &format!("sym{i}"));
         assert_eq!(m.distance, (0.4f64 * 8192.0).round() as u32);
     }
-    assert!(book.insert("bad".into(), &Hypervector::zeros(Dim::new(64).unwrap())).is_err());
-    assert!(Codebook::<u8>::new(dim()).cleanup(&Hypervector::zeros(dim())).unwrap().is_none());
+    assert!(
+        book.insert("bad".into(), &Hypervector::zeros(Dim::new(64).unwrap()))
+            .is_err()
+    );
+    assert!(
+        Codebook::<u8>::new(dim())
+            .cleanup(&Hypervector::zeros(dim()))
+            .unwrap()
+            .is_none()
+    );
 }

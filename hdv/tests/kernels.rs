@@ -39,7 +39,10 @@ fn words(seed: u64, n: usize, density: u8) -> Vec<u64> {
 #[test]
 fn this_machine_reports_its_tiers() {
     let names: Vec<_> = kernels().iter().map(|k| k.name()).collect();
-    eprintln!("available kernels: {names:?}, active: {}", hdv::kernel_name());
+    eprintln!(
+        "available kernels: {names:?}, active: {}",
+        hdv::kernel_name()
+    );
     assert!(names.contains(&hdv::kernel_name()));
 }
 
@@ -76,7 +79,11 @@ fn block_distances_every_word_count_and_offset() {
                 let mut out = vec![0; nv];
                 kernel.distances(q, block, &mut out);
                 for (v, &d) in out.iter().enumerate() {
-                    assert_eq!(d, naive_hamming(q, &block[v * w..(v + 1) * w]), "{kernel} w={w} v={v}");
+                    assert_eq!(
+                        d,
+                        naive_hamming(q, &block[v * w..(v + 1) * w]),
+                        "{kernel} w={w} v={v}"
+                    );
                 }
             }
         }
@@ -98,7 +105,10 @@ fn all_pairs_distances_every_shape() {
                         for v in 0..nv {
                             assert_eq!(
                                 out[q * nv + v],
-                                naive_hamming(&queries[q * w..(q + 1) * w], &block[v * w..(v + 1) * w]),
+                                naive_hamming(
+                                    &queries[q * w..(q + 1) * w],
+                                    &block[v * w..(v + 1) * w]
+                                ),
                                 "{kernel} w={w} nq={nq} nv={nv} q={q} v={v}"
                             );
                         }
@@ -214,8 +224,14 @@ fn top_k_at_production_dimension() {
 fn forcing_an_unknown_or_unsupported_kernel_is_an_error() {
     let err = hdv::kernels::select(Some("neon9000")).unwrap_err();
     assert!(err.to_string().contains("unknown kernel"), "{err}");
-    assert_eq!(hdv::kernels::select(Some("scalar")).unwrap().kind(), KernelKind::Scalar);
-    assert_eq!(hdv::kernels::select(Some(" AVX2 ")).map(|k| k.kind()).ok(), Kernel::new(KernelKind::Avx2).map(|k| k.kind()));
+    assert_eq!(
+        hdv::kernels::select(Some("scalar")).unwrap().kind(),
+        KernelKind::Scalar
+    );
+    assert_eq!(
+        hdv::kernels::select(Some(" AVX2 ")).map(|k| k.kind()).ok(),
+        Kernel::new(KernelKind::Avx2).map(|k| k.kind())
+    );
     assert_eq!(hdv::kernels::select(None).unwrap(), Kernel::best());
     for kind in KernelKind::ALL {
         if !kind.is_supported() {
@@ -232,7 +248,13 @@ fn search_rejects_wrong_dimension_and_ragged_blocks() {
     let block = Block::new(&data, dim).unwrap();
     let q = hdv::Hypervector::zeros(Dim::new(192).unwrap());
     let err = Scan::new(1).top_k(&block, &q).unwrap_err();
-    assert_eq!(err, hdv::Error::DimensionMismatch { expected: 128, found: 192 });
+    assert_eq!(
+        err,
+        hdv::Error::DimensionMismatch {
+            expected: 128,
+            found: 192
+        }
+    );
     let err = Block::new(&data[..3], dim).unwrap_err();
     assert!(err.to_string().contains("cannot hold 3 words"), "{err}");
 }

@@ -18,7 +18,14 @@ fn majority_agreement(n: u64) -> f64 {
 
 #[test]
 fn theory_table_matches_the_issue() {
-    for (n, p) in [(3, 0.75), (5, 0.6875), (11, 0.6230), (21, 0.5881), (51, 0.5561), (101, 0.5398)] {
+    for (n, p) in [
+        (3, 0.75),
+        (5, 0.6875),
+        (11, 0.6230),
+        (21, 0.5881),
+        (51, 0.5561),
+        (101, 0.5398),
+    ] {
         assert!((majority_agreement(n) - p).abs() < 5e-4, "n={n}");
     }
 }
@@ -38,9 +45,15 @@ fn random_pairs_have_mean_half_and_sd_one_over_two_root_d() {
         let mean = xs.iter().sum::<f64>() / m as f64;
         let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (m - 1) as f64).sqrt();
         let sigma = 1.0 / (2.0 * (bits as f64).sqrt());
-        assert!((mean - 0.5).abs() < 4.0 * sigma / (m as f64).sqrt(), "D={bits} mean={mean}");
+        assert!(
+            (mean - 0.5).abs() < 4.0 * sigma / (m as f64).sqrt(),
+            "D={bits} mean={mean}"
+        );
         // SE of a sample SD is about sigma / sqrt(2m).
-        assert!((sd - sigma).abs() < 4.0 * sigma / (2.0 * m as f64).sqrt(), "D={bits} sd={sd} want {sigma}");
+        assert!(
+            (sd - sigma).abs() < 4.0 * sigma / (2.0 * m as f64).sqrt(),
+            "D={bits} sd={sd} want {sigma}"
+        );
     }
 }
 
@@ -48,7 +61,9 @@ fn random_pairs_have_mean_half_and_sd_one_over_two_root_d() {
 fn agreement(dim: Dim, n: usize, trials: u64) -> (f64, f64, usize) {
     let (mut agree, mut ones, mut measures) = (0.0, 0.0, 0);
     for t in 0..trials {
-        let inputs: Vec<_> = (0..n as u64).map(|i| Hypervector::random(dim, t * 10_000 + i)).collect();
+        let inputs: Vec<_> = (0..n as u64)
+            .map(|i| Hypervector::random(dim, t * 10_000 + i))
+            .collect();
         let mut b = Bundler::new(dim);
         b.add_all(&inputs);
         let out = b.binarize(t + 77).unwrap();
@@ -69,9 +84,15 @@ fn majority_of_odd_n_agrees_with_theory() {
         let (p, density, measures) = agreement(dim, n, trials);
         let want = majority_agreement(n as u64);
         let se = (want * (1.0 - want) / (dim.bits() * measures) as f64).sqrt();
-        assert!((p - want).abs() < 5.0 * se + 1e-3, "n={n}: p={p:.4} want {want:.4}");
+        assert!(
+            (p - want).abs() < 5.0 * se + 1e-3,
+            "n={n}: p={p:.4} want {want:.4}"
+        );
         let dse = 0.5 / ((dim.bits() as f64) * trials as f64).sqrt();
-        assert!((density - 0.5).abs() < 5.0 * dse, "n={n}: density {density}");
+        assert!(
+            (density - 0.5).abs() < 5.0 * dse,
+            "n={n}: density {density}"
+        );
     }
 }
 
@@ -83,10 +104,16 @@ fn even_n_with_the_coin_behaves_like_n_plus_one() {
         let (p, density, measures) = agreement(dim, n, trials);
         let want = majority_agreement(n as u64 + 1);
         let se = (want * (1.0 - want) / (dim.bits() * measures) as f64).sqrt();
-        assert!((p - want).abs() < 5.0 * se + 1e-3, "n={n}: p={p:.4} want p(n+1)={want:.4}");
+        assert!(
+            (p - want).abs() < 5.0 * se + 1e-3,
+            "n={n}: p={p:.4} want p(n+1)={want:.4}"
+        );
         // A fixed tie rule (ties -> 0) would give 0.25 at n = 2.
         let dse = 0.5 / ((dim.bits() as f64) * trials as f64).sqrt();
-        assert!((density - 0.5).abs() < 5.0 * dse, "n={n}: density {density}");
+        assert!(
+            (density - 0.5).abs() < 5.0 * dse,
+            "n={n}: density {density}"
+        );
     }
 }
 
@@ -100,8 +127,12 @@ fn bundle_of_101_retrieves_members_from_an_item_memory_of_1000() {
     // outsider, so trials, not members, are the independent samples.
     for trial in 0..24u64 {
         let memory = ItemMemory::new(dim, 2024 + trial);
-        let items: Vec<Hypervector> = (0..1000).map(|i| memory.vector(&format!("item-{i}"))).collect();
-        let members: Vec<usize> = (0..101).map(|j| (j * 9 + trial as usize * 37) % 1000).collect();
+        let items: Vec<Hypervector> = (0..1000)
+            .map(|i| memory.vector(&format!("item-{i}")))
+            .collect();
+        let members: Vec<usize> = (0..101)
+            .map(|j| (j * 9 + trial as usize * 37) % 1000)
+            .collect();
         let mut b = Bundler::new(dim);
         b.add_all(members.iter().map(|&m| &items[m]));
         let bundle = b.binarize(trial).unwrap();

@@ -31,7 +31,10 @@ impl LevelEncoder {
         if levels < 2 || levels > dim.bits() / 2 + 1 {
             return Err(Error::InvalidParameter {
                 name: "levels",
-                reason: format!("need 2 <= levels <= D/2 + 1 = {}, got {levels}", dim.bits() / 2 + 1),
+                reason: format!(
+                    "need 2 <= levels <= D/2 + 1 = {}, got {levels}",
+                    dim.bits() / 2 + 1
+                ),
             });
         }
         let mut rng = SeededRng::new(seed);

@@ -4,8 +4,8 @@
 
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi8, _mm256_add_epi64, _mm256_and_si256, _mm256_extract_epi64,
-    _mm256_loadu_si256, _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setr_epi8,
-    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_xor_si256,
+    _mm256_loadu_si256, _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_xor_si256,
 };
 
 /// Queries per register tile in the all-pairs kernel.
@@ -54,39 +54,59 @@ fn hsum(x: __m256i) -> u64 {
 /// # Safety
 /// Every pointer must address `words` readable `u64`s.
 #[inline]
+#[allow(clippy::needless_range_loop)]
 #[target_feature(enable = "avx2,popcnt")]
 unsafe fn tile<const Q: usize, const V: usize>(
     qs: [*const u64; Q],
     vs: [*const u64; V],
     words: usize,
 ) -> [[u32; V]; Q] {
+    // Index loops over const-sized arrays (no closures) so the tile stays in registers.
     let mut acc = [[_mm256_setzero_si256(); V]; Q];
+    let mut q = [_mm256_setzero_si256(); Q];
+    let mut v = [_mm256_setzero_si256(); V];
     let zero = _mm256_setzero_si256();
     let mut i = 0;
     while i + 4 <= words {
-        // SAFETY: i + 4 <= words for every pointer.
-        let q = qs.map(|p| unsafe { load(p, i) });
-        // SAFETY: as above.
-        let v = vs.map(|p| unsafe { load(p, i) });
-        for (qi, qv) in q.iter().enumerate() {
-            for (vi, vv) in v.iter().enumerate() {
-                let bytes = popcnt_bytes(_mm256_xor_si256(*qv, *vv));
-                acc[qi][vi] = _mm256_add_epi64(acc[qi][vi], _mm256_sad_epu8(bytes, zero));
+        for j in 0..Q {
+            // SAFETY: i + 4 <= words for every pointer.
+            q[j] = unsafe { load(qs[j], i) };
+        }
+        for j in 0..V {
+            // SAFETY: as above.
+            v[j] = unsafe { load(vs[j], i) };
+        }
+        for a in 0..Q {
+            for b in 0..V {
+                let bytes = popcnt_bytes(_mm256_xor_si256(q[a], v[b]));
+                acc[a][b] = _mm256_add_epi64(acc[a][b], _mm256_sad_epu8(bytes, zero));
             }
         }
         i += 4;
     }
-    let mut out = acc.map(|row| row.map(|a| hsum(a) as u32));
-    for j in i..words {
-        for (qi, qp) in qs.iter().enumerate() {
-            for (vi, vp) in vs.iter().enumerate() {
+    let mut out = [[0u32; V]; Q];
+    for a in 0..Q {
+        for b in 0..V {
+            let mut d = hsum(acc[a][b]) as u32;
+            for j in i..words {
                 // SAFETY: j < words for every pointer.
-                let x = unsafe { *qp.add(j) ^ *vp.add(j) };
-                out[qi][vi] += x.count_ones();
+                d += unsafe { *qs[a].add(j) ^ *vs[b].add(j) }.count_ones();
             }
+            out[a][b] = d;
         }
     }
     out
+}
+
+/// One query against `V` vectors.
+///
+/// # Safety
+/// Every pointer must address `words` readable `u64`s.
+#[inline]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn scan_tile<const V: usize>(q: *const u64, vs: [*const u64; V], words: usize) -> [u32; V] {
+    // SAFETY: forwarded contract.
+    unsafe { tile::<1, V>([q], vs, words)[0] }
 }
 
 /// Hamming distance between two equal-length word slices.

@@ -6,8 +6,8 @@
 //! `V` (or `Q`) times. That turns a batch from memory-bound into compute-bound.
 
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi64, _mm512_loadu_si512, _mm512_maskz_loadu_epi64,
-    _mm512_popcnt_epi64, _mm512_reduce_add_epi64, _mm512_setzero_si512, _mm512_xor_si512,
+    __m512i, _mm512_add_epi64, _mm512_loadu_si512, _mm512_maskz_loadu_epi64, _mm512_popcnt_epi64,
+    _mm512_reduce_add_epi64, _mm512_setzero_si512, _mm512_xor_si512,
 };
 
 /// Queries per register tile in the all-pairs kernel.
@@ -40,7 +40,116 @@ unsafe fn load_tail(p: *const u64, i: usize, rem: usize) -> __m512i {
     unsafe { _mm512_maskz_loadu_epi64(mask, p.add(i).cast()) }
 }
 
+/// Loads the lanes of the 8-word chunk at word offset `i` selected by `mask`, zeroing the
+/// others.
+///
+/// # Safety
+/// The selected words must be readable.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_masked(p: *const u64, i: usize, mask: u8) -> __m512i {
+    // SAFETY: masked-off lanes are not accessed (no fault), the others are readable.
+    unsafe { _mm512_maskz_loadu_epi64(mask, p.add(i).cast()) }
+}
+
 /// `Q × V` distances between the vectors starting at `qs[..]` and `vs[..]`, each `words` long.
+///
+/// # Safety
+/// Every pointer must address `words` readable `u64`s.
+#[inline]
+#[allow(clippy::needless_range_loop)]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+unsafe fn tile_impl<const Q: usize, const V: usize, const MASKED: bool>(
+    qs: [*const u64; Q],
+    vs: [*const u64; V],
+    words: usize,
+) -> [[u32; V]; Q] {
+    // Index loops over const-sized arrays, no closures or iterator adaptors: they unroll
+    // completely and keep every accumulator in a register (closures and `chain` were left
+    // out of line or spilled to the stack, halving batch throughput).
+    let mut acc = [[_mm512_setzero_si512(); V]; Q];
+    let mut q = [_mm512_setzero_si512(); Q];
+    let mut v = [_mm512_setzero_si512(); V];
+    let full = words - words % 8;
+    let tail_mask = ((1u16 << (words % 8)) - 1) as u8;
+    let mut i = 0;
+    while i < words {
+        // Full chunks use plain loads, the last partial chunk a masked load that never reads
+        // past the vectors. With MASKED every chunk goes through a mask register instead of
+        // a branch: measured faster for the memory-bound single-query scan, slower for the
+        // compute-bound tiles.
+        let plain = !MASKED && i < full;
+        let mask = if i < full { 0xff } else { tail_mask };
+        for j in 0..Q {
+            // SAFETY: the lanes selected by `mask` (words i.. of each vector) are readable.
+            q[j] = unsafe {
+                if plain {
+                    load(qs[j], i)
+                } else {
+                    load_masked(qs[j], i, mask)
+                }
+            };
+        }
+        for j in 0..V {
+            // SAFETY: as above.
+            v[j] = unsafe {
+                if plain {
+                    load(vs[j], i)
+                } else {
+                    load_masked(vs[j], i, mask)
+                }
+            };
+        }
+        for a in 0..Q {
+            for b in 0..V {
+                let x = _mm512_popcnt_epi64(_mm512_xor_si512(q[a], v[b]));
+                acc[a][b] = _mm512_add_epi64(acc[a][b], x);
+            }
+        }
+        i += 8;
+    }
+    let mut out = [[0u32; V]; Q];
+    for a in 0..Q {
+        for b in 0..V {
+            out[a][b] = _mm512_reduce_add_epi64(acc[a][b]) as u32;
+        }
+    }
+    out
+}
+
+/// XOR of every word, read with eight independent 512-bit accumulators: the fastest plain
+/// sequential read, used as the bandwidth yardstick for scans.
+#[target_feature(enable = "avx512f")]
+pub(crate) fn fold_xor(words: &[u64]) -> u64 {
+    let (p, n) = (words.as_ptr(), words.len());
+    let mut acc = [_mm512_setzero_si512(); 8];
+    let mut i = 0;
+    while i + 64 <= n {
+        // The same software prefetch distance as the scan, so the yardstick is not weaker
+        // than the scan it judges.
+        let ahead = p
+            .wrapping_add(i)
+            .cast::<i8>()
+            .wrapping_add(super::PREFETCH_BYTES);
+        for line in 0..8 {
+            super::prefetch(ahead.wrapping_add(64 * line));
+        }
+        for (j, a) in acc.iter_mut().enumerate() {
+            // SAFETY: i + 8 * j + 8 <= i + 64 <= n.
+            *a = _mm512_xor_si512(*a, unsafe { load(p, i + 8 * j) });
+        }
+        i += 64;
+    }
+    let folded = acc
+        .into_iter()
+        .fold(_mm512_setzero_si512(), |a, b| _mm512_xor_si512(a, b));
+    let mut lanes = [0u64; 8];
+    // SAFETY: `lanes` is 64 writable bytes.
+    unsafe { core::arch::x86_64::_mm512_storeu_si512(lanes.as_mut_ptr().cast(), folded) };
+    lanes.iter().chain(&words[i..]).fold(0, |x, y| x ^ y)
+}
+
+/// A compute-bound register tile (see [`tile_impl`]).
 ///
 /// # Safety
 /// Every pointer must address `words` readable `u64`s.
@@ -51,33 +160,19 @@ unsafe fn tile<const Q: usize, const V: usize>(
     vs: [*const u64; V],
     words: usize,
 ) -> [[u32; V]; Q] {
-    let mut acc = [[_mm512_setzero_si512(); V]; Q];
-    let mut step = |q: [__m512i; Q], v: [__m512i; V]| {
-        for (qi, qv) in q.iter().enumerate() {
-            for (vi, vv) in v.iter().enumerate() {
-                let x = _mm512_popcnt_epi64(_mm512_xor_si512(*qv, *vv));
-                acc[qi][vi] = _mm512_add_epi64(acc[qi][vi], x);
-            }
-        }
-    };
-    let mut i = 0;
-    while i + 8 <= words {
-        // SAFETY: i + 8 <= words, and every pointer addresses `words` words.
-        let q = qs.map(|p| unsafe { load(p, i) });
-        // SAFETY: as above.
-        let v = vs.map(|p| unsafe { load(p, i) });
-        step(q, v);
-        i += 8;
-    }
-    if i < words {
-        let rem = words - i;
-        // SAFETY: rem < 8 words remain readable after offset i.
-        let q = qs.map(|p| unsafe { load_tail(p, i, rem) });
-        // SAFETY: as above.
-        let v = vs.map(|p| unsafe { load_tail(p, i, rem) });
-        step(q, v);
-    }
-    acc.map(|row| row.map(|a| _mm512_reduce_add_epi64(a) as u32))
+    // SAFETY: forwarded contract.
+    unsafe { tile_impl::<Q, V, false>(qs, vs, words) }
+}
+
+/// The memory-bound single-query tile: one query against `V` vectors.
+///
+/// # Safety
+/// Every pointer must address `words` readable `u64`s.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+unsafe fn scan_tile<const V: usize>(q: *const u64, vs: [*const u64; V], words: usize) -> [u32; V] {
+    // SAFETY: forwarded contract.
+    unsafe { tile_impl::<1, V, true>([q], vs, words)[0] }
 }
 
 /// Hamming distance between two equal-length word slices.

@@ -15,7 +15,20 @@ pub(crate) fn has_avx512() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
 }
 
-/// Expands, inside a kernel module that defines `tile::<Q, V>`, `hamming`, `SCAN_V`,
+/// How far ahead of the vectors being compared the single-query scan prefetches.
+pub(crate) const PREFETCH_BYTES: usize = 5120;
+
+/// Hints the CPU to pull the cache line at `p` into L1. Never faults, whatever `p` is.
+#[inline(always)]
+pub(crate) fn prefetch(p: *const i8) {
+    use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+    // SAFETY: a prefetch is a hint; it does not fault or read memory observably, even for
+    // addresses past the end of an allocation.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(p) }
+}
+
+/// Expands, inside a kernel module that defines `tile::<Q, V>`, `scan_tile::<V>`, `hamming`,
+/// `SCAN_V`,
 /// `TILE_Q` and `TILE_V`, the two block kernels built from them: one query against a block,
 /// and all pairs of a query block against a vector block. Both tiers share this driver so
 /// they differ only in their register tile.
@@ -29,13 +42,22 @@ macro_rules! block_kernels {
             assert_eq!(block.len(), w * out.len());
             let (q, b, n) = (query.as_ptr(), block.as_ptr(), out.len());
             let mut v = 0;
+            let group_bytes = SCAN_V * w * 8;
             while v + SCAN_V <= n {
+                // Software prefetch PREFETCH_BYTES ahead, one line at a time:
+                // hardware prefetchers alone leave this stream short of read bandwidth.
+                let ahead = b.wrapping_add(v * w).cast::<i8>().wrapping_add($crate::kernels::x86_64::PREFETCH_BYTES);
+                let mut off = 0;
+                while off < group_bytes {
+                    $crate::kernels::x86_64::prefetch(ahead.wrapping_add(off));
+                    off += 64;
+                }
                 let ptrs: [*const u64; SCAN_V] =
                     // SAFETY: vectors v..v + SCAN_V lie inside `block` (asserted length).
                     core::array::from_fn(|j| unsafe { b.add((v + j) * w) });
                 // SAFETY: every pointer addresses `w` readable words.
-                let d = unsafe { tile::<1, SCAN_V>([q], ptrs, w) };
-                out[v..v + SCAN_V].copy_from_slice(&d[0]);
+                let d = unsafe { scan_tile::<SCAN_V>(q, ptrs, w) };
+                out[v..v + SCAN_V].copy_from_slice(&d);
                 v += SCAN_V;
             }
             while v < n {

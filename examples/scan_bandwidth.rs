@@ -1,0 +1,141 @@
+//! Scan throughput against the memory-bandwidth limit, measured in one process.
+//!
+//! Fills a buffer of N random D-bit vectors (default 1,000,000 × 10,048 bits ≈ 1.26 GB, far
+//! larger than any cache), then alternates, `--reps` times each:
+//! - a sequential read of the whole buffer (`Kernel::fold_xor`: eight independent XOR
+//!   accumulators at the kernel's widest width, the physical limit of a scan on one core), and
+//! - an exact single-query top-10 scan over the same buffer with the active `hdv` kernel.
+//!
+//! It prints the medians and their ratio; the last line is `ratio <scan GB/s ÷ read GB/s>`.
+//! With `--batch Q` it also reports a batch of Q queries over the first `--batch-n` vectors.
+//!
+//! ```sh
+//! cargo run --release --example scan_bandwidth -- --n 1000000 --dim 10048 --reps 7
+//! HDV_KERNEL=avx2 cargo run --release --example scan_bandwidth
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use hypermem::hdv::{Block, Dim, Hypervector, Scan, SeededRng};
+use rayon::prelude::*;
+
+struct Args {
+    n: usize,
+    dim: usize,
+    reps: usize,
+    k: usize,
+    batch: usize,
+    batch_n: usize,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        n: 1_000_000,
+        dim: 10_048,
+        reps: 7,
+        k: 10,
+        batch: 100,
+        batch_n: 100_000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || -> usize {
+            let v = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+            v.replace('_', "")
+                .parse()
+                .unwrap_or_else(|_| panic!("{flag}: not a number: {v}"))
+        };
+        match flag.as_str() {
+            "--n" => args.n = value(),
+            "--dim" => args.dim = value(),
+            "--reps" => args.reps = value().max(1),
+            "--k" => args.k = value(),
+            "--batch" => args.batch = value(),
+            "--batch-n" => args.batch_n = value(),
+            other => panic!(
+                "unknown flag {other}; flags: --n --dim --reps --k --batch (0 = skip) --batch-n"
+            ),
+        }
+    }
+    args
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn main() {
+    let args = parse_args();
+    let dim = Dim::new(args.dim).expect("--dim must be a positive multiple of 64");
+    let w = dim.words();
+    let bytes = args.n * dim.bytes();
+    eprintln!(
+        "filling {} vectors x {} bits = {:.2} GB ...",
+        args.n,
+        args.dim,
+        bytes as f64 / 1e9
+    );
+    let mut data = vec![0u64; args.n * w];
+    data.par_chunks_mut(w * 4096)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut rng = SeededRng::new(i as u64);
+            chunk.iter_mut().for_each(|x| *x = rng.next_u64());
+        });
+    let block = Block::new(&data, dim).expect("whole vectors");
+    let scan = Scan::new(args.k);
+    let kernel = hypermem::hdv::kernels::active();
+
+    let (mut read, mut single) = (Vec::new(), Vec::new());
+    for rep in 0..args.reps {
+        let t = Instant::now();
+        black_box(kernel.fold_xor(black_box(&data)));
+        read.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
+
+        let query = Hypervector::random(dim, 1_000_000 + rep as u64);
+        let t = Instant::now();
+        let hits = scan.top_k(&block, &query).expect("same dimension");
+        single.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
+        assert_eq!(hits.len(), args.k.min(args.n));
+    }
+    let (read_gbs, scan_gbs) = (median(read), median(single));
+    let per_query = bytes as f64 / (scan_gbs * 1e9);
+    println!("kernel {}", hypermem::hdv::kernel_name());
+    println!("vectors {} dim {} bytes {}", args.n, args.dim, bytes);
+    println!("read_gbs {read_gbs:.2}");
+    println!("scan_gbs {scan_gbs:.2}");
+    println!(
+        "single_query_qps {:.2} vectors_per_s {:.3e}",
+        1.0 / per_query,
+        args.n as f64 / per_query
+    );
+
+    if args.batch > 0 {
+        let n = args.batch_n.min(args.n);
+        let sub = block.slice(0..n);
+        let queries: Vec<u64> = (0..args.batch as u64)
+            .flat_map(|i| Hypervector::random(dim, 5_000_000 + i).into_words())
+            .collect();
+        let qblock = Block::new(&queries, dim).expect("whole vectors");
+        let (mut one, mut many) = (Vec::new(), Vec::new());
+        for _ in 0..args.reps {
+            let t = Instant::now();
+            for q in qblock.iter().take(10) {
+                black_box(scan.top_k(&sub, &q).expect("same dimension"));
+            }
+            one.push(10.0 / t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            black_box(scan.top_k_batch(&sub, &qblock).expect("same dimension"));
+            many.push(args.batch as f64 / t.elapsed().as_secs_f64());
+        }
+        let (one, many) = (median(one), median(many));
+        println!(
+            "batch_n {n} single_qps {one:.1} batch{}_qps {many:.1} batch_speedup {:.2}",
+            args.batch,
+            many / one
+        );
+    }
+    println!("ratio {:.3}", scan_gbs / read_gbs);
+}
