@@ -100,7 +100,7 @@ impl Bundler {
             planes += 1;
         }
         assert!(
-            (1u64 << (planes - 1)) - 1 >= need,
+            (1u64 << (planes - 1)) > need,
             "bundle weight {need} exceeds the 62-bit counter range"
         );
         if planes != self.planes {

@@ -33,7 +33,7 @@ impl Dim {
     pub const fn new(bits: usize) -> Result<Self> {
         if bits == 0 {
             Err(Error::ZeroDimension)
-        } else if bits % 64 != 0 {
+        } else if !bits.is_multiple_of(64) {
             Err(Error::DimensionNotMultipleOf64 { bits })
         } else {
             Ok(Self(bits))

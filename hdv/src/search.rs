@@ -142,7 +142,7 @@ impl<'a> Block<'a> {
     /// # Errors
     /// [`Error::RaggedBlock`] if `words.len()` is not a multiple of `dim.words()`.
     pub fn new(words: &'a [u64], dim: Dim) -> Result<Self> {
-        if words.len() % dim.words() != 0 {
+        if !words.len().is_multiple_of(dim.words()) {
             return Err(Error::RaggedBlock {
                 len: words.len(),
                 words: dim.words(),

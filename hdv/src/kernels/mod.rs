@@ -175,7 +175,7 @@ impl Kernel {
     pub fn distances_many(self, queries: &[u64], block: &[u64], words: usize, out: &mut [u32]) {
         assert!(words > 0, "distances_many: zero-word vectors");
         assert!(
-            queries.len() % words == 0 && block.len() % words == 0,
+            queries.len().is_multiple_of(words) && block.len().is_multiple_of(words),
             "distances_many: slices are not whole vectors"
         );
         assert_eq!(
