@@ -12,6 +12,10 @@
 
 pub use hdv;
 
+pub mod config;
+
+pub use config::{ConfigError, Profile, ProfileKind};
+
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {
     "scale"

@@ -1,0 +1,92 @@
+//! Profile files: the shipped ones load, and every kind of bad input is an error that names
+//! what was wrong.
+
+use hypermem::{ConfigError, Profile, ProfileKind};
+
+const LITE: &str = r#"
+[profile]
+name = "lite"
+data_dir = "/tmp/x"
+[vectors]
+dim = 8192
+"#;
+
+#[test]
+fn shipped_lite_profile_loads() {
+    let p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    assert_eq!(p.kind, ProfileKind::Lite);
+    assert_eq!(p.dim.bits(), 8192);
+    assert_eq!(p.text, hypermem::hdv::encode::TextConfig::default());
+}
+
+#[test]
+fn every_shipped_profile_parses_or_names_its_missing_feature() {
+    for kind in [ProfileKind::Lite, ProfileKind::Standard, ProfileKind::Scale] {
+        match Profile::load(Profile::bundled_path(kind)) {
+            Ok(p) => assert!(kind.is_built() && p.kind == kind),
+            Err(ConfigError::NotBuilt { profile, .. }) => {
+                assert!(!kind.is_built());
+                assert_eq!(profile, kind.name());
+            }
+            Err(e) => panic!("{kind:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn text_section_defaults_when_absent() {
+    let p = Profile::parse(LITE, "<test>").unwrap();
+    assert_eq!(p.data_dir.to_str(), Some("/tmp/x"));
+    assert_eq!(p.text, hypermem::hdv::encode::TextConfig::default());
+}
+
+fn err(toml: &str) -> String {
+    Profile::parse(toml, "<test>").unwrap_err().to_string()
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let e = err(&LITE.replace("8192", "8100"));
+    assert!(e.contains("vectors.dim") && e.contains("multiple of 64"), "{e}");
+    let e = err(&LITE.replace("8192", "0"));
+    assert!(e.contains("vectors.dim"), "{e}");
+    let e = err(&format!("{LITE}[text]\nngram = 12\n"));
+    assert!(e.contains("text.ngram"), "{e}");
+    let e = err(&format!("{LITE}[text]\nquantum = 0.5\n"));
+    assert!(e.contains("text.quantum"), "{e}");
+    let e = err(&format!("{LITE}[text]\norder_weight = -1.0\n"));
+    assert!(e.contains("text.order_weight"), "{e}");
+    let e = err(&LITE.replace("/tmp/x", ""));
+    assert!(e.contains("profile.data_dir"), "{e}");
+}
+
+#[test]
+fn unknown_keys_and_types_are_rejected_by_name() {
+    let e = err(&LITE.replace("dim = 8192", "dim = 8192\ndimension = 3"));
+    assert!(e.contains("dimension"), "{e}");
+    let e = err(&LITE.replace("8192", "\"big\""));
+    assert!(e.contains("dim"), "{e}");
+    let e = err(&LITE.replace("\"lite\"", "\"huge\""));
+    assert!(e.contains("huge"), "{e}");
+    let e = err("not toml at all [");
+    assert!(e.starts_with("profile <test>"), "{e}");
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let e = Profile::load("/nonexistent/hypermem.toml").unwrap_err();
+    assert!(matches!(e, ConfigError::Io { .. }));
+    assert!(e.to_string().contains("/nonexistent/hypermem.toml"), "{e}");
+}
+
+#[test]
+fn a_profile_without_its_feature_is_refused() {
+    let standard = LITE.replace("\"lite\"", "\"standard\"");
+    match Profile::parse(&standard, "<test>") {
+        Ok(p) => assert!(cfg!(feature = "standard") && p.kind == ProfileKind::Standard),
+        Err(e) => {
+            assert!(!cfg!(feature = "standard"));
+            assert!(e.to_string().contains("--features standard"), "{e}");
+        }
+    }
+}
