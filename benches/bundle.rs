@@ -47,7 +47,11 @@ fn bundle(c: &mut Criterion) {
         let mut b = Bundler::new(dim);
         b.add_all(&vectors);
         let sliced = b.binarize(7).unwrap();
-        assert_eq!(sliced, byte_per_bit(&vectors, dim, 7), "same majority, same coin");
+        assert_eq!(
+            sliced,
+            byte_per_bit(&vectors, dim, 7),
+            "same majority, same coin"
+        );
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("bitsliced_add_all", n), &n, |bench, _| {
             bench.iter(|| {

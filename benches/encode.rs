@@ -36,7 +36,9 @@ fn encode(c: &mut Criterion) {
     });
 
     let levels = LevelEncoder::new(dim, 0.0, 1.0, 100, 3).unwrap();
-    g.bench_function("level", |b| b.iter(|| levels.encode(black_box(0.37)).unwrap()));
+    g.bench_function("level", |b| {
+        b.iter(|| levels.encode(black_box(0.37)).unwrap())
+    });
 
     let projector = Projector::new(384, dim, 5).unwrap();
     let mut rng = SeededRng::new(9);

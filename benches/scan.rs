@@ -17,10 +17,12 @@ const BATCH: usize = 100;
 fn random_words(n: usize, dim: Dim) -> Vec<u64> {
     let w = dim.words();
     let mut data = vec![0u64; n * w];
-    data.par_chunks_mut(w * 4096).enumerate().for_each(|(i, chunk)| {
-        let mut rng = SeededRng::new(0xDA7A + i as u64);
-        chunk.iter_mut().for_each(|x| *x = rng.next_u64());
-    });
+    data.par_chunks_mut(w * 4096)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut rng = SeededRng::new(0xDA7A + i as u64);
+            chunk.iter_mut().for_each(|x| *x = rng.next_u64());
+        });
     data
 }
 
@@ -35,7 +37,15 @@ fn scan(c: &mut Criterion) {
     };
     let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2]
         .into_iter()
-        .map(|t| (t, rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap()))
+        .map(|t| {
+            (
+                t,
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .unwrap(),
+            )
+        })
         .collect();
     for &n in sizes {
         let data = random_words(n, dim);
@@ -44,7 +54,15 @@ fn scan(c: &mut Criterion) {
         let planted: Vec<usize> = (0..BATCH).map(|i| (i * 7919) % n).collect();
         let queries: Vec<u64> = planted
             .iter()
-            .flat_map(|&i| block.get(i).unwrap().to_owned().with_noise(0.2, i as u64).unwrap().into_words())
+            .flat_map(|&i| {
+                block
+                    .get(i)
+                    .unwrap()
+                    .to_owned()
+                    .with_noise(0.2, i as u64)
+                    .unwrap()
+                    .into_words()
+            })
             .collect();
         let qblock = Block::new(&queries, dim).unwrap();
         let q0 = qblock.get(0).unwrap();

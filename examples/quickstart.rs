@@ -87,7 +87,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("\nquery: {query}");
         for hit in scan.top_k(&block, &q)? {
             let similarity = 1.0 - 2.0 * f64::from(hit.distance) / profile.dim.bits() as f64;
-            println!("  {similarity:+.3}  #{:<2} {}", hit.index, MEMORIES[hit.index]);
+            println!(
+                "  {similarity:+.3}  #{:<2} {}",
+                hit.index, MEMORIES[hit.index]
+            );
         }
     }
 
@@ -111,7 +114,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let noisy = records.unbind(&fact, role)?;
         let m = book.cleanup(&noisy)?.expect("codebook is not empty");
         let similarity = 1.0 - 2.0 * f64::from(m.distance) / profile.dim.bits() as f64;
-        println!("  unbind {role:<5} -> {} (similarity {similarity:+.3})", m.label);
+        println!(
+            "  unbind {role:<5} -> {} (similarity {similarity:+.3})",
+            m.label
+        );
     }
     Ok(())
 }

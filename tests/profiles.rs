@@ -47,7 +47,10 @@ fn err(toml: &str) -> String {
 #[test]
 fn bad_values_name_their_key() {
     let e = err(&LITE.replace("8192", "8100"));
-    assert!(e.contains("vectors.dim") && e.contains("multiple of 64"), "{e}");
+    assert!(
+        e.contains("vectors.dim") && e.contains("multiple of 64"),
+        "{e}"
+    );
     let e = err(&LITE.replace("8192", "0"));
     assert!(e.contains("vectors.dim"), "{e}");
     let e = err(&format!("{LITE}[text]\nngram = 12\n"));

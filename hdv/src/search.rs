@@ -244,8 +244,11 @@ impl Scan {
         self
     }
 
-    fn resolve_kernel(&self) -> Kernel {
-        self.kernel.unwrap_or_else(kernels::active)
+    fn resolve_kernel(&self) -> Result<Kernel> {
+        match self.kernel {
+            Some(k) => Ok(k),
+            None => kernels::try_active(),
+        }
     }
 
     fn check_query(block: &Block<'_>, query: HvRef<'_>) -> Result<()> {
@@ -271,13 +274,14 @@ impl Scan {
     /// The `k` nearest vectors of `block` to `query`, nearest first, on this thread.
     ///
     /// # Errors
-    /// [`Error::DimensionMismatch`] if the query's dimension differs from the block's.
+    /// [`Error::DimensionMismatch`] if the query's dimension differs from the block's;
+    /// [`Error::UnavailableKernel`] if no kernel was set and `HDV_KERNEL` is invalid.
     pub fn top_k(&self, block: &Block<'_>, query: &impl AsHv) -> Result<Vec<Neighbor>> {
         let query = query.as_hv();
         Self::check_query(block, query)?;
         let mut top = TopK::new(self.k, self.max_distance);
         scan_into(
-            self.resolve_kernel(),
+            self.resolve_kernel()?,
             query.words(),
             block.words,
             0,
@@ -289,11 +293,12 @@ impl Scan {
     /// Like [`top_k`](Self::top_k), split over rayon's current thread pool.
     ///
     /// # Errors
-    /// [`Error::DimensionMismatch`] if the query's dimension differs from the block's.
+    /// [`Error::DimensionMismatch`] if the query's dimension differs from the block's;
+    /// [`Error::UnavailableKernel`] if no kernel was set and `HDV_KERNEL` is invalid.
     pub fn par_top_k(&self, block: &Block<'_>, query: &impl AsHv) -> Result<Vec<Neighbor>> {
         let query = query.as_hv();
         Self::check_query(block, query)?;
-        let kernel = self.resolve_kernel();
+        let kernel = self.resolve_kernel()?;
         let chunk = par_chunk_len(block.len());
         let w = block.dim.words();
         let top = block
@@ -320,7 +325,8 @@ impl Scan {
     /// all-pairs kernel, so each vector loaded from memory serves many queries.
     ///
     /// # Errors
-    /// [`Error::DimensionMismatch`] if the dimensions differ.
+    /// [`Error::DimensionMismatch`] if the dimensions differ; [`Error::UnavailableKernel`]
+    /// if no kernel was set and `HDV_KERNEL` is invalid.
     pub fn top_k_batch(
         &self,
         block: &Block<'_>,
@@ -328,7 +334,7 @@ impl Scan {
     ) -> Result<Vec<Vec<Neighbor>>> {
         Self::check_queries(block, queries)?;
         let mut tops = vec![TopK::new(self.k, self.max_distance); queries.len()];
-        batch_into(self.resolve_kernel(), queries, block.words, 0, &mut tops);
+        batch_into(self.resolve_kernel()?, queries, block.words, 0, &mut tops);
         Ok(tops.into_iter().map(TopK::into_sorted_vec).collect())
     }
 
@@ -336,14 +342,15 @@ impl Scan {
     /// thread pool.
     ///
     /// # Errors
-    /// [`Error::DimensionMismatch`] if the dimensions differ.
+    /// [`Error::DimensionMismatch`] if the dimensions differ; [`Error::UnavailableKernel`]
+    /// if no kernel was set and `HDV_KERNEL` is invalid.
     pub fn par_top_k_batch(
         &self,
         block: &Block<'_>,
         queries: &Block<'_>,
     ) -> Result<Vec<Vec<Neighbor>>> {
         Self::check_queries(block, queries)?;
-        let kernel = self.resolve_kernel();
+        let kernel = self.resolve_kernel()?;
         let chunk = par_chunk_len(block.len());
         let w = block.dim.words();
         let empty = || vec![TopK::new(self.k, self.max_distance); queries.len()];

@@ -221,3 +221,20 @@ fn serde_round_trip_validates() {
     assert!(serde_json::from_str::<Dim>("100").is_err());
     assert_eq!(serde_json::from_str::<Dim>("128").unwrap().bits(), 128);
 }
+
+#[test]
+fn permute_by_whole_words_and_edges() {
+    let dim = Dim::new(256).unwrap();
+    let a = Hypervector::random(dim, 3);
+    assert_eq!(a.permute(0), a);
+    // A shift by one word moves word j to word j + 1 (cyclically).
+    let p = a.permute(64);
+    assert_eq!(p.words()[1], a.words()[0]);
+    assert_eq!(p.words()[0], a.words()[3]);
+    // Bit 255 wraps to bit 0 under a shift by one.
+    let mut top = Hypervector::zeros(dim);
+    top.set_bit(255, true);
+    assert!(top.permute(1).bit(0));
+    assert_eq!(a.permute(1).inverse_permute(1), a);
+    assert_eq!(a.inverse_permute(0), a);
+}

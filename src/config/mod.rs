@@ -184,18 +184,27 @@ impl Profile {
         let dim = Dim::new(raw.vectors.dim).map_err(|e| invalid("vectors.dim", e.to_string()))?;
         let t = raw.text;
         if t.ngram > 8 {
-            return Err(invalid("text.ngram", format!("must be 0..=8, got {}", t.ngram)));
+            return Err(invalid(
+                "text.ngram",
+                format!("must be 0..=8, got {}", t.ngram),
+            ));
         }
         for (key, value) in [
             ("text.ngram_weight", t.ngram_weight),
             ("text.order_weight", t.order_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
-                return Err(invalid(key, format!("must be a finite number >= 0, got {value}")));
+                return Err(invalid(
+                    key,
+                    format!("must be a finite number >= 0, got {value}"),
+                ));
             }
         }
         if !(t.quantum.is_finite() && t.quantum >= 1.0) {
-            return Err(invalid("text.quantum", format!("must be >= 1, got {}", t.quantum)));
+            return Err(invalid(
+                "text.quantum",
+                format!("must be >= 1, got {}", t.quantum),
+            ));
         }
         Ok(Self {
             kind,

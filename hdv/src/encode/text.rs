@@ -1,3 +1,5 @@
+use std::collections::HashMap;
+
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -75,6 +77,8 @@ impl Default for TextConfig {
 pub struct TextEncoder {
     config: TextConfig,
     items: ItemMemory,
+    /// `ρ^shift(C(c))` per (character, shift), so an n-gram is n XORs of cached vectors.
+    shifted_chars: HashMap<(char, usize), Hypervector>,
 }
 
 impl TextEncoder {
@@ -83,6 +87,7 @@ impl TextEncoder {
         Self {
             items: ItemMemory::new(dim, config.seed),
             config,
+            shifted_chars: HashMap::new(),
         }
     }
 
@@ -179,18 +184,26 @@ impl TextEncoder {
             return 0;
         }
         let mut added = 0;
-        let mut buf = [0u8; 4];
+        let mut acc = Hypervector::zeros(self.dim());
         for gram in chars.windows(n) {
-            let mut acc = Hypervector::zeros(self.dim());
-            for (i, c) in gram.iter().enumerate() {
-                let key = [b"c\x1f".as_slice(), c.encode_utf8(&mut buf).as_bytes()].concat();
-                let item = self.items.get_bytes(&key);
-                acc.bind_assign(&item.permute(n - 1 - i));
+            acc.words_mut().fill(0);
+            for (i, &c) in gram.iter().enumerate() {
+                acc.bind_assign(self.shifted_char(c, n - 1 - i));
             }
             bundler.add_weighted(&acc, votes);
             added += 1;
         }
         added
+    }
+
+    /// `ρ^shift` of the item vector of character `c`, cached.
+    fn shifted_char(&mut self, c: char, shift: usize) -> &Hypervector {
+        let items = &mut self.items;
+        self.shifted_chars.entry((c, shift)).or_insert_with(|| {
+            let mut buf = [0u8; 4];
+            let key = [b"c\x1f".as_slice(), c.encode_utf8(&mut buf).as_bytes()].concat();
+            items.get_bytes(&key).permute(shift)
+        })
     }
 
     /// The tie-breaking seed of `text`: XXH3-64 of its tokens joined by U+001F, so texts
