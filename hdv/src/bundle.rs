@@ -282,7 +282,9 @@ impl Bundler {
 #[inline]
 fn add_masked(s: &mut [u64], x: u64, weight: u64) {
     let mut carry = 0u64;
-    for (p, plane) in s.iter_mut().enumerate() {
+    // Planes below the weight's lowest set bit receive nothing and no carry.
+    let low = weight.trailing_zeros() as usize;
+    for (p, plane) in s.iter_mut().enumerate().skip(low) {
         let b = if (weight >> p) & 1 == 1 { x } else { 0 };
         let a = *plane;
         let t = a ^ b;
@@ -298,7 +300,8 @@ fn add_masked(s: &mut [u64], x: u64, weight: u64) {
 #[inline]
 fn sub_masked(s: &mut [u64], x: u64, weight: u64) {
     let mut borrow = 0u64;
-    for (p, plane) in s.iter_mut().enumerate() {
+    let low = weight.trailing_zeros() as usize;
+    for (p, plane) in s.iter_mut().enumerate().skip(low) {
         let b = if (weight >> p) & 1 == 1 { x } else { 0 };
         let a = *plane;
         let t = a ^ b;

@@ -428,16 +428,17 @@ impl Hypervector {
         let k = k % d;
         let n = self.words.len();
         let (q, r) = (k / 64, (k % 64) as u32);
-        let mut out = vec![0u64; n];
-        for (j, o) in out.iter_mut().enumerate() {
-            let src = (j + n - q) % n;
-            let lo = self.words[src];
-            *o = if r == 0 {
-                lo
-            } else {
-                let prev = self.words[(src + n - 1) % n];
-                (lo << r) | (prev >> (64 - r))
-            };
+        // Whole words first: word j of the result is word (j - q) mod n of the input...
+        let mut out = Vec::with_capacity(n);
+        out.extend_from_slice(&self.words[n - q..]);
+        out.extend_from_slice(&self.words[..n - q]);
+        // ...then the remaining r bits, carried from each word into the next (cyclically).
+        if r != 0 {
+            let wrap = out[n - 1] >> (64 - r);
+            for j in (1..n).rev() {
+                out[j] = (out[j] << r) | (out[j - 1] >> (64 - r));
+            }
+            out[0] = (out[0] << r) | wrap;
         }
         Self { words: out }
     }
