@@ -13,6 +13,8 @@
 pub use hdv;
 
 pub mod config;
+pub mod index;
+pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 

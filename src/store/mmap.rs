@@ -1,0 +1,587 @@
+//! [`SegmentStore`]: the durable tier of the lite profile — per-project directories of
+//! append-only mmap segment files.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use hdv::{Dim, HvRef, Hypervector};
+use rayon::prelude::*;
+
+use super::error::{IoContext, StoreError, StoreResult};
+use super::segment::{Segment, SegmentRecovery};
+use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, scan_block};
+
+/// Name of the marker file that identifies a store root and records its dimension.
+const MARKER: &str = "STORE";
+/// Name of the advisory lock file.
+const LOCK: &str = "LOCK";
+/// Directory holding one sub-directory per project.
+const PROJECTS: &str = "projects";
+
+/// Settings of a [`SegmentStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentStoreConfig {
+    /// Vectors per segment file (files are preallocated to this size, sparsely).
+    pub segment_capacity: usize,
+    /// Verify the checksum of every committed vector when opening.
+    pub verify_on_open: bool,
+}
+
+impl Default for SegmentStoreConfig {
+    fn default() -> Self {
+        Self {
+            segment_capacity: 65_536,
+            verify_on_open: true,
+        }
+    }
+}
+
+/// What opening a store repaired (also logged).
+#[derive(Debug, Clone, Default)]
+pub struct StoreRecovery {
+    /// Segments that needed repair, with what was done.
+    pub segments: Vec<(PathBuf, SegmentRecovery)>,
+    /// Interrupted compactions rolled forward (new segments were complete).
+    pub compactions_finished: usize,
+    /// Interrupted compactions rolled back (new segments were incomplete).
+    pub compactions_discarded: usize,
+}
+
+impl StoreRecovery {
+    /// Whether nothing needed repair.
+    pub fn is_clean(&self) -> bool {
+        self.segments.is_empty() && self.compactions_finished == 0 && self.compactions_discarded == 0
+    }
+}
+
+#[derive(Debug)]
+struct ProjectDir {
+    dir: PathBuf,
+    segments: RwLock<Vec<Arc<Segment>>>,
+    /// Live ids → (segment position, slot).
+    index: RwLock<HashMap<VectorId, (usize, usize)>>,
+    writer: Mutex<()>,
+}
+
+/// Durable, crash-safe vector storage: `root/projects/<project>/seg-NNNNNNNN.hseg`.
+///
+/// One process owns a store at a time (advisory lock on `root/LOCK`). Appends are durable
+/// once acknowledged; reads go through a read-only mmap and see only committed vectors, so
+/// readers never observe a torn vector while a writer appends. Deletion writes a tombstone;
+/// [`compact`](Self::compact) rewrites a project without its tombstoned vectors and removes
+/// the old files (erasure removes their bytes).
+#[derive(Debug)]
+pub struct SegmentStore {
+    root: PathBuf,
+    dim: Dim,
+    config: SegmentStoreConfig,
+    read_only: bool,
+    projects: RwLock<HashMap<ProjectId, Arc<ProjectDir>>>,
+    recovery: StoreRecovery,
+    _lock: Option<File>,
+}
+
+fn marker_text(dim: Dim) -> String {
+    format!("hypermem segment store\nformat 1\ndim {}\n", dim.bits())
+}
+
+fn segment_name(number: u64) -> String {
+    format!("seg-{number:08}.hseg")
+}
+
+fn sync_dir(dir: &Path) -> StoreResult<()> {
+    File::open(dir).at(dir)?.sync_all().at(dir)
+}
+
+impl SegmentStore {
+    /// Creates a new store at `root` (which must not already hold one).
+    ///
+    /// # Errors
+    /// I/O errors; [`StoreError::Corruption`] if `root` already holds a store.
+    pub fn create(root: impl AsRef<Path>, dim: Dim, config: SegmentStoreConfig) -> StoreResult<Self> {
+        let root = root.as_ref();
+        if root.join(MARKER).exists() {
+            return Err(StoreError::Corruption {
+                path: root.join(MARKER),
+                reason: "a store already exists here; use open".to_owned(),
+            });
+        }
+        fs::create_dir_all(root.join(PROJECTS)).at(root)?;
+        let marker = root.join(MARKER);
+        fs::write(&marker, marker_text(dim)).at(&marker)?;
+        File::open(&marker).at(&marker)?.sync_all().at(&marker)?;
+        sync_dir(root)?;
+        Self::open(root, dim, config)
+    }
+
+    /// Opens an existing store, repairing interrupted appends and compactions.
+    ///
+    /// # Errors
+    /// [`StoreError::DimensionMismatch`] if the store was created with another dimension,
+    /// [`StoreError::Corruption`] for damaged files, [`StoreError::Locked`] if another
+    /// process holds it.
+    pub fn open(root: impl AsRef<Path>, dim: Dim, config: SegmentStoreConfig) -> StoreResult<Self> {
+        Self::open_mode(root.as_ref(), dim, config, false)
+    }
+
+    /// Opens a store, creating it if `root` holds none.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_or_create(root: impl AsRef<Path>, dim: Dim, config: SegmentStoreConfig) -> StoreResult<Self> {
+        let root = root.as_ref();
+        if root.join(MARKER).exists() {
+            Self::open(root, dim, config)
+        } else {
+            Self::create(root, dim, config)
+        }
+    }
+
+    /// Opens a store read-only: no lock, no repair, writes are refused. Vectors past a
+    /// segment's committed count (an interrupted append) are simply not shown.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn view(root: impl AsRef<Path>, dim: Dim) -> StoreResult<Self> {
+        Self::open_mode(
+            root.as_ref(),
+            dim,
+            SegmentStoreConfig {
+                verify_on_open: false,
+                ..SegmentStoreConfig::default()
+            },
+            true,
+        )
+    }
+
+    fn open_mode(root: &Path, dim: Dim, config: SegmentStoreConfig, read_only: bool) -> StoreResult<Self> {
+        let marker = root.join(MARKER);
+        let text = fs::read_to_string(&marker).at(&marker)?;
+        let stored_dim = text
+            .lines()
+            .find_map(|l| l.strip_prefix("dim "))
+            .and_then(|d| d.trim().parse::<usize>().ok())
+            .ok_or_else(|| StoreError::Corruption {
+                path: marker.clone(),
+                reason: "no `dim` line in the store marker".to_owned(),
+            })?;
+        if stored_dim != dim.bits() {
+            return Err(StoreError::DimensionMismatch {
+                path: Some(marker),
+                expected: dim.bits(),
+                found: stored_dim,
+            });
+        }
+        let lock = if read_only {
+            None
+        } else {
+            let path = root.join(LOCK);
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .at(&path)?;
+            match file.try_lock() {
+                Ok(()) => Some(file),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(StoreError::Locked {
+                        path: root.to_owned(),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e).at(&path),
+            }
+        };
+        let mut recovery = StoreRecovery::default();
+        let projects_dir = root.join(PROJECTS);
+        if !read_only {
+            Self::finish_compactions(&projects_dir, &mut recovery)?;
+        }
+        let mut projects = HashMap::new();
+        for entry in fs::read_dir(&projects_dir).at(&projects_dir)? {
+            let entry = entry.at(&projects_dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let project = ProjectId::new(name.clone()).map_err(|_| StoreError::Corruption {
+                path: entry.path(),
+                reason: "directory name is not a valid project name".to_owned(),
+            })?;
+            let dir = Self::load_project(&entry.path(), dim, config, read_only, &mut recovery)?;
+            projects.insert(project, Arc::new(dir));
+        }
+        Ok(Self {
+            root: root.to_owned(),
+            dim,
+            config,
+            read_only,
+            projects: RwLock::new(projects),
+            recovery,
+            _lock: lock,
+        })
+    }
+
+    /// Rolls interrupted compactions forward or back (see [`compact`](Self::compact)).
+    fn finish_compactions(projects_dir: &Path, recovery: &mut StoreRecovery) -> StoreResult<()> {
+        for entry in fs::read_dir(projects_dir).at(projects_dir)? {
+            let entry = entry.at(projects_dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if let Some(project) = name.strip_prefix(".compact-") {
+                let live = projects_dir.join(project);
+                if live.exists() {
+                    // Crashed before the swap: the old directory is intact; discard the new.
+                    fs::remove_dir_all(&path).at(&path)?;
+                    recovery.compactions_discarded += 1;
+                } else {
+                    // Crashed between the two renames: the new directory is complete.
+                    fs::rename(&path, &live).at(&path)?;
+                    recovery.compactions_finished += 1;
+                }
+                tracing::warn!(project, "finished an interrupted compaction");
+            }
+        }
+        for entry in fs::read_dir(projects_dir).at(projects_dir)? {
+            let entry = entry.at(projects_dir)?;
+            if entry.file_name().to_string_lossy().starts_with(".trash-") {
+                fs::remove_dir_all(entry.path()).at(&entry.path())?;
+            }
+        }
+        sync_dir(projects_dir)
+    }
+
+    fn load_project(
+        dir: &Path,
+        dim: Dim,
+        config: SegmentStoreConfig,
+        read_only: bool,
+        recovery: &mut StoreRecovery,
+    ) -> StoreResult<ProjectDir> {
+        let mut files: Vec<(u64, PathBuf)> = Vec::new();
+        for entry in fs::read_dir(dir).at(dir)? {
+            let entry = entry.at(dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(num) = name
+                .strip_prefix("seg-")
+                .and_then(|n| n.strip_suffix(".hseg"))
+            else {
+                continue;
+            };
+            let number = num.parse::<u64>().map_err(|_| StoreError::Corruption {
+                path: entry.path(),
+                reason: "unparseable segment number".to_owned(),
+            })?;
+            files.push((number, entry.path()));
+        }
+        files.sort();
+        let mut segments = Vec::with_capacity(files.len());
+        let mut index = HashMap::new();
+        for (pos, (number, path)) in files.iter().enumerate() {
+            let (seg, rec) = if read_only {
+                Segment::view(path, dim)?
+            } else {
+                Segment::open(path, dim, config.verify_on_open)?
+            };
+            if seg.number() != *number {
+                return Err(StoreError::Corruption {
+                    path: path.clone(),
+                    reason: format!("header says segment {}, file name says {number}", seg.number()),
+                });
+            }
+            if !rec.is_clean() {
+                recovery.segments.push((path.clone(), rec));
+            }
+            for slot in 0..seg.committed() {
+                if !seg.is_deleted(slot) {
+                    let id = seg.id(slot);
+                    if index.insert(id, (pos, slot)).is_some() {
+                        return Err(StoreError::Corruption {
+                            path: path.clone(),
+                            reason: format!("vector id {id} is stored twice"),
+                        });
+                    }
+                }
+            }
+            segments.push(Arc::new(seg));
+        }
+        Ok(ProjectDir {
+            dir: dir.to_owned(),
+            segments: RwLock::new(segments),
+            index: RwLock::new(index),
+            writer: Mutex::new(()),
+        })
+    }
+
+    /// The store root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// What opening the store repaired.
+    pub fn recovery(&self) -> &StoreRecovery {
+        &self.recovery
+    }
+
+    /// The settings.
+    pub fn config(&self) -> SegmentStoreConfig {
+        self.config
+    }
+
+    fn project(&self, project: &ProjectId) -> Option<Arc<ProjectDir>> {
+        self.projects.read().expect("lock").get(project).cloned()
+    }
+
+    fn project_or_create(&self, project: &ProjectId) -> StoreResult<Arc<ProjectDir>> {
+        if let Some(p) = self.project(project) {
+            return Ok(p);
+        }
+        let mut projects = self.projects.write().expect("lock");
+        if let Some(p) = projects.get(project) {
+            return Ok(p.clone());
+        }
+        let parent = self.root.join(PROJECTS);
+        let dir = parent.join(project.as_str());
+        fs::create_dir_all(&dir).at(&dir)?;
+        sync_dir(&parent)?;
+        let p = Arc::new(ProjectDir {
+            dir,
+            segments: RwLock::new(Vec::new()),
+            index: RwLock::new(HashMap::new()),
+            writer: Mutex::new(()),
+        });
+        projects.insert(project.clone(), p.clone());
+        Ok(p)
+    }
+
+    fn check_writable(&self) -> StoreResult<()> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.root.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The segments of `project` (a snapshot), for index builders.
+    pub(crate) fn segments(&self, project: &ProjectId) -> Vec<Arc<Segment>> {
+        self.project(project)
+            .map(|p| p.segments.read().expect("lock").clone())
+            .unwrap_or_default()
+    }
+
+    /// Number of tombstoned (deleted, not yet compacted) vectors in `project`.
+    pub fn tombstones(&self, project: &ProjectId) -> usize {
+        self.segments(project)
+            .iter()
+            .map(|s| (0..s.committed()).filter(|&i| s.is_deleted(i)).count())
+            .sum()
+    }
+
+    /// Rewrites `project` without its tombstoned vectors and deletes the old files, so the
+    /// bytes of deleted vectors leave the store. Crash-safe: new segments are written to
+    /// `projects/.compact-<p>/` and synced, then swapped in by two renames; an interrupted
+    /// compaction is rolled forward or back on the next open. Returns the number of vectors
+    /// physically removed.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn compact(&self, project: &ProjectId) -> StoreResult<usize> {
+        self.check_writable()?;
+        let Some(p) = self.project(project) else {
+            return Ok(0);
+        };
+        let _writer = p.writer.lock().expect("lock");
+        let old = p.segments.read().expect("lock").clone();
+        let removed: usize = old
+            .iter()
+            .map(|s| (0..s.committed()).filter(|&i| s.is_deleted(i)).count())
+            .sum();
+        if removed == 0 {
+            return Ok(0);
+        }
+        let parent = self.root.join(PROJECTS);
+        let tmp = parent.join(format!(".compact-{project}"));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).at(&tmp)?;
+        }
+        fs::create_dir(&tmp).at(&tmp)?;
+        let mut new_segments: Vec<Segment> = Vec::new();
+        for seg in &old {
+            let block = seg.block();
+            let live: Vec<(VectorId, HvRef<'_>)> = (0..seg.committed())
+                .filter(|&i| !seg.is_deleted(i))
+                .map(|i| (seg.id(i), block.get(i).expect("committed slot")))
+                .collect();
+            let mut rest = &live[..];
+            while !rest.is_empty() {
+                if new_segments.last().is_none_or(Segment::is_full) {
+                    let number = new_segments.len() as u64 + 1;
+                    let path = tmp.join(segment_name(number));
+                    new_segments.push(Segment::create(&path, self.dim, self.config.segment_capacity, number)?);
+                }
+                let n = new_segments.last().expect("just pushed").append(rest)?;
+                rest = &rest[n..];
+            }
+        }
+        sync_dir(&tmp)?;
+        drop(new_segments);
+        let trash = parent.join(format!(".trash-{project}"));
+        fs::rename(&p.dir, &trash).at(&p.dir)?;
+        fs::rename(&tmp, &p.dir).at(&tmp)?;
+        sync_dir(&parent)?;
+        // Readers holding old segments keep their mappings until they finish.
+        let mut recovery = StoreRecovery::default();
+        let fresh = Self::load_project(&p.dir, self.dim, self.config, false, &mut recovery)?;
+        *p.segments.write().expect("lock") = fresh.segments.into_inner().expect("lock");
+        *p.index.write().expect("lock") = fresh.index.into_inner().expect("lock");
+        fs::remove_dir_all(&trash).at(&trash)?;
+        sync_dir(&parent)?;
+        Ok(removed)
+    }
+}
+
+impl VectorTier for SegmentStore {
+    fn name(&self) -> &'static str {
+        "mmap"
+    }
+
+    fn dim(&self) -> Dim {
+        self.dim
+    }
+
+    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
+        self.check_writable()?;
+        super::validate_batch(self.dim, project, items)?;
+        if items.is_empty() {
+            return Ok(());
+        }
+        let p = self.project_or_create(project)?;
+        let _writer = p.writer.lock().expect("lock");
+        {
+            let index = p.index.read().expect("lock");
+            if let Some((id, _)) = items.iter().find(|(id, _)| index.contains_key(id)) {
+                return Err(StoreError::DuplicateId {
+                    project: project.clone(),
+                    id: *id,
+                });
+            }
+        }
+        let mut rest = items;
+        while !rest.is_empty() {
+            let (pos, seg) = {
+                let segments = p.segments.read().expect("lock");
+                match segments.last() {
+                    Some(s) if !s.is_full() => (segments.len() - 1, s.clone()),
+                    last => {
+                        let number = last.map_or(1, |s| s.number() + 1);
+                        let path = p.dir.join(segment_name(number));
+                        drop(segments);
+                        let seg = Arc::new(Segment::create(&path, self.dim, self.config.segment_capacity, number)?);
+                        sync_dir(&p.dir)?;
+                        let mut segments = p.segments.write().expect("lock");
+                        segments.push(seg.clone());
+                        (segments.len() - 1, seg)
+                    }
+                }
+            };
+            let first = seg.committed();
+            let n = seg.append(rest)?;
+            let mut index = p.index.write().expect("lock");
+            for (j, (id, _)) in rest[..n].iter().enumerate() {
+                index.insert(*id, (pos, first + j));
+            }
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
+        let Some(p) = self.project(project) else {
+            return Ok(None);
+        };
+        let Some(&(pos, slot)) = p.index.read().expect("lock").get(&id) else {
+            return Ok(None);
+        };
+        let seg = p.segments.read().expect("lock")[pos].clone();
+        Ok(seg.block().get(slot).map(|v| v.to_owned()))
+    }
+
+    fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
+        self.check_writable()?;
+        let Some(p) = self.project(project) else {
+            return Ok(false);
+        };
+        let _writer = p.writer.lock().expect("lock");
+        let Some(&(pos, slot)) = p.index.read().expect("lock").get(&id) else {
+            return Ok(false);
+        };
+        let seg = p.segments.read().expect("lock")[pos].clone();
+        seg.delete(slot)?;
+        p.index.write().expect("lock").remove(&id);
+        Ok(true)
+    }
+
+    fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
+        super::validate_query(self.dim, request)?;
+        let segments = self.segments(project);
+        let kernel = hdv::kernels::try_active()?;
+        let lists: Vec<Vec<Hit>> = segments
+            .par_iter()
+            .map(|seg| {
+                let mut top = Vec::with_capacity(request.k.min(1024) + 1);
+                let block = seg.block();
+                scan_block(kernel, &block, request, |i| seg.id(i), |i| seg.is_deleted(i), &mut top);
+                top
+            })
+            .collect();
+        Ok(merge_hits(lists, request.k))
+    }
+
+    fn len(&self, project: &ProjectId) -> usize {
+        self.project(project)
+            .map_or(0, |p| p.index.read().expect("lock").len())
+    }
+
+    fn projects(&self) -> Vec<ProjectId> {
+        let mut v: Vec<ProjectId> = self
+            .projects
+            .read()
+            .expect("lock")
+            .iter()
+            .filter(|(_, p)| !p.index.read().expect("lock").is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
+        let mut ids: Vec<VectorId> = self
+            .project(project)
+            .map(|p| p.index.read().expect("lock").keys().copied().collect())
+            .unwrap_or_default();
+        ids.sort();
+        ids
+    }
+
+    fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
+        self.check_writable()?;
+        let Some(p) = self.projects.write().expect("lock").remove(project) else {
+            return Ok(0);
+        };
+        let _writer = p.writer.lock().expect("lock");
+        let n = p.index.read().expect("lock").len();
+        p.segments.write().expect("lock").clear();
+        fs::remove_dir_all(&p.dir).at(&p.dir)?;
+        sync_dir(&self.root.join(PROJECTS))?;
+        Ok(n)
+    }
+
+    fn flush(&self) -> StoreResult<()> {
+        // Every append and tombstone is synced before it is acknowledged.
+        Ok(())
+    }
+}

@@ -1,0 +1,273 @@
+//! Vector tiers: where hypervectors live, behind one [`VectorTier`] trait.
+//!
+//! - [`HotTier`]: RAM, one contiguous block per project, bounded capacity.
+//! - [`SegmentStore`]: durable append-only mmap segment files, one directory per project.
+//! - [`TierManager`]: places traces in hot / warm / cold by LTP strength and searches all
+//!   of them (a demoted memory is slower to reach, never invisible).
+//!
+//! Every tier scopes everything by [`ProjectId`]; a search never crosses projects.
+
+mod error;
+mod hot;
+mod mmap;
+mod project;
+mod segment;
+mod tiers;
+
+use hdv::{Dim, HvRef, Hypervector};
+
+pub use error::{StoreError, StoreResult};
+pub use hot::HotTier;
+pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
+pub use project::ProjectId;
+pub use segment::SegmentRecovery;
+pub use tiers::{Clock, Ltp, ManualClock, Rebalance, SystemClock, Tier, TierManager, TierPolicy, Trace};
+
+/// Identifier of a stored vector (the id of the raw event or memory it encodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct VectorId(pub u64);
+
+impl std::fmt::Display for VectorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One search result of a tier: a vector id and its Hamming distance to the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Hit {
+    /// The vector.
+    pub id: VectorId,
+    /// Hamming distance to the query.
+    pub distance: u32,
+}
+
+impl Hit {
+    /// Orders hits nearest first, ties by id (deterministic merging across tiers).
+    pub fn key(&self) -> (u32, VectorId) {
+        (self.distance, self.id)
+    }
+}
+
+/// A search request: the query, `k`, and optional filters.
+#[derive(Clone, Copy)]
+pub struct SearchRequest<'a> {
+    /// The query vector.
+    pub query: HvRef<'a>,
+    /// How many results at most.
+    pub k: usize,
+    /// Only vectors at distance `<=` this.
+    pub max_distance: Option<u32>,
+    /// Only ids for which this returns true.
+    pub filter: Option<&'a (dyn Fn(VectorId) -> bool + Sync)>,
+}
+
+impl<'a> SearchRequest<'a> {
+    /// The `k` nearest to `query`, no filters.
+    pub fn new(query: HvRef<'a>, k: usize) -> Self {
+        Self {
+            query,
+            k,
+            max_distance: None,
+            filter: None,
+        }
+    }
+
+    /// Whether `id` passes the id filter.
+    pub fn accepts(&self, id: VectorId) -> bool {
+        self.filter.is_none_or(|f| f(id))
+    }
+}
+
+impl std::fmt::Debug for SearchRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchRequest")
+            .field("k", &self.k)
+            .field("max_distance", &self.max_distance)
+            .field("filtered", &self.filter.is_some())
+            .finish()
+    }
+}
+
+/// The contract every vector tier implements (RAM, mmap segments, later Redis and Qdrant);
+/// `tests/tier_contract.rs` runs one suite against each.
+pub trait VectorTier: Send + Sync {
+    /// Short name for errors and logs (`hot`, `mmap`, ...).
+    fn name(&self) -> &'static str;
+
+    /// The dimension of every vector.
+    fn dim(&self) -> Dim;
+
+    /// Stores `items` in `project`, all or nothing for validation errors (dimension,
+    /// duplicate ids within the batch or the project): nothing is written if one is bad.
+    ///
+    /// # Errors
+    /// [`StoreError::DimensionMismatch`], [`StoreError::DuplicateId`], [`StoreError::Full`],
+    /// I/O errors.
+    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()>;
+
+    /// Stores one vector.
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    fn insert(&self, project: &ProjectId, id: VectorId, vector: HvRef<'_>) -> StoreResult<()> {
+        self.insert_batch(project, &[(id, vector)])
+    }
+
+    /// A copy of the vector, if present and not deleted.
+    ///
+    /// # Errors
+    /// I/O or corruption errors.
+    fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>>;
+
+    /// Whether the vector is present.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn contains(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
+        Ok(self.get(project, id)?.is_some())
+    }
+
+    /// Deletes a vector; returns whether it was present.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool>;
+
+    /// The nearest vectors of `project` (nearest first, ties by id).
+    ///
+    /// # Errors
+    /// [`StoreError::DimensionMismatch`] for a query of another dimension.
+    fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>>;
+
+    /// Number of live vectors in `project`.
+    fn len(&self, project: &ProjectId) -> usize;
+
+    /// Whether `project` holds no live vector.
+    fn is_empty(&self, project: &ProjectId) -> bool {
+        self.len(project) == 0
+    }
+
+    /// Every project with at least one stored vector.
+    fn projects(&self) -> Vec<ProjectId>;
+
+    /// Live ids of `project`.
+    fn ids(&self, project: &ProjectId) -> Vec<VectorId>;
+
+    /// Removes every vector of `project`, physically; returns how many were removed.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn drop_project(&self, project: &ProjectId) -> StoreResult<usize>;
+
+    /// Makes every acknowledged write durable (a no-op for tiers that sync on write).
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn flush(&self) -> StoreResult<()>;
+}
+
+/// Checks the dimension of every item and that ids are unique within the batch.
+pub(crate) fn validate_batch(
+    dim: Dim,
+    project: &ProjectId,
+    items: &[(VectorId, HvRef<'_>)],
+) -> StoreResult<()> {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    for (id, v) in items {
+        if v.dim() != dim {
+            return Err(StoreError::DimensionMismatch {
+                path: None,
+                expected: dim.bits(),
+                found: v.dim().bits(),
+            });
+        }
+        if !seen.insert(*id) {
+            return Err(StoreError::DuplicateId {
+                project: project.clone(),
+                id: *id,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks the query dimension of a search.
+pub(crate) fn validate_query(dim: Dim, request: &SearchRequest<'_>) -> StoreResult<()> {
+    if request.query.dim() != dim {
+        return Err(StoreError::DimensionMismatch {
+            path: None,
+            expected: dim.bits(),
+            found: request.query.dim().bits(),
+        });
+    }
+    Ok(())
+}
+
+/// Scans `block` (whose slot `i` has id `id_of(i)`) into `top`, skipping slots `skip(i)`.
+pub(crate) fn scan_block(
+    kernel: hdv::Kernel,
+    block: &hdv::Block<'_>,
+    request: &SearchRequest<'_>,
+    id_of: impl Fn(usize) -> VectorId,
+    skip: impl Fn(usize) -> bool,
+    top: &mut Vec<Hit>,
+) {
+    const CHUNK: usize = 256;
+    let max = request.max_distance.unwrap_or(u32::MAX);
+    let w = block.dim().words();
+    let mut dist = [0u32; CHUNK];
+    let mut bound = worst(top, request.k).min(max);
+    for (c, chunk) in block.words().chunks(CHUNK * w).enumerate() {
+        let n = chunk.len() / w;
+        kernel.distances(request.query.words(), chunk, &mut dist[..n]);
+        for (j, &d) in dist[..n].iter().enumerate() {
+            if d > bound {
+                continue;
+            }
+            let slot = c * CHUNK + j;
+            if skip(slot) {
+                continue;
+            }
+            let id = id_of(slot);
+            if !request.accepts(id) {
+                continue;
+            }
+            push_hit(top, request.k, Hit { id, distance: d });
+            bound = worst(top, request.k).min(max);
+        }
+    }
+}
+
+/// The distance a new hit must not exceed to enter a full top-`k` list.
+fn worst(top: &[Hit], k: usize) -> u32 {
+    if top.len() < k {
+        u32::MAX
+    } else {
+        top.last().map_or(0, |h| h.distance)
+    }
+}
+
+/// Inserts `hit` into the sorted list `top` of at most `k` hits.
+pub(crate) fn push_hit(top: &mut Vec<Hit>, k: usize, hit: Hit) {
+    if k == 0 {
+        return;
+    }
+    let pos = top.partition_point(|h| h.key() <= hit.key());
+    if pos >= k {
+        return;
+    }
+    top.insert(pos, hit);
+    top.truncate(k);
+}
+
+/// Merges sorted hit lists, keeping the best hit per id and the first `k`.
+pub fn merge_hits(lists: impl IntoIterator<Item = Vec<Hit>>, k: usize) -> Vec<Hit> {
+    let mut all: Vec<Hit> = lists.into_iter().flatten().collect();
+    all.sort_by_key(Hit::key);
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|h| seen.insert(h.id));
+    all.truncate(k);
+    all
+}

@@ -1,0 +1,47 @@
+use std::fmt;
+
+use super::error::{StoreError, StoreResult};
+
+/// A project name: the isolation boundary of every store. Also a directory name, so it is
+/// restricted to 1–64 ASCII letters, digits, `-` and `_`, not starting with `-`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProjectId(String);
+
+impl ProjectId {
+    /// Validates a project name.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidProject`] naming the rule that was broken.
+    pub fn new(name: impl Into<String>) -> StoreResult<Self> {
+        let name = name.into();
+        let reason = if name.is_empty() {
+            Some("empty")
+        } else if name.len() > 64 {
+            Some("longer than 64 bytes")
+        } else if name.starts_with('-') {
+            Some("starts with '-'")
+        } else if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            Some("only ASCII letters, digits, '-' and '_' are allowed")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(StoreError::InvalidProject { name, reason }),
+            None => Ok(Self(name)),
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ProjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}

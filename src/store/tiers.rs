@@ -1,0 +1,412 @@
+//! [`TierManager`]: places each memory trace by its LTP strength and searches every tier.
+//!
+//! Strength follows `S = I · ln(1 + A) · e^(−λ·T)` (importance `I`, accesses `A`, seconds
+//! since the last access `T`). Storing a vector counts as its first access, so a new trace
+//! starts at `I · ln 2`. Every trace has one durable home (warm or cold); the hot tier holds
+//! RAM copies of the strongest traces. [`TierManager::rebalance`] promotes traces whose
+//! strength reaches `promote` into hot (re-homing cold ones to warm), drops hot copies below
+//! `demote`, and moves warm traces below `cold` to the cold tier. Every tier is searched, so
+//! a demoted memory is slower to reach, never invisible.
+//!
+//! Trace statistics live in RAM for now; on open they are rebuilt from the durable tiers
+//! with default importance (they move to the SQLite ledger with the memory-trace table).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use hdv::{HvRef, Hypervector};
+
+use super::error::StoreResult;
+use super::{Hit, HotTier, ProjectId, SearchRequest, VectorId, VectorTier};
+
+/// A source of time in seconds (injected so tests control it).
+pub trait Clock: Send + Sync {
+    /// Seconds since an arbitrary fixed origin.
+    fn now(&self) -> f64;
+}
+
+/// Wall-clock time (seconds since the Unix epoch).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> f64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    }
+}
+
+/// A clock that only moves when told to (tests, simulations).
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicU64);
+
+impl ManualClock {
+    /// A clock at `t` seconds.
+    pub fn new(t: f64) -> Self {
+        Self(AtomicU64::new(t.to_bits()))
+    }
+
+    /// Moves the clock to `t`.
+    pub fn set(&self, t: f64) {
+        self.0.store(t.to_bits(), Ordering::Release);
+    }
+
+    /// Moves the clock forward by `dt` seconds.
+    pub fn advance(&self, dt: f64) {
+        self.set(self.now() + dt);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Acquire))
+    }
+}
+
+/// The LTP strength formula.
+#[derive(Debug, Clone, Copy)]
+pub struct Ltp;
+
+impl Ltp {
+    /// `S = I · ln(1 + A) · e^(−λ·T)`; a negative age counts as 0.
+    pub fn strength(importance: f64, accesses: u64, age_secs: f64, lambda: f64) -> f64 {
+        importance * (1.0 + accesses as f64).ln() * (-lambda * age_secs.max(0.0)).exp()
+    }
+}
+
+/// Thresholds and decay of the tier manager (from the profile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TierPolicy {
+    /// Decay rate λ per second.
+    pub lambda: f64,
+    /// Strength at or above which a trace is copied into hot.
+    pub promote: f64,
+    /// Strength below which a hot copy is dropped.
+    pub demote: f64,
+    /// Strength below which a warm trace moves to cold.
+    pub cold: f64,
+}
+
+impl Default for TierPolicy {
+    fn default() -> Self {
+        Self {
+            lambda: 1.0 / (7.0 * 86_400.0),
+            promote: 1.5,
+            demote: 0.5,
+            cold: 0.1,
+        }
+    }
+}
+
+/// Where a trace's durable copy lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// RAM (only ever a copy).
+    Hot,
+    /// The warm durable tier.
+    Warm,
+    /// The cold durable tier.
+    Cold,
+}
+
+/// Bookkeeping of one stored memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// Importance `I`.
+    pub importance: f64,
+    /// Accesses `A` (storing counts as the first).
+    pub accesses: u64,
+    /// Time of the last access, in clock seconds.
+    pub last_access: f64,
+    /// Durable home (warm or cold).
+    pub home: Tier,
+    /// Whether a copy is in the hot tier.
+    pub in_hot: bool,
+}
+
+/// What a [`TierManager::rebalance`] moved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rebalance {
+    /// Copied into hot.
+    pub promoted: usize,
+    /// Hot copies dropped.
+    pub demoted_from_hot: usize,
+    /// Moved from warm to cold.
+    pub demoted_to_cold: usize,
+    /// Moved from cold back to warm (on promotion).
+    pub rehomed_to_warm: usize,
+}
+
+/// Hot + warm + cold tiers with LTP-driven placement.
+pub struct TierManager {
+    hot: HotTier,
+    warm: Arc<dyn VectorTier>,
+    cold: Arc<dyn VectorTier>,
+    policy: TierPolicy,
+    clock: Arc<dyn Clock>,
+    traces: RwLock<HashMap<ProjectId, HashMap<VectorId, Trace>>>,
+}
+
+impl std::fmt::Debug for TierManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TierManager")
+            .field("hot", &self.hot)
+            .field("warm", &self.warm.name())
+            .field("cold", &self.cold.name())
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl TierManager {
+    /// Manages `hot`, `warm` and `cold`; traces are rebuilt from what warm and cold hold.
+    pub fn new(
+        hot: HotTier,
+        warm: Arc<dyn VectorTier>,
+        cold: Arc<dyn VectorTier>,
+        policy: TierPolicy,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let now = clock.now();
+        let mut traces: HashMap<ProjectId, HashMap<VectorId, Trace>> = HashMap::new();
+        for (tier, home) in [(&warm, Tier::Warm), (&cold, Tier::Cold)] {
+            for project in tier.projects() {
+                let map = traces.entry(project.clone()).or_default();
+                for id in tier.ids(&project) {
+                    map.insert(
+                        id,
+                        Trace {
+                            importance: 1.0,
+                            accesses: 1,
+                            last_access: now,
+                            home,
+                            in_hot: false,
+                        },
+                    );
+                }
+            }
+        }
+        Self {
+            hot,
+            warm,
+            cold,
+            policy,
+            clock,
+            traces: RwLock::new(traces),
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> TierPolicy {
+        self.policy
+    }
+
+    /// The hot tier.
+    pub fn hot(&self) -> &HotTier {
+        &self.hot
+    }
+
+    /// Stores a vector durably (warm) with an importance; it counts as one access.
+    ///
+    /// # Errors
+    /// The warm tier's errors (dimension, duplicate id, I/O).
+    pub fn insert(&self, project: &ProjectId, id: VectorId, vector: HvRef<'_>, importance: f64) -> StoreResult<()> {
+        self.insert_batch(project, &[(id, vector)], importance)
+    }
+
+    /// Stores vectors durably (warm), all with the same importance.
+    ///
+    /// # Errors
+    /// The warm tier's errors; ids already stored in the cold tier are duplicates too.
+    pub fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)], importance: f64) -> StoreResult<()> {
+        if let Some((id, _)) = items.iter().find(|(id, _)| self.trace(project, *id).is_some()) {
+            return Err(super::StoreError::DuplicateId {
+                project: project.clone(),
+                id: *id,
+            });
+        }
+        self.warm.insert_batch(project, items)?;
+        let now = self.clock.now();
+        let mut traces = self.traces.write().expect("lock");
+        let map = traces.entry(project.clone()).or_default();
+        for (id, _) in items {
+            map.insert(
+                *id,
+                Trace {
+                    importance,
+                    accesses: 1,
+                    last_access: now,
+                    home: Tier::Warm,
+                    in_hot: false,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The trace of a stored vector.
+    pub fn trace(&self, project: &ProjectId, id: VectorId) -> Option<Trace> {
+        self.traces.read().expect("lock").get(project)?.get(&id).cloned()
+    }
+
+    /// The current strength of a trace.
+    pub fn strength(&self, project: &ProjectId, id: VectorId) -> Option<f64> {
+        let t = self.trace(project, id)?;
+        Some(self.strength_of(&t, self.clock.now()))
+    }
+
+    fn strength_of(&self, t: &Trace, now: f64) -> f64 {
+        Ltp::strength(t.importance, t.accesses, now - t.last_access, self.policy.lambda)
+    }
+
+    /// Records an access (a recall or use): `A += 1`, last access = now.
+    pub fn touch(&self, project: &ProjectId, ids: &[VectorId]) {
+        let now = self.clock.now();
+        let mut traces = self.traces.write().expect("lock");
+        if let Some(map) = traces.get_mut(project) {
+            for id in ids {
+                if let Some(t) = map.get_mut(id) {
+                    t.accesses += 1;
+                    t.last_access = now;
+                }
+            }
+        }
+    }
+
+    /// The vector, from the fastest tier holding it.
+    ///
+    /// # Errors
+    /// Tier I/O errors.
+    pub fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
+        let Some(t) = self.trace(project, id) else {
+            return Ok(None);
+        };
+        if t.in_hot
+            && let Some(v) = self.hot.get(project, id)?
+        {
+            return Ok(Some(v));
+        }
+        match t.home {
+            Tier::Cold => self.cold.get(project, id),
+            _ => self.warm.get(project, id),
+        }
+    }
+
+    /// Exact search across hot, warm and cold (see [`crate::index::Exact`]).
+    ///
+    /// # Errors
+    /// Dimension mismatch or tier errors.
+    pub fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
+        crate::index::Exact::search(&[&self.hot, self.warm.as_ref(), self.cold.as_ref()], project, request)
+    }
+
+    /// Deletes a vector from every tier; returns whether it existed.
+    ///
+    /// # Errors
+    /// Tier I/O errors.
+    pub fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
+        let a = self.hot.delete(project, id)?;
+        let b = self.warm.delete(project, id)?;
+        let c = self.cold.delete(project, id)?;
+        if let Some(map) = self.traces.write().expect("lock").get_mut(project) {
+            map.remove(&id);
+        }
+        Ok(a || b || c)
+    }
+
+    /// Removes every vector of `project` from every tier; returns the number of traces.
+    ///
+    /// # Errors
+    /// Tier I/O errors.
+    pub fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
+        self.hot.drop_project(project)?;
+        self.warm.drop_project(project)?;
+        self.cold.drop_project(project)?;
+        Ok(self
+            .traces
+            .write()
+            .expect("lock")
+            .remove(project)
+            .map_or(0, |m| m.len()))
+    }
+
+    /// Number of traces in `project`.
+    pub fn len(&self, project: &ProjectId) -> usize {
+        self.traces
+            .read()
+            .expect("lock")
+            .get(project)
+            .map_or(0, HashMap::len)
+    }
+
+    /// Whether `project` has no trace.
+    pub fn is_empty(&self, project: &ProjectId) -> bool {
+        self.len(project) == 0
+    }
+
+    /// Applies the policy to every trace of `project` (strongest first for hot places).
+    ///
+    /// # Errors
+    /// Tier I/O errors; a failure leaves every vector in at least one durable tier.
+    pub fn rebalance(&self, project: &ProjectId) -> StoreResult<Rebalance> {
+        let now = self.clock.now();
+        let mut report = Rebalance::default();
+        let mut ranked: Vec<(VectorId, f64, Trace)> = self
+            .traces
+            .read()
+            .expect("lock")
+            .get(project)
+            .map(|m| {
+                m.iter()
+                    .map(|(id, t)| (*id, self.strength_of(t, now), t.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (id, s, t) in ranked {
+            let mut t2 = t.clone();
+            if s >= self.policy.promote {
+                if t.home == Tier::Cold {
+                    // Durable copy first, then remove the old one: never zero copies.
+                    if let Some(v) = self.cold.get(project, id)? {
+                        self.warm.insert(project, id, v.view())?;
+                        self.cold.delete(project, id)?;
+                        t2.home = Tier::Warm;
+                        report.rehomed_to_warm += 1;
+                    }
+                }
+                if !t.in_hot && self.hot.total_len() < self.hot.capacity() {
+                    if let Some(v) = self.warm.get(project, id)? {
+                        self.hot.insert(project, id, v.view())?;
+                        t2.in_hot = true;
+                        report.promoted += 1;
+                    }
+                }
+            } else {
+                if t.in_hot && s < self.policy.demote {
+                    self.hot.delete(project, id)?;
+                    t2.in_hot = false;
+                    report.demoted_from_hot += 1;
+                }
+                if t.home == Tier::Warm && s < self.policy.cold {
+                    if let Some(v) = self.warm.get(project, id)? {
+                        self.cold.insert(project, id, v.view())?;
+                        self.warm.delete(project, id)?;
+                        t2.home = Tier::Cold;
+                        report.demoted_to_cold += 1;
+                    }
+                }
+            }
+            if t2 != t
+                && let Some(m) = self.traces.write().expect("lock").get_mut(project)
+                && let Some(slot) = m.get_mut(&id)
+            {
+                slot.home = t2.home;
+                slot.in_hot = t2.in_hot;
+            }
+        }
+        Ok(report)
+    }
+}
