@@ -1,0 +1,435 @@
+//! Durability and fault handling of the mmap segment store: reopen, crash (kill -9 of a
+//! writer process), truncation, corruption, wrong dimension, tombstones and compaction,
+//! interrupted compaction, locking, read-only views, concurrent readers.
+
+mod common;
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::{project, vector_of};
+use hypermem::hdv::Dim;
+use hypermem::store::{
+    SearchRequest, SegmentStore, SegmentStoreConfig, StoreError, VectorId, VectorTier,
+};
+
+const D: usize = 1024;
+
+fn dim() -> Dim {
+    Dim::new(D).unwrap()
+}
+
+fn config(cap: usize) -> SegmentStoreConfig {
+    SegmentStoreConfig {
+        segment_capacity: cap,
+        verify_on_open: true,
+    }
+}
+
+fn fill(store: &SegmentStore, name: &str, ids: std::ops::Range<u64>) {
+    let p = project(name);
+    let vs: Vec<_> = ids.clone().map(|i| vector_of(dim(), name, i)).collect();
+    let batch: Vec<_> = ids.zip(&vs).map(|(i, v)| (VectorId(i), v.view())).collect();
+    store.insert_batch(&p, &batch).unwrap();
+}
+
+fn assert_exactly(store: &SegmentStore, name: &str, ids: impl Iterator<Item = u64>) {
+    let p = project(name);
+    let want: Vec<VectorId> = ids.map(VectorId).collect();
+    assert_eq!(store.ids(&p), want);
+    for id in want {
+        assert_eq!(store.get(&p, id).unwrap().unwrap(), vector_of(dim(), name, id.0), "id {id}");
+    }
+}
+
+fn segment_files(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(root.join("projects").join(name))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn vectors_survive_reopen_bit_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    {
+        let store = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&store, "p", 0..250);
+        fill(&store, "q", 0..10);
+    }
+    let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
+    assert!(store.recovery().is_clean());
+    assert_eq!(segment_files(&root, "p").len(), 3);
+    assert_exactly(&store, "p", 0..250);
+    assert_exactly(&store, "q", 0..10);
+    assert!(matches!(
+        SegmentStore::create(&root, dim(), config(100)),
+        Err(StoreError::Locked { .. } | StoreError::Corruption { .. })
+    ));
+}
+
+#[test]
+fn wrong_dimension_on_open_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop(SegmentStore::create(&root, dim(), config(10)).unwrap());
+    let err = SegmentStore::open(&root, Dim::new(2048).unwrap(), config(10)).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("expected 2048 bits, found 1024 bits") && msg.contains("STORE"), "{msg}");
+}
+
+#[test]
+fn a_second_writer_is_locked_out_and_views_are_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    let store = SegmentStore::create(&root, dim(), config(10)).unwrap();
+    fill(&store, "p", 0..5);
+    let err = SegmentStore::open(&root, dim(), config(10)).unwrap_err();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+    let view = SegmentStore::view(&root, dim()).unwrap();
+    assert_exactly(&view, "p", 0..5);
+    let v = vector_of(dim(), "p", 9);
+    assert!(matches!(
+        view.insert(&project("p"), VectorId(9), v.view()),
+        Err(StoreError::ReadOnly { .. })
+    ));
+}
+
+#[test]
+fn truncation_inside_uncommitted_space_is_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&s, "p", 0..40);
+        s
+    });
+    let file = &segment_files(&root, "p")[0];
+    let full = fs::metadata(file).unwrap().len();
+    // Cut the unused tail of the id area (power loss before preallocation reached disk).
+    let committed_end = 4096 + 100 * (D as u64 / 8) + 40 * 16;
+    OpenOptions::new().write(true).open(file).unwrap().set_len(committed_end).unwrap();
+    let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
+    let rec = &store.recovery().segments;
+    assert_eq!(rec.len(), 1);
+    assert!(rec[0].1.restored_length);
+    assert_eq!(fs::metadata(file).unwrap().len(), full);
+    assert_exactly(&store, "p", 0..40);
+}
+
+#[test]
+fn truncation_into_committed_data_is_corruption_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&s, "p", 0..40);
+        s
+    });
+    let file = &segment_files(&root, "p")[0];
+    let cut = 4096 + 100 * (D as u64 / 8) + 20 * 16;
+    OpenOptions::new().write(true).open(file).unwrap().set_len(cut).unwrap();
+    let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
+    match &err {
+        StoreError::Corruption { path, reason } => {
+            assert_eq!(path, file);
+            assert!(reason.contains("truncated"), "{reason}");
+        }
+        other => panic!("{other}"),
+    }
+    // Shorter than the header area.
+    OpenOptions::new().write(true).open(file).unwrap().set_len(100).unwrap();
+    let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
+    assert!(err.to_string().contains("shorter than the header"), "{err}");
+}
+
+#[test]
+fn a_flipped_bit_in_a_committed_vector_is_a_checksum_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&s, "p", 0..10);
+        s
+    });
+    let file = &segment_files(&root, "p")[0];
+    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let at = 4096 + 7 * (D as u64 / 8) + 5;
+    let mut byte = [0u8];
+    f.read_exact_at(&mut byte, at).unwrap();
+    f.write_all_at(&[byte[0] ^ 0x10], at).unwrap();
+    let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("checksum mismatch in committed slot 7") && msg.contains("seg-00000001.hseg"), "{msg}");
+}
+
+#[test]
+fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&s, "p", 0..10);
+        fill(&s, "p", 10..20);
+        s
+    });
+    let file = &segment_files(&root, "p")[0];
+    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    // The newest header generation is 3 (create = 1, two appends): slot 3 % 2 = 1 at 512.
+    f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
+    drop(f);
+    let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
+    // The older copy says 10 committed; the 10 complete vectors after it are adopted.
+    let rec = &store.recovery().segments[0].1;
+    assert!(rec.header_repaired);
+    assert_eq!(rec.adopted, 10);
+    assert_exactly(&store, "p", 0..20);
+    drop(store);
+    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    f.write_all_at(&[0xFF; 8], 20).unwrap();
+    f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
+    drop(f);
+    let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
+    assert!(err.to_string().contains("no valid header"), "{err}");
+    // Never a panic on garbage: a file of random bytes.
+    fs::write(file, vec![0xA5u8; 10_000]).unwrap();
+    assert!(matches!(
+        SegmentStore::open(&root, dim(), config(100)),
+        Err(StoreError::Corruption { .. })
+    ));
+}
+
+#[test]
+fn torn_slots_past_the_count_are_cleared_not_adopted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
+        fill(&s, "p", 0..5);
+        s
+    });
+    let file = &segment_files(&root, "p")[0];
+    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    // Simulate a crash mid-append: an id entry at slot 5 whose vector never arrived.
+    let entries = 4096 + 100 * (D as u64 / 8);
+    f.write_all_at(&99u64.to_le_bytes(), entries + 5 * 16).unwrap();
+    f.write_all_at(&0xDEADu32.to_le_bytes(), entries + 5 * 16 + 8).unwrap();
+    drop(f);
+    let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
+    let rec = &store.recovery().segments[0].1;
+    assert_eq!((rec.adopted, rec.cleared), (0, 1));
+    assert_exactly(&store, "p", 0..5);
+    // The next append reuses the slot normally.
+    fill(&store, "p", 5..8);
+    drop(store);
+    let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
+    assert!(store.recovery().is_clean());
+    assert_exactly(&store, "p", 0..8);
+}
+
+#[test]
+fn tombstones_filter_and_compaction_erases_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    let p = project("p");
+    let secret = vector_of(dim(), "p", 13);
+    {
+        let store = SegmentStore::create(&root, dim(), config(16)).unwrap();
+        fill(&store, "p", 0..40);
+        assert!(store.delete(&p, VectorId(13)).unwrap());
+        assert_eq!(store.tombstones(&p), 1);
+        drop(store);
+        // Tombstones persist across reopen.
+        let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
+        assert_eq!(store.get(&p, VectorId(13)).unwrap(), None);
+        let hits = store.search(&p, &SearchRequest::new(secret.view(), 3)).unwrap();
+        assert!(hits.iter().all(|h| h.id != VectorId(13)));
+        // The bytes are still on disk until compaction.
+        assert!(contains_bytes(&root, &secret.to_le_bytes()));
+        assert_eq!(store.compact(&p).unwrap(), 1);
+        assert_eq!(store.tombstones(&p), 0);
+        assert!(!contains_bytes(&root, &secret.to_le_bytes()));
+        assert_exactly(&store, "p", (0..40).filter(|&i| i != 13));
+        fill(&store, "p", 40..45);
+    }
+    let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
+    assert_exactly(&store, "p", (0..45).filter(|&i| i != 13));
+}
+
+fn contains_bytes(root: &Path, needle: &[u8]) -> bool {
+    fn walk(dir: &Path, needle: &[u8]) -> bool {
+        fs::read_dir(dir).unwrap().any(|e| {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                walk(&path, needle)
+            } else {
+                let data = fs::read(&path).unwrap();
+                data.windows(needle.len()).any(|w| w == needle)
+            }
+        })
+    }
+    walk(root, needle)
+}
+
+#[test]
+fn interrupted_compactions_roll_back_or_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    drop({
+        let s = SegmentStore::create(&root, dim(), config(16)).unwrap();
+        fill(&s, "p", 0..20);
+        s
+    });
+    let projects = root.join("projects");
+    // Crash before the swap: a half-written .compact dir beside the live one.
+    fs::create_dir(projects.join(".compact-p")).unwrap();
+    fs::write(projects.join(".compact-p").join("seg-00000001.hseg"), b"partial").unwrap();
+    let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
+    assert_eq!(store.recovery().compactions_discarded, 1);
+    assert_exactly(&store, "p", 0..20);
+    drop(store);
+    // Crash between the renames: live dir moved to trash, new dir complete.
+    fs::rename(projects.join("p"), projects.join(".compact-p")).unwrap();
+    fs::create_dir(projects.join(".trash-p")).unwrap();
+    let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
+    assert_eq!(store.recovery().compactions_finished, 1);
+    assert!(!projects.join(".trash-p").exists());
+    assert_exactly(&store, "p", 0..20);
+}
+
+#[test]
+fn drop_project_removes_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    let store = SegmentStore::create(&root, dim(), config(16)).unwrap();
+    fill(&store, "gone", 0..20);
+    fill(&store, "kept", 0..3);
+    assert_eq!(store.drop_project(&project("gone")).unwrap(), 20);
+    assert!(!root.join("projects").join("gone").exists());
+    drop(store);
+    let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
+    assert_eq!(store.projects(), vec![project("kept")]);
+}
+
+#[test]
+fn readers_never_see_torn_vectors_while_a_writer_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SegmentStore::create(dir.path().join("s"), dim(), config(128)).unwrap());
+    let p = project("p");
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|r| {
+            let (store, done, p) = (store.clone(), done.clone(), p.clone());
+            std::thread::spawn(move || {
+                let mut searches = 0;
+                while !done.load(Ordering::Acquire) {
+                    let probe = (searches * 7 + r) % 400;
+                    let q = vector_of(dim(), "p", probe);
+                    let hits = store.search(&p, &SearchRequest::new(q.view(), 5)).unwrap();
+                    for h in &hits {
+                        // Every returned vector is whole: its stored bits are its id's vector.
+                        let v = store.get(&p, h.id).unwrap().unwrap();
+                        assert_eq!(v, vector_of(dim(), "p", h.id.0));
+                        assert_eq!(v.hamming(&q), h.distance);
+                    }
+                    if let Some(first) = hits.first()
+                        && first.distance == 0
+                    {
+                        assert_eq!(first.id.0, probe);
+                    }
+                    searches += 1;
+                }
+                searches
+            })
+        })
+        .collect();
+    for start in (0..400u64).step_by(10) {
+        fill(&store, "p", start..start + 10);
+    }
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert_eq!(store.len(&p), 400);
+}
+
+/// The child side of the crash test: appends batches forever, printing each acknowledged
+/// batch, until the parent kills it with SIGKILL.
+#[test]
+fn crash_child_writer() {
+    let Ok(root) = std::env::var("HYPERMEM_CRASH_CHILD_ROOT") else {
+        return;
+    };
+    let store = SegmentStore::open_or_create(&root, dim(), config(64)).unwrap();
+    let mut out = std::io::stdout().lock();
+    let first = store.len(&project("p")) as u64 / 7;
+    for batch in first.. {
+        let ids = batch * 7..batch * 7 + 7;
+        fill(&store, "p", ids.clone());
+        writeln!(out, "ACK {}", ids.end).unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn kill_9_during_appends_loses_no_acknowledged_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    for round in 0..3 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
+            .env("HYPERMEM_CRASH_CHILD_ROOT", &root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut acked = 0u64;
+        // Let it acknowledge a varying number of batches, then SIGKILL mid-stream.
+        let target = 20 + round * 13;
+        let mut seen = 0;
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if let Some(n) = line.strip_prefix("ACK ") {
+                acked = n.parse().unwrap();
+                seen += 1;
+                if seen == target {
+                    break;
+                }
+            }
+        }
+        assert_eq!(seen, target, "round {round}: the child stopped acknowledging early");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Drain what the child printed after our last read (it may have acked more).
+        for line in lines.map_while(Result::ok) {
+            if let Some(n) = line.strip_prefix("ACK ") {
+                acked = n.parse().unwrap();
+            }
+        }
+        let store = SegmentStore::open(&root, dim(), config(64)).unwrap();
+        let ids = store.ids(&project("p"));
+        // Every acknowledged vector is present and bit-identical ...
+        assert!(ids.len() as u64 >= acked, "round {round}: {} < {acked}", ids.len());
+        // ... and nothing else: only whole batches' ids, each with its exact vector.
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(id.0, i as u64, "round {round}: ids are a dense prefix");
+            assert_eq!(store.get(&project("p"), *id).unwrap().unwrap(), vector_of(dim(), "p", id.0));
+        }
+        // A batch split across two segments may keep a prefix (each part is whole):
+        // top it up so the next child continues on a batch boundary.
+        let next = ids.len() as u64;
+        if next % 7 != 0 {
+            fill(&store, "p", next..next.div_ceil(7) * 7);
+        }
+        eprintln!("round {round}: acked {acked}, found {next}");
+    }
+}
