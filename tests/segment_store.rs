@@ -27,7 +27,7 @@ fn dim() -> Dim {
 fn config(cap: usize) -> SegmentStoreConfig {
     SegmentStoreConfig {
         segment_capacity: cap,
-        verify_on_open: true,
+        ..SegmentStoreConfig::default()
     }
 }
 

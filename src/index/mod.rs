@@ -2,7 +2,7 @@
 //! ([`Hnsw`]) over bit-level Hamming distance.
 
 mod exact;
-// mod hnsw;
+mod hnsw;
 
 pub use exact::Exact;
-// pub use hnsw::{Hnsw, HnswConfig, HnswError};
+pub use hnsw::{BitHamming, Hnsw, HnswConfig, HnswError};

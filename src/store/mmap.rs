@@ -4,12 +4,14 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use hdv::{Dim, HvRef, Hypervector};
 use rayon::prelude::*;
 
 use super::error::{IoContext, StoreError, StoreResult};
+use crate::index::{Hnsw, HnswConfig};
 use super::segment::{Segment, SegmentRecovery};
 use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, scan_block};
 
@@ -27,6 +29,11 @@ pub struct SegmentStoreConfig {
     pub segment_capacity: usize,
     /// Verify the checksum of every committed vector when opening.
     pub verify_on_open: bool,
+    /// A project with at least this many vectors is searched through an HNSW graph
+    /// instead of an exact scan (`usize::MAX` disables HNSW).
+    pub hnsw_threshold: usize,
+    /// HNSW parameters.
+    pub hnsw: HnswConfig,
 }
 
 impl Default for SegmentStoreConfig {
@@ -34,9 +41,14 @@ impl Default for SegmentStoreConfig {
         Self {
             segment_capacity: 65_536,
             verify_on_open: true,
+            hnsw_threshold: 200_000,
+            hnsw: HnswConfig::default(),
         }
     }
 }
+
+/// Directory (inside a project) of its saved HNSW graph.
+const HNSW_DIR: &str = "hnsw";
 
 /// What opening a store repaired (also logged).
 #[derive(Debug, Clone, Default)]
@@ -47,12 +59,17 @@ pub struct StoreRecovery {
     pub compactions_finished: usize,
     /// Interrupted compactions rolled back (new segments were incomplete).
     pub compactions_discarded: usize,
+    /// HNSW graphs rebuilt on open because the saved one was missing or stale.
+    pub indexes_rebuilt: usize,
 }
 
 impl StoreRecovery {
     /// Whether nothing needed repair.
     pub fn is_clean(&self) -> bool {
-        self.segments.is_empty() && self.compactions_finished == 0 && self.compactions_discarded == 0
+        self.segments.is_empty()
+            && self.compactions_finished == 0
+            && self.compactions_discarded == 0
+            && self.indexes_rebuilt == 0
     }
 }
 
@@ -63,6 +80,84 @@ struct ProjectDir {
     /// Live ids → (segment position, slot).
     index: RwLock<HashMap<VectorId, (usize, usize)>>,
     writer: Mutex<()>,
+    /// The HNSW graph, once the project reached the threshold.
+    hnsw: RwLock<Option<Arc<Hnsw>>>,
+    /// Whether the graph changed since it was last saved.
+    hnsw_dirty: AtomicBool,
+}
+
+impl ProjectDir {
+    fn new(dir: PathBuf, segments: Vec<Arc<Segment>>, index: HashMap<VectorId, (usize, usize)>) -> Self {
+        Self {
+            dir,
+            segments: RwLock::new(segments),
+            index: RwLock::new(index),
+            writer: Mutex::new(()),
+            hnsw: RwLock::new(None),
+            hnsw_dirty: AtomicBool::new(false),
+        }
+    }
+
+    /// Total committed slots (deleted included): the number of points a graph must hold.
+    fn committed(&self) -> usize {
+        self.segments.read().expect("lock").iter().map(|s| s.committed()).sum()
+    }
+
+    /// Builds a graph over every live vector.
+    fn build_hnsw(&self, dim: Dim, config: HnswConfig) -> StoreResult<Hnsw> {
+        let segments = self.segments.read().expect("lock").clone();
+        let mut items = Vec::new();
+        for seg in &segments {
+            let block = seg.block();
+            for slot in 0..seg.committed() {
+                if !seg.is_deleted(slot) {
+                    items.push((seg.id(slot), block.get(slot).expect("committed")));
+                }
+            }
+        }
+        Hnsw::build(dim, config, &items).map_err(|e| hnsw_error(&self.dir, e))
+    }
+
+    /// Loads the saved graph if it matches the segments, else rebuilds it (if due).
+    fn attach_hnsw(&self, dim: Dim, config: &SegmentStoreConfig, recovery: &mut StoreRecovery) -> StoreResult<()> {
+        let live = self.index.read().expect("lock").len();
+        let saved = self.dir.join(HNSW_DIR);
+        if live < config.hnsw_threshold {
+            return Ok(());
+        }
+        let loaded = Hnsw::load(&saved, dim, config.hnsw.ef_search)
+            .ok()
+            .filter(|h| h.points() == self.committed());
+        let graph = match loaded {
+            Some(g) => {
+                // Tombstones in the segments are authoritative.
+                for seg in self.segments.read().expect("lock").iter() {
+                    for slot in (0..seg.committed()).filter(|&s| seg.is_deleted(s)) {
+                        g.delete(seg.id(slot));
+                    }
+                }
+                g
+            }
+            None => {
+                recovery.indexes_rebuilt += 1;
+                self.hnsw_dirty.store(true, Ordering::Release);
+                tracing::warn!(dir = %self.dir.display(), "HNSW graph missing or stale; rebuilt");
+                self.build_hnsw(dim, config.hnsw)?
+            }
+        };
+        *self.hnsw.write().expect("lock") = Some(Arc::new(graph));
+        Ok(())
+    }
+}
+
+fn hnsw_error(dir: &Path, e: crate::index::HnswError) -> StoreError {
+    match e {
+        crate::index::HnswError::Hdv(e) => StoreError::Hdv(e),
+        other => StoreError::Corruption {
+            path: dir.join(HNSW_DIR),
+            reason: other.to_string(),
+        },
+    }
 }
 
 /// Durable, crash-safe vector storage: `root/projects/<project>/seg-NNNNNNNN.hseg`.
@@ -307,12 +402,9 @@ impl SegmentStore {
             }
             segments.push(Arc::new(seg));
         }
-        Ok(ProjectDir {
-            dir: dir.to_owned(),
-            segments: RwLock::new(segments),
-            index: RwLock::new(index),
-            writer: Mutex::new(()),
-        })
+        let project = ProjectDir::new(dir.to_owned(), segments, index);
+        project.attach_hnsw(dim, &config, recovery)?;
+        Ok(project)
     }
 
     /// The store root.
@@ -346,12 +438,7 @@ impl SegmentStore {
         let dir = parent.join(project.as_str());
         fs::create_dir_all(&dir).at(&dir)?;
         sync_dir(&parent)?;
-        let p = Arc::new(ProjectDir {
-            dir,
-            segments: RwLock::new(Vec::new()),
-            index: RwLock::new(HashMap::new()),
-            writer: Mutex::new(()),
-        });
+        let p = Arc::new(ProjectDir::new(dir, Vec::new(), HashMap::new()));
         projects.insert(project.clone(), p.clone());
         Ok(p)
     }
@@ -378,6 +465,35 @@ impl SegmentStore {
             .iter()
             .map(|s| (0..s.committed()).filter(|&i| s.is_deleted(i)).count())
             .sum()
+    }
+
+    /// Whether `project` is searched through its HNSW graph.
+    pub fn uses_hnsw(&self, project: &ProjectId) -> bool {
+        self.project(project)
+            .is_some_and(|p| p.hnsw.read().expect("lock").is_some())
+    }
+
+    /// Saves every HNSW graph that changed since it was last saved (inside the project's
+    /// directory), so the next open reloads instead of rebuilding. Also done by `flush`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn save_indexes(&self) -> StoreResult<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let projects: Vec<Arc<ProjectDir>> = self.projects.read().expect("lock").values().cloned().collect();
+        for p in projects {
+            let _writer = p.writer.lock().expect("lock");
+            if !p.hnsw_dirty.load(Ordering::Acquire) {
+                continue;
+            }
+            if let Some(g) = p.hnsw.read().expect("lock").clone() {
+                g.save(&p.dir.join(HNSW_DIR)).map_err(|e| hnsw_error(&p.dir, e))?;
+            }
+            p.hnsw_dirty.store(false, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Rewrites `project` without its tombstoned vectors and deletes the old files, so the
@@ -437,9 +553,32 @@ impl SegmentStore {
         let fresh = Self::load_project(&p.dir, self.dim, self.config, false, &mut recovery)?;
         *p.segments.write().expect("lock") = fresh.segments.into_inner().expect("lock");
         *p.index.write().expect("lock") = fresh.index.into_inner().expect("lock");
+        // The old graph still holds the erased vectors: rebuild from the compacted segments.
+        *p.hnsw.write().expect("lock") = fresh.hnsw.into_inner().expect("lock");
+        p.hnsw_dirty.store(true, Ordering::Release);
         fs::remove_dir_all(&trash).at(&trash)?;
         sync_dir(&parent)?;
         Ok(removed)
+    }
+}
+
+impl SegmentStore {
+    /// Adds freshly appended vectors to the project's graph, building the graph when the
+    /// project reaches the threshold. Called with the project's writer lock held.
+    fn index_new(&self, p: &ProjectDir, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
+        let existing = p.hnsw.read().expect("lock").clone();
+        match existing {
+            Some(g) => g.insert_batch(items).map_err(|e| hnsw_error(&p.dir, e))?,
+            None => {
+                if p.index.read().expect("lock").len() < self.config.hnsw_threshold {
+                    return Ok(());
+                }
+                let g = p.build_hnsw(self.dim, self.config.hnsw)?;
+                *p.hnsw.write().expect("lock") = Some(Arc::new(g));
+            }
+        }
+        p.hnsw_dirty.store(true, Ordering::Release);
+        Ok(())
     }
 }
 
@@ -495,7 +634,7 @@ impl VectorTier for SegmentStore {
             }
             rest = &rest[n..];
         }
-        Ok(())
+        self.index_new(&p, items)
     }
 
     fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
@@ -521,11 +660,21 @@ impl VectorTier for SegmentStore {
         let seg = p.segments.read().expect("lock")[pos].clone();
         seg.delete(slot)?;
         p.index.write().expect("lock").remove(&id);
+        if let Some(g) = p.hnsw.read().expect("lock").as_ref() {
+            g.delete(id);
+            p.hnsw_dirty.store(true, Ordering::Release);
+        }
         Ok(true)
     }
 
     fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
         super::validate_query(self.dim, request)?;
+        if let Some(g) = self
+            .project(project)
+            .and_then(|p| p.hnsw.read().expect("lock").clone())
+        {
+            return g.search(request).map_err(|e| hnsw_error(&self.root, e));
+        }
         let segments = self.segments(project);
         let kernel = hdv::kernels::try_active()?;
         let lists: Vec<Vec<Hit>> = segments
@@ -581,7 +730,8 @@ impl VectorTier for SegmentStore {
     }
 
     fn flush(&self) -> StoreResult<()> {
-        // Every append and tombstone is synced before it is acknowledged.
-        Ok(())
+        // Every append and tombstone is synced before it is acknowledged; what remains is
+        // the HNSW graphs, which are derived data and can always be rebuilt.
+        self.save_indexes()
     }
 }

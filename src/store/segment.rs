@@ -475,9 +475,4 @@ impl Segment {
     pub(crate) fn number(&self) -> u64 {
         self.number
     }
-
-    /// The file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
 }
