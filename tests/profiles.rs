@@ -94,3 +94,27 @@ fn a_profile_without_its_feature_is_refused() {
         }
     }
 }
+
+#[test]
+fn store_tier_and_hnsw_knobs_are_loaded_and_validated() {
+    let p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    assert_eq!(p.store.segment_capacity, 65_536);
+    assert_eq!(p.store.hnsw.m, 16);
+    assert_eq!(p.store.hnsw_threshold, 200_000);
+    assert_eq!(p.hot_capacity, 100_000);
+    assert!((p.tiers.lambda * 86_400.0 * 7.0 - 1.0).abs() < 1e-9);
+    for (section, key) in [
+        ("[store]\nsegment_capacity = 0\n", "store.segment_capacity"),
+        ("[tiers]\ndemote = 2.0\n", "tiers.demote"),
+        ("[tiers]\ncold = 0.9\n", "tiers.cold"),
+        ("[tiers]\nlambda_per_day = -1.0\n", "tiers.lambda_per_day"),
+        ("[hnsw]\nm = 300\n", "hnsw.m"),
+        ("[hnsw]\nef_construction = 4\n", "hnsw.ef_construction"),
+        ("[hnsw]\nef_search = 0\n", "hnsw.ef_search"),
+        ("[hnsw]\nthreshold = 0\n", "hnsw.threshold"),
+        ("[hnsw]\nmm = 3\n", "mm"),
+    ] {
+        let e = err(&format!("{LITE}{section}"));
+        assert!(e.contains(key), "{key}: {e}");
+    }
+}

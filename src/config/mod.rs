@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use hdv::Dim;
 use hdv::encode::TextConfig;
+
+use crate::index::HnswConfig;
+use crate::store::{SegmentStoreConfig, TierPolicy};
 use serde::Deserialize;
 
 /// Everything that can be wrong with a profile.
@@ -92,7 +95,78 @@ struct RawProfile {
     vectors: RawVectors,
     #[serde(default)]
     text: RawText,
+    #[serde(default)]
+    store: RawStore,
+    #[serde(default)]
+    tiers: RawTiers,
+    #[serde(default)]
+    hnsw: RawHnsw,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawStore {
+    segment_capacity: usize,
+    verify_on_open: bool,
+}
+
+impl Default for RawStore {
+    fn default() -> Self {
+        let s = SegmentStoreConfig::default();
+        Self {
+            segment_capacity: s.segment_capacity,
+            verify_on_open: s.verify_on_open,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawTiers {
+    hot_capacity: usize,
+    lambda_per_day: f64,
+    promote: f64,
+    demote: f64,
+    cold: f64,
+}
+
+impl Default for RawTiers {
+    fn default() -> Self {
+        let t = TierPolicy::default();
+        Self {
+            hot_capacity: DEFAULT_HOT_CAPACITY,
+            lambda_per_day: t.lambda * SECONDS_PER_DAY,
+            promote: t.promote,
+            demote: t.demote,
+            cold: t.cold,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawHnsw {
+    threshold: usize,
+    m: usize,
+    ef_construction: usize,
+    ef_search: usize,
+}
+
+impl Default for RawHnsw {
+    fn default() -> Self {
+        let s = SegmentStoreConfig::default();
+        Self {
+            threshold: s.hnsw_threshold,
+            m: s.hnsw.m,
+            ef_construction: s.hnsw.ef_construction,
+            ef_search: s.hnsw.ef_search,
+        }
+    }
+}
+
+const SECONDS_PER_DAY: f64 = 86_400.0;
+/// Default hot-tier capacity in vectors.
+pub const DEFAULT_HOT_CAPACITY: usize = 100_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +215,12 @@ pub struct Profile {
     pub dim: Dim,
     /// Text encoder settings.
     pub text: TextConfig,
+    /// Segment store settings (including when and how HNSW is used).
+    pub store: SegmentStoreConfig,
+    /// Hot-tier capacity in vectors.
+    pub hot_capacity: usize,
+    /// LTP decay and tier thresholds.
+    pub tiers: TierPolicy,
 }
 
 impl Profile {
@@ -206,10 +286,74 @@ impl Profile {
                 format!("must be >= 1, got {}", t.quantum),
             ));
         }
+        let st = raw.store;
+        if st.segment_capacity == 0 || st.segment_capacity > 1 << 24 {
+            return Err(invalid(
+                "store.segment_capacity",
+                format!("must be 1..=16777216 vectors, got {}", st.segment_capacity),
+            ));
+        }
+        let ti = raw.tiers;
+        for (key, value) in [
+            ("tiers.lambda_per_day", ti.lambda_per_day),
+            ("tiers.promote", ti.promote),
+            ("tiers.demote", ti.demote),
+            ("tiers.cold", ti.cold),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(key, format!("must be a finite number >= 0, got {value}")));
+            }
+        }
+        if ti.demote > ti.promote {
+            return Err(invalid(
+                "tiers.demote",
+                format!("must not exceed tiers.promote ({} > {})", ti.demote, ti.promote),
+            ));
+        }
+        if ti.cold > ti.demote {
+            return Err(invalid(
+                "tiers.cold",
+                format!("must not exceed tiers.demote ({} > {})", ti.cold, ti.demote),
+            ));
+        }
+        let h = raw.hnsw;
+        if !(2..=256).contains(&h.m) {
+            return Err(invalid("hnsw.m", format!("must be 2..=256, got {}", h.m)));
+        }
+        if h.ef_construction < h.m {
+            return Err(invalid(
+                "hnsw.ef_construction",
+                format!("must be at least hnsw.m ({}), got {}", h.m, h.ef_construction),
+            ));
+        }
+        if h.ef_search == 0 {
+            return Err(invalid("hnsw.ef_search", "must be at least 1".to_owned()));
+        }
+        if h.threshold == 0 {
+            return Err(invalid("hnsw.threshold", "must be at least 1 vector".to_owned()));
+        }
         Ok(Self {
             kind,
             data_dir: raw.profile.data_dir,
             dim,
+            store: SegmentStoreConfig {
+                segment_capacity: st.segment_capacity,
+                verify_on_open: st.verify_on_open,
+                hnsw_threshold: h.threshold,
+                hnsw: HnswConfig {
+                    m: h.m,
+                    ef_construction: h.ef_construction,
+                    ef_search: h.ef_search,
+                    max_elements: HnswConfig::default().max_elements,
+                },
+            },
+            hot_capacity: ti.hot_capacity,
+            tiers: TierPolicy {
+                lambda: ti.lambda_per_day / SECONDS_PER_DAY,
+                promote: ti.promote,
+                demote: ti.demote,
+                cold: ti.cold,
+            },
             text: TextConfig {
                 seed: t.seed,
                 ngram: t.ngram,
