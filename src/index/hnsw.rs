@@ -206,6 +206,11 @@ impl Hnsw {
         self.config
     }
 
+    /// Changes the search candidate list size.
+    pub fn set_ef_search(&mut self, ef_search: usize) {
+        self.config.ef_search = ef_search.max(1);
+    }
+
     /// Points in the graph (deleted ones included until a rebuild).
     pub fn points(&self) -> usize {
         self.graph.with(|g| g.get_nb_point())

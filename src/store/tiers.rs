@@ -377,12 +377,13 @@ impl TierManager {
                         report.rehomed_to_warm += 1;
                     }
                 }
-                if !t.in_hot && self.hot.total_len() < self.hot.capacity() {
-                    if let Some(v) = self.warm.get(project, id)? {
-                        self.hot.insert(project, id, v.view())?;
-                        t2.in_hot = true;
-                        report.promoted += 1;
-                    }
+                if !t.in_hot
+                    && self.hot.total_len() < self.hot.capacity()
+                    && let Some(v) = self.warm.get(project, id)?
+                {
+                    self.hot.insert(project, id, v.view())?;
+                    t2.in_hot = true;
+                    report.promoted += 1;
                 }
             } else {
                 if t.in_hot && s < self.policy.demote {
@@ -390,13 +391,14 @@ impl TierManager {
                     t2.in_hot = false;
                     report.demoted_from_hot += 1;
                 }
-                if t.home == Tier::Warm && s < self.policy.cold {
-                    if let Some(v) = self.warm.get(project, id)? {
-                        self.cold.insert(project, id, v.view())?;
-                        self.warm.delete(project, id)?;
-                        t2.home = Tier::Cold;
-                        report.demoted_to_cold += 1;
-                    }
+                if t.home == Tier::Warm
+                    && s < self.policy.cold
+                    && let Some(v) = self.warm.get(project, id)?
+                {
+                    self.cold.insert(project, id, v.view())?;
+                    self.warm.delete(project, id)?;
+                    t2.home = Tier::Cold;
+                    report.demoted_to_cold += 1;
                 }
             }
             if t2 != t
