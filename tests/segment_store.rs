@@ -427,7 +427,7 @@ fn kill_9_during_appends_loses_no_acknowledged_vector() {
         // A batch split across two segments may keep a prefix (each part is whole):
         // top it up so the next child continues on a batch boundary.
         let next = ids.len() as u64;
-        if next % 7 != 0 {
+        if !next.is_multiple_of(7) {
             fill(&store, "p", next..next.div_ceil(7) * 7);
         }
         eprintln!("round {round}: acked {acked}, found {next}");
