@@ -74,7 +74,7 @@ fn deleted_ids_are_filtered_and_filters_apply() {
     let hits = index.search(&SearchRequest::new(data[42].view(), 5)).unwrap();
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.id != VectorId(42)));
-    let even = |id: VectorId| id.0 % 2 == 0;
+    let even = |id: VectorId| id.0.is_multiple_of(2);
     let mut req = SearchRequest::new(data[43].view(), 5);
     req.filter = Some(&even);
     assert!(index.search(&req).unwrap().iter().all(|h| h.id.0 % 2 == 0));
