@@ -42,7 +42,8 @@ fn cpu_seconds() -> f64 {
 
 fn load(dir: &Path, name: &str) -> Option<DataSet> {
     let meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).ok()?).ok()?;
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).ok()?)
+            .ok()?;
     let (nb, k, bits) = (
         meta["nbytes"].as_u64()? as usize,
         meta["k"].as_u64()? as usize,
@@ -73,7 +74,9 @@ fn load(dir: &Path, name: &str) -> Option<DataSet> {
 fn synthetic() -> DataSet {
     let dim = Dim::new(10_048).unwrap();
     let mut rng = SeededRng::new(7);
-    let centres: Vec<_> = (0..200).map(|_| Hypervector::random_from(dim, &mut rng)).collect();
+    let centres: Vec<_> = (0..200)
+        .map(|_| Hypervector::random_from(dim, &mut rng))
+        .collect();
     let member = |rng: &mut SeededRng| {
         let c = &centres[rng.below(200) as usize];
         let p = 0.10 + 0.10 * rng.unit_f64();
@@ -115,13 +118,12 @@ fn report_and_bench(c: &mut Criterion, data: &DataSet) {
     let mut index = Hnsw::build(data.dim, config, &items).unwrap();
     let (cpu, wall) = (cpu_seconds() - cpu0, t0.elapsed().as_secs_f64());
     println!(
-        "hnsw {} n={} M=16 efC=128 build: {:.1} s wall, {:.1} CPU-s, {:.0} vectors per CPU-second ({} threads)",
+        "hnsw {} n={} M=16 efC=128 build (1 thread): {:.1} s wall, {:.1} CPU-s, {:.0} vectors per CPU-second",
         data.name,
         data.base.len(),
         wall,
         cpu,
         data.base.len() as f64 / cpu,
-        rayon::current_num_threads()
     );
     for ef in EFS {
         index.set_ef_search(ef);
@@ -146,7 +148,11 @@ fn report_and_bench(c: &mut Criterion, data: &DataSet) {
         index.set_ef_search(ef);
         let q = &data.queries[0];
         g.bench_function(BenchmarkId::new("ef", ef), |b| {
-            b.iter(|| index.search(&SearchRequest::new(black_box(q.view()), 10)).unwrap())
+            b.iter(|| {
+                index
+                    .search(&SearchRequest::new(black_box(q.view()), 10))
+                    .unwrap()
+            })
         });
     }
     g.finish();

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hypermem::hdv::{Dim, Hypervector, SeededRng};
-use hypermem::store::{ProjectId, SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier};
+use hypermem::store::{
+    ProjectId, SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier,
+};
 
 const DIM: usize = 10_048;
 
@@ -23,7 +25,9 @@ fn bench_dir() -> tempfile::TempDir {
 
 fn random_batch(dim: Dim, n: usize, seed: u64) -> Vec<Hypervector> {
     let mut rng = SeededRng::new(seed);
-    (0..n).map(|_| Hypervector::random_from(dim, &mut rng)).collect()
+    (0..n)
+        .map(|_| Hypervector::random_from(dim, &mut rng))
+        .collect()
 }
 
 fn no_hnsw() -> SegmentStoreConfig {
@@ -87,7 +91,10 @@ fn search(c: &mut Criterion) {
         let target = store.get(&p, VectorId(n as u64 / 2)).unwrap().unwrap();
         let query = target.with_noise(0.2, 1).unwrap();
         let request = SearchRequest::new(query.view(), 10);
-        assert_eq!(store.search(&p, &request).unwrap()[0].id, VectorId(n as u64 / 2));
+        assert_eq!(
+            store.search(&p, &request).unwrap()[0].id,
+            VectorId(n as u64 / 2)
+        );
         let mut g = c.benchmark_group(format!("store_search_n{n}"));
         g.sample_size(10);
         g.throughput(Throughput::Bytes((n * dim.bytes()) as u64));

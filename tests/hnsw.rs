@@ -1,5 +1,5 @@
 //! HNSW over bit-level Hamming distance: recall@10 against exact search on clustered data
-//! (fixed seeds), deletions filtered, save and mmap reload, project isolation.
+//! (fixed seeds), deletions filtered, save and mmap reload, damaged files, project isolation.
 
 mod common;
 
@@ -16,14 +16,24 @@ fn dim() -> Dim {
 
 /// `n` points around `clusters` random centres (each point flips 15 % of its centre's bits)
 /// and `nq` queries drawn the same way.
-fn clustered(n: usize, nq: usize, clusters: u64, seed: u64) -> (Vec<Hypervector>, Vec<Hypervector>) {
-    let centres: Vec<_> = (0..clusters).map(|c| Hypervector::random(dim(), seed * 1000 + c)).collect();
+fn clustered(
+    n: usize,
+    nq: usize,
+    clusters: u64,
+    seed: u64,
+) -> (Vec<Hypervector>, Vec<Hypervector>) {
+    let centres: Vec<_> = (0..clusters)
+        .map(|c| Hypervector::random(dim(), seed * 1000 + c))
+        .collect();
     let point = |i: usize, salt: u64| {
         centres[i % clusters as usize]
             .with_noise(0.15, seed ^ (salt << 32) ^ i as u64)
             .unwrap()
     };
-    ((0..n).map(|i| point(i, 1)).collect(), (0..nq).map(|i| point(i * 7 + 3, 2)).collect())
+    (
+        (0..n).map(|i| point(i, 1)).collect(),
+        (0..nq).map(|i| point(i * 7 + 3, 2)).collect(),
+    )
 }
 
 /// recall@10 with ties counted: an approximate hit is correct when it is no farther than
@@ -41,7 +51,11 @@ fn recall_at_10(index: &Hnsw, data: &[Hypervector], queries: &[Hypervector]) -> 
 }
 
 fn build(data: &[Hypervector], config: HnswConfig) -> Hnsw {
-    let items: Vec<_> = data.iter().enumerate().map(|(i, v)| (VectorId(i as u64), v.view())).collect();
+    let items: Vec<_> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(i as u64), v.view()))
+        .collect();
     Hnsw::build(dim(), config, &items).unwrap()
 }
 
@@ -60,10 +74,17 @@ fn recall_at_10_on_clustered_data_is_high() {
     eprintln!("recall@10 = {recall:.3}");
     assert!(recall >= 0.95, "recall@10 {recall}");
     // Distances are bit-level Hamming distances.
-    let hit = index.search(&SearchRequest::new(data[17].view(), 1)).unwrap()[0];
+    let hit = index
+        .search(&SearchRequest::new(data[17].view(), 1))
+        .unwrap()[0];
     assert_eq!((hit.id, hit.distance), (VectorId(17), 0));
-    let other = index.search(&SearchRequest::new(queries[0].view(), 1)).unwrap()[0];
-    assert_eq!(other.distance, data[other.id.0 as usize].hamming(&queries[0]));
+    let other = index
+        .search(&SearchRequest::new(queries[0].view(), 1))
+        .unwrap()[0];
+    assert_eq!(
+        other.distance,
+        data[other.id.0 as usize].hamming(&queries[0])
+    );
 }
 
 #[test]
@@ -71,7 +92,9 @@ fn deleted_ids_are_filtered_and_filters_apply() {
     let (data, _) = clustered(500, 0, 5, 2);
     let index = build(&data, HnswConfig::default());
     index.delete(VectorId(42));
-    let hits = index.search(&SearchRequest::new(data[42].view(), 5)).unwrap();
+    let hits = index
+        .search(&SearchRequest::new(data[42].view(), 5))
+        .unwrap();
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.id != VectorId(42)));
     let even = |id: VectorId| id.0.is_multiple_of(2);
@@ -89,7 +112,12 @@ fn save_and_reload_answers_identically_without_rebuilding() {
     let index = build(&data, HnswConfig::default());
     index.delete(VectorId(7));
     index.save(&dir.path().join("idx")).unwrap();
-    let loaded = Hnsw::load(&dir.path().join("idx"), dim(), HnswConfig::default().ef_search).unwrap();
+    let loaded = Hnsw::load(
+        &dir.path().join("idx"),
+        dim(),
+        HnswConfig::default().ef_search,
+    )
+    .unwrap();
     assert_eq!(loaded.points(), 1500);
     assert_eq!(loaded.deleted(), 1);
     for q in queries.iter().chain([&data[7]]) {
@@ -98,13 +126,18 @@ fn save_and_reload_answers_identically_without_rebuilding() {
     }
     // The reloaded graph still takes inserts.
     let extra = Hypervector::random(dim(), 99);
-    loaded.insert_batch(&[(VectorId(5000), extra.view())]).unwrap();
-    assert_eq!(loaded.search(&SearchRequest::new(extra.view(), 1)).unwrap()[0].id, VectorId(5000));
+    loaded
+        .insert_batch(&[(VectorId(5000), extra.view())])
+        .unwrap();
+    assert_eq!(
+        loaded.search(&SearchRequest::new(extra.view(), 1)).unwrap()[0].id,
+        VectorId(5000)
+    );
     // Wrong dimension and missing files are clear errors.
     let err = Hnsw::load(&dir.path().join("idx"), Dim::new(2048).unwrap(), 64).unwrap_err();
     assert!(err.to_string().contains("expected 2048 bits"), "{err}");
     let err = Hnsw::load(&dir.path().join("nothing"), dim(), 64).unwrap_err();
-    assert!(err.to_string().contains("meta"), "{err}");
+    assert!(err.to_string().contains("graph.hhnsw"), "{err}");
 }
 
 #[test]
@@ -119,20 +152,36 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
     let (data_b, _) = clustered(300, 0, 15, 4); // same centres: B's vectors look like A's
     {
         let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
-        let items: Vec<_> = data_a.iter().enumerate().map(|(i, v)| (VectorId(i as u64), v.view())).collect();
+        let items: Vec<_> = data_a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (VectorId(i as u64), v.view()))
+            .collect();
         store.insert_batch(&a, &items).unwrap();
-        let items: Vec<_> = data_b.iter().enumerate().map(|(i, v)| (VectorId(10_000 + i as u64), v.view())).collect();
+        let items: Vec<_> = data_b
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (VectorId(10_000 + i as u64), v.view()))
+            .collect();
         store.insert_batch(&b, &items).unwrap();
         assert!(store.uses_hnsw(&a));
         assert!(!store.uses_hnsw(&b));
         for q in &queries {
             let hits = store.search(&a, &SearchRequest::new(q.view(), 10)).unwrap();
-            assert!(hits.iter().all(|h| h.id.0 < 10_000), "A never returns B's ids");
+            assert!(
+                hits.iter().all(|h| h.id.0 < 10_000),
+                "A never returns B's ids"
+            );
             let hits = store.search(&b, &SearchRequest::new(q.view(), 10)).unwrap();
-            assert!(hits.iter().all(|h| h.id.0 >= 10_000), "B never returns A's ids");
+            assert!(
+                hits.iter().all(|h| h.id.0 >= 10_000),
+                "B never returns A's ids"
+            );
         }
         assert!(store.delete(&a, VectorId(3)).unwrap());
-        let hits = store.search(&a, &SearchRequest::new(data_a[3].view(), 5)).unwrap();
+        let hits = store
+            .search(&a, &SearchRequest::new(data_a[3].view(), 5))
+            .unwrap();
         assert!(hits.iter().all(|h| h.id != VectorId(3)));
         store.save_indexes().unwrap();
     }
@@ -140,9 +189,17 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
     let store = SegmentStore::open(dir.path().join("s"), dim(), config).unwrap();
     assert!(store.uses_hnsw(&a));
     assert_eq!(store.recovery().indexes_rebuilt, 0);
-    let hits = store.search(&a, &SearchRequest::new(data_a[3].view(), 5)).unwrap();
+    let hits = store
+        .search(&a, &SearchRequest::new(data_a[3].view(), 5))
+        .unwrap();
     assert!(hits.iter().all(|h| h.id != VectorId(3)));
-    assert_eq!(store.search(&a, &SearchRequest::new(data_a[4].view(), 1)).unwrap()[0].id, VectorId(4));
+    assert_eq!(
+        store
+            .search(&a, &SearchRequest::new(data_a[4].view(), 1))
+            .unwrap()[0]
+            .id,
+        VectorId(4)
+    );
 }
 
 #[test]
@@ -156,12 +213,16 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
     let p = project("p");
     {
         let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
-        let items: Vec<_> = data.iter().enumerate().map(|(i, v)| (VectorId(i as u64), v.view())).collect();
+        let items: Vec<_> = data
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (VectorId(i as u64), v.view()))
+            .collect();
         store.insert_batch(&p, &items).unwrap();
         store.flush().unwrap();
     }
     let graph_dir = dir.path().join("s/projects/p/hnsw");
-    let data_file = graph_dir.join("graph.hnsw.data");
+    let data_file = graph_dir.join(hypermem::index::GRAPH_FILE);
     let mut bytes = std::fs::read(&data_file).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xFF;
@@ -170,6 +231,8 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
     assert!(err.to_string().contains("checksum"), "{err}");
     let store = SegmentStore::open(dir.path().join("s"), dim(), config).unwrap();
     assert_eq!(store.recovery().indexes_rebuilt, 1);
-    let hit = store.search(&p, &SearchRequest::new(data[9].view(), 1)).unwrap()[0];
+    let hit = store
+        .search(&p, &SearchRequest::new(data[9].view(), 1))
+        .unwrap()[0];
     assert_eq!((hit.id, hit.distance), (VectorId(9), 0));
 }

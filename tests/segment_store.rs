@@ -43,7 +43,11 @@ fn assert_exactly(store: &SegmentStore, name: &str, ids: impl Iterator<Item = u6
     let want: Vec<VectorId> = ids.map(VectorId).collect();
     assert_eq!(store.ids(&p), want);
     for id in want {
-        assert_eq!(store.get(&p, id).unwrap().unwrap(), vector_of(dim(), name, id.0), "id {id}");
+        assert_eq!(
+            store.get(&p, id).unwrap().unwrap(),
+            vector_of(dim(), name, id.0),
+            "id {id}"
+        );
     }
 }
 
@@ -83,7 +87,10 @@ fn wrong_dimension_on_open_is_a_clear_error() {
     drop(SegmentStore::create(&root, dim(), config(10)).unwrap());
     let err = SegmentStore::open(&root, Dim::new(2048).unwrap(), config(10)).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("expected 2048 bits, found 1024 bits") && msg.contains("STORE"), "{msg}");
+    assert!(
+        msg.contains("expected 2048 bits, found 1024 bits") && msg.contains("STORE"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -116,7 +123,12 @@ fn truncation_inside_uncommitted_space_is_repaired() {
     let full = fs::metadata(file).unwrap().len();
     // Cut the unused tail of the id area (power loss before preallocation reached disk).
     let committed_end = 4096 + 100 * (D as u64 / 8) + 40 * 16;
-    OpenOptions::new().write(true).open(file).unwrap().set_len(committed_end).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(committed_end)
+        .unwrap();
     let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
     let rec = &store.recovery().segments;
     assert_eq!(rec.len(), 1);
@@ -136,7 +148,12 @@ fn truncation_into_committed_data_is_corruption_naming_the_file() {
     });
     let file = &segment_files(&root, "p")[0];
     let cut = 4096 + 100 * (D as u64 / 8) + 20 * 16;
-    OpenOptions::new().write(true).open(file).unwrap().set_len(cut).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     match &err {
         StoreError::Corruption { path, reason } => {
@@ -146,7 +163,12 @@ fn truncation_into_committed_data_is_corruption_naming_the_file() {
         other => panic!("{other}"),
     }
     // Shorter than the header area.
-    OpenOptions::new().write(true).open(file).unwrap().set_len(100).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     assert!(err.to_string().contains("shorter than the header"), "{err}");
 }
@@ -161,14 +183,21 @@ fn a_flipped_bit_in_a_committed_vector_is_a_checksum_error() {
         s
     });
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap();
     let at = 4096 + 7 * (D as u64 / 8) + 5;
     let mut byte = [0u8];
     f.read_exact_at(&mut byte, at).unwrap();
     f.write_all_at(&[byte[0] ^ 0x10], at).unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("checksum mismatch in committed slot 7") && msg.contains("seg-00000001.hseg"), "{msg}");
+    assert!(
+        msg.contains("checksum mismatch in committed slot 7") && msg.contains("seg-00000001.hseg"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -182,7 +211,11 @@ fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
         s
     });
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap();
     // The newest header generation is 3 (create = 1, two appends): slot 3 % 2 = 1 at 512.
     f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
     drop(f);
@@ -193,7 +226,11 @@ fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
     assert_eq!(rec.adopted, 10);
     assert_exactly(&store, "p", 0..20);
     drop(store);
-    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap();
     f.write_all_at(&[0xFF; 8], 20).unwrap();
     f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
     drop(f);
@@ -217,11 +254,17 @@ fn torn_slots_past_the_count_are_cleared_not_adopted() {
         s
     });
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap();
     // Simulate a crash mid-append: an id entry at slot 5 whose vector never arrived.
     let entries = 4096 + 100 * (D as u64 / 8);
-    f.write_all_at(&99u64.to_le_bytes(), entries + 5 * 16).unwrap();
-    f.write_all_at(&0xDEADu32.to_le_bytes(), entries + 5 * 16 + 8).unwrap();
+    f.write_all_at(&99u64.to_le_bytes(), entries + 5 * 16)
+        .unwrap();
+    f.write_all_at(&0xDEADu32.to_le_bytes(), entries + 5 * 16 + 8)
+        .unwrap();
     drop(f);
     let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
     let rec = &store.recovery().segments[0].1;
@@ -250,7 +293,9 @@ fn tombstones_filter_and_compaction_erases_the_bytes() {
         // Tombstones persist across reopen.
         let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
         assert_eq!(store.get(&p, VectorId(13)).unwrap(), None);
-        let hits = store.search(&p, &SearchRequest::new(secret.view(), 3)).unwrap();
+        let hits = store
+            .search(&p, &SearchRequest::new(secret.view(), 3))
+            .unwrap();
         assert!(hits.iter().all(|h| h.id != VectorId(13)));
         // The bytes are still on disk until compaction.
         assert!(contains_bytes(&root, &secret.to_le_bytes()));
@@ -291,7 +336,11 @@ fn interrupted_compactions_roll_back_or_forward() {
     let projects = root.join("projects");
     // Crash before the swap: a half-written .compact dir beside the live one.
     fs::create_dir(projects.join(".compact-p")).unwrap();
-    fs::write(projects.join(".compact-p").join("seg-00000001.hseg"), b"partial").unwrap();
+    fs::write(
+        projects.join(".compact-p").join("seg-00000001.hseg"),
+        b"partial",
+    )
+    .unwrap();
     let store = SegmentStore::open(&root, dim(), config(16)).unwrap();
     assert_eq!(store.recovery().compactions_discarded, 1);
     assert_exactly(&store, "p", 0..20);
@@ -385,7 +434,12 @@ fn kill_9_during_appends_loses_no_acknowledged_vector() {
     let root = dir.path().join("s");
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_child_writer",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("HYPERMEM_CRASH_CHILD_ROOT", &root)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -406,7 +460,10 @@ fn kill_9_during_appends_loses_no_acknowledged_vector() {
                 }
             }
         }
-        assert_eq!(seen, target, "round {round}: the child stopped acknowledging early");
+        assert_eq!(
+            seen, target,
+            "round {round}: the child stopped acknowledging early"
+        );
         child.kill().unwrap();
         child.wait().unwrap();
         // Drain what the child printed after our last read (it may have acked more).
@@ -418,11 +475,18 @@ fn kill_9_during_appends_loses_no_acknowledged_vector() {
         let store = SegmentStore::open(&root, dim(), config(64)).unwrap();
         let ids = store.ids(&project("p"));
         // Every acknowledged vector is present and bit-identical ...
-        assert!(ids.len() as u64 >= acked, "round {round}: {} < {acked}", ids.len());
+        assert!(
+            ids.len() as u64 >= acked,
+            "round {round}: {} < {acked}",
+            ids.len()
+        );
         // ... and nothing else: only whole batches' ids, each with its exact vector.
         for (i, id) in ids.iter().enumerate() {
             assert_eq!(id.0, i as u64, "round {round}: ids are a dense prefix");
-            assert_eq!(store.get(&project("p"), *id).unwrap().unwrap(), vector_of(dim(), "p", id.0));
+            assert_eq!(
+                store.get(&project("p"), *id).unwrap().unwrap(),
+                vector_of(dim(), "p", id.0)
+            );
         }
         // A batch split across two segments may keep a prefix (each part is whole):
         // top it up so the next child continues on a batch boundary.

@@ -20,7 +20,11 @@ fn contract(tier: &dyn VectorTier) {
     assert_eq!(tier.dim(), dim());
     assert!(tier.is_empty(&a));
     let q = vector_of(dim(), "alpha", 3);
-    assert!(tier.search(&a, &SearchRequest::new(q.view(), 5)).unwrap().is_empty());
+    assert!(
+        tier.search(&a, &SearchRequest::new(q.view(), 5))
+            .unwrap()
+            .is_empty()
+    );
 
     // Insert 300 vectors into alpha (in batches) and 50 into beta.
     let alpha: Vec<(VectorId, Hypervector)> = (0..300u64)
@@ -31,7 +35,12 @@ fn contract(tier: &dyn VectorTier) {
         tier.insert_batch(&a, &batch).unwrap();
     }
     for i in 0..50u64 {
-        tier.insert(&b, VectorId(i * 3 + 1), vector_of(dim(), "beta", i * 3 + 1).view()).unwrap();
+        tier.insert(
+            &b,
+            VectorId(i * 3 + 1),
+            vector_of(dim(), "beta", i * 3 + 1).view(),
+        )
+        .unwrap();
     }
     assert_eq!(tier.len(&a), 300);
     assert_eq!(tier.len(&b), 50);
@@ -48,35 +57,70 @@ fn contract(tier: &dyn VectorTier) {
     assert_eq!(tier.get(&project("nobody"), VectorId(1)).unwrap(), None);
 
     // Bad input writes nothing.
-    let dup = tier.insert_batch(&a, &[(VectorId(100_000), q.view()), (VectorId(1), q.view())]);
-    assert!(matches!(dup, Err(StoreError::DuplicateId { id: VectorId(1), .. })), "{dup:?}");
-    let in_batch = tier.insert_batch(&a, &[(VectorId(100_001), q.view()), (VectorId(100_001), q.view())]);
+    let dup = tier.insert_batch(
+        &a,
+        &[(VectorId(100_000), q.view()), (VectorId(1), q.view())],
+    );
+    assert!(
+        matches!(
+            dup,
+            Err(StoreError::DuplicateId {
+                id: VectorId(1),
+                ..
+            })
+        ),
+        "{dup:?}"
+    );
+    let in_batch = tier.insert_batch(
+        &a,
+        &[(VectorId(100_001), q.view()), (VectorId(100_001), q.view())],
+    );
     assert!(matches!(in_batch, Err(StoreError::DuplicateId { .. })));
     let wrong = Hypervector::random(Dim::new(D + 64).unwrap(), 1);
-    let err = tier.insert(&a, VectorId(100_002), wrong.view()).unwrap_err();
-    assert!(err.to_string().contains("expected 512 bits, found 576 bits"), "{err}");
+    let err = tier
+        .insert(&a, VectorId(100_002), wrong.view())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected 512 bits, found 576 bits"),
+        "{err}"
+    );
     assert_eq!(tier.len(&a), 300);
     assert_eq!(tier.get(&a, VectorId(100_000)).unwrap(), None);
 
     // Exact top-k equals brute force, within the project only.
     for qi in [0u64, 7, 123] {
-        let query = vector_of(dim(), "alpha", qi * 3 + 1).with_noise(0.2, qi).unwrap();
-        let got = tier.search(&a, &SearchRequest::new(query.view(), 10)).unwrap();
+        let query = vector_of(dim(), "alpha", qi * 3 + 1)
+            .with_noise(0.2, qi)
+            .unwrap();
+        let got = tier
+            .search(&a, &SearchRequest::new(query.view(), 10))
+            .unwrap();
         assert_eq!(got, brute_force(&alpha, &query, 10), "query {qi}");
         assert_eq!(got[0].id, VectorId(qi * 3 + 1));
         // The same ids exist in beta with other vectors: never returned for alpha.
-        let beta_hits = tier.search(&b, &SearchRequest::new(query.view(), 10)).unwrap();
+        let beta_hits = tier
+            .search(&b, &SearchRequest::new(query.view(), 10))
+            .unwrap();
         assert!(beta_hits.iter().all(|h| h.id.0 <= 150), "beta ids only");
         assert_ne!(beta_hits[0].distance, 0);
     }
-    let err = tier.search(&a, &SearchRequest::new(wrong.view(), 3)).unwrap_err();
+    let err = tier
+        .search(&a, &SearchRequest::new(wrong.view(), 3))
+        .unwrap_err();
     assert!(matches!(err, StoreError::DimensionMismatch { .. }));
 
     // Filters: max distance and id predicate.
     let exact = alpha[10].1.clone();
     let mut req = SearchRequest::new(exact.view(), 10);
     req.max_distance = Some(100);
-    assert_eq!(tier.search(&a, &req).unwrap(), vec![hypermem::store::Hit { id: alpha[10].0, distance: 0 }]);
+    assert_eq!(
+        tier.search(&a, &req).unwrap(),
+        vec![hypermem::store::Hit {
+            id: alpha[10].0,
+            distance: 0
+        }]
+    );
     let odd = |id: VectorId| id.0 % 2 == 1;
     let mut req = SearchRequest::new(exact.view(), 20);
     req.filter = Some(&odd);
@@ -90,17 +134,28 @@ fn contract(tier: &dyn VectorTier) {
     assert!(!tier.delete(&a, victim).unwrap());
     assert_eq!(tier.get(&a, victim).unwrap(), None);
     assert_eq!(tier.len(&a), 299);
-    let hits = tier.search(&a, &SearchRequest::new(exact.view(), 5)).unwrap();
+    let hits = tier
+        .search(&a, &SearchRequest::new(exact.view(), 5))
+        .unwrap();
     assert!(hits.iter().all(|h| h.id != victim));
     // Re-inserting a deleted id is allowed.
     tier.insert(&a, victim, exact.view()).unwrap();
-    assert_eq!(tier.search(&a, &SearchRequest::new(exact.view(), 1)).unwrap()[0].id, victim);
+    assert_eq!(
+        tier.search(&a, &SearchRequest::new(exact.view(), 1))
+            .unwrap()[0]
+            .id,
+        victim
+    );
 
     // Dropping a project removes it entirely and leaves the other intact.
     assert_eq!(tier.drop_project(&b).unwrap(), 50);
     assert_eq!(tier.len(&b), 0);
     assert_eq!(tier.projects(), vec![a.clone()]);
-    assert!(tier.search(&b, &SearchRequest::new(q.view(), 5)).unwrap().is_empty());
+    assert!(
+        tier.search(&b, &SearchRequest::new(q.view(), 5))
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(tier.len(&a), 300);
     tier.flush().unwrap();
 }
@@ -115,7 +170,8 @@ fn hot_tier_refuses_past_capacity() {
     let hot = HotTier::new(dim(), 2);
     let p = project("p");
     let v = vector_of(dim(), "p", 1);
-    hot.insert_batch(&p, &[(VectorId(1), v.view()), (VectorId(2), v.view())]).unwrap();
+    hot.insert_batch(&p, &[(VectorId(1), v.view()), (VectorId(2), v.view())])
+        .unwrap();
     let err = hot.insert(&p, VectorId(3), v.view()).unwrap_err();
     assert!(matches!(err, StoreError::Full { capacity: 2, .. }), "{err}");
     assert_eq!(hot.len(&p), 2);

@@ -38,7 +38,10 @@ fn strength_is_importance_times_log_accesses_times_decay() {
     let s = Ltp::strength(3.0, 4, 10.0, 0.05);
     assert!((s - 3.0 * 5f64.ln() * (-0.5f64).exp()).abs() < 1e-12);
     // A negative age (clock skew) does not amplify.
-    assert_eq!(Ltp::strength(1.0, 1, -5.0, 1.0), Ltp::strength(1.0, 1, 0.0, 1.0));
+    assert_eq!(
+        Ltp::strength(1.0, 1, -5.0, 1.0),
+        Ltp::strength(1.0, 1, 0.0, 1.0)
+    );
 }
 
 #[test]
@@ -48,7 +51,13 @@ fn promotion_and_demotion_follow_the_policy() {
     let m = manager(dir.path(), clock.clone(), 10);
     let p = project("p");
     for i in 0..6u64 {
-        m.insert(&p, VectorId(i), vector_of(dim(), "p", i).view(), 1.0 + i as f64).unwrap();
+        m.insert(
+            &p,
+            VectorId(i),
+            vector_of(dim(), "p", i).view(),
+            1.0 + i as f64,
+        )
+        .unwrap();
     }
     // Insertion counts as one access: S = I ln 2.
     let s5 = m.strength(&p, VectorId(5)).unwrap();
@@ -58,7 +67,10 @@ fn promotion_and_demotion_follow_the_policy() {
     let r = m.rebalance(&p).unwrap();
     // Promoted: every trace with S ≥ 1.5: ids 0 (1.61), 2 (3 ln2 = 2.08), 3, 4, 5.
     assert_eq!(r.promoted, 5);
-    assert!(!m.trace(&p, VectorId(1)).unwrap().in_hot, "2 ln 2 = 1.386 < 1.5");
+    assert!(
+        !m.trace(&p, VectorId(1)).unwrap().in_hot,
+        "2 ln 2 = 1.386 < 1.5"
+    );
     assert!(m.trace(&p, VectorId(0)).unwrap().in_hot);
     assert_eq!(m.hot().len(&p), 5);
     // Four days later: e^-4 ≈ 0.018. Id 5: 6 ln2 e^-4 = 0.076 < cold; all demoted from hot.
@@ -94,7 +106,13 @@ fn hot_capacity_goes_to_the_strongest_and_search_deduplicates() {
     let m = manager(dir.path(), clock, 2);
     let p = project("p");
     for i in 0..5u64 {
-        m.insert(&p, VectorId(i), vector_of(dim(), "p", i).view(), 3.0 + i as f64).unwrap();
+        m.insert(
+            &p,
+            VectorId(i),
+            vector_of(dim(), "p", i).view(),
+            3.0 + i as f64,
+        )
+        .unwrap();
     }
     let r = m.rebalance(&p).unwrap();
     assert_eq!(r.promoted, 2);
@@ -116,8 +134,15 @@ fn deletion_and_project_drop_reach_every_tier() {
     let m = manager(dir.path(), clock.clone(), 10);
     let (p, other) = (project("p"), project("other"));
     for i in 0..4u64 {
-        m.insert(&p, VectorId(i), vector_of(dim(), "p", i).view(), 5.0).unwrap();
-        m.insert(&other, VectorId(i), vector_of(dim(), "other", i).view(), 5.0).unwrap();
+        m.insert(&p, VectorId(i), vector_of(dim(), "p", i).view(), 5.0)
+            .unwrap();
+        m.insert(
+            &other,
+            VectorId(i),
+            vector_of(dim(), "other", i).view(),
+            5.0,
+        )
+        .unwrap();
     }
     m.rebalance(&p).unwrap();
     assert_eq!(m.hot().len(&p), 4);
@@ -128,7 +153,11 @@ fn deletion_and_project_drop_reach_every_tier() {
     assert!(m.is_empty(&p));
     assert_eq!(m.hot().len(&p), 0);
     let q = vector_of(dim(), "p", 0);
-    assert!(m.search(&p, &SearchRequest::new(q.view(), 3)).unwrap().is_empty());
+    assert!(
+        m.search(&p, &SearchRequest::new(q.view(), 3))
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(m.len(&other), 4);
     // Duplicate ids are refused across homes.
     assert!(m.insert(&other, VectorId(2), q.view(), 1.0).is_err());
@@ -141,12 +170,21 @@ fn traces_are_rebuilt_from_the_durable_tiers_on_open() {
     {
         let m = manager(dir.path(), clock.clone(), 10);
         for i in 0..3u64 {
-            m.insert(&project("p"), VectorId(i), vector_of(dim(), "p", i).view(), 1.0).unwrap();
+            m.insert(
+                &project("p"),
+                VectorId(i),
+                vector_of(dim(), "p", i).view(),
+                1.0,
+            )
+            .unwrap();
         }
         clock.advance(100.0 * DAY);
         m.rebalance(&project("p")).unwrap();
     }
     let m = manager(dir.path(), clock, 10);
     assert_eq!(m.len(&project("p")), 3);
-    assert_eq!(m.trace(&project("p"), VectorId(1)).unwrap().home, Tier::Cold);
+    assert_eq!(
+        m.trace(&project("p"), VectorId(1)).unwrap().home,
+        Tier::Cold
+    );
 }

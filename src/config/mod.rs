@@ -301,13 +301,19 @@ impl Profile {
             ("tiers.cold", ti.cold),
         ] {
             if !(value.is_finite() && value >= 0.0) {
-                return Err(invalid(key, format!("must be a finite number >= 0, got {value}")));
+                return Err(invalid(
+                    key,
+                    format!("must be a finite number >= 0, got {value}"),
+                ));
             }
         }
         if ti.demote > ti.promote {
             return Err(invalid(
                 "tiers.demote",
-                format!("must not exceed tiers.promote ({} > {})", ti.demote, ti.promote),
+                format!(
+                    "must not exceed tiers.promote ({} > {})",
+                    ti.demote, ti.promote
+                ),
             ));
         }
         if ti.cold > ti.demote {
@@ -323,14 +329,20 @@ impl Profile {
         if h.ef_construction < h.m {
             return Err(invalid(
                 "hnsw.ef_construction",
-                format!("must be at least hnsw.m ({}), got {}", h.m, h.ef_construction),
+                format!(
+                    "must be at least hnsw.m ({}), got {}",
+                    h.m, h.ef_construction
+                ),
             ));
         }
         if h.ef_search == 0 {
             return Err(invalid("hnsw.ef_search", "must be at least 1".to_owned()));
         }
         if h.threshold == 0 {
-            return Err(invalid("hnsw.threshold", "must be at least 1 vector".to_owned()));
+            return Err(invalid(
+                "hnsw.threshold",
+                "must be at least 1 vector".to_owned(),
+            ));
         }
         Ok(Self {
             kind,

@@ -1,52 +1,38 @@
-//! Approximate search: HNSW graphs (`hnsw_rs`) over **bit-level** Hamming distance.
+//! Approximate search: a hierarchical navigable small-world graph (Malkov & Yashunin) over
+//! **bit-level** Hamming distance, written for binary hypervectors.
 //!
-//! `hnsw_rs`'s own `DistHamming` counts differing *elements* (whole `u64` words), not bits,
-//! so the graph uses [`BitHamming`], which calls the `hdv` SIMD kernel. Graphs are built
-//! incrementally, saved with their data, and reloaded so a restart does not rebuild.
-//! `hnsw_rs` cannot delete: deleted ids are filtered at search time and dropped when the
-//! graph is rebuilt.
+//! Why not `hnsw_rs` (the first version of this module used it): its points are separate
+//! heap allocations reached through `Arc`s and locks, its `DistHamming` counts differing
+//! words rather than bits, its dump can only be reloaded with the data memory-mapped while
+//! the loader stays mutably borrowed, and it exits the process on malformed files. Measured
+//! on the same data (clustered 100k × 10,048 bits, M = 16, efC = 128) it built at ≈ 930
+//! vectors per CPU-second and answered ≈ 3,300 queries per CPU-second at recall@10 0.994
+//! with the `hdv` kernel as its distance. This graph keeps every vector in one contiguous
+//! block, neighbour lists in flat `u32` arrays, prefetches all unvisited neighbours of a node
+//! before comparing any (a 10,048-bit vector is 20 cache lines: memory latency, not
+//! arithmetic, dominates graph search), and reuses a per-thread visited set.
 //!
-//! Reloaded data is read into RAM, not memory-mapped: `hnsw_rs` only sets up its data map in
-//! `HnswIo::load_hnsw(&mut self)`, whose graph then borrows the loader mutably for its whole
-//! life, which can only be held by leaking the loader — and a leaked map would keep the
-//! bytes of erased vectors on disk until the process exits. The saved files are checksummed
-//! and verified before `hnsw_rs` reads them, because its loader exits the process on
-//! malformed data.
+//! Deletions are tombstones: a deleted node still routes searches but is never returned;
+//! a rebuild (compaction) drops it. A graph is saved as one checksummed file and reloaded
+//! with its vectors memory-mapped in place, so a restart neither rebuilds nor copies.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs;
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use hdv::{Dim, HvRef, Kernel};
-use hnsw_rs::prelude::{AnnT, DataId, Distance, FilterT, HnswIo};
+use hdv::{Dim, HvRef, Kernel, SeededRng};
+use xxhash_rust::xxh3::xxh3_64;
 
-use crate::store::{Hit, SearchRequest, VectorId};
-
-/// Bit-level Hamming distance for `hnsw_rs`, computed by an `hdv` kernel.
-#[derive(Debug, Clone, Copy)]
-pub struct BitHamming(Kernel);
-
-impl BitHamming {
-    /// The distance with the process's active kernel.
-    ///
-    /// # Errors
-    /// If `HDV_KERNEL` is invalid.
-    pub fn active() -> Result<Self, hdv::Error> {
-        Ok(Self(hdv::kernels::try_active()?))
-    }
-}
-
-impl Distance<u64> for BitHamming {
-    fn eval(&self, va: &[u64], vb: &[u64]) -> f32 {
-        self.0.hamming(va, vb) as f32
-    }
-}
+use crate::store::{Hit, MappedFile, SearchRequest, VectorId};
 
 /// HNSW parameters (from the profile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HnswConfig {
-    /// Links per node per layer (`M`).
+    /// Links per node on upper layers (`M`); layer 0 keeps `2 M`.
     pub m: usize,
     /// Candidate list size while building.
     pub ef_construction: usize,
@@ -71,11 +57,11 @@ impl Default for HnswConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HnswError {
-    /// Saving or loading failed.
+    /// Saving or loading failed, or the saved file is damaged.
     #[error("HNSW index at {path}: {reason}")]
     Persist {
-        /// The index directory.
-        path: std::path::PathBuf,
+        /// The index file or directory.
+        path: PathBuf,
         /// What failed.
         reason: String,
     },
@@ -87,42 +73,356 @@ pub enum HnswError {
         /// Offending dimension.
         found: usize,
     },
+    /// The parameters are unusable.
+    #[error("invalid HNSW parameter: {0}")]
+    Config(String),
     /// The kernel could not be selected.
     #[error(transparent)]
     Hdv(#[from] hdv::Error),
 }
 
-type Graph<'a> = hnsw_rs::hnsw::Hnsw<'a, u64, BitHamming>;
+/// File name of a saved graph inside its directory.
+pub const GRAPH_FILE: &str = "graph.hhnsw";
+const MAGIC: [u8; 8] = *b"HMHNSW\0\x01";
+const VERSION: u32 = 1;
+const HEADER: usize = 4096;
+const MAX_LEVEL: u8 = 15;
+/// Seed of the level generator (levels are part of a deterministic build).
+const LEVEL_SEED: u64 = 0x484E_5357;
 
-self_cell::self_cell!(
-    /// A graph reloaded from disk, borrowing its memory-mapped data from the loader.
-    struct LoadedGraph {
-        owner: HnswIo,
-        #[not_covariant]
-        dependent: Graph,
-    }
-);
-
-enum Inner {
-    Built(Graph<'static>),
-    Loaded(LoadedGraph),
+/// Vector storage: a memory-mapped prefix (from a saved graph) plus vectors added since.
+#[derive(Debug)]
+struct Vectors {
+    words: usize,
+    mapped: Option<(MappedFile, usize, usize)>, // file, byte offset, count
+    owned: Vec<u64>,
 }
 
-impl Inner {
-    fn with<R>(&self, f: impl for<'a> FnOnce(&Graph<'a>) -> R) -> R {
-        match self {
-            Inner::Built(g) => f(g),
-            Inner::Loaded(l) => l.with_dependent(|_, g| f(g)),
+impl Vectors {
+    fn mapped_count(&self) -> usize {
+        self.mapped.as_ref().map_or(0, |m| m.2)
+    }
+
+    #[inline]
+    fn get(&self, i: u32) -> &[u64] {
+        let i = i as usize;
+        let w = self.words;
+        match &self.mapped {
+            Some((file, off, count)) if i < *count => {
+                let bytes = &file.bytes()[off + i * w * 8..off + (i + 1) * w * 8];
+                bytemuck::cast_slice(bytes)
+            }
+            _ => {
+                let j = i - self.mapped_count();
+                &self.owned[j * w..(j + 1) * w]
+            }
         }
     }
 }
 
-/// An HNSW index of hypervectors keyed by [`VectorId`].
+/// The graph proper.
+#[derive(Debug)]
+struct Graph {
+    m: usize,
+    m0: usize,
+    level_mult: f64,
+    ids: Vec<VectorId>,
+    levels: Vec<u8>,
+    /// `n × (m0 + 1)`: per node, a count then up to `m0` neighbours.
+    layer0: Vec<u32>,
+    /// Per node, `level × (m + 1)`: for layers 1..=level, a count then up to `m` neighbours.
+    upper: Vec<Vec<u32>>,
+    entry: Option<u32>,
+    max_level: u8,
+    deleted: Vec<u64>,
+    deleted_count: usize,
+    by_id: HashMap<VectorId, u32>,
+    rng: SeededRng,
+    vectors: Vectors,
+}
+
+/// Per-thread visited marks with generation stamps (no clearing between searches).
+struct Visited {
+    marks: Vec<u32>,
+    generation: u32,
+}
+
+impl Visited {
+    fn reset(&mut self, n: usize) {
+        if self.marks.len() < n {
+            self.marks.resize(n, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.marks.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    #[inline]
+    fn seen(&self, i: u32) -> bool {
+        self.marks[i as usize] == self.generation
+    }
+
+    /// Marks `i`; returns whether it was new.
+    #[inline]
+    fn insert(&mut self, i: u32) -> bool {
+        let m = &mut self.marks[i as usize];
+        let new = *m != self.generation;
+        *m = self.generation;
+        new
+    }
+}
+
+thread_local! {
+    static VISITED: RefCell<Visited> = const { RefCell::new(Visited { marks: Vec::new(), generation: 0 }) };
+}
+
+impl Graph {
+    fn new(dim: Dim, config: &HnswConfig) -> Self {
+        Self {
+            m: config.m,
+            m0: 2 * config.m,
+            level_mult: 1.0 / (config.m as f64).ln(),
+            ids: Vec::with_capacity(config.max_elements),
+            levels: Vec::with_capacity(config.max_elements),
+            layer0: Vec::with_capacity(config.max_elements * (2 * config.m + 1)),
+            upper: Vec::with_capacity(config.max_elements),
+            entry: None,
+            max_level: 0,
+            deleted: Vec::new(),
+            deleted_count: 0,
+            by_id: HashMap::with_capacity(config.max_elements),
+            rng: SeededRng::new(LEVEL_SEED),
+            vectors: Vectors {
+                words: dim.words(),
+                mapped: None,
+                owned: Vec::with_capacity(config.max_elements * dim.words()),
+            },
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    #[inline]
+    fn neighbors(&self, node: u32, layer: u8) -> &[u32] {
+        let node = node as usize;
+        if layer == 0 {
+            let base = node * (self.m0 + 1);
+            let count = self.layer0[base] as usize;
+            &self.layer0[base + 1..base + 1 + count]
+        } else {
+            let base = (layer as usize - 1) * (self.m + 1);
+            let list = &self.upper[node];
+            let count = list[base] as usize;
+            &list[base + 1..base + 1 + count]
+        }
+    }
+
+    fn set_neighbors(&mut self, node: u32, layer: u8, nbrs: &[u32]) {
+        let node = node as usize;
+        let (slot, cap) = if layer == 0 {
+            (
+                &mut self.layer0[node * (self.m0 + 1)..(node + 1) * (self.m0 + 1)],
+                self.m0,
+            )
+        } else {
+            let base = (layer as usize - 1) * (self.m + 1);
+            (&mut self.upper[node][base..base + self.m + 1], self.m)
+        };
+        let n = nbrs.len().min(cap);
+        slot[0] = n as u32;
+        slot[1..1 + n].copy_from_slice(&nbrs[..n]);
+    }
+
+    fn is_deleted(&self, node: u32) -> bool {
+        let i = node as usize;
+        self.deleted
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    fn mark_deleted(&mut self, node: u32) {
+        let i = node as usize;
+        if self.deleted.len() <= i / 64 {
+            self.deleted.resize(i / 64 + 1, 0);
+        }
+        if !self.is_deleted(node) {
+            self.deleted[i / 64] |= 1 << (i % 64);
+            self.deleted_count += 1;
+        }
+    }
+
+    #[inline]
+    fn dist(&self, kernel: Kernel, q: &[u64], node: u32) -> u32 {
+        kernel.hamming(q, self.vectors.get(node))
+    }
+
+    /// Best-first search of one layer from `entry`, keeping `ef` results that pass
+    /// `accept` (all nodes route; only accepted ones are returned). Sorted nearest first.
+    fn search_layer(
+        &self,
+        kernel: Kernel,
+        q: &[u64],
+        entry: &[(u32, u32)],
+        ef: usize,
+        layer: u8,
+        accept: &dyn Fn(u32) -> bool,
+    ) -> Vec<(u32, u32)> {
+        VISITED.with(|v| {
+            let mut visited = v.borrow_mut();
+            visited.reset(self.len());
+            let mut candidates: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::with_capacity(ef * 4);
+            let mut results: BinaryHeap<(u32, u32)> = BinaryHeap::with_capacity(ef + 1);
+            for &(d, node) in entry {
+                if visited.insert(node) {
+                    candidates.push(Reverse((d, node)));
+                    if accept(node) {
+                        results.push((d, node));
+                    }
+                }
+            }
+            while results.len() > ef {
+                results.pop();
+            }
+            while let Some(Reverse((d, c))) = candidates.pop() {
+                let worst = if results.len() >= ef {
+                    results.peek().map_or(u32::MAX, |r| r.0)
+                } else {
+                    u32::MAX
+                };
+                if d > worst {
+                    break;
+                }
+                let nbrs = self.neighbors(c, layer);
+                for &e in nbrs {
+                    if !visited.seen(e) {
+                        hdv::kernels::prefetch(self.vectors.get(e));
+                    }
+                }
+                for &e in nbrs {
+                    if !visited.insert(e) {
+                        continue;
+                    }
+                    let de = self.dist(kernel, q, e);
+                    let worst = if results.len() >= ef {
+                        results.peek().map_or(u32::MAX, |r| r.0)
+                    } else {
+                        u32::MAX
+                    };
+                    if de < worst || results.len() < ef {
+                        candidates.push(Reverse((de, e)));
+                        if accept(e) {
+                            results.push((de, e));
+                            if results.len() > ef {
+                                results.pop();
+                            }
+                        }
+                    }
+                }
+            }
+            let mut out = results.into_vec();
+            out.sort_unstable();
+            out
+        })
+    }
+
+    /// The neighbour-selection heuristic: walk candidates nearest first and keep one only if
+    /// it is not closer to an already kept neighbour than to the base point (keeps links
+    /// spread in different directions).
+    fn select(&self, kernel: Kernel, candidates: &[(u32, u32)], m: usize) -> Vec<(u32, u32)> {
+        let mut kept: Vec<(u32, u32)> = Vec::with_capacity(m);
+        for &(d, e) in candidates {
+            if kept.len() >= m {
+                break;
+            }
+            let ve = self.vectors.get(e);
+            if kept
+                .iter()
+                .all(|&(_, s)| kernel.hamming(ve, self.vectors.get(s)) >= d)
+            {
+                kept.push((d, e));
+            }
+        }
+        kept
+    }
+
+    /// Adds a link `from → to` (at distance `d`), pruning `from`'s list if it overflows.
+    fn connect(&mut self, kernel: Kernel, from: u32, to: u32, d: u32, layer: u8) {
+        let cap = if layer == 0 { self.m0 } else { self.m };
+        let current = self.neighbors(from, layer).to_vec();
+        if current.len() < cap {
+            let mut next = current;
+            next.push(to);
+            self.set_neighbors(from, layer, &next);
+            return;
+        }
+        let vf = self.vectors.get(from);
+        let mut candidates: Vec<(u32, u32)> = current
+            .iter()
+            .map(|&e| (kernel.hamming(vf, self.vectors.get(e)), e))
+            .collect();
+        candidates.push((d, to));
+        candidates.sort_unstable();
+        let kept: Vec<u32> = self
+            .select(kernel, &candidates, cap)
+            .iter()
+            .map(|p| p.1)
+            .collect();
+        self.set_neighbors(from, layer, &kept);
+    }
+
+    fn random_level(&mut self) -> u8 {
+        let u = 1.0 - self.rng.unit_f64(); // (0, 1]
+        ((-u.ln() * self.level_mult).floor() as u64).min(u64::from(MAX_LEVEL)) as u8
+    }
+
+    fn insert(&mut self, kernel: Kernel, ef_construction: usize, id: VectorId, v: &[u64]) {
+        let node = self.len() as u32;
+        let level = self.random_level();
+        self.ids.push(id);
+        self.levels.push(level);
+        self.layer0.extend(std::iter::repeat_n(0, self.m0 + 1));
+        self.upper.push(vec![0; level as usize * (self.m + 1)]);
+        self.vectors.owned.extend_from_slice(v);
+        self.by_id.insert(id, node);
+        let Some(entry) = self.entry else {
+            self.entry = Some(node);
+            self.max_level = level;
+            return;
+        };
+        let q = v;
+        let all = |_: u32| true;
+        let mut eps = vec![(self.dist(kernel, q, entry), entry)];
+        for layer in (level + 1..=self.max_level).rev() {
+            eps = self.search_layer(kernel, q, &eps, 1, layer, &all);
+        }
+        for layer in (0..=level.min(self.max_level)).rev() {
+            let found = self.search_layer(kernel, q, &eps, ef_construction, layer, &all);
+            let chosen = self.select(kernel, &found, self.m);
+            let ids: Vec<u32> = chosen.iter().map(|p| p.1).collect();
+            self.set_neighbors(node, layer, &ids);
+            for &(d, e) in &chosen {
+                self.connect(kernel, e, node, d, layer);
+            }
+            eps = found;
+        }
+        if level > self.max_level {
+            self.entry = Some(node);
+            self.max_level = level;
+        }
+    }
+}
+
+/// An HNSW index of hypervectors keyed by [`VectorId`]. Searches take a read lock and run
+/// concurrently; inserts and deletions take the write lock.
 pub struct Hnsw {
     dim: Dim,
     config: HnswConfig,
-    graph: Inner,
-    deleted: RwLock<HashSet<u64>>,
+    kernel: Kernel,
+    graph: RwLock<Graph>,
 }
 
 impl std::fmt::Debug for Hnsw {
@@ -135,60 +435,55 @@ impl std::fmt::Debug for Hnsw {
     }
 }
 
-/// Search-time filter: not deleted, and the caller's predicate.
-struct Keep<'a> {
-    deleted: &'a HashSet<u64>,
-    request: &'a SearchRequest<'a>,
-}
-
-impl FilterT for Keep<'_> {
-    fn hnsw_filter(&self, id: &DataId) -> bool {
-        let id = *id as u64;
-        !self.deleted.contains(&id) && self.request.accepts(VectorId(id))
+fn persist(path: &Path, reason: impl Into<String>) -> HnswError {
+    HnswError::Persist {
+        path: path.to_owned(),
+        reason: reason.into(),
     }
 }
 
-const BASENAME: &str = "graph";
-const GRAPH_FILE: &str = "graph.hnsw.graph";
-const DATA_FILE: &str = "graph.hnsw.data";
-
-fn file_checksum(path: &Path) -> Result<u64, String> {
-    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(xxhash_rust::xxh3::xxh3_64(&bytes))
+fn pad8(buf: &mut Vec<u8>) {
+    while !buf.len().is_multiple_of(8) {
+        buf.push(0);
+    }
 }
-
-/// `hnsw_rs` can only dump graphs created with its maximum of 16 layers (unused upper
-/// layers cost nothing).
-const MAX_LAYER: usize = 16;
 
 impl Hnsw {
     /// An empty index.
     ///
     /// # Errors
-    /// If `HDV_KERNEL` is invalid.
+    /// [`HnswError::Config`] for `m < 2` or `ef_construction < 1`; an invalid `HDV_KERNEL`.
     pub fn new(dim: Dim, config: HnswConfig) -> Result<Self, HnswError> {
-        let graph = Graph::new(
-            config.m,
-            config.max_elements,
-            MAX_LAYER,
-            config.ef_construction,
-            BitHamming::active()?,
-        );
+        if config.m < 2 || config.m > 1024 {
+            return Err(HnswError::Config(format!(
+                "m must be 2..=1024, got {}",
+                config.m
+            )));
+        }
+        if config.ef_construction == 0 {
+            return Err(HnswError::Config(
+                "ef_construction must be at least 1".to_owned(),
+            ));
+        }
         Ok(Self {
             dim,
             config,
-            graph: Inner::Built(graph),
-            deleted: RwLock::new(HashSet::new()),
+            kernel: hdv::kernels::try_active()?,
+            graph: RwLock::new(Graph::new(dim, &config)),
         })
     }
 
-    /// Builds an index from `items` (in parallel).
+    /// Builds an index from `items`.
     ///
     /// # Errors
-    /// Dimension mismatch, invalid `HDV_KERNEL`.
-    pub fn build(dim: Dim, config: HnswConfig, items: &[(VectorId, HvRef<'_>)]) -> Result<Self, HnswError> {
+    /// As [`new`](Self::new) and [`insert_batch`](Self::insert_batch).
+    pub fn build(
+        dim: Dim,
+        config: HnswConfig,
+        items: &[(VectorId, HvRef<'_>)],
+    ) -> Result<Self, HnswError> {
         let config = HnswConfig {
-            max_elements: config.max_elements.max(items.len()),
+            max_elements: items.len().max(16),
             ..config
         };
         let index = Self::new(dim, config)?;
@@ -213,12 +508,12 @@ impl Hnsw {
 
     /// Points in the graph (deleted ones included until a rebuild).
     pub fn points(&self) -> usize {
-        self.graph.with(|g| g.get_nb_point())
+        self.graph.read().expect("lock").len()
     }
 
-    /// Number of deleted ids still in the graph.
+    /// Number of deleted points still in the graph.
     pub fn deleted(&self) -> usize {
-        self.deleted.read().expect("lock").len()
+        self.graph.read().expect("lock").deleted_count
     }
 
     fn check(&self, v: HvRef<'_>) -> Result<(), HnswError> {
@@ -231,7 +526,8 @@ impl Hnsw {
         Ok(())
     }
 
-    /// Adds vectors (in parallel for large batches).
+    /// Adds vectors. An id already present (and not deleted) is replaced: the old point is
+    /// tombstoned.
     ///
     /// # Errors
     /// Dimension mismatch (nothing is inserted).
@@ -239,28 +535,22 @@ impl Hnsw {
         for (_, v) in items {
             self.check(*v)?;
         }
-        let data: Vec<(&[u64], usize)> = items.iter().map(|(id, v)| (v.words(), id.0 as usize)).collect();
-        {
-            let mut deleted = self.deleted.write().expect("lock");
-            for (id, _) in items {
-                deleted.remove(&id.0);
+        let mut g = self.graph.write().expect("lock");
+        for (id, v) in items {
+            if let Some(&old) = g.by_id.get(id) {
+                g.mark_deleted(old);
             }
+            g.insert(self.kernel, self.config.ef_construction, *id, v.words());
         }
-        self.graph.with(|g| {
-            if data.len() >= 64 {
-                g.parallel_insert_slice(&data);
-            } else {
-                for d in &data {
-                    g.insert_slice(*d);
-                }
-            }
-        });
         Ok(())
     }
 
-    /// Marks an id deleted (filtered from results until the next rebuild).
+    /// Tombstones an id: it routes searches but is never returned.
     pub fn delete(&self, id: VectorId) {
-        self.deleted.write().expect("lock").insert(id.0);
+        let mut g = self.graph.write().expect("lock");
+        if let Some(node) = g.by_id.remove(&id) {
+            g.mark_deleted(node);
+        }
     }
 
     /// Approximate `k` nearest neighbours (nearest first, ties by id), after filters.
@@ -269,138 +559,241 @@ impl Hnsw {
     /// Dimension mismatch.
     pub fn search(&self, request: &SearchRequest<'_>) -> Result<Vec<Hit>, HnswError> {
         self.check(request.query)?;
-        if request.k == 0 || self.points() == 0 {
+        let g = self.graph.read().expect("lock");
+        let Some(entry) = g.entry else {
+            return Ok(Vec::new());
+        };
+        if request.k == 0 {
             return Ok(Vec::new());
         }
-        let deleted = self.deleted.read().expect("lock");
-        let keep = Keep {
-            deleted: &deleted,
-            request,
-        };
-        let filtered = !deleted.is_empty() || request.filter.is_some();
-        let ef = self.config.ef_search.max(request.k);
-        let found = self.graph.with(|g| {
-            if filtered {
-                g.search_filter(request.query.words(), request.k, ef, Some(&keep))
-            } else {
-                g.search(request.query.words(), request.k, ef)
-            }
-        });
+        let q = request.query.words();
+        let all = |_: u32| true;
+        let mut eps = vec![(g.dist(self.kernel, q, entry), entry)];
+        for layer in (1..=g.max_level).rev() {
+            eps = g.search_layer(self.kernel, q, &eps, 1, layer, &all);
+        }
         let max = request.max_distance.unwrap_or(u32::MAX);
+        let accept = |node: u32| !g.is_deleted(node) && request.accepts(g.ids[node as usize]);
+        let ef = self.config.ef_search.max(request.k);
+        let found = g.search_layer(self.kernel, q, &eps, ef, 0, &accept);
         let mut hits: Vec<Hit> = found
             .into_iter()
-            .map(|n| Hit {
-                id: VectorId(n.d_id as u64),
-                distance: n.distance as u32,
+            .filter(|&(d, _)| d <= max)
+            .map(|(d, node)| Hit {
+                id: g.ids[node as usize],
+                distance: d,
             })
-            .filter(|h| h.distance <= max)
             .collect();
         hits.sort_by_key(Hit::key);
         hits.truncate(request.k);
         Ok(hits)
     }
 
-    /// Writes the graph and its data to `dir` (replacing what is there).
+    /// Writes the graph and its vectors to `dir/graph.hhnsw` (a new file renamed over the
+    /// old one, so a mapped previous version stays valid for its readers).
     ///
     /// # Errors
     /// I/O failures.
     pub fn save(&self, dir: &Path) -> Result<(), HnswError> {
-        let err = |reason: String| HnswError::Persist {
-            path: dir.to_owned(),
-            reason,
-        };
-        let tmp = dir.with_extension("tmp");
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp).map_err(|e| err(e.to_string()))?;
+        let g = self.graph.read().expect("lock");
+        let n = g.len();
+        let mut body: Vec<u8> =
+            Vec::with_capacity(n * self.dim.bytes() + n * (g.m0 + 1) * 4 + 4096);
+        for i in 0..n as u32 {
+            body.extend_from_slice(bytemuck::cast_slice(g.vectors.get(i)));
         }
-        fs::create_dir_all(&tmp).map_err(|e| err(e.to_string()))?;
-        let name = self
-            .graph
-            .with(|g| g.file_dump(&tmp, BASENAME))
-            .map_err(|e| err(e.to_string()))?;
-        if name != BASENAME {
-            return Err(err(format!("dump used basename {name}")));
+        for id in &g.ids {
+            body.extend_from_slice(&id.0.to_le_bytes());
         }
-        let deleted: Vec<String> = self
-            .deleted
-            .read()
-            .expect("lock")
-            .iter()
-            .map(u64::to_string)
-            .collect();
-        let graph_sum = file_checksum(&tmp.join(GRAPH_FILE)).map_err(err)?;
-        let data_sum = file_checksum(&tmp.join(DATA_FILE)).map_err(err)?;
-        let meta = format!(
-            "dim {}\nm {}\nef_construction {}\nef_search {}\nchecksums {graph_sum} {data_sum}\ndeleted {}\n",
-            self.dim.bits(),
-            self.config.m,
-            self.config.ef_construction,
-            self.config.ef_search,
-            deleted.join(",")
-        );
-        fs::write(tmp.join("meta"), meta).map_err(|e| err(e.to_string()))?;
-        if dir.exists() {
-            fs::remove_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        body.extend_from_slice(&g.levels);
+        pad8(&mut body);
+        for x in &g.layer0 {
+            body.extend_from_slice(&x.to_le_bytes());
         }
-        fs::rename(&tmp, dir).map_err(|e| err(e.to_string()))?;
+        pad8(&mut body);
+        for list in &g.upper {
+            for x in list {
+                body.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        pad8(&mut body);
+        let words = n.div_ceil(64);
+        for i in 0..words {
+            body.extend_from_slice(&g.deleted.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        let mut header = vec![0u8; HEADER];
+        header[0..8].copy_from_slice(&MAGIC);
+        let fields: [u64; 9] = [
+            u64::from(VERSION),
+            self.dim.bits() as u64,
+            g.m as u64,
+            self.config.ef_construction as u64,
+            n as u64,
+            g.entry.map_or(u64::MAX, u64::from),
+            u64::from(g.max_level),
+            body.len() as u64,
+            xxh3_64(&body),
+        ];
+        for (i, f) in fields.iter().enumerate() {
+            header[8 + 8 * i..16 + 8 * i].copy_from_slice(&f.to_le_bytes());
+        }
+        let head_sum = xxh3_64(&header[..88]);
+        header[88..96].copy_from_slice(&head_sum.to_le_bytes());
+        fs::create_dir_all(dir).map_err(|e| persist(dir, e.to_string()))?;
+        let tmp = dir.join(format!("{GRAPH_FILE}.tmp"));
+        let path = dir.join(GRAPH_FILE);
+        let mut f = fs::File::create(&tmp).map_err(|e| persist(&tmp, e.to_string()))?;
+        f.write_all(&header)
+            .and_then(|()| f.write_all(&body))
+            .and_then(|()| f.sync_all())
+            .map_err(|e| persist(&tmp, e.to_string()))?;
+        fs::rename(&tmp, &path).map_err(|e| persist(&path, e.to_string()))?;
         Ok(())
     }
 
-    /// Reloads a saved index (graph and data) after verifying the files' checksums.
+    /// Reloads a saved index: the graph is read, the vectors stay memory-mapped.
     ///
     /// # Errors
-    /// [`HnswError::Persist`] for missing or damaged files, dimension mismatch.
+    /// [`HnswError::Persist`] for a missing, truncated or damaged file (checksums),
+    /// [`HnswError::DimensionMismatch`] for another dimension.
     pub fn load(dir: &Path, dim: Dim, ef_search: usize) -> Result<Self, HnswError> {
-        let err = |reason: String| HnswError::Persist {
-            path: dir.to_owned(),
-            reason,
+        let path = dir.join(GRAPH_FILE);
+        let file = MappedFile::open(&path).map_err(|e| persist(&path, e.to_string()))?;
+        let bytes = file.bytes();
+        if bytes.len() < HEADER || bytes[0..8] != MAGIC {
+            return Err(persist(
+                &path,
+                "not a hypermem HNSW file (bad magic or too short)",
+            ));
+        }
+        if xxh3_64(&bytes[..88]).to_le_bytes() != bytes[88..96] {
+            return Err(persist(&path, "header checksum mismatch"));
+        }
+        let field = |i: usize| {
+            u64::from_le_bytes(bytes[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes"))
         };
-        let meta = fs::read_to_string(dir.join("meta")).map_err(|e| err(format!("meta: {e}")))?;
-        let field = |key: &str| -> Result<&str, HnswError> {
-            meta.lines()
-                .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(' ')))
-                .ok_or_else(|| err(format!("meta has no `{key}`")))
-        };
-        let num = |key: &str| -> Result<usize, HnswError> {
-            field(key)?
-                .trim()
-                .parse()
-                .map_err(|_| err(format!("meta `{key}` is not a number")))
-        };
-        if num("dim")? != dim.bits() {
+        if field(0) != u64::from(VERSION) {
+            return Err(persist(
+                &path,
+                format!("format version {} (this build reads {VERSION})", field(0)),
+            ));
+        }
+        if field(1) as usize != dim.bits() {
             return Err(HnswError::DimensionMismatch {
                 expected: dim.bits(),
-                found: num("dim")?,
+                found: field(1) as usize,
             });
         }
-        let deleted: HashSet<u64> = field("deleted")?
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().parse().map_err(|_| err("bad deleted id".to_owned())))
-            .collect::<Result<_, _>>()?;
-        let config = HnswConfig {
-            m: num("m")?,
-            ef_construction: num("ef_construction")?,
-            ef_search,
-            max_elements: 0,
-        };
-        let want = format!(
-            "{} {}",
-            file_checksum(&dir.join(GRAPH_FILE)).map_err(err)?,
-            file_checksum(&dir.join(DATA_FILE)).map_err(err)?
+        let (m, efc, n, entry, max_level, body_len) = (
+            field(2) as usize,
+            field(3) as usize,
+            field(4) as usize,
+            field(5),
+            field(6) as u8,
+            field(7) as usize,
         );
-        if field("checksums")?.trim() != want {
-            return Err(err("graph or data file does not match its checksum".to_owned()));
+        if bytes.len() != HEADER + body_len {
+            return Err(persist(
+                &path,
+                format!(
+                    "truncated: {} bytes, header says {}",
+                    bytes.len(),
+                    HEADER + body_len
+                ),
+            ));
         }
-        let dist = BitHamming::active()?;
-        let io = HnswIo::new(dir, BASENAME);
-        let loaded = LoadedGraph::try_new(io, |io| io.load_hnsw_with_dist(dist))
-            .map_err(|e| err(e.to_string()))?;
+        let body = &bytes[HEADER..];
+        if xxh3_64(body) != field(8) {
+            return Err(persist(&path, "body checksum mismatch"));
+        }
+        let config = HnswConfig {
+            m,
+            ef_construction: efc,
+            ef_search,
+            max_elements: n,
+        };
+        let mut g = Graph::new(
+            dim,
+            &HnswConfig {
+                max_elements: 0,
+                ..config
+            },
+        );
+        let bad = || persist(&path, "inconsistent sizes");
+        let mut at = 0usize;
+        let mut take = |len: usize| -> Result<&[u8], HnswError> {
+            let s = body.get(at..at + len).ok_or_else(bad)?;
+            at += len;
+            Ok(s)
+        };
+        let vec_bytes = n * dim.bytes();
+        take(vec_bytes)?;
+        g.ids = take(n * 8)?
+            .chunks_exact(8)
+            .map(|c| VectorId(u64::from_le_bytes(c.try_into().expect("8"))))
+            .collect();
+        g.levels = take(n)?.to_vec();
+        take((8 - n % 8) % 8)?;
+        let m0 = 2 * m;
+        let u32s = |b: &[u8]| -> Vec<u32> {
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+                .collect()
+        };
+        g.layer0 = u32s(take(n * (m0 + 1) * 4)?);
+        take((8 - (n * (m0 + 1) * 4) % 8) % 8)?;
+        let mut upper_len = 0;
+        for &l in &g.levels {
+            upper_len += l as usize * (m + 1) * 4;
+        }
+        let upper = u32s(take(upper_len)?);
+        take((8 - upper_len % 8) % 8)?;
+        let mut pos = 0;
+        g.upper = g
+            .levels
+            .iter()
+            .map(|&l| {
+                let len = l as usize * (m + 1);
+                let v = upper[pos..pos + len].to_vec();
+                pos += len;
+                v
+            })
+            .collect();
+        g.deleted = take(n.div_ceil(64) * 8)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect();
+        g.deleted_count = g.deleted.iter().map(|w| w.count_ones() as usize).sum();
+        // Validate every link before trusting it as an index.
+        let valid = (0..n).all(|i| {
+            let l0 = &g.layer0[i * (m0 + 1)..(i + 1) * (m0 + 1)];
+            (l0[0] as usize) <= m0
+                && l0[1..=l0[0] as usize].iter().all(|&e| (e as usize) < n)
+                && (0..g.levels[i] as usize).all(|l| {
+                    let s = &g.upper[i][l * (m + 1)..(l + 1) * (m + 1)];
+                    (s[0] as usize) <= m && s[1..=s[0] as usize].iter().all(|&e| (e as usize) < n)
+                })
+        });
+        if !valid || (n > 0 && entry as usize >= n) || max_level > MAX_LEVEL {
+            return Err(persist(&path, "links point outside the graph"));
+        }
+        g.entry = (n > 0).then_some(entry as u32);
+        g.max_level = max_level;
+        for (i, id) in g.ids.iter().enumerate() {
+            if !g.is_deleted(i as u32) {
+                g.by_id.insert(*id, i as u32);
+            }
+        }
+        // Keep the level generator deterministic relative to the points already drawn.
+        for _ in 0..n {
+            g.rng.unit_f64();
+        }
+        g.vectors.mapped = Some((file, HEADER, n));
         Ok(Self {
             dim,
             config,
-            graph: Inner::Loaded(loaded),
-            deleted: RwLock::new(deleted),
+            kernel: hdv::kernels::try_active()?,
+            graph: RwLock::new(g),
         })
     }
 }

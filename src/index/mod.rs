@@ -5,4 +5,4 @@ mod exact;
 mod hnsw;
 
 pub use exact::Exact;
-pub use hnsw::{BitHamming, Hnsw, HnswConfig, HnswError};
+pub use hnsw::{GRAPH_FILE, Hnsw, HnswConfig, HnswError};

@@ -60,7 +60,11 @@ impl VectorTier for HotTier {
         self.dim
     }
 
-    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
+    fn insert_batch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, HvRef<'_>)],
+    ) -> StoreResult<()> {
         super::validate_batch(self.dim, project, items)?;
         let mut projects = self.projects.write().expect("lock");
         let total: usize = projects.values().map(|b| b.ids.len()).sum();
@@ -129,7 +133,14 @@ impl VectorTier for HotTier {
         };
         let view = Block::new(&block.words, self.dim)?;
         let mut top = Vec::new();
-        scan_block(kernel, &view, request, |i| block.ids[i], |_| false, &mut top);
+        scan_block(
+            kernel,
+            &view,
+            request,
+            |i| block.ids[i],
+            |_| false,
+            &mut top,
+        );
         Ok(top)
     }
 
@@ -142,7 +153,13 @@ impl VectorTier for HotTier {
     }
 
     fn projects(&self) -> Vec<ProjectId> {
-        let mut v: Vec<ProjectId> = self.projects.read().expect("lock").keys().cloned().collect();
+        let mut v: Vec<ProjectId> = self
+            .projects
+            .read()
+            .expect("lock")
+            .keys()
+            .cloned()
+            .collect();
         v.sort();
         v
     }

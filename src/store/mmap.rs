@@ -11,9 +11,9 @@ use hdv::{Dim, HvRef, Hypervector};
 use rayon::prelude::*;
 
 use super::error::{IoContext, StoreError, StoreResult};
-use crate::index::{Hnsw, HnswConfig};
 use super::segment::{Segment, SegmentRecovery};
 use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, scan_block};
+use crate::index::{Hnsw, HnswConfig};
 
 /// Name of the marker file that identifies a store root and records its dimension.
 const MARKER: &str = "STORE";
@@ -87,7 +87,11 @@ struct ProjectDir {
 }
 
 impl ProjectDir {
-    fn new(dir: PathBuf, segments: Vec<Arc<Segment>>, index: HashMap<VectorId, (usize, usize)>) -> Self {
+    fn new(
+        dir: PathBuf,
+        segments: Vec<Arc<Segment>>,
+        index: HashMap<VectorId, (usize, usize)>,
+    ) -> Self {
         Self {
             dir,
             segments: RwLock::new(segments),
@@ -100,7 +104,12 @@ impl ProjectDir {
 
     /// Total committed slots (deleted included): the number of points a graph must hold.
     fn committed(&self) -> usize {
-        self.segments.read().expect("lock").iter().map(|s| s.committed()).sum()
+        self.segments
+            .read()
+            .expect("lock")
+            .iter()
+            .map(|s| s.committed())
+            .sum()
     }
 
     /// Builds a graph over every live vector.
@@ -119,7 +128,12 @@ impl ProjectDir {
     }
 
     /// Loads the saved graph if it matches the segments, else rebuilds it (if due).
-    fn attach_hnsw(&self, dim: Dim, config: &SegmentStoreConfig, recovery: &mut StoreRecovery) -> StoreResult<()> {
+    fn attach_hnsw(
+        &self,
+        dim: Dim,
+        config: &SegmentStoreConfig,
+        recovery: &mut StoreRecovery,
+    ) -> StoreResult<()> {
         let live = self.index.read().expect("lock").len();
         let saved = self.dir.join(HNSW_DIR);
         if live < config.hnsw_threshold {
@@ -195,7 +209,11 @@ impl SegmentStore {
     ///
     /// # Errors
     /// I/O errors; [`StoreError::Corruption`] if `root` already holds a store.
-    pub fn create(root: impl AsRef<Path>, dim: Dim, config: SegmentStoreConfig) -> StoreResult<Self> {
+    pub fn create(
+        root: impl AsRef<Path>,
+        dim: Dim,
+        config: SegmentStoreConfig,
+    ) -> StoreResult<Self> {
         let root = root.as_ref();
         if root.join(MARKER).exists() {
             return Err(StoreError::Corruption {
@@ -225,7 +243,11 @@ impl SegmentStore {
     ///
     /// # Errors
     /// As [`open`](Self::open).
-    pub fn open_or_create(root: impl AsRef<Path>, dim: Dim, config: SegmentStoreConfig) -> StoreResult<Self> {
+    pub fn open_or_create(
+        root: impl AsRef<Path>,
+        dim: Dim,
+        config: SegmentStoreConfig,
+    ) -> StoreResult<Self> {
         let root = root.as_ref();
         if root.join(MARKER).exists() {
             Self::open(root, dim, config)
@@ -251,7 +273,12 @@ impl SegmentStore {
         )
     }
 
-    fn open_mode(root: &Path, dim: Dim, config: SegmentStoreConfig, read_only: bool) -> StoreResult<Self> {
+    fn open_mode(
+        root: &Path,
+        dim: Dim,
+        config: SegmentStoreConfig,
+        read_only: bool,
+    ) -> StoreResult<Self> {
         let marker = root.join(MARKER);
         let text = fs::read_to_string(&marker).at(&marker)?;
         let stored_dim = text
@@ -383,7 +410,10 @@ impl SegmentStore {
             if seg.number() != *number {
                 return Err(StoreError::Corruption {
                     path: path.clone(),
-                    reason: format!("header says segment {}, file name says {number}", seg.number()),
+                    reason: format!(
+                        "header says segment {}, file name says {number}",
+                        seg.number()
+                    ),
                 });
             }
             if !rec.is_clean() {
@@ -482,14 +512,21 @@ impl SegmentStore {
         if self.read_only {
             return Ok(());
         }
-        let projects: Vec<Arc<ProjectDir>> = self.projects.read().expect("lock").values().cloned().collect();
+        let projects: Vec<Arc<ProjectDir>> = self
+            .projects
+            .read()
+            .expect("lock")
+            .values()
+            .cloned()
+            .collect();
         for p in projects {
             let _writer = p.writer.lock().expect("lock");
             if !p.hnsw_dirty.load(Ordering::Acquire) {
                 continue;
             }
             if let Some(g) = p.hnsw.read().expect("lock").clone() {
-                g.save(&p.dir.join(HNSW_DIR)).map_err(|e| hnsw_error(&p.dir, e))?;
+                g.save(&p.dir.join(HNSW_DIR))
+                    .map_err(|e| hnsw_error(&p.dir, e))?;
             }
             p.hnsw_dirty.store(false, Ordering::Release);
         }
@@ -536,7 +573,12 @@ impl SegmentStore {
                 if new_segments.last().is_none_or(Segment::is_full) {
                     let number = new_segments.len() as u64 + 1;
                     let path = tmp.join(segment_name(number));
-                    new_segments.push(Segment::create(&path, self.dim, self.config.segment_capacity, number)?);
+                    new_segments.push(Segment::create(
+                        &path,
+                        self.dim,
+                        self.config.segment_capacity,
+                        number,
+                    )?);
                 }
                 let n = new_segments.last().expect("just pushed").append(rest)?;
                 rest = &rest[n..];
@@ -591,7 +633,11 @@ impl VectorTier for SegmentStore {
         self.dim
     }
 
-    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
+    fn insert_batch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, HvRef<'_>)],
+    ) -> StoreResult<()> {
         self.check_writable()?;
         super::validate_batch(self.dim, project, items)?;
         if items.is_empty() {
@@ -618,7 +664,12 @@ impl VectorTier for SegmentStore {
                         let number = last.map_or(1, |s| s.number() + 1);
                         let path = p.dir.join(segment_name(number));
                         drop(segments);
-                        let seg = Arc::new(Segment::create(&path, self.dim, self.config.segment_capacity, number)?);
+                        let seg = Arc::new(Segment::create(
+                            &path,
+                            self.dim,
+                            self.config.segment_capacity,
+                            number,
+                        )?);
                         sync_dir(&p.dir)?;
                         let mut segments = p.segments.write().expect("lock");
                         segments.push(seg.clone());
@@ -682,7 +733,14 @@ impl VectorTier for SegmentStore {
             .map(|seg| {
                 let mut top = Vec::with_capacity(request.k.min(1024) + 1);
                 let block = seg.block();
-                scan_block(kernel, &block, request, |i| seg.id(i), |i| seg.is_deleted(i), &mut top);
+                scan_block(
+                    kernel,
+                    &block,
+                    request,
+                    |i| seg.id(i),
+                    |i| seg.is_deleted(i),
+                    &mut top,
+                );
                 top
             })
             .collect();

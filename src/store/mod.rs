@@ -9,6 +9,7 @@
 
 mod error;
 mod hot;
+mod mapped;
 mod mmap;
 mod project;
 mod segment;
@@ -18,14 +19,18 @@ use hdv::{Dim, HvRef, Hypervector};
 
 pub use error::{StoreError, StoreResult};
 pub use hot::HotTier;
+pub use mapped::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
 pub use project::ProjectId;
 pub use segment::SegmentRecovery;
-pub use tiers::{Clock, Ltp, ManualClock, Rebalance, SystemClock, Tier, TierManager, TierPolicy, Trace};
+pub use tiers::{
+    Clock, Ltp, ManualClock, Rebalance, SystemClock, Tier, TierManager, TierPolicy, Trace,
+};
 
 /// Identifier of a stored vector (the id of the raw event or memory it encodes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct VectorId(pub u64);
 
 impl std::fmt::Display for VectorId {
@@ -105,7 +110,8 @@ pub trait VectorTier: Send + Sync {
     /// # Errors
     /// [`StoreError::DimensionMismatch`], [`StoreError::DuplicateId`], [`StoreError::Full`],
     /// I/O errors.
-    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()>;
+    fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)])
+    -> StoreResult<()>;
 
     /// Stores one vector.
     ///

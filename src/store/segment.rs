@@ -17,8 +17,8 @@ use hdv::{Block, Dim, HvRef};
 use memmap2::Mmap;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::error::{IoContext, StoreError, StoreResult};
 use super::VectorId;
+use super::error::{IoContext, StoreError, StoreResult};
 
 /// Magic bytes at the start of both header copies.
 pub(crate) const MAGIC: [u8; 8] = *b"HMSEG\0\0\x01";
@@ -174,7 +174,8 @@ impl Segment {
             seq: 1,
             number,
         };
-        file.write_all_at(&header.encode(), HEADER_SLOTS[1]).at(path)?;
+        file.write_all_at(&header.encode(), HEADER_SLOTS[1])
+            .at(path)?;
         file.sync_all().at(path)?;
         Self::map(path.to_owned(), file, dim, layout, number, 1, 0)
     }
@@ -209,7 +210,11 @@ impl Segment {
 
     /// Opens an existing segment, repairing what a crash can leave behind and refusing
     /// (with [`StoreError::Corruption`]) what it cannot.
-    pub(crate) fn open(path: &Path, dim: Dim, verify: bool) -> StoreResult<(Self, SegmentRecovery)> {
+    pub(crate) fn open(
+        path: &Path,
+        dim: Dim,
+        verify: bool,
+    ) -> StoreResult<(Self, SegmentRecovery)> {
         Self::open_impl(path, dim, verify, false)
     }
 
@@ -232,7 +237,10 @@ impl Segment {
             .at(path)?;
         let len = file.metadata().at(path)?.len();
         if len < HEADER_AREA {
-            return Err(corruption(path, format!("{len} bytes is shorter than the header area")));
+            return Err(corruption(
+                path,
+                format!("{len} bytes is shorter than the header area"),
+            ));
         }
         let mut recovery = SegmentRecovery::default();
         let mut headers = Vec::new();
@@ -246,7 +254,10 @@ impl Segment {
             }
         }
         let Some(&(_, header)) = headers.iter().max_by_key(|(_, h)| h.seq) else {
-            return Err(corruption(path, "no valid header (bad magic or checksum in both copies)"));
+            return Err(corruption(
+                path,
+                "no valid header (bad magic or checksum in both copies)",
+            ));
         };
         if headers.len() == 1 && header.seq > 1 {
             recovery.header_repaired = true;
@@ -262,7 +273,10 @@ impl Segment {
         if header.capacity == 0 || header.committed > header.capacity {
             return Err(corruption(
                 path,
-                format!("header says {} committed of capacity {}", header.committed, header.capacity),
+                format!(
+                    "header says {} committed of capacity {}",
+                    header.committed, header.capacity
+                ),
             ));
         }
         let layout = Layout {
@@ -315,7 +329,10 @@ impl Segment {
         // Complete vectors past the count were written before a crash cut the header
         // update: keep them (they are whole; they were simply never acknowledged).
         let mut committed = header.committed;
-        while committed < header.capacity && seg.entry_is_nonzero(committed) && seg.slot_is_valid(committed) {
+        while committed < header.capacity
+            && seg.entry_is_nonzero(committed)
+            && seg.slot_is_valid(committed)
+        {
             committed += 1;
         }
         recovery.adopted = committed - header.committed;
@@ -326,7 +343,9 @@ impl Segment {
         if !dirty.is_empty() {
             let zero = [0u8; ENTRY_LEN as usize];
             for &s in &dirty {
-                seg.file.write_all_at(&zero, layout.entry_offset(s)).at(path)?;
+                seg.file
+                    .write_all_at(&zero, layout.entry_offset(s))
+                    .at(path)?;
             }
             recovery.cleared = dirty.len() as u64;
         }
@@ -420,7 +439,8 @@ impl Segment {
             .at(&self.path)?;
         self.file.sync_data().at(&self.path)?;
         self.commit_header(start + n as u64)?;
-        self.committed.store((start + n as u64) as usize, Ordering::Release);
+        self.committed
+            .store((start + n as u64) as usize, Ordering::Release);
         Ok(n)
     }
 
@@ -457,7 +477,9 @@ impl Segment {
     /// The id stored in `slot` (committed).
     pub(crate) fn id(&self, slot: usize) -> VectorId {
         VectorId(u64::from_le_bytes(
-            self.entry_bytes(slot as u64)[0..8].try_into().expect("8 bytes"),
+            self.entry_bytes(slot as u64)[0..8]
+                .try_into()
+                .expect("8 bytes"),
         ))
     }
 

@@ -212,7 +212,13 @@ impl TierManager {
     ///
     /// # Errors
     /// The warm tier's errors (dimension, duplicate id, I/O).
-    pub fn insert(&self, project: &ProjectId, id: VectorId, vector: HvRef<'_>, importance: f64) -> StoreResult<()> {
+    pub fn insert(
+        &self,
+        project: &ProjectId,
+        id: VectorId,
+        vector: HvRef<'_>,
+        importance: f64,
+    ) -> StoreResult<()> {
         self.insert_batch(project, &[(id, vector)], importance)
     }
 
@@ -220,8 +226,16 @@ impl TierManager {
     ///
     /// # Errors
     /// The warm tier's errors; ids already stored in the cold tier are duplicates too.
-    pub fn insert_batch(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)], importance: f64) -> StoreResult<()> {
-        if let Some((id, _)) = items.iter().find(|(id, _)| self.trace(project, *id).is_some()) {
+    pub fn insert_batch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, HvRef<'_>)],
+        importance: f64,
+    ) -> StoreResult<()> {
+        if let Some((id, _)) = items
+            .iter()
+            .find(|(id, _)| self.trace(project, *id).is_some())
+        {
             return Err(super::StoreError::DuplicateId {
                 project: project.clone(),
                 id: *id,
@@ -248,7 +262,12 @@ impl TierManager {
 
     /// The trace of a stored vector.
     pub fn trace(&self, project: &ProjectId, id: VectorId) -> Option<Trace> {
-        self.traces.read().expect("lock").get(project)?.get(&id).cloned()
+        self.traces
+            .read()
+            .expect("lock")
+            .get(project)?
+            .get(&id)
+            .cloned()
     }
 
     /// The current strength of a trace.
@@ -258,7 +277,12 @@ impl TierManager {
     }
 
     fn strength_of(&self, t: &Trace, now: f64) -> f64 {
-        Ltp::strength(t.importance, t.accesses, now - t.last_access, self.policy.lambda)
+        Ltp::strength(
+            t.importance,
+            t.accesses,
+            now - t.last_access,
+            self.policy.lambda,
+        )
     }
 
     /// Records an access (a recall or use): `A += 1`, last access = now.
@@ -298,8 +322,16 @@ impl TierManager {
     ///
     /// # Errors
     /// Dimension mismatch or tier errors.
-    pub fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
-        crate::index::Exact::search(&[&self.hot, self.warm.as_ref(), self.cold.as_ref()], project, request)
+    pub fn search(
+        &self,
+        project: &ProjectId,
+        request: &SearchRequest<'_>,
+    ) -> StoreResult<Vec<Hit>> {
+        crate::index::Exact::search(
+            &[&self.hot, self.warm.as_ref(), self.cold.as_ref()],
+            project,
+            request,
+        )
     }
 
     /// Deletes a vector from every tier; returns whether it existed.

@@ -6,7 +6,9 @@ use hypermem::store::{Hit, ProjectId, VectorId};
 
 /// The deterministic vector of an id (so any reader can check bit-identity).
 pub fn vector_of(dim: Dim, project: &str, id: u64) -> Hypervector {
-    let salt = project.bytes().fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)));
+    let salt = project
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)));
     Hypervector::random(dim, id ^ salt.rotate_left(17))
 }
 

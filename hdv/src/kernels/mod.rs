@@ -203,6 +203,26 @@ impl fmt::Display for Kernel {
     }
 }
 
+/// Asks the CPU to start loading `words` into cache (one hint per 64-byte line) so a later
+/// distance computation on them does not wait for memory. Graph searches call this for
+/// every neighbour before comparing any, overlapping the memory latencies. A no-op where
+/// the architecture has no prefetch hint.
+#[inline]
+pub fn prefetch(words: &[u64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = words.as_ptr().cast::<i8>();
+        let bytes = words.len() * 8;
+        let mut off = 0;
+        while off < bytes {
+            x86_64::prefetch(p.wrapping_add(off));
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = words;
+}
+
 /// Resolves the kernel from an optional `HDV_KERNEL` value.
 ///
 /// # Errors
