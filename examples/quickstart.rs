@@ -1,5 +1,5 @@
 //! Quick start on the lite profile: encode an agent's memories as hypervectors, store them
-//! in one contiguous block, and answer recall queries by exact Hamming search.
+//! durably in the mmap segment store, and answer recall queries by Hamming search.
 //!
 //! ```sh
 //! cargo run --release --example quickstart
@@ -7,15 +7,17 @@
 //!
 //! Steps: load `profiles/lite.toml`; compute IDF weights over the memories (rare words count
 //! more); encode every memory with the text encoder (words, character trigrams, word order);
-//! append the vectors to a block; for each query, scan the block for the top 3 and print
-//! them with their similarity (0 = unrelated, 1 = identical). A role–filler record then shows
+//! append the vectors to the store under `<data_dir>/vectors` (project `quickstart`, replaced
+//! on every run); for each query, search the store for the top 3 and print them with their
+//! similarity (0 = unrelated, 1 = identical). A role–filler record then shows
 //! structured recall: unbinding a role and cleaning up the noisy result.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use hypermem::hdv::encode::{ItemMemory, RecordEncoder, TextEncoder};
-use hypermem::hdv::{Block, Codebook, Scan};
+use hypermem::hdv::{Codebook, Hypervector};
+use hypermem::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
 use hypermem::{Profile, ProfileKind};
 
 const MEMORIES: &[&str] = &[
@@ -70,27 +72,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut encoder = TextEncoder::new(profile.dim, profile.text);
     let start = Instant::now();
-    let mut store: Vec<u64> = Vec::with_capacity(MEMORIES.len() * profile.dim.words());
-    for memory in MEMORIES {
-        store.extend_from_slice(encoder.encode(memory, &idf)?.words());
-    }
+    let vectors: Vec<Hypervector> = MEMORIES
+        .iter()
+        .map(|m| encoder.encode(m, &idf))
+        .collect::<Result<_, _>>()?;
+    let root = profile.data_dir.join("vectors");
+    let store = SegmentStore::open_or_create(&root, profile.dim, profile.store)?;
+    let project = ProjectId::new("quickstart")?;
+    store.drop_project(&project)?;
+    let batch: Vec<_> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(i as u64), v.view()))
+        .collect();
+    store.insert_batch(&project, &batch)?;
     println!(
-        "encoded and stored {} memories in {:.2} ms",
+        "encoded and durably stored {} memories in {:.2} ms under {}",
         MEMORIES.len(),
-        start.elapsed().as_secs_f64() * 1e3
+        start.elapsed().as_secs_f64() * 1e3,
+        root.display()
     );
 
-    let block = Block::new(&store, profile.dim)?;
-    let scan = Scan::new(3);
     for query in QUERIES {
         let q = encoder.encode(query, &idf)?;
         println!("\nquery: {query}");
-        for hit in scan.top_k(&block, &q)? {
+        for hit in store.search(&project, &SearchRequest::new(q.view(), 3))? {
             let similarity = 1.0 - 2.0 * f64::from(hit.distance) / profile.dim.bits() as f64;
-            println!(
-                "  {similarity:+.3}  #{:<2} {}",
-                hit.index, MEMORIES[hit.index]
-            );
+            let i = hit.id.0 as usize;
+            println!("  {similarity:+.3}  #{i:<2} {}", MEMORIES[i]);
         }
     }
 
