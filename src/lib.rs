@@ -12,6 +12,7 @@
 
 pub use hdv;
 
+pub mod clock;
 pub mod config;
 pub mod index;
 pub mod store;

@@ -23,9 +23,8 @@ pub use mapped::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
 pub use project::ProjectId;
 pub use segment::SegmentRecovery;
-pub use tiers::{
-    Clock, Ltp, ManualClock, Rebalance, SystemClock, Tier, TierManager, TierPolicy, Trace,
-};
+pub use crate::clock::{Clock, ManualClock, SystemClock};
+pub use tiers::{Ltp, Rebalance, Tier, TierManager, TierPolicy, Trace};
 
 /// Identifier of a stored vector (the id of the raw event or memory it encodes).
 #[derive(

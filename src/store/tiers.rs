@@ -12,58 +12,13 @@
 //! with default importance (they move to the SQLite ledger with the memory-trace table).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use hdv::{HvRef, Hypervector};
 
 use super::error::StoreResult;
 use super::{Hit, HotTier, ProjectId, SearchRequest, VectorId, VectorTier};
-
-/// A source of time in seconds (injected so tests control it).
-pub trait Clock: Send + Sync {
-    /// Seconds since an arbitrary fixed origin.
-    fn now(&self) -> f64;
-}
-
-/// Wall-clock time (seconds since the Unix epoch).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> f64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64())
-    }
-}
-
-/// A clock that only moves when told to (tests, simulations).
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicU64);
-
-impl ManualClock {
-    /// A clock at `t` seconds.
-    pub fn new(t: f64) -> Self {
-        Self(AtomicU64::new(t.to_bits()))
-    }
-
-    /// Moves the clock to `t`.
-    pub fn set(&self, t: f64) {
-        self.0.store(t.to_bits(), Ordering::Release);
-    }
-
-    /// Moves the clock forward by `dt` seconds.
-    pub fn advance(&self, dt: f64) {
-        self.set(self.now() + dt);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> f64 {
-        f64::from_bits(self.0.load(Ordering::Acquire))
-    }
-}
+use crate::clock::Clock;
 
 /// The LTP strength formula.
 #[derive(Debug, Clone, Copy)]
