@@ -14,7 +14,9 @@ pub use hdv;
 
 pub mod clock;
 pub mod config;
+pub mod governance;
 pub mod index;
+pub mod ledger;
 pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};

@@ -4,8 +4,22 @@ use super::error::{StoreError, StoreResult};
 
 /// A project name: the isolation boundary of every store. Also a directory name, so it is
 /// restricted to 1–64 ASCII letters, digits, `-` and `_`, not starting with `-`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct ProjectId(String);
+
+impl TryFrom<String> for ProjectId {
+    type Error = StoreError;
+    fn try_from(name: String) -> StoreResult<Self> {
+        Self::new(name)
+    }
+}
+
+impl From<ProjectId> for String {
+    fn from(p: ProjectId) -> String {
+        p.0
+    }
+}
 
 impl ProjectId {
     /// Validates a project name.

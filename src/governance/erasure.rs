@@ -1,0 +1,82 @@
+//! Project erasure: every row of a project leaves every table, in one transaction.
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+
+use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
+use crate::store::ProjectId;
+
+/// Rows removed per table by [`Ledger::forget_project`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ErasureReceipt {
+    /// The erased project.
+    pub project: String,
+    /// Table name → rows deleted (`events_fts` counts index entries).
+    pub rows: BTreeMap<String, u64>,
+}
+
+impl ErasureReceipt {
+    /// Total rows removed.
+    pub fn total(&self) -> u64 {
+        self.rows.values().sum()
+    }
+}
+
+impl Ledger {
+    /// Deletes every row of `project` from every table that has a `project` column (found
+    /// by inspecting the schema, so a table added later is covered), plus its full-text
+    /// entries, in one transaction. The only way raw events are ever deleted.
+    ///
+    /// # Errors
+    /// SQLite errors (the transaction rolls back; nothing is half-erased).
+    pub fn forget_project(&self, project: &ProjectId) -> LedgerResult<ErasureReceipt> {
+        let tables = self.tables()?;
+        let mut scoped = Vec::new();
+        for t in &tables {
+            if GLOBAL_TABLES.contains(&t.as_str()) || t == "events_fts" {
+                continue;
+            }
+            if self.has_project_column(t)? {
+                scoped.push(t.clone());
+            }
+        }
+        // Children before parents: references into `beliefs` and `events` go last.
+        let rank = |t: &str| match t {
+            "events" => 2,
+            "beliefs" => 1,
+            _ => 0,
+        };
+        scoped.sort_by_key(|t| (rank(t), t.clone()));
+        let p = project.as_str();
+        self.write(|tx| {
+            let sql = |e| self.sql(e);
+            let mut receipt = ErasureReceipt {
+                project: p.to_owned(),
+                rows: BTreeMap::new(),
+            };
+            let tag = format!("p{}", p.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+            let fts: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM events_fts WHERE events_fts MATCH ?1",
+                    [format!("ptag:{tag}")],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            tx.execute("INSERT OR IGNORE INTO erasure_in_progress (project) VALUES (?1)", [p])
+                .map_err(sql)?;
+            for t in &scoped {
+                if t == "erasure_in_progress" {
+                    continue;
+                }
+                let n = tx
+                    .execute(&format!("DELETE FROM \"{t}\" WHERE project = ?1"), params![p])
+                    .map_err(sql)?;
+                receipt.rows.insert(t.clone(), n as u64);
+            }
+            tx.execute("DELETE FROM erasure_in_progress WHERE project = ?1", [p]).map_err(sql)?;
+            receipt.rows.insert("events_fts".to_owned(), fts as u64);
+            Ok(receipt)
+        })
+    }
+}

@@ -1,0 +1,18 @@
+//! Governance: evidence-backed beliefs with ownership, versions, supersession and validity
+//! windows; governance plans validated before any write and applied with their audit rows in
+//! one transaction; prospective memory; project erasure. Everything lives in the ledger's
+//! SQLite database (one belief store: temporal lookups, recall and promotion read the same
+//! rows).
+
+mod beliefs;
+mod erasure;
+mod plan;
+mod prospective;
+
+pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
+pub use erasure::ErasureReceipt;
+pub use plan::{Op, OpOutcome, Plan, PlanOutcome, Rejection, RejectionReason};
+pub use prospective::{
+    ProspectiveId, ProspectiveItem, ProspectiveKind, ProspectiveRefusal, ProspectiveStatus,
+    is_affirmative,
+};

@@ -1,0 +1,924 @@
+//! Governance plans: a list of belief operations with evidence, expected versions and an
+//! idempotency key. A plan is validated completely — every decision resolved — before its
+//! first write; then its writes and one audit row per operation commit in one transaction.
+//! Re-running an applied plan reports [`PlanOutcome::AlreadyApplied`] and writes nothing.
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::beliefs::{BeliefId, BeliefStatus, Ownership, active_of, normalize_statement, row_to_belief, BELIEF_COLUMNS};
+use crate::ledger::{EventId, Ledger, LedgerResult, Role};
+use crate::store::ProjectId;
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One belief operation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    /// State a belief. No active belief for the key → it becomes active; the same
+    /// (normalized) statement is active → reinforcement; a different one is active → stored
+    /// as `possible_conflict` and the current belief stays active (an unsupported
+    /// contradiction: replacing a belief takes an explicit `correct`).
+    Assert {
+        /// Canonical key.
+        key: String,
+        /// Statement.
+        statement: String,
+        /// Ownership.
+        ownership: Ownership,
+        /// Agent (agent-owned beliefs).
+        #[serde(default)]
+        agent: Option<String>,
+        /// Confidence in [0, 1].
+        #[serde(default = "one")]
+        confidence: f64,
+        /// Raw event ids of the same project.
+        evidence: Vec<EventId>,
+    },
+    /// Add evidence to the active belief of `key` (version + 1).
+    Reinforce {
+        /// Canonical key.
+        key: String,
+        /// New evidence.
+        evidence: Vec<EventId>,
+        /// The version the caller saw.
+        #[serde(default)]
+        expected_version: Option<u64>,
+    },
+    /// Replace the active belief of `key`: the old one is superseded (its window closed)
+    /// and both are linked.
+    Correct {
+        /// Canonical key.
+        key: String,
+        /// The corrected statement.
+        statement: String,
+        /// Evidence for the correction.
+        evidence: Vec<EventId>,
+        /// The version the caller saw.
+        #[serde(default)]
+        expected_version: Option<u64>,
+        /// Confidence in [0, 1].
+        #[serde(default = "one")]
+        confidence: f64,
+    },
+    /// Record a contradicting statement as `possible_conflict`; the current belief stays.
+    Contradict {
+        /// Canonical key.
+        key: String,
+        /// The contradicting statement.
+        statement: String,
+        /// Its evidence.
+        evidence: Vec<EventId>,
+        /// Confidence in [0, 1].
+        #[serde(default = "one")]
+        confidence: f64,
+    },
+    /// Store a candidate (from consolidation or an agent) awaiting governance.
+    Propose {
+        /// Canonical key.
+        key: String,
+        /// Statement.
+        statement: String,
+        /// Ownership.
+        ownership: Ownership,
+        /// Agent.
+        #[serde(default)]
+        agent: Option<String>,
+        /// Confidence in [0, 1].
+        #[serde(default = "one")]
+        confidence: f64,
+        /// Raw event ids of the same project.
+        evidence: Vec<EventId>,
+    },
+    /// Make a candidate / needs-confirmation / possible-conflict belief active (superseding
+    /// the current one, if any). User-owned beliefs still need user evidence.
+    Promote {
+        /// The belief.
+        belief: BeliefId,
+        /// The version of the key's active belief the caller saw.
+        #[serde(default)]
+        expected_version: Option<u64>,
+    },
+    /// Refuse a candidate / needs-confirmation / possible-conflict belief.
+    Reject {
+        /// The belief.
+        belief: BeliefId,
+    },
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Assert { .. } => "assert",
+            Op::Reinforce { .. } => "reinforce",
+            Op::Correct { .. } => "correct",
+            Op::Contradict { .. } => "contradict",
+            Op::Propose { .. } => "propose",
+            Op::Promote { .. } => "promote",
+            Op::Reject { .. } => "reject",
+        }
+    }
+}
+
+/// A governance plan.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// The project every operation and every evidence event must belong to.
+    pub project: ProjectId,
+    /// Identifies the plan: applying the same plan again is a no-op.
+    pub idempotency_key: String,
+    /// The operations, applied in order.
+    pub ops: Vec<Op>,
+    /// Time of the operations (ms); defaults to now.
+    #[serde(default)]
+    pub at: Option<i64>,
+}
+
+impl Plan {
+    /// A plan of one operation.
+    pub fn single(project: ProjectId, idempotency_key: impl Into<String>, op: Op) -> Self {
+        Self {
+            project,
+            idempotency_key: idempotency_key.into(),
+            ops: vec![op],
+            at: None,
+        }
+    }
+}
+
+/// Why a plan was refused (nothing was written).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum RejectionReason {
+    /// An operation that needs evidence has none.
+    #[error("missing evidence")]
+    MissingEvidence,
+    /// An evidence event does not exist.
+    #[error("unknown evidence event {event}")]
+    UnknownEvidence {
+        /// The event.
+        event: EventId,
+    },
+    /// An evidence event or belief belongs to another project.
+    #[error("project boundary violation: {what} belongs to another project")]
+    ProjectBoundaryViolation {
+        /// The offending reference.
+        what: String,
+    },
+    /// A user-owned belief without any user-role evidence.
+    #[error("user ownership requires user evidence (evidence roles: {roles})")]
+    UserOwnershipRequiresUserEvidence {
+        /// Roles of the evidence given.
+        roles: String,
+    },
+    /// The idempotency key was used for a different plan, or twice in one request.
+    #[error("duplicate idempotency key {key:?} (already used for a different plan)")]
+    DuplicateIdempotencyKey {
+        /// The key.
+        key: String,
+    },
+    /// The expected version does not match the current one.
+    #[error("version conflict on {key:?}: expected {expected}, current {current}")]
+    VersionConflict {
+        /// The key.
+        key: String,
+        /// What the caller expected.
+        expected: u64,
+        /// What is current (0 = no active belief).
+        current: u64,
+    },
+    /// The operation needs an active belief and the key has none.
+    #[error("no active belief for {key:?}")]
+    NoActiveBelief {
+        /// The key.
+        key: String,
+    },
+    /// The belief does not exist.
+    #[error("unknown belief {belief}")]
+    UnknownBelief {
+        /// The belief.
+        belief: BeliefId,
+    },
+    /// The belief's status does not allow the operation.
+    #[error("cannot {op} a belief in status {status}")]
+    InvalidTransition {
+        /// The operation.
+        op: &'static str,
+        /// The current status.
+        status: BeliefStatus,
+    },
+    /// A field is invalid (empty key or statement, confidence outside [0, 1]).
+    #[error("invalid value: {detail}")]
+    InvalidValue {
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// The refused operation and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rejection {
+    /// Index of the operation in the plan (`None` for plan-level reasons).
+    pub op_index: Option<usize>,
+    /// The reason.
+    pub reason: RejectionReason,
+}
+
+/// What one applied operation did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum OpOutcome {
+    /// A new active belief.
+    Created {
+        /// The belief.
+        belief: BeliefId,
+    },
+    /// Evidence added to the active belief (version + 1).
+    Reinforced {
+        /// The belief.
+        belief: BeliefId,
+        /// Its new version.
+        version: u64,
+    },
+    /// `old` superseded by the new `belief`.
+    Superseded {
+        /// The closed belief.
+        old: BeliefId,
+        /// The new active belief.
+        belief: BeliefId,
+    },
+    /// Stored as `possible_conflict`; the active belief is unchanged.
+    ConflictRecorded {
+        /// The conflict row.
+        belief: BeliefId,
+        /// The belief that stays active.
+        current: BeliefId,
+    },
+    /// Stored as a candidate.
+    Proposed {
+        /// The candidate.
+        belief: BeliefId,
+    },
+    /// A candidate became active.
+    Promoted {
+        /// The belief.
+        belief: BeliefId,
+        /// The belief it superseded, if any.
+        superseded: Option<BeliefId>,
+    },
+    /// A belief was rejected.
+    Rejected {
+        /// The belief.
+        belief: BeliefId,
+    },
+}
+
+/// The result of applying a plan.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum PlanOutcome {
+    /// Every operation applied, with its audit row, in one transaction.
+    Applied {
+        /// One outcome per operation.
+        results: Vec<OpOutcome>,
+    },
+    /// This plan (same key, same content) was applied before; nothing was written.
+    AlreadyApplied {
+        /// The idempotency key.
+        idempotency_key: String,
+    },
+    /// Validation refused the plan; nothing was written.
+    Rejected(Rejection),
+}
+
+/// A reference to a belief resolved during validation: a stored row or one created by an
+/// earlier operation of the same plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Stored(BeliefId),
+    Created(usize),
+}
+
+/// The active belief of a key as validation sees it (stored state plus earlier operations).
+#[derive(Debug, Clone)]
+struct Active {
+    target: Target,
+    version: u64,
+    normalized: String,
+    ownership: Ownership,
+}
+
+#[derive(Debug, Clone, Default)]
+struct KeyState {
+    active: Option<Active>,
+    max_version: u64,
+}
+
+/// A fully resolved write.
+#[derive(Debug, Clone)]
+enum Action {
+    Insert {
+        key: String,
+        statement: String,
+        ownership: Ownership,
+        agent: Option<String>,
+        confidence: f64,
+        status: BeliefStatus,
+        version: u64,
+        evidence: Vec<EventId>,
+        roles: Vec<Role>,
+        supersede: Option<Target>,
+        conflict_with: Option<Target>,
+    },
+    Reinforce {
+        target: Target,
+        version: u64,
+        evidence: Vec<EventId>,
+        roles: Vec<Role>,
+    },
+    Promote {
+        belief: BeliefId,
+        version: u64,
+        supersede: Option<Target>,
+    },
+    Reject {
+        belief: BeliefId,
+    },
+}
+
+struct Validator<'a> {
+    tx: &'a Transaction<'a>,
+    project: &'a str,
+    keys: HashMap<String, KeyState>,
+    statuses: HashMap<BeliefId, BeliefStatus>,
+}
+
+type Check<T> = Result<T, RejectionReason>;
+
+impl Validator<'_> {
+    fn key(&mut self, key: &str) -> rusqlite::Result<&mut KeyState> {
+        if !self.keys.contains_key(key) {
+            let active = active_of(self.tx, self.project, key)?.map(|b| Active {
+                target: Target::Stored(b.id),
+                version: b.version,
+                normalized: normalize_statement(&b.statement),
+                ownership: b.ownership,
+            });
+            let max_version: i64 = self.tx.query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM beliefs WHERE project = ?1 AND key = ?2",
+                params![self.project, key],
+                |r| r.get(0),
+            )?;
+            self.keys.insert(
+                key.to_owned(),
+                KeyState {
+                    active,
+                    max_version: max_version as u64,
+                },
+            );
+        }
+        Ok(self.keys.get_mut(key).expect("inserted"))
+    }
+
+    /// Evidence must be non-empty, exist, be of this project; user ownership needs a user
+    /// event. Returns the evidence roles.
+    fn evidence(&self, evidence: &[EventId], ownership: Ownership) -> rusqlite::Result<Check<Vec<Role>>> {
+        if evidence.is_empty() {
+            return Ok(Err(RejectionReason::MissingEvidence));
+        }
+        let mut roles = Vec::new();
+        let mut stmt = self.tx.prepare_cached("SELECT project, role FROM events WHERE id = ?1")?;
+        for &e in evidence {
+            let row: Option<(String, String)> = stmt
+                .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            match row {
+                None => return Ok(Err(RejectionReason::UnknownEvidence { event: e })),
+                Some((p, _)) if p != self.project => {
+                    return Ok(Err(RejectionReason::ProjectBoundaryViolation {
+                        what: format!("evidence event {e}"),
+                    }));
+                }
+                Some((_, role)) => {
+                    let role = Role::parse(&role).map_err(|err| {
+                        rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(err))
+                    })?;
+                    if !roles.contains(&role) {
+                        roles.push(role);
+                    }
+                }
+            }
+        }
+        if ownership == Ownership::User && !roles.contains(&Role::User) {
+            let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            return Ok(Err(RejectionReason::UserOwnershipRequiresUserEvidence {
+                roles: names.join(","),
+            }));
+        }
+        Ok(Ok(roles))
+    }
+
+    fn stored_belief(&self, id: BeliefId) -> rusqlite::Result<Check<super::Belief>> {
+        let any: Option<String> = self
+            .tx
+            .query_row("SELECT project FROM beliefs WHERE id = ?1", [id.0 as i64], |r| r.get(0))
+            .optional()?;
+        match any {
+            None => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
+            Some(p) if p != self.project => Ok(Err(RejectionReason::ProjectBoundaryViolation {
+                what: format!("belief {id}"),
+            })),
+            Some(_) => {
+                let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE id = ?1");
+                let mut b = self.tx.query_row(&sql, [id.0 as i64], row_to_belief)?;
+                b.evidence = super::beliefs::evidence_of(self.tx, id)?;
+                if let Some(s) = self.statuses.get(&id) {
+                    b.status = *s;
+                }
+                Ok(Ok(b))
+            }
+        }
+    }
+
+    fn check_version(key: &str, expected: Option<u64>, current: Option<&Active>) -> Check<()> {
+        match expected {
+            Some(e) if Some(e) != current.map(|a| a.version) => Err(RejectionReason::VersionConflict {
+                key: key.to_owned(),
+                expected: e,
+                current: current.map_or(0, |a| a.version),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn values(key: &str, statement: Option<&str>, confidence: f64) -> Check<()> {
+        if key.trim().is_empty() {
+            return Err(RejectionReason::InvalidValue {
+                detail: "empty key".to_owned(),
+            });
+        }
+        if statement.is_some_and(|s| normalize_statement(s).is_empty()) {
+            return Err(RejectionReason::InvalidValue {
+                detail: "empty statement".to_owned(),
+            });
+        }
+        if !(0.0..=1.0).contains(&confidence) {
+            return Err(RejectionReason::InvalidValue {
+                detail: format!("confidence {confidence} outside [0, 1]"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Resolves operation `i` into an action, updating the virtual state.
+    fn resolve(&mut self, i: usize, op: &Op) -> rusqlite::Result<Check<Action>> {
+        macro_rules! check {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(reason) => return Ok(Err(reason)),
+                }
+            };
+        }
+        Ok(Ok(match op {
+            Op::Assert { key, statement, ownership, agent, confidence, evidence } => {
+                check!(Self::values(key, Some(statement), *confidence));
+                let roles = check!(self.evidence(evidence, *ownership)?);
+                let norm = normalize_statement(statement);
+                let state = self.key(key)?;
+                match state.active.clone() {
+                    Some(a) if a.normalized == norm => {
+                        state.max_version += 1;
+                        let version = state.max_version;
+                        state.active.as_mut().expect("active").version = version;
+                        Action::Reinforce { target: a.target, version, evidence: evidence.clone(), roles }
+                    }
+                    Some(a) => {
+                        state.max_version += 1;
+                        Action::Insert {
+                            key: key.clone(),
+                            statement: statement.clone(),
+                            ownership: *ownership,
+                            agent: agent.clone(),
+                            confidence: *confidence,
+                            status: BeliefStatus::PossibleConflict,
+                            version: state.max_version,
+                            evidence: evidence.clone(),
+                            roles,
+                            supersede: None,
+                            conflict_with: Some(a.target),
+                        }
+                    }
+                    None => {
+                        state.max_version += 1;
+                        state.active = Some(Active {
+                            target: Target::Created(i),
+                            version: state.max_version,
+                            normalized: norm,
+                            ownership: *ownership,
+                        });
+                        Action::Insert {
+                            key: key.clone(),
+                            statement: statement.clone(),
+                            ownership: *ownership,
+                            agent: agent.clone(),
+                            confidence: *confidence,
+                            status: BeliefStatus::Active,
+                            version: state.max_version,
+                            evidence: evidence.clone(),
+                            roles,
+                            supersede: None,
+                            conflict_with: None,
+                        }
+                    }
+                }
+            }
+            Op::Reinforce { key, evidence, expected_version } => {
+                check!(Self::values(key, None, 0.0));
+                let active = self.key(key)?.active.clone();
+                let Some(a) = active else {
+                    return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
+                };
+                check!(Self::check_version(key, *expected_version, Some(&a)));
+                let roles = check!(self.evidence(evidence, a.ownership)?);
+                let state = self.key(key)?;
+                state.max_version += 1;
+                let version = state.max_version;
+                state.active.as_mut().expect("active").version = version;
+                Action::Reinforce { target: a.target, version, evidence: evidence.clone(), roles }
+            }
+            Op::Correct { key, statement, evidence, expected_version, confidence } => {
+                check!(Self::values(key, Some(statement), *confidence));
+                let active = self.key(key)?.active.clone();
+                let Some(a) = active else {
+                    return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
+                };
+                check!(Self::check_version(key, *expected_version, Some(&a)));
+                let roles = check!(self.evidence(evidence, a.ownership)?);
+                let state = self.key(key)?;
+                state.max_version += 1;
+                let version = state.max_version;
+                state.active = Some(Active {
+                    target: Target::Created(i),
+                    version,
+                    normalized: normalize_statement(statement),
+                    ownership: a.ownership,
+                });
+                Action::Insert {
+                    key: key.clone(),
+                    statement: statement.clone(),
+                    ownership: a.ownership,
+                    agent: None,
+                    confidence: *confidence,
+                    status: BeliefStatus::Active,
+                    version,
+                    evidence: evidence.clone(),
+                    roles,
+                    supersede: Some(a.target),
+                    conflict_with: None,
+                }
+            }
+            Op::Contradict { key, statement, evidence, confidence } => {
+                check!(Self::values(key, Some(statement), *confidence));
+                let active = self.key(key)?.active.clone();
+                let Some(a) = active else {
+                    return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
+                };
+                let roles = check!(self.evidence(evidence, a.ownership)?);
+                let state = self.key(key)?;
+                state.max_version += 1;
+                Action::Insert {
+                    key: key.clone(),
+                    statement: statement.clone(),
+                    ownership: a.ownership,
+                    agent: None,
+                    confidence: *confidence,
+                    status: BeliefStatus::PossibleConflict,
+                    version: state.max_version,
+                    evidence: evidence.clone(),
+                    roles,
+                    supersede: None,
+                    conflict_with: Some(a.target),
+                }
+            }
+            Op::Propose { key, statement, ownership, agent, confidence, evidence } => {
+                check!(Self::values(key, Some(statement), *confidence));
+                // Candidates need exact evidence ids of this project, but not yet user
+                // evidence: promotion checks ownership.
+                let roles = check!(self.evidence(evidence, Ownership::Project)?);
+                let state = self.key(key)?;
+                state.max_version += 1;
+                Action::Insert {
+                    key: key.clone(),
+                    statement: statement.clone(),
+                    ownership: *ownership,
+                    agent: agent.clone(),
+                    confidence: *confidence,
+                    status: BeliefStatus::Candidate,
+                    version: state.max_version,
+                    evidence: evidence.clone(),
+                    roles,
+                    supersede: None,
+                    conflict_with: None,
+                }
+            }
+            Op::Promote { belief, expected_version } => {
+                let b = check!(self.stored_belief(*belief)?);
+                if !matches!(
+                    b.status,
+                    BeliefStatus::Candidate | BeliefStatus::NeedsConfirmation | BeliefStatus::PossibleConflict
+                ) {
+                    return Ok(Err(RejectionReason::InvalidTransition { op: "promote", status: b.status }));
+                }
+                check!(self.evidence(&b.evidence, b.ownership)?);
+                let active = self.key(&b.key)?.active.clone();
+                check!(Self::check_version(&b.key, *expected_version, active.as_ref()));
+                let state = self.key(&b.key)?;
+                state.max_version += 1;
+                let version = state.max_version;
+                state.active = Some(Active {
+                    target: Target::Stored(*belief),
+                    version,
+                    normalized: normalize_statement(&b.statement),
+                    ownership: b.ownership,
+                });
+                self.statuses.insert(*belief, BeliefStatus::Active);
+                Action::Promote { belief: *belief, version, supersede: active.map(|a| a.target) }
+            }
+            Op::Reject { belief } => {
+                let b = check!(self.stored_belief(*belief)?);
+                if !matches!(
+                    b.status,
+                    BeliefStatus::Candidate | BeliefStatus::NeedsConfirmation | BeliefStatus::PossibleConflict
+                ) {
+                    return Ok(Err(RejectionReason::InvalidTransition { op: "reject", status: b.status }));
+                }
+                self.statuses.insert(*belief, BeliefStatus::Rejected);
+                Action::Reject { belief: *belief }
+            }
+        }))
+    }
+}
+
+fn roles_text(roles: &[Role]) -> String {
+    roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(",")
+}
+
+impl Ledger {
+    /// Validates `plan` completely, then applies it with one audit row per operation in one
+    /// transaction. Nothing is written for a rejected or already-applied plan.
+    ///
+    /// # Errors
+    /// SQLite errors (the transaction rolls back). Refusals are not errors: they are
+    /// [`PlanOutcome::Rejected`] with a named reason.
+    pub fn apply_plan(&self, plan: &Plan) -> LedgerResult<PlanOutcome> {
+        let project = plan.project.as_str();
+        let hash = format!(
+            "{:016x}",
+            xxh3_64(&serde_json::to_vec(&(&plan.ops, plan.at)).expect("plans serialize"))
+        );
+        let at = plan.at.unwrap_or_else(|| self.now_ms());
+        self.write(|tx| {
+            let sql = |e| self.sql(e);
+            let seen: Option<String> = tx
+                .query_row(
+                    "SELECT plan_hash FROM governance_plans WHERE project = ?1 AND idempotency_key = ?2",
+                    params![project, plan.idempotency_key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            match seen {
+                Some(h) if h == hash => {
+                    return Ok(PlanOutcome::AlreadyApplied {
+                        idempotency_key: plan.idempotency_key.clone(),
+                    });
+                }
+                Some(_) => {
+                    return Ok(PlanOutcome::Rejected(Rejection {
+                        op_index: None,
+                        reason: RejectionReason::DuplicateIdempotencyKey {
+                            key: plan.idempotency_key.clone(),
+                        },
+                    }));
+                }
+                None => {}
+            }
+            if plan.idempotency_key.trim().is_empty() {
+                return Ok(PlanOutcome::Rejected(Rejection {
+                    op_index: None,
+                    reason: RejectionReason::InvalidValue {
+                        detail: "empty idempotency key".to_owned(),
+                    },
+                }));
+            }
+            // Phase 1: resolve every operation; no writes.
+            let mut v = Validator {
+                tx,
+                project,
+                keys: HashMap::new(),
+                statuses: HashMap::new(),
+            };
+            let mut actions = Vec::with_capacity(plan.ops.len());
+            for (i, op) in plan.ops.iter().enumerate() {
+                match v.resolve(i, op).map_err(sql)? {
+                    Ok(a) => actions.push(a),
+                    Err(reason) => {
+                        return Ok(PlanOutcome::Rejected(Rejection {
+                            op_index: Some(i),
+                            reason,
+                        }));
+                    }
+                }
+            }
+            // Phase 2: execute the resolved actions and audit them.
+            let mut created: HashMap<usize, BeliefId> = HashMap::new();
+            let resolve = |t: Target, created: &HashMap<usize, BeliefId>| match t {
+                Target::Stored(id) => id,
+                Target::Created(i) => created[&i],
+            };
+            let mut results = Vec::with_capacity(actions.len());
+            for (i, action) in actions.into_iter().enumerate() {
+                let outcome = match action {
+                    Action::Insert {
+                        key,
+                        statement,
+                        ownership,
+                        agent,
+                        confidence,
+                        status,
+                        version,
+                        evidence,
+                        roles,
+                        supersede,
+                        conflict_with,
+                    } => {
+                        let old = supersede.map(|t| resolve(t, &created));
+                        if let Some(old) = old {
+                            tx.execute(
+                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?2 WHERE id = ?1",
+                                params![old.0 as i64, at],
+                            )
+                            .map_err(sql)?;
+                        }
+                        tx.execute(
+                            "INSERT INTO beliefs (project, key, statement, normalized, ownership, agent,
+                                source_roles, confidence, status, version, valid_from, supersedes,
+                                created_at, updated_at)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?11, ?11)",
+                            params![
+                                project,
+                                key,
+                                statement,
+                                normalize_statement(&statement),
+                                ownership.as_str(),
+                                agent,
+                                roles_text(&roles),
+                                confidence,
+                                status.as_str(),
+                                version as i64,
+                                at,
+                                old.map(|o| o.0 as i64),
+                            ],
+                        )
+                        .map_err(sql)?;
+                        let id = BeliefId(tx.last_insert_rowid() as u64);
+                        created.insert(i, id);
+                        add_evidence(tx, project, id, &evidence).map_err(sql)?;
+                        if let Some(old) = old {
+                            tx.execute(
+                                "UPDATE beliefs SET superseded_by = ?2 WHERE id = ?1",
+                                params![old.0 as i64, id.0 as i64],
+                            )
+                            .map_err(sql)?;
+                            OpOutcome::Superseded { old, belief: id }
+                        } else if let Some(current) = conflict_with {
+                            OpOutcome::ConflictRecorded {
+                                belief: id,
+                                current: resolve(current, &created),
+                            }
+                        } else if status == BeliefStatus::Candidate {
+                            OpOutcome::Proposed { belief: id }
+                        } else {
+                            OpOutcome::Created { belief: id }
+                        }
+                    }
+                    Action::Reinforce { target, version, evidence, roles } => {
+                        let id = resolve(target, &created);
+                        add_evidence(tx, project, id, &evidence).map_err(sql)?;
+                        let merged: String = tx
+                            .query_row("SELECT source_roles FROM beliefs WHERE id = ?1", [id.0 as i64], |r| r.get(0))
+                            .map_err(sql)?;
+                        let mut all: Vec<String> = merged.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+                        for r in roles {
+                            if !all.iter().any(|x| x == r.as_str()) {
+                                all.push(r.as_str().to_owned());
+                            }
+                        }
+                        tx.execute(
+                            "UPDATE beliefs SET version = ?2, source_roles = ?3, updated_at = ?4 WHERE id = ?1",
+                            params![id.0 as i64, version as i64, all.join(","), at],
+                        )
+                        .map_err(sql)?;
+                        OpOutcome::Reinforced { belief: id, version }
+                    }
+                    Action::Promote { belief, version, supersede } => {
+                        let old = supersede.map(|t| resolve(t, &created));
+                        if let Some(old) = old {
+                            tx.execute(
+                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?2, superseded_by = ?3 WHERE id = ?1",
+                                params![old.0 as i64, at, belief.0 as i64],
+                            )
+                            .map_err(sql)?;
+                        }
+                        tx.execute(
+                            "UPDATE beliefs SET status = 'active', version = ?2, valid_from = ?3, supersedes = ?4, updated_at = ?3 WHERE id = ?1",
+                            params![belief.0 as i64, version as i64, at, old.map(|o| o.0 as i64)],
+                        )
+                        .map_err(sql)?;
+                        OpOutcome::Promoted { belief, superseded: old }
+                    }
+                    Action::Reject { belief } => {
+                        tx.execute(
+                            "UPDATE beliefs SET status = 'rejected', updated_at = ?2 WHERE id = ?1",
+                            params![belief.0 as i64, at],
+                        )
+                        .map_err(sql)?;
+                        OpOutcome::Rejected { belief }
+                    }
+                };
+                let belief_id = match &outcome {
+                    OpOutcome::Created { belief }
+                    | OpOutcome::Reinforced { belief, .. }
+                    | OpOutcome::Superseded { belief, .. }
+                    | OpOutcome::ConflictRecorded { belief, .. }
+                    | OpOutcome::Proposed { belief }
+                    | OpOutcome::Promoted { belief, .. }
+                    | OpOutcome::Rejected { belief } => *belief,
+                };
+                tx.execute(
+                    "INSERT INTO governance_audit (project, plan_key, op_index, op, belief_id, detail, at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        project,
+                        plan.idempotency_key,
+                        i as i64,
+                        plan.ops[i].name(),
+                        belief_id.0 as i64,
+                        serde_json::to_string(&outcome).expect("outcomes serialize"),
+                        at,
+                    ],
+                )
+                .map_err(sql)?;
+                results.push(outcome);
+            }
+            tx.execute(
+                "INSERT INTO governance_plans (project, idempotency_key, plan_hash, applied_at) VALUES (?1, ?2, ?3, ?4)",
+                params![project, plan.idempotency_key, hash, at],
+            )
+            .map_err(sql)?;
+            Ok(PlanOutcome::Applied { results })
+        })
+    }
+
+    /// Audit rows of `project` for one plan: `(op_index, op, belief, detail)`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn plan_audit(&self, project: &ProjectId, plan_key: &str) -> LedgerResult<Vec<(usize, String, Option<BeliefId>, String)>> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT op_index, op, belief_id, detail FROM governance_audit
+                 WHERE project = ?1 AND plan_key = ?2 ORDER BY op_index",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str(), plan_key], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as usize,
+                        r.get(1)?,
+                        r.get::<_, Option<i64>>(2)?.map(|v| BeliefId(v as u64)),
+                        r.get(3)?,
+                    ))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+}
+
+fn add_evidence(tx: &Transaction<'_>, project: &str, belief: BeliefId, evidence: &[EventId]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR IGNORE INTO belief_evidence (belief_id, event_id, project) VALUES (?1, ?2, ?3)",
+    )?;
+    for e in evidence {
+        stmt.execute(params![belief.0 as i64, e.0 as i64, project])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,625 @@
+//! Raw events: the append-only record of what happened.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use rusqlite::{OptionalExtension, Row, Transaction, params};
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::{Ledger, LedgerError, LedgerResult};
+use crate::store::ProjectId;
+
+/// Identifier of a raw event: its global sequence number (ascending in ingestion order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct EventId(pub u64);
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Declares a string-backed enum with `as_str`, `parse` (errors name the accepted values),
+/// `ALL`, `Display` and serde in snake case.
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vm])* $variant),+ }
+
+        impl $name {
+            /// Every value.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The stored name.
+            pub const fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Parses a stored name.
+            ///
+            /// # Errors
+            /// [`LedgerError::Invalid`] naming the accepted values.
+            pub fn parse(s: &str) -> $crate::ledger::LedgerResult<Self> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    other => Err($crate::ledger::LedgerError::Invalid {
+                        what: stringify!($name),
+                        reason: format!("{other:?} (expected one of: {})", [$($text),+].join(", ")),
+                    }),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
+
+string_enum!(
+    /// Who produced an event.
+    Role {
+        /// The human user.
+        User = "user",
+        /// The agent.
+        Assistant = "assistant",
+        /// A tool.
+        Tool = "tool",
+        /// The system / harness.
+        System = "system",
+    }
+);
+
+string_enum!(
+    /// What an event is.
+    EventKind {
+        /// A conversational message.
+        Message = "message",
+        /// Something observed.
+        Observation = "observation",
+        /// Something done.
+        Action = "action",
+        /// An internal thought.
+        Thought = "thought",
+        /// A reward signal.
+        Reward = "reward",
+        /// An error.
+        Error = "error",
+        /// A tool invocation.
+        ToolCall = "tool_call",
+        /// A tool's result.
+        ToolResult = "tool_result",
+        /// A task description.
+        Task = "task",
+    }
+);
+
+string_enum!(
+    /// How an event relates to its parent.
+    Causality {
+        /// A reply to the parent.
+        RepliesTo = "replies_to",
+        /// Triggered by the parent.
+        TriggeredBy = "triggered_by",
+        /// The result of the parent tool call.
+        ToolResultFor = "tool_result_for",
+    }
+);
+
+/// An event to append. Only `project`, `role`, `kind` and `content` are required.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// The project (isolation boundary).
+    pub project: ProjectId,
+    /// Caller's own id for the event (unique per project; re-appending it is refused).
+    pub source_id: Option<String>,
+    /// The agent (a field, not a boundary).
+    pub agent: Option<String>,
+    /// Conversation thread.
+    pub thread: Option<String>,
+    /// Session.
+    pub session: Option<String>,
+    /// Turn number within the thread.
+    pub turn: Option<i64>,
+    /// Who produced it.
+    pub role: Role,
+    /// What it is.
+    pub kind: EventKind,
+    /// The raw text (stored byte-exact).
+    pub content: String,
+    /// The event this one responds to (same project).
+    pub parent: Option<EventId>,
+    /// How it relates to the parent.
+    pub causality: Option<Causality>,
+    /// When it happened (ms since the epoch); defaults to ingestion time.
+    pub created_at: Option<i64>,
+    /// Source document or stream.
+    pub source: Option<String>,
+    /// Byte offset in the source.
+    pub source_offset: Option<i64>,
+    /// Byte length in the source.
+    pub source_len: Option<i64>,
+    /// Confidence that the recorded order is the true order (1 = certain).
+    pub ordering_confidence: f64,
+}
+
+impl NewEvent {
+    /// A message-kind event with only the required fields.
+    pub fn new(project: ProjectId, role: Role, kind: EventKind, content: impl Into<String>) -> Self {
+        Self {
+            project,
+            source_id: None,
+            agent: None,
+            thread: None,
+            session: None,
+            turn: None,
+            role,
+            kind,
+            content: content.into(),
+            parent: None,
+            causality: None,
+            created_at: None,
+            source: None,
+            source_offset: None,
+            source_len: None,
+            ordering_confidence: 1.0,
+        }
+    }
+
+    /// Sets the thread.
+    pub fn thread(mut self, thread: impl Into<String>) -> Self {
+        self.thread = Some(thread.into());
+        self
+    }
+
+    /// Sets the session.
+    pub fn session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Sets the agent.
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+
+    /// Sets the creation time (ms since the epoch).
+    pub fn at(mut self, created_at: i64) -> Self {
+        self.created_at = Some(created_at);
+        self
+    }
+
+    /// Sets the parent and causality.
+    pub fn reply_to(mut self, parent: EventId, causality: Causality) -> Self {
+        self.parent = Some(parent);
+        self.causality = Some(causality);
+        self
+    }
+}
+
+/// A stored raw event.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Event {
+    /// Id = global sequence number.
+    pub id: EventId,
+    /// Project.
+    pub project: String,
+    /// Caller's id.
+    pub source_id: Option<String>,
+    /// Agent.
+    pub agent: Option<String>,
+    /// Thread and position in it (1-based).
+    pub thread: Option<String>,
+    /// Position in the thread.
+    pub thread_seq: Option<i64>,
+    /// Session.
+    pub session: Option<String>,
+    /// Position in the session.
+    pub session_seq: Option<i64>,
+    /// Turn.
+    pub turn: Option<i64>,
+    /// Position within the turn.
+    pub turn_seq: Option<i64>,
+    /// Role.
+    pub role: Role,
+    /// Kind.
+    pub kind: EventKind,
+    /// Raw content, byte-exact.
+    pub content: String,
+    /// XXH3-128 of the content, hex.
+    pub content_hash: String,
+    /// Parent event.
+    pub parent: Option<EventId>,
+    /// Relation to the parent.
+    pub causality: Option<Causality>,
+    /// Previous event of the same thread (or session, without a thread).
+    pub prev: Option<EventId>,
+    /// When it happened (ms).
+    pub created_at: i64,
+    /// When it was recorded (ms).
+    pub ingested_at: i64,
+    /// Source document.
+    pub source: Option<String>,
+    /// Offset in the source.
+    pub source_offset: Option<i64>,
+    /// Length in the source.
+    pub source_len: Option<i64>,
+    /// Ordering confidence.
+    pub ordering_confidence: f64,
+}
+
+/// Chronological neighbours of an event (anchor excluded) plus its parent and children.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EventContext {
+    /// The anchor.
+    pub anchor: Event,
+    /// Up to `before` earlier events of the same thread/session, oldest first.
+    pub before: Vec<Event>,
+    /// Up to `after` later events of the same thread/session, oldest first.
+    pub after: Vec<Event>,
+    /// The parent, if any.
+    pub parent: Option<Event>,
+    /// Events whose parent is the anchor, oldest first.
+    pub children: Vec<Event>,
+}
+
+/// A full-text hit: the event and its bm25 score (lower is better, as SQLite reports it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FtsHit {
+    /// The event.
+    pub event: Event,
+    /// bm25 (negative; more negative = more relevant).
+    pub score: f64,
+}
+
+const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
+    turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
+    ingested_at, source, source_offset, source_len, ordering_confidence";
+
+fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
+    let parse_err = |i: usize, e: LedgerError| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    };
+    let role: String = r.get(10)?;
+    let kind: String = r.get(11)?;
+    let causality: Option<String> = r.get(15)?;
+    Ok(Event {
+        id: EventId(r.get::<_, i64>(0)? as u64),
+        project: r.get(1)?,
+        source_id: r.get(2)?,
+        agent: r.get(3)?,
+        thread: r.get(4)?,
+        thread_seq: r.get(5)?,
+        session: r.get(6)?,
+        session_seq: r.get(7)?,
+        turn: r.get(8)?,
+        turn_seq: r.get(9)?,
+        role: Role::parse(&role).map_err(|e| parse_err(10, e))?,
+        kind: EventKind::parse(&kind).map_err(|e| parse_err(11, e))?,
+        content: r.get(12)?,
+        content_hash: r.get(13)?,
+        parent: r.get::<_, Option<i64>>(14)?.map(|v| EventId(v as u64)),
+        causality: causality
+            .map(|c| Causality::parse(&c))
+            .transpose()
+            .map_err(|e| parse_err(15, e))?,
+        prev: r.get::<_, Option<i64>>(16)?.map(|v| EventId(v as u64)),
+        created_at: r.get(17)?,
+        ingested_at: r.get(18)?,
+        source: r.get(19)?,
+        source_offset: r.get(20)?,
+        source_len: r.get(21)?,
+        ordering_confidence: r.get(22)?,
+    })
+}
+
+/// Hex XXH3-128 of the content.
+pub fn content_hash(content: &str) -> String {
+    format!("{:032x}", xxh3_128(content.as_bytes()))
+}
+
+/// Builds an FTS5 query from free text: every word becomes a quoted term (quotes doubled),
+/// OR-ed, so user text can never inject FTS syntax.
+fn fts_terms(text: &str) -> Option<String> {
+    let terms: Vec<String> = crate::hdv::encode::TextEncoder::tokens(text)
+        .into_iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// The FTS token of a project (`'p' || hex(project)` in SQL, lowercased by the tokenizer).
+fn project_tag(project: &str) -> String {
+    let hex: String = project.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("p{hex}")
+}
+
+/// Position bookkeeping while appending a batch: (last seq, last id) per sequence key.
+type Cursors = HashMap<(u8, String, Option<i64>), (i64, i64)>;
+
+impl Ledger {
+    /// Appends one event.
+    ///
+    /// # Errors
+    /// As [`append_batch`](Self::append_batch).
+    pub fn append(&self, event: NewEvent) -> LedgerResult<Event> {
+        let id = self.append_batch(std::slice::from_ref(&event))?[0];
+        self.get(&event.project, id)?.ok_or(LedgerError::UnknownEvent(id))
+    }
+
+    /// Appends events in one transaction: all of them, or (on any error) none.
+    ///
+    /// # Errors
+    /// [`LedgerError::ContentTooLarge`], [`LedgerError::UnknownEvent`] /
+    /// [`LedgerError::CrossProject`] for a bad parent, a duplicate `source_id`, SQLite errors.
+    pub fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
+        let limit = self.config.max_content_bytes;
+        if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
+            return Err(LedgerError::ContentTooLarge {
+                size: e.content.len(),
+                limit,
+            });
+        }
+        if let Some(e) = events.iter().find(|e| !e.ordering_confidence.is_finite()) {
+            return Err(LedgerError::Invalid {
+                what: "ordering_confidence",
+                reason: format!("{} is not finite", e.ordering_confidence),
+            });
+        }
+        let now = self.now_ms();
+        self.write(|tx| {
+            let mut cursors = Cursors::new();
+            let mut ids = Vec::with_capacity(events.len());
+            for e in events {
+                ids.push(self.insert_event(tx, e, now, &mut cursors)?);
+            }
+            Ok(ids)
+        })
+    }
+
+    fn insert_event(&self, tx: &Transaction<'_>, e: &NewEvent, now: i64, cursors: &mut Cursors) -> LedgerResult<EventId> {
+        let project = e.project.as_str();
+        if let Some(parent) = e.parent {
+            let owner: Option<String> = tx
+                .prepare_cached("SELECT project FROM events WHERE id = ?1")
+                .and_then(|mut s| s.query_row([parent.0 as i64], |r| r.get(0)).optional())
+                .map_err(|err| self.sql(err))?;
+            match owner {
+                None => return Err(LedgerError::UnknownEvent(parent)),
+                Some(p) if p != project => {
+                    return Err(LedgerError::CrossProject {
+                        event: parent,
+                        project: project.to_owned(),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        // Positions: (kind of sequence, name, turn) -> (last seq, last id).
+        let next = |kind: u8, name: &Option<String>, turn: Option<i64>| -> LedgerResult<Option<(i64, Option<i64>)>> {
+            let Some(name) = name else { return Ok(None) };
+            let key = (kind, name.clone(), turn);
+            let (seq, last) = match cursors.get(&key) {
+                Some(&(seq, id)) => (seq, Some(id)),
+                None => {
+                    let sql = match (kind, turn) {
+                        (0, _) => "SELECT thread_seq, id FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq DESC LIMIT 1",
+                        (1, _) => "SELECT session_seq, id FROM events WHERE project = ?1 AND session = ?2 ORDER BY session_seq DESC LIMIT 1",
+                        _ => "SELECT turn_seq, id FROM events WHERE project = ?1 AND thread = ?2 AND turn = ?3 ORDER BY turn_seq DESC LIMIT 1",
+                    };
+                    let mut stmt = tx.prepare_cached(sql).map_err(|err| self.sql(err))?;
+                    let found: Option<(i64, i64)> = if kind == 2 {
+                        stmt.query_row(params![project, name, turn], |r| Ok((r.get(0)?, r.get(1)?)))
+                    } else {
+                        stmt.query_row(params![project, name], |r| Ok((r.get(0)?, r.get(1)?)))
+                    }
+                    .optional()
+                    .map_err(|err| self.sql(err))?;
+                    found.map_or((0, None), |(s, id)| (s, Some(id)))
+                }
+            };
+            Ok(Some((seq + 1, last)))
+        };
+        let thread = next(0, &e.thread, None)?;
+        let session = next(1, &e.session, None)?;
+        let turn_seq = match (e.turn, &e.thread) {
+            (Some(t), Some(_)) => next(2, &e.thread, Some(t))?.map(|p| p.0),
+            (Some(_), None) => Some(1),
+            _ => None,
+        };
+        let prev = thread.and_then(|t| t.1).or_else(|| session.and_then(|s| s.1));
+        let created = e.created_at.unwrap_or(now);
+        tx.prepare_cached(
+            "INSERT INTO events (project, source_id, agent, thread, thread_seq, session, session_seq,
+                turn, turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id,
+                created_at, ingested_at, source, source_offset, source_len, ordering_confidence)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18, ?19, ?20, ?21, ?22)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                project,
+                e.source_id,
+                e.agent,
+                e.thread,
+                thread.map(|t| t.0),
+                e.session,
+                session.map(|s| s.0),
+                e.turn,
+                turn_seq,
+                e.role.as_str(),
+                e.kind.as_str(),
+                e.content,
+                content_hash(&e.content),
+                e.parent.map(|p| p.0 as i64),
+                e.causality.map(Causality::as_str),
+                prev,
+                created,
+                now,
+                e.source,
+                e.source_offset,
+                e.source_len,
+                e.ordering_confidence,
+            ])
+        })
+        .map_err(|err| match err {
+            rusqlite::Error::SqliteFailure(f, Some(msg)) if msg.contains("events.project, events.source_id") => {
+                LedgerError::Invalid {
+                    what: "source_id",
+                    reason: format!("{:?} already exists in project `{project}` ({f})", e.source_id.as_deref().unwrap_or("")),
+                }
+            }
+            other => self.sql(other),
+        })?;
+        let id = tx.last_insert_rowid();
+        if let (Some(t), Some(name)) = (thread, &e.thread) {
+            cursors.insert((0, name.clone(), None), (t.0, id));
+        }
+        if let (Some(s), Some(name)) = (session, &e.session) {
+            cursors.insert((1, name.clone(), None), (s.0, id));
+        }
+        if let (Some(ts), Some(t), Some(name)) = (turn_seq, e.turn, &e.thread) {
+            cursors.insert((2, name.clone(), Some(t)), (ts, id));
+        }
+        Ok(EventId(id as u64))
+    }
+
+    /// The event `id` of `project` (`None` if absent or of another project).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>> {
+        self.read(|c| {
+            c.prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"))
+                .and_then(|mut s| s.query_row(params![id.0 as i64, project.as_str()], row_to_event).optional())
+                .map_err(|e| self.sql(e))
+        })
+    }
+
+    fn query_events(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<Vec<Event>> {
+        self.read(|c| {
+            c.prepare_cached(sql)
+                .and_then(|mut s| s.query_map(args, row_to_event)?.collect())
+                .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// Every event of a thread, in thread order.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn replay_thread(&self, project: &ProjectId, thread: &str) -> LedgerResult<Vec<Event>> {
+        self.query_events(
+            &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq"),
+            params![project.as_str(), thread],
+        )
+    }
+
+    /// Number of events in `project`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn count(&self, project: &ProjectId) -> LedgerResult<u64> {
+        self.read(|c| {
+            c.query_row("SELECT COUNT(*) FROM events WHERE project = ?1", [project.as_str()], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// The anchor with up to `before` / `after` chronological neighbours of its thread (or
+    /// session, or else project), its parent and its children.
+    ///
+    /// # Errors
+    /// [`LedgerError::UnknownEvent`] if the anchor is not in `project`.
+    pub fn event_context(&self, project: &ProjectId, id: EventId, before: usize, after: usize) -> LedgerResult<EventContext> {
+        let anchor = self.get(project, id)?.ok_or(LedgerError::UnknownEvent(id))?;
+        let p = project.as_str();
+        let (mut earlier, later) = match (&anchor.thread, &anchor.session) {
+            (Some(t), _) => (
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq < ?3 ORDER BY thread_seq DESC LIMIT ?4"),
+                    params![p, t, anchor.thread_seq, before as i64],
+                )?,
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq > ?3 ORDER BY thread_seq LIMIT ?4"),
+                    params![p, t, anchor.thread_seq, after as i64],
+                )?,
+            ),
+            (None, Some(s)) => (
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq < ?3 ORDER BY session_seq DESC LIMIT ?4"),
+                    params![p, s, anchor.session_seq, before as i64],
+                )?,
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq > ?3 ORDER BY session_seq LIMIT ?4"),
+                    params![p, s, anchor.session_seq, after as i64],
+                )?,
+            ),
+            (None, None) => (
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"),
+                    params![p, id.0 as i64, before as i64],
+                )?,
+                self.query_events(
+                    &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
+                    params![p, id.0 as i64, after as i64],
+                )?,
+            ),
+        };
+        earlier.reverse();
+        let parent = match anchor.parent {
+            Some(pid) => self.get(project, pid)?,
+            None => None,
+        };
+        let children = self.query_events(
+            &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND parent_id = ?2 ORDER BY id"),
+            params![p, id.0 as i64],
+        )?;
+        Ok(EventContext {
+            anchor,
+            before: earlier,
+            after: later,
+            parent,
+            children,
+        })
+    }
+
+    /// Full-text search over the raw content of `project`, best bm25 first. Every word of
+    /// `query` is a term (any may match); FTS syntax in `query` is treated as text.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn search(&self, project: &ProjectId, query: &str, k: usize) -> LedgerResult<Vec<FtsHit>> {
+        let Some(terms) = fts_terms(query) else {
+            return Ok(Vec::new());
+        };
+        let fts = format!("ptag:{} AND ({terms})", project_tag(project.as_str()));
+        let cols: String = COLUMNS.split(", ").map(|c| format!("e.{c}")).collect::<Vec<_>>().join(", ");
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {cols}, f.score FROM
+                    (SELECT rowid, bm25(events_fts, 0.0, 1.0) AS score FROM events_fts
+                     WHERE events_fts MATCH ?1 ORDER BY score LIMIT ?3) AS f
+                 JOIN events e ON e.id = f.rowid
+                 WHERE e.project = ?2 ORDER BY f.score, e.id"
+            ))
+            .and_then(|mut s| {
+                s.query_map(params![fts, project.as_str(), k as i64], |r| {
+                    Ok(FtsHit {
+                        event: row_to_event(r)?,
+                        score: r.get(23)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+}

@@ -1,0 +1,299 @@
+//! The governed ledger in SQLite: append-only raw events with chronology and full-text
+//! search, plus the tables of the governance layer (`crate::governance`), all in one
+//! database file with one writer connection.
+//!
+//! Connection settings: WAL journal, `synchronous = FULL` (a committed append survives power
+//! loss), foreign keys on, a busy timeout so a second process waits instead of failing.
+//! Every write runs in a short `BEGIN IMMEDIATE` transaction.
+
+mod error;
+mod events;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+pub use error::{LedgerError, LedgerResult};
+pub use events::{
+    Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role,
+};
+pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
+pub(crate) use events::string_enum;
+
+use crate::clock::{Clock, SystemClock, now_ms};
+
+/// Settings of a [`Ledger`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerConfig {
+    /// Largest accepted event content, in bytes.
+    pub max_content_bytes: usize,
+    /// How long a writer waits for another connection's lock.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        Self {
+            max_content_bytes: 1 << 20,
+            busy_timeout_ms: 5_000,
+        }
+    }
+}
+
+/// What [`Ledger::migrate`] did or, for a dry run, would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// Schema version before.
+    pub from: u32,
+    /// Schema version after (equal to `from` for a dry run).
+    pub to: u32,
+    /// `(version, name)` of each migration applied (or pending, for a dry run).
+    pub migrations: Vec<(u32, String)>,
+    /// Whether this was a dry run.
+    pub dry_run: bool,
+}
+
+/// The SQLite ledger: raw events and the governance tables.
+pub struct Ledger {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+    config: LedgerConfig,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("path", &self.path)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path` and applies pending migrations.
+    ///
+    /// # Errors
+    /// SQLite errors naming the file; [`LedgerError::SchemaTooNew`].
+    pub fn open(path: impl AsRef<Path>, config: LedgerConfig) -> LedgerResult<Self> {
+        let ledger = Self::open_unmigrated(path, config)?;
+        ledger.migrate(false)?;
+        Ok(ledger)
+    }
+
+    /// Opens the ledger without migrating (to inspect or dry-run migrations). Operations on
+    /// an outdated schema fail with [`LedgerError::NeedsMigration`].
+    ///
+    /// # Errors
+    /// SQLite errors naming the file.
+    pub fn open_unmigrated(path: impl AsRef<Path>, config: LedgerConfig) -> LedgerResult<Self> {
+        let path = path.as_ref().to_owned();
+        let conn = Connection::open(&path).map_err(|source| LedgerError::Sqlite {
+            path: Some(path.clone()),
+            source,
+        })?;
+        Self::init(conn, Some(path), config)
+    }
+
+    /// A private in-memory ledger (tests, tools), migrated.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn open_in_memory(config: LedgerConfig) -> LedgerResult<Self> {
+        let conn = Connection::open_in_memory().map_err(|source| LedgerError::Sqlite { path: None, source })?;
+        let ledger = Self::init(conn, None, config)?;
+        ledger.migrate(false)?;
+        Ok(ledger)
+    }
+
+    fn init(conn: Connection, path: Option<PathBuf>, config: LedgerConfig) -> LedgerResult<Self> {
+        let ledger = Self {
+            conn: Mutex::new(conn),
+            path,
+            config,
+            clock: Arc::new(SystemClock),
+        };
+        {
+            let conn = ledger.lock();
+            conn.busy_timeout(std::time::Duration::from_millis(config.busy_timeout_ms))
+                .map_err(|e| ledger.sql(e))?;
+            conn.execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = FULL;
+                 PRAGMA foreign_keys = ON;
+                 CREATE TABLE IF NOT EXISTS schema_migrations (
+                     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
+            )
+            .map_err(|e| ledger.sql(e))?;
+        }
+        Ok(ledger)
+    }
+
+    /// Replaces the clock (tests inject a manual one).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The settings.
+    pub fn config(&self) -> LedgerConfig {
+        self.config
+    }
+
+    /// The database file, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Current time in milliseconds on the ledger's clock.
+    pub fn now_ms(&self) -> i64 {
+        now_ms(self.clock.as_ref())
+    }
+
+    pub(crate) fn sql(&self, source: rusqlite::Error) -> LedgerError {
+        LedgerError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A poisoned lock only means another thread panicked mid-call; SQLite rolled back
+        // its transaction, so the connection is still consistent.
+        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The schema version recorded in the database.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn schema_version(&self) -> LedgerResult<u32> {
+        let conn = self.lock();
+        Self::version_of(&conn).map_err(|e| self.sql(e))
+    }
+
+    fn version_of(conn: &Connection) -> rusqlite::Result<u32> {
+        conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))
+    }
+
+    /// Applies every pending migration in one transaction (or, with `dry_run`, only reports
+    /// them). Re-running is a no-op.
+    ///
+    /// # Errors
+    /// SQLite errors (the transaction is rolled back: nothing is half-applied);
+    /// [`LedgerError::SchemaTooNew`].
+    pub fn migrate(&self, dry_run: bool) -> LedgerResult<MigrationReport> {
+        let mut conn = self.lock();
+        let from = Self::version_of(&conn).map_err(|e| self.sql(e))?;
+        let latest = MIGRATIONS.last().map_or(0, |m| m.version);
+        if from > latest {
+            return Err(LedgerError::SchemaTooNew {
+                found: from,
+                supported: latest,
+            });
+        }
+        let pending: Vec<&Migration> = MIGRATIONS.iter().filter(|m| m.version > from).collect();
+        let report = |to| MigrationReport {
+            from,
+            to,
+            migrations: pending.iter().map(|m| (m.version, m.name.to_owned())).collect(),
+            dry_run,
+        };
+        if dry_run || pending.is_empty() {
+            return Ok(report(from));
+        }
+        let now = self.now_ms();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        for m in &pending {
+            tx.execute_batch(m.sql).map_err(|e| self.sql(e))?;
+            tx.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)",
+                rusqlite::params![m.version, m.name, now],
+            )
+            .map_err(|e| self.sql(e))?;
+        }
+        tx.commit().map_err(|e| self.sql(e))?;
+        Ok(report(latest))
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits if it returns `Ok`.
+    ///
+    /// # Errors
+    /// `f`'s error (after rollback) or SQLite errors; [`LedgerError::NeedsMigration`].
+    pub(crate) fn write<R>(&self, f: impl FnOnce(&Transaction<'_>) -> LedgerResult<R>) -> LedgerResult<R> {
+        let mut conn = self.lock();
+        self.check_schema(&conn)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        let out = f(&tx)?;
+        tx.commit().map_err(|e| self.sql(e))?;
+        Ok(out)
+    }
+
+    /// Runs a read-only `f` on the connection.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&Connection) -> LedgerResult<R>) -> LedgerResult<R> {
+        let conn = self.lock();
+        self.check_schema(&conn)?;
+        f(&conn)
+    }
+
+    fn check_schema(&self, conn: &Connection) -> LedgerResult<()> {
+        let latest = MIGRATIONS.last().map_or(0, |m| m.version);
+        let found = Self::version_of(conn).map_err(|e| self.sql(e))?;
+        if found != latest {
+            return Err(if found > latest {
+                LedgerError::SchemaTooNew {
+                    found,
+                    supported: latest,
+                }
+            } else {
+                LedgerError::NeedsMigration {
+                    found,
+                    needed: latest,
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Every table of the schema (virtual-table shadow tables excluded), sorted.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn tables(&self) -> LedgerResult<Vec<String>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table'
+                 AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'events_fts_%' ORDER BY name",
+            )
+            .map_err(|e| self.sql(e))?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sql(e))?;
+        Ok(names)
+    }
+
+    /// Whether `table` has a `project` column.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn has_project_column(&self, table: &str) -> LedgerResult<bool> {
+        let conn = self.lock();
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT name FROM pragma_table_info(?1) WHERE name = 'project'",
+                [table],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        Ok(found.is_some())
+    }
+}

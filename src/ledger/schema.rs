@@ -1,0 +1,169 @@
+//! Versioned schema migrations. Every pending migration is applied in one transaction;
+//! re-running is a no-op; a dry run reports what would run and writes nothing. Migrations
+//! never rewrite raw events (a test scans them for `UPDATE`/`DELETE` on `events`, and the
+//! append-only triggers would abort such a statement anyway).
+
+/// One migration: a version, a name and its SQL.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// Strictly increasing from 1.
+    pub version: u32,
+    /// Short description.
+    pub name: &'static str,
+    /// The statements.
+    pub sql: &'static str,
+}
+
+/// Tables that hold no project data (everything else has a `project` column and is
+/// covered by erasure).
+pub const GLOBAL_TABLES: &[&str] = &["schema_migrations"];
+
+/// Every migration, in order.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "raw event ledger with chronology and FTS5",
+        sql: r#"
+CREATE TABLE events (
+    id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+    project             TEXT    NOT NULL,
+    source_id           TEXT,
+    agent               TEXT,
+    thread              TEXT,
+    thread_seq          INTEGER,
+    session             TEXT,
+    session_seq         INTEGER,
+    turn                INTEGER,
+    turn_seq            INTEGER,
+    role                TEXT    NOT NULL CHECK (role IN ('user','assistant','tool','system')),
+    kind                TEXT    NOT NULL CHECK (kind IN ('message','observation','action','thought',
+                                    'reward','error','tool_call','tool_result','task')),
+    content             TEXT    NOT NULL,
+    content_hash        TEXT    NOT NULL,
+    parent_id           INTEGER REFERENCES events(id),
+    causality           TEXT    CHECK (causality IN ('replies_to','triggered_by','tool_result_for')),
+    prev_id             INTEGER REFERENCES events(id),
+    created_at          INTEGER NOT NULL,
+    ingested_at         INTEGER NOT NULL,
+    source              TEXT,
+    source_offset       INTEGER,
+    source_len          INTEGER,
+    ordering_confidence REAL    NOT NULL DEFAULT 1.0
+);
+CREATE INDEX events_thread  ON events(project, thread, thread_seq);
+CREATE INDEX events_session ON events(project, session, session_seq);
+CREATE INDEX events_project ON events(project, id);
+CREATE INDEX events_parent  ON events(parent_id);
+CREATE INDEX events_created ON events(project, created_at);
+CREATE UNIQUE INDEX events_source_id ON events(project, source_id) WHERE source_id IS NOT NULL;
+
+-- Erasure marks its project here inside its own transaction; nothing else may delete events.
+CREATE TABLE erasure_in_progress (project TEXT PRIMARY KEY);
+
+CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'raw events are append-only: UPDATE refused');
+END;
+CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+WHEN NOT EXISTS (SELECT 1 FROM erasure_in_progress WHERE project = OLD.project)
+BEGIN
+    SELECT RAISE(ABORT, 'raw events are append-only: only project erasure deletes them');
+END;
+
+-- Full-text index over raw content. Contentless (the text lives in `events`); `ptag` is a
+-- single token per project ('p' + hex of the name) so a project filter is a posting-list
+-- intersection, not a scan.
+CREATE VIRTUAL TABLE events_fts USING fts5(
+    ptag, content, content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER events_fts_insert AFTER INSERT ON events
+BEGIN
+    INSERT INTO events_fts(rowid, ptag, content) VALUES (NEW.id, 'p' || hex(NEW.project), NEW.content);
+END;
+CREATE TRIGGER events_fts_delete AFTER DELETE ON events
+BEGIN
+    DELETE FROM events_fts WHERE rowid = OLD.id;
+END;
+"#,
+    },
+    Migration {
+        version: 2,
+        name: "beliefs with evidence, versions, supersession and validity windows",
+        sql: r#"
+CREATE TABLE beliefs (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    project        TEXT    NOT NULL,
+    key            TEXT    NOT NULL,
+    statement      TEXT    NOT NULL,
+    normalized     TEXT    NOT NULL,
+    ownership      TEXT    NOT NULL CHECK (ownership IN ('user','project','agent')),
+    agent          TEXT,
+    source_roles   TEXT    NOT NULL,
+    confidence     REAL    NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+    status         TEXT    NOT NULL CHECK (status IN ('candidate','needs_confirmation','active',
+                                'possible_conflict','superseded','rejected')),
+    version        INTEGER NOT NULL,
+    valid_from     INTEGER NOT NULL,
+    valid_to       INTEGER,
+    supersedes     INTEGER REFERENCES beliefs(id),
+    superseded_by  INTEGER REFERENCES beliefs(id),
+    created_at     INTEGER NOT NULL,
+    updated_at     INTEGER NOT NULL
+);
+-- Invariant 5, enforced by the database itself: at most one active belief per (project, key).
+CREATE UNIQUE INDEX beliefs_one_active ON beliefs(project, key) WHERE status = 'active';
+CREATE INDEX beliefs_key ON beliefs(project, key, valid_from);
+
+CREATE TABLE belief_evidence (
+    belief_id INTEGER NOT NULL REFERENCES beliefs(id),
+    event_id  INTEGER NOT NULL REFERENCES events(id),
+    project   TEXT    NOT NULL,
+    PRIMARY KEY (belief_id, event_id)
+);
+CREATE INDEX belief_evidence_event ON belief_evidence(event_id);
+
+CREATE TABLE governance_plans (
+    project          TEXT    NOT NULL,
+    idempotency_key  TEXT    NOT NULL,
+    plan_hash        TEXT    NOT NULL,
+    applied_at       INTEGER NOT NULL,
+    PRIMARY KEY (project, idempotency_key)
+);
+
+CREATE TABLE governance_audit (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    project          TEXT    NOT NULL,
+    plan_key         TEXT    NOT NULL,
+    op_index         INTEGER NOT NULL,
+    op               TEXT    NOT NULL,
+    belief_id        INTEGER,
+    detail           TEXT    NOT NULL,
+    at               INTEGER NOT NULL
+);
+CREATE INDEX governance_audit_plan ON governance_audit(project, plan_key);
+"#,
+    },
+    Migration {
+        version: 3,
+        name: "prospective memory",
+        sql: r#"
+CREATE TABLE prospective (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    project        TEXT    NOT NULL,
+    kind           TEXT    NOT NULL CHECK (kind IN ('intention','commitment','reminder','open_loop','plan')),
+    text           TEXT    NOT NULL,
+    status         TEXT    NOT NULL CHECK (status IN ('pending','confirmed','deferred','rejected',
+                                'completed','expired')),
+    source_event   INTEGER NOT NULL REFERENCES events(id),
+    due_at         INTEGER,
+    confirmed_by   INTEGER REFERENCES events(id),
+    created_at     INTEGER NOT NULL,
+    updated_at     INTEGER NOT NULL
+);
+CREATE INDEX prospective_due ON prospective(project, status, due_at);
+-- An event can confirm at most one item.
+CREATE UNIQUE INDEX prospective_one_confirmation ON prospective(confirmed_by) WHERE confirmed_by IS NOT NULL;
+"#,
+    },
+];
