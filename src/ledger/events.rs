@@ -433,7 +433,12 @@ impl Ledger {
             (Some(_), None) => Some(1),
             _ => None,
         };
-        let prev = thread.and_then(|t| t.1).or_else(|| session.and_then(|s| s.1));
+        // The previous event of the same thread; without a thread, of the same session.
+        let prev = if e.thread.is_some() {
+            thread.and_then(|t| t.1)
+        } else {
+            session.and_then(|s| s.1)
+        };
         let created = e.created_at.unwrap_or(now);
         tx.prepare_cached(
             "INSERT INTO events (project, source_id, agent, thread, thread_seq, session, session_seq,

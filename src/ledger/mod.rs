@@ -185,16 +185,28 @@ impl Ledger {
     /// SQLite errors (the transaction is rolled back: nothing is half-applied);
     /// [`LedgerError::SchemaTooNew`].
     pub fn migrate(&self, dry_run: bool) -> LedgerResult<MigrationReport> {
+        self.migrate_to(MIGRATIONS.last().map_or(0, |m| m.version), dry_run)
+    }
+
+    /// Applies the pending migrations up to version `target` (see [`migrate`](Self::migrate)).
+    ///
+    /// # Errors
+    /// As [`migrate`](Self::migrate).
+    pub fn migrate_to(&self, target: u32, dry_run: bool) -> LedgerResult<MigrationReport> {
         let mut conn = self.lock();
         let from = Self::version_of(&conn).map_err(|e| self.sql(e))?;
-        let latest = MIGRATIONS.last().map_or(0, |m| m.version);
-        if from > latest {
+        let known = MIGRATIONS.last().map_or(0, |m| m.version);
+        if from > known {
             return Err(LedgerError::SchemaTooNew {
                 found: from,
-                supported: latest,
+                supported: known,
             });
         }
-        let pending: Vec<&Migration> = MIGRATIONS.iter().filter(|m| m.version > from).collect();
+        let latest = target.min(known).max(from);
+        let pending: Vec<&Migration> = MIGRATIONS
+            .iter()
+            .filter(|m| m.version > from && m.version <= latest)
+            .collect();
         let report = |to| MigrationReport {
             from,
             to,
@@ -278,6 +290,22 @@ impl Ledger {
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| self.sql(e))?;
         Ok(names)
+    }
+
+    /// Rows of `project` in `table` (which must have a `project` column).
+    ///
+    /// # Errors
+    /// SQLite errors (for example an unknown table).
+    pub fn count_rows(&self, table: &str, project: &crate::store::ProjectId) -> LedgerResult<u64> {
+        let conn = self.lock();
+        let escaped = table.replace('"', "\"\"");
+        conn.query_row(
+            &format!("SELECT COUNT(*) FROM \"{escaped}\" WHERE project = ?1"),
+            [project.as_str()],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n as u64)
+        .map_err(|e| self.sql(e))
     }
 
     /// Whether `table` has a `project` column.
