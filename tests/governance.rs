@@ -18,7 +18,9 @@ fn ledger() -> Ledger {
 }
 
 fn event(l: &Ledger, p: &str, role: Role, text: &str) -> EventId {
-    l.append(NewEvent::new(project(p), role, EventKind::Message, text)).unwrap().id
+    l.append(NewEvent::new(project(p), role, EventKind::Message, text))
+        .unwrap()
+        .id
 }
 
 fn assert_op(key: &str, statement: &str, ownership: Ownership, evidence: Vec<EventId>) -> Op {
@@ -49,10 +51,15 @@ fn rejected(outcome: PlanOutcome) -> RejectionReason {
 }
 
 fn rows(l: &Ledger, p: &ProjectId) -> (usize, usize) {
-    let beliefs: usize = [BeliefStatus::Active, BeliefStatus::PossibleConflict, BeliefStatus::Candidate, BeliefStatus::Superseded]
-        .iter()
-        .map(|s| l.beliefs_with_status(p, *s).unwrap().len())
-        .sum();
+    let beliefs: usize = [
+        BeliefStatus::Active,
+        BeliefStatus::PossibleConflict,
+        BeliefStatus::Candidate,
+        BeliefStatus::Superseded,
+    ]
+    .iter()
+    .map(|s| l.beliefs_with_status(p, *s).unwrap().len())
+    .sum();
     (beliefs, l.plan_audit(p, "any").unwrap().len())
 }
 
@@ -63,22 +70,54 @@ fn invariant2_user_ownership_needs_user_evidence() {
     let said_by_assistant = event(&l, "p", Role::Assistant, "I think you prefer dark mode");
     let said_by_tool = event(&l, "p", Role::Tool, "theme=dark");
     let out = l
-        .apply_plan(&plan("p", "k1", vec![assert_op("user.theme", "prefers dark mode", Ownership::User, vec![said_by_assistant, said_by_tool])], 10))
+        .apply_plan(&plan(
+            "p",
+            "k1",
+            vec![assert_op(
+                "user.theme",
+                "prefers dark mode",
+                Ownership::User,
+                vec![said_by_assistant, said_by_tool],
+            )],
+            10,
+        ))
         .unwrap();
     assert_eq!(
         rejected(out),
-        RejectionReason::UserOwnershipRequiresUserEvidence { roles: "assistant,tool".into() }
+        RejectionReason::UserOwnershipRequiresUserEvidence {
+            roles: "assistant,tool".into()
+        }
     );
     assert!(l.current_belief(&p, "user.theme").unwrap().is_none());
     // The same assistant-only evidence can support a project observation.
     let out = l
-        .apply_plan(&plan("p", "k2", vec![assert_op("project.theme_seen", "dark theme configured", Ownership::Project, vec![said_by_tool])], 10))
+        .apply_plan(&plan(
+            "p",
+            "k2",
+            vec![assert_op(
+                "project.theme_seen",
+                "dark theme configured",
+                Ownership::Project,
+                vec![said_by_tool],
+            )],
+            10,
+        ))
         .unwrap();
     assert!(matches!(out, PlanOutcome::Applied { .. }));
     // With a user event it is accepted.
     let said_by_user = event(&l, "p", Role::User, "I prefer dark mode");
     let out = l
-        .apply_plan(&plan("p", "k3", vec![assert_op("user.theme", "prefers dark mode", Ownership::User, vec![said_by_assistant, said_by_user])], 11))
+        .apply_plan(&plan(
+            "p",
+            "k3",
+            vec![assert_op(
+                "user.theme",
+                "prefers dark mode",
+                Ownership::User,
+                vec![said_by_assistant, said_by_user],
+            )],
+            11,
+        ))
         .unwrap();
     assert!(matches!(out, PlanOutcome::Applied { .. }));
     let b = l.current_belief(&p, "user.theme").unwrap().unwrap();
@@ -94,15 +133,25 @@ fn invariant3_evidence_must_exist_in_the_same_project_and_nothing_is_written() {
     let foreign = event(&l, "q", Role::User, "other project's fact");
     let cases = [
         (vec![], RejectionReason::MissingEvidence),
-        (vec![EventId(9999)], RejectionReason::UnknownEvidence { event: EventId(9999) }),
+        (
+            vec![EventId(9999)],
+            RejectionReason::UnknownEvidence {
+                event: EventId(9999),
+            },
+        ),
         (
             vec![ok, foreign],
-            RejectionReason::ProjectBoundaryViolation { what: format!("evidence event {foreign}") },
+            RejectionReason::ProjectBoundaryViolation {
+                what: format!("evidence event {foreign}"),
+            },
         ),
     ];
     for (i, (evidence, reason)) in cases.into_iter().enumerate() {
         // A valid first operation must not be written when a later one is refused.
-        let ops = vec![assert_op("a", "first", Ownership::Project, vec![ok]), assert_op("b", "second", Ownership::Project, evidence)];
+        let ops = vec![
+            assert_op("a", "first", Ownership::Project, vec![ok]),
+            assert_op("b", "second", Ownership::Project, evidence),
+        ];
         let out = l.apply_plan(&plan("p", &format!("k{i}"), ops, 5)).unwrap();
         match out {
             PlanOutcome::Rejected(r) => {
@@ -111,7 +160,10 @@ fn invariant3_evidence_must_exist_in_the_same_project_and_nothing_is_written() {
             }
             other => panic!("{other:?}"),
         }
-        assert!(l.current_belief(&p, "a").unwrap().is_none(), "case {i}: nothing written");
+        assert!(
+            l.current_belief(&p, "a").unwrap().is_none(),
+            "case {i}: nothing written"
+        );
         assert!(l.plan_audit(&p, &format!("k{i}")).unwrap().is_empty());
     }
     assert_eq!(rows(&l, &p).0, 0);
@@ -127,31 +179,65 @@ fn invariant4_plans_commit_with_audit_and_rerun_is_already_applied() {
         "p",
         "plan-1",
         vec![
-            assert_op("deploy.day", "deploys on Tuesday", Ownership::Project, vec![e1]),
-            Op::Correct { key: "deploy.day".into(), statement: "deploys on Thursday".into(), evidence: vec![e2], expected_version: Some(1), confidence: 1.0 },
+            assert_op(
+                "deploy.day",
+                "deploys on Tuesday",
+                Ownership::Project,
+                vec![e1],
+            ),
+            Op::Correct {
+                key: "deploy.day".into(),
+                statement: "deploys on Thursday".into(),
+                evidence: vec![e2],
+                expected_version: Some(1),
+                confidence: 1.0,
+            },
         ],
         100,
     );
     let out = l.apply_plan(&pl).unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!("{out:?}") };
+    let PlanOutcome::Applied { results } = out else {
+        panic!("{out:?}")
+    };
     assert!(matches!(results[0], OpOutcome::Created { .. }));
     assert!(matches!(results[1], OpOutcome::Superseded { .. }));
     let audit = l.plan_audit(&p, "plan-1").unwrap();
-    assert_eq!(audit.iter().map(|a| a.1.as_str()).collect::<Vec<_>>(), vec!["assert", "correct"]);
+    assert_eq!(
+        audit.iter().map(|a| a.op.as_str()).collect::<Vec<_>>(),
+        vec!["assert", "correct"]
+    );
     assert_eq!(
         l.apply_plan(&pl).unwrap(),
-        PlanOutcome::AlreadyApplied { idempotency_key: "plan-1".into() }
+        PlanOutcome::AlreadyApplied {
+            idempotency_key: "plan-1".into()
+        }
     );
-    assert_eq!(l.plan_audit(&p, "plan-1").unwrap().len(), 2, "no new audit rows");
-    assert_eq!(l.belief_history(&p, "deploy.day").unwrap().len(), 2, "no new beliefs");
+    assert_eq!(
+        l.plan_audit(&p, "plan-1").unwrap().len(),
+        2,
+        "no new audit rows"
+    );
+    assert_eq!(
+        l.belief_history(&p, "deploy.day").unwrap().len(),
+        2,
+        "no new beliefs"
+    );
     // The same key with different content is a duplicate idempotency key.
     let mut other = pl.clone();
     other.ops.truncate(1);
-    assert_eq!(rejected(l.apply_plan(&other).unwrap()), RejectionReason::DuplicateIdempotencyKey { key: "plan-1".into() });
+    assert_eq!(
+        rejected(l.apply_plan(&other).unwrap()),
+        RejectionReason::DuplicateIdempotencyKey {
+            key: "plan-1".into()
+        }
+    );
     // Plans round-trip as JSON (the CLI's `plan apply --file`).
     let json = serde_json::to_string(&pl).unwrap();
     assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), pl);
-    assert!(serde_json::from_str::<Plan>(r#"{"project":"../etc","idempotency_key":"x","ops":[]}"#).is_err());
+    assert!(
+        serde_json::from_str::<Plan>(r#"{"project":"../etc","idempotency_key":"x","ops":[]}"#)
+            .is_err()
+    );
 }
 
 #[test]
@@ -161,47 +247,160 @@ fn invariant5_correction_supersedes_and_contradiction_is_a_possible_conflict() {
     let e1 = event(&l, "p", Role::User, "my editor is vim");
     let e2 = event(&l, "p", Role::Assistant, "you use emacs, right?");
     let e3 = event(&l, "p", Role::User, "I switched to helix");
-    l.apply_plan(&plan("p", "a", vec![assert_op("user.editor", "uses vim", Ownership::User, vec![e1])], 10)).unwrap();
+    l.apply_plan(&plan(
+        "p",
+        "a",
+        vec![assert_op(
+            "user.editor",
+            "uses vim",
+            Ownership::User,
+            vec![e1],
+        )],
+        10,
+    ))
+    .unwrap();
     let first = l.current_belief(&p, "user.editor").unwrap().unwrap();
     // An unsupported contradiction (different statement asserted while one is active).
-    let out = l.apply_plan(&plan("p", "b", vec![assert_op("user.editor", "uses emacs", Ownership::Project, vec![e2])], 20)).unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!("{out:?}") };
-    assert!(matches!(results[0], OpOutcome::ConflictRecorded { current, .. } if current == first.id));
-    assert_eq!(l.current_belief(&p, "user.editor").unwrap().unwrap().id, first.id, "current stays active");
-    assert_eq!(l.beliefs_with_status(&p, BeliefStatus::PossibleConflict).unwrap().len(), 1);
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "b",
+            vec![assert_op(
+                "user.editor",
+                "uses emacs",
+                Ownership::Project,
+                vec![e2],
+            )],
+            20,
+        ))
+        .unwrap();
+    let PlanOutcome::Applied { results } = out else {
+        panic!("{out:?}")
+    };
+    assert!(
+        matches!(results[0], OpOutcome::ConflictRecorded { current, .. } if current == first.id)
+    );
+    assert_eq!(
+        l.current_belief(&p, "user.editor").unwrap().unwrap().id,
+        first.id,
+        "current stays active"
+    );
+    assert_eq!(
+        l.beliefs_with_status(&p, BeliefStatus::PossibleConflict)
+            .unwrap()
+            .len(),
+        1
+    );
     // A correction supersedes and links both ways.
     let out = l
-        .apply_plan(&plan("p", "c", vec![Op::Correct { key: "user.editor".into(), statement: "uses helix".into(), evidence: vec![e3], expected_version: None, confidence: 1.0 }], 30))
+        .apply_plan(&plan(
+            "p",
+            "c",
+            vec![Op::Correct {
+                key: "user.editor".into(),
+                statement: "uses helix".into(),
+                evidence: vec![e3],
+                expected_version: None,
+                confidence: 1.0,
+            }],
+            30,
+        ))
         .unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!("{out:?}") };
-    let OpOutcome::Superseded { old, belief } = results[0] else { panic!() };
+    let PlanOutcome::Applied { results } = out else {
+        panic!("{out:?}")
+    };
+    let OpOutcome::Superseded { old, belief } = results[0] else {
+        panic!()
+    };
     let old_row = l.belief(&p, old).unwrap().unwrap();
     let new_row = l.belief(&p, belief).unwrap().unwrap();
-    assert_eq!((old_row.status, old_row.valid_to, old_row.superseded_by), (BeliefStatus::Superseded, Some(30), Some(belief)));
-    assert_eq!((new_row.status, new_row.valid_from, new_row.supersedes), (BeliefStatus::Active, 30, Some(old)));
+    assert_eq!(
+        (old_row.status, old_row.valid_to, old_row.superseded_by),
+        (BeliefStatus::Superseded, Some(30), Some(belief))
+    );
+    assert_eq!(
+        (new_row.status, new_row.valid_from, new_row.supersedes),
+        (BeliefStatus::Active, 30, Some(old))
+    );
     assert!(new_row.version > old_row.version);
-    assert_eq!(l.beliefs_with_status(&p, BeliefStatus::Active).unwrap().len(), 1);
+    assert_eq!(
+        l.beliefs_with_status(&p, BeliefStatus::Active)
+            .unwrap()
+            .len(),
+        1
+    );
     // Correcting a user-owned belief still needs user evidence.
     let out = l
-        .apply_plan(&plan("p", "d", vec![Op::Correct { key: "user.editor".into(), statement: "uses nano".into(), evidence: vec![e2], expected_version: None, confidence: 1.0 }], 40))
+        .apply_plan(&plan(
+            "p",
+            "d",
+            vec![Op::Correct {
+                key: "user.editor".into(),
+                statement: "uses nano".into(),
+                evidence: vec![e2],
+                expected_version: None,
+                confidence: 1.0,
+            }],
+            40,
+        ))
         .unwrap();
-    assert!(matches!(rejected(out), RejectionReason::UserOwnershipRequiresUserEvidence { .. }));
+    assert!(matches!(
+        rejected(out),
+        RejectionReason::UserOwnershipRequiresUserEvidence { .. }
+    ));
     // Corrections need something to correct.
     let out = l
-        .apply_plan(&plan("p", "e", vec![Op::Correct { key: "nothing".into(), statement: "x".into(), evidence: vec![e3], expected_version: None, confidence: 1.0 }], 40))
+        .apply_plan(&plan(
+            "p",
+            "e",
+            vec![Op::Correct {
+                key: "nothing".into(),
+                statement: "x".into(),
+                evidence: vec![e3],
+                expected_version: None,
+                confidence: 1.0,
+            }],
+            40,
+        ))
         .unwrap();
-    assert_eq!(rejected(out), RejectionReason::NoActiveBelief { key: "nothing".into() });
+    assert_eq!(
+        rejected(out),
+        RejectionReason::NoActiveBelief {
+            key: "nothing".into()
+        }
+    );
 }
 
 #[test]
 fn invariant6_belief_at_returns_the_version_valid_then() {
     let l = ledger();
     let p = project("p");
-    let e = [event(&l, "p", Role::User, "v1"), event(&l, "p", Role::User, "v2"), event(&l, "p", Role::User, "v3")];
-    l.apply_plan(&plan("p", "1", vec![assert_op("k", "one", Ownership::User, vec![e[0]])], 100)).unwrap();
+    let e = [
+        event(&l, "p", Role::User, "v1"),
+        event(&l, "p", Role::User, "v2"),
+        event(&l, "p", Role::User, "v3"),
+    ];
+    l.apply_plan(&plan(
+        "p",
+        "1",
+        vec![assert_op("k", "one", Ownership::User, vec![e[0]])],
+        100,
+    ))
+    .unwrap();
     let correct = |key: &str, s: &str, ev, at| {
-        l.apply_plan(&plan("p", key, vec![Op::Correct { key: "k".into(), statement: s.into(), evidence: vec![ev], expected_version: None, confidence: 1.0 }], at))
-            .unwrap()
+        l.apply_plan(&plan(
+            "p",
+            key,
+            vec![Op::Correct {
+                key: "k".into(),
+                statement: s.into(),
+                evidence: vec![ev],
+                expected_version: None,
+                confidence: 1.0,
+            }],
+            at,
+        ))
+        .unwrap()
     };
     correct("2", "two", e[1], 200);
     correct("3", "three", e[2], 300);
@@ -212,9 +411,19 @@ fn invariant6_belief_at_returns_the_version_valid_then() {
     assert_eq!(at(199).as_deref(), Some("one"));
     assert_eq!(at(200).as_deref(), Some("two"), "windows are [from, to)");
     assert_eq!(at(10_000).as_deref(), Some("three"));
-    assert_eq!(l.current_belief(&p, "k").unwrap().unwrap().statement, "three");
+    assert_eq!(
+        l.current_belief(&p, "k").unwrap().unwrap().statement,
+        "three"
+    );
     let history = l.belief_history(&p, "k").unwrap();
-    assert_eq!(history.iter().map(|b| b.status).collect::<Vec<_>>(), vec![BeliefStatus::Superseded, BeliefStatus::Superseded, BeliefStatus::Active]);
+    assert_eq!(
+        history.iter().map(|b| b.status).collect::<Vec<_>>(),
+        vec![
+            BeliefStatus::Superseded,
+            BeliefStatus::Superseded,
+            BeliefStatus::Active
+        ]
+    );
 }
 
 #[test]
@@ -223,52 +432,202 @@ fn reinforcement_keeps_the_belief_and_versions_guard_concurrent_edits() {
     let p = project("p");
     let e1 = event(&l, "p", Role::User, "I like tea");
     let e2 = event(&l, "p", Role::User, "tea, definitely");
-    l.apply_plan(&plan("p", "1", vec![assert_op("user.drink", "Likes tea.", Ownership::User, vec![e1])], 1)).unwrap();
+    l.apply_plan(&plan(
+        "p",
+        "1",
+        vec![assert_op(
+            "user.drink",
+            "Likes tea.",
+            Ownership::User,
+            vec![e1],
+        )],
+        1,
+    ))
+    .unwrap();
     let b1 = l.current_belief(&p, "user.drink").unwrap().unwrap();
     // Same normalized statement: reinforced, same row, version + 1, evidence appended.
-    let out = l.apply_plan(&plan("p", "2", vec![assert_op("user.drink", "  likes TEA ", Ownership::User, vec![e2])], 2)).unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!() };
-    assert_eq!(results[0], OpOutcome::Reinforced { belief: b1.id, version: 2 });
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "2",
+            vec![assert_op(
+                "user.drink",
+                "  likes TEA ",
+                Ownership::User,
+                vec![e2],
+            )],
+            2,
+        ))
+        .unwrap();
+    let PlanOutcome::Applied { results } = out else {
+        panic!()
+    };
+    assert_eq!(
+        results[0],
+        OpOutcome::Reinforced {
+            belief: b1.id,
+            version: 2
+        }
+    );
     let b2 = l.current_belief(&p, "user.drink").unwrap().unwrap();
-    assert_eq!((b2.id, b2.version, b2.evidence.clone()), (b1.id, 2, vec![e1, e2]));
-    let stale = Op::Reinforce { key: "user.drink".into(), evidence: vec![e2], expected_version: Some(1) };
+    assert_eq!(
+        (b2.id, b2.version, b2.evidence.clone()),
+        (b1.id, 2, vec![e1, e2])
+    );
+    let stale = Op::Reinforce {
+        key: "user.drink".into(),
+        evidence: vec![e2],
+        expected_version: Some(1),
+    };
     assert_eq!(
         rejected(l.apply_plan(&plan("p", "3", vec![stale], 3)).unwrap()),
-        RejectionReason::VersionConflict { key: "user.drink".into(), expected: 1, current: 2 }
+        RejectionReason::VersionConflict {
+            key: "user.drink".into(),
+            expected: 1,
+            current: 2
+        }
     );
-    let out = l.apply_plan(&plan("p", "4", vec![assert_op("", "x", Ownership::User, vec![e1])], 3)).unwrap();
-    assert!(matches!(rejected(out), RejectionReason::InvalidValue { .. }));
-    let out = l.apply_plan(&plan("p", "5", vec![Op::Reinforce { key: "none".into(), evidence: vec![e1], expected_version: None }], 3)).unwrap();
-    assert_eq!(rejected(out), RejectionReason::NoActiveBelief { key: "none".into() });
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "4",
+            vec![assert_op("", "x", Ownership::User, vec![e1])],
+            3,
+        ))
+        .unwrap();
+    assert!(matches!(
+        rejected(out),
+        RejectionReason::InvalidValue { .. }
+    ));
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "5",
+            vec![Op::Reinforce {
+                key: "none".into(),
+                evidence: vec![e1],
+                expected_version: None,
+            }],
+            3,
+        ))
+        .unwrap();
+    assert_eq!(
+        rejected(out),
+        RejectionReason::NoActiveBelief { key: "none".into() }
+    );
 }
 
 #[test]
 fn candidates_stay_candidates_until_governed_promotion() {
     let l = ledger();
     let p = project("p");
-    let assistant = event(&l, "p", Role::Assistant, "the user seems to like short answers");
+    let assistant = event(
+        &l,
+        "p",
+        Role::Assistant,
+        "the user seems to like short answers",
+    );
     let user = event(&l, "p", Role::User, "keep answers short please");
-    let propose = |key: &str, ev| Op::Propose { key: "user.style".into(), statement: format!("prefers short answers {key}"), ownership: Ownership::User, agent: None, confidence: 0.6, evidence: vec![ev] };
-    let out = l.apply_plan(&plan("p", "c1", vec![propose("a", assistant)], 1)).unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!() };
-    let OpOutcome::Proposed { belief: inferred } = results[0] else { panic!() };
-    assert!(l.current_belief(&p, "user.style").unwrap().is_none(), "a candidate is not a belief");
+    let propose = |key: &str, ev| Op::Propose {
+        key: "user.style".into(),
+        statement: format!("prefers short answers {key}"),
+        ownership: Ownership::User,
+        agent: None,
+        confidence: 0.6,
+        evidence: vec![ev],
+    };
+    let out = l
+        .apply_plan(&plan("p", "c1", vec![propose("a", assistant)], 1))
+        .unwrap();
+    let PlanOutcome::Applied { results } = out else {
+        panic!()
+    };
+    let OpOutcome::Proposed { belief: inferred } = results[0] else {
+        panic!()
+    };
+    assert!(
+        l.current_belief(&p, "user.style").unwrap().is_none(),
+        "a candidate is not a belief"
+    );
     // Promotion of an inference-only user claim is refused.
-    let out = l.apply_plan(&plan("p", "c2", vec![Op::Promote { belief: inferred, expected_version: None }], 2)).unwrap();
-    assert!(matches!(rejected(out), RejectionReason::UserOwnershipRequiresUserEvidence { .. }));
-    let out = l.apply_plan(&plan("p", "c3", vec![propose("b", user)], 2)).unwrap();
-    let PlanOutcome::Applied { results } = out else { panic!() };
-    let OpOutcome::Proposed { belief: supported } = results[0] else { panic!() };
-    let out = l.apply_plan(&plan("p", "c4", vec![Op::Promote { belief: supported, expected_version: None }, Op::Reject { belief: inferred }], 3)).unwrap();
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "c2",
+            vec![Op::Promote {
+                belief: inferred,
+                expected_version: None,
+            }],
+            2,
+        ))
+        .unwrap();
+    assert!(matches!(
+        rejected(out),
+        RejectionReason::UserOwnershipRequiresUserEvidence { .. }
+    ));
+    let out = l
+        .apply_plan(&plan("p", "c3", vec![propose("b", user)], 2))
+        .unwrap();
+    let PlanOutcome::Applied { results } = out else {
+        panic!()
+    };
+    let OpOutcome::Proposed { belief: supported } = results[0] else {
+        panic!()
+    };
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "c4",
+            vec![
+                Op::Promote {
+                    belief: supported,
+                    expected_version: None,
+                },
+                Op::Reject { belief: inferred },
+            ],
+            3,
+        ))
+        .unwrap();
     assert!(matches!(out, PlanOutcome::Applied { .. }), "{out:?}");
-    assert_eq!(l.current_belief(&p, "user.style").unwrap().unwrap().id, supported);
-    assert_eq!(l.belief(&p, inferred).unwrap().unwrap().status, BeliefStatus::Rejected);
-    let out = l.apply_plan(&plan("p", "c5", vec![Op::Reject { belief: supported }], 4)).unwrap();
-    assert_eq!(rejected(out), RejectionReason::InvalidTransition { op: "reject", status: BeliefStatus::Active });
-    let out = l.apply_plan(&plan("q", "c6", vec![Op::Reject { belief: inferred }], 4)).unwrap();
-    assert!(matches!(rejected(out), RejectionReason::ProjectBoundaryViolation { .. }));
-    let out = l.apply_plan(&plan("p", "c7", vec![Op::Reject { belief: hypermem::governance::BeliefId(999) }], 4)).unwrap();
-    assert!(matches!(rejected(out), RejectionReason::UnknownBelief { .. }));
+    assert_eq!(
+        l.current_belief(&p, "user.style").unwrap().unwrap().id,
+        supported
+    );
+    assert_eq!(
+        l.belief(&p, inferred).unwrap().unwrap().status,
+        BeliefStatus::Rejected
+    );
+    let out = l
+        .apply_plan(&plan("p", "c5", vec![Op::Reject { belief: supported }], 4))
+        .unwrap();
+    assert_eq!(
+        rejected(out),
+        RejectionReason::InvalidTransition {
+            op: "reject",
+            status: BeliefStatus::Active
+        }
+    );
+    let out = l
+        .apply_plan(&plan("q", "c6", vec![Op::Reject { belief: inferred }], 4))
+        .unwrap();
+    assert!(matches!(
+        rejected(out),
+        RejectionReason::ProjectBoundaryViolation { .. }
+    ));
+    let out = l
+        .apply_plan(&plan(
+            "p",
+            "c7",
+            vec![Op::Reject {
+                belief: hypermem::governance::BeliefId(999),
+            }],
+            4,
+        ))
+        .unwrap();
+    assert!(matches!(
+        rejected(out),
+        RejectionReason::UnknownBelief { .. }
+    ));
 }
 
 #[test]
@@ -279,71 +638,179 @@ fn concurrent_writers_never_produce_two_active_versions() {
     let second = Arc::new(Ledger::open(&path, LedgerConfig::default()).unwrap()); // another connection
     let p = project("p");
     let e = event(&shared, "p", Role::User, "evidence");
-    let threads: Vec<_> = [shared.clone(), shared.clone(), second.clone(), second.clone()]
-        .into_iter()
-        .enumerate()
-        .map(|(t, l)| {
-            std::thread::spawn(move || {
-                for i in 0..25 {
-                    let op = if i % 2 == 0 {
-                        assert_op("shared.key", &format!("value {t}-{i}"), Ownership::Project, vec![e])
-                    } else {
-                        Op::Correct { key: "shared.key".into(), statement: format!("corrected {t}-{i}"), evidence: vec![e], expected_version: None, confidence: 1.0 }
-                    };
-                    let out = l.apply_plan(&plan("p", &format!("t{t}-{i}"), vec![op], i)).unwrap();
-                    assert!(!matches!(out, PlanOutcome::AlreadyApplied { .. }));
-                }
-            })
+    let threads: Vec<_> = [
+        shared.clone(),
+        shared.clone(),
+        second.clone(),
+        second.clone(),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(t, l)| {
+        std::thread::spawn(move || {
+            for i in 0..25 {
+                let op = if i % 2 == 0 {
+                    assert_op(
+                        "shared.key",
+                        &format!("value {t}-{i}"),
+                        Ownership::Project,
+                        vec![e],
+                    )
+                } else {
+                    Op::Correct {
+                        key: "shared.key".into(),
+                        statement: format!("corrected {t}-{i}"),
+                        evidence: vec![e],
+                        expected_version: None,
+                        confidence: 1.0,
+                    }
+                };
+                let out = l
+                    .apply_plan(&plan("p", &format!("t{t}-{i}"), vec![op], i))
+                    .unwrap();
+                assert!(!matches!(out, PlanOutcome::AlreadyApplied { .. }));
+            }
         })
-        .collect();
+    })
+    .collect();
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(shared.beliefs_with_status(&p, BeliefStatus::Active).unwrap().len(), 1);
-    assert_eq!(second.beliefs_with_status(&p, BeliefStatus::Active).unwrap().len(), 1);
+    assert_eq!(
+        shared
+            .beliefs_with_status(&p, BeliefStatus::Active)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        second
+            .beliefs_with_status(&p, BeliefStatus::Active)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
 fn invariant10_prospective_items_activate_only_on_a_later_affirmative_user_event() {
     let l = ledger();
     let p = project("p");
-    let ask = event(&l, "p", Role::Assistant, "Shall I remind you to renew the certificate on Friday?");
-    let item = l.propose_prospective(&p, ProspectiveKind::Reminder, "renew the certificate", ask, Some(5_000)).unwrap();
-    let item2 = l.propose_prospective(&p, ProspectiveKind::Intention, "rotate keys", ask, Some(6_000)).unwrap();
+    let ask = event(
+        &l,
+        "p",
+        Role::Assistant,
+        "Shall I remind you to renew the certificate on Friday?",
+    );
+    let item = l
+        .propose_prospective(
+            &p,
+            ProspectiveKind::Reminder,
+            "renew the certificate",
+            ask,
+            Some(5_000),
+        )
+        .unwrap();
+    let item2 = l
+        .propose_prospective(
+            &p,
+            ProspectiveKind::Intention,
+            "rotate keys",
+            ask,
+            Some(6_000),
+        )
+        .unwrap();
     assert_eq!(item.status, ProspectiveStatus::Pending);
     let no = event(&l, "p", Role::User, "No, don't remind me.");
     let assistant_yes = event(&l, "p", Role::Assistant, "Yes, I will.");
     let foreign_yes = event(&l, "q", Role::User, "yes");
     let yes = event(&l, "p", Role::User, "Yes please, go ahead.");
-    assert_eq!(l.confirm_prospective(&p, item.id, no).unwrap(), Err(ProspectiveRefusal::NotAffirmative(no)));
-    assert_eq!(l.confirm_prospective(&p, item.id, assistant_yes).unwrap(), Err(ProspectiveRefusal::NotUserEvent(assistant_yes)));
-    assert!(l.confirm_prospective(&p, item.id, foreign_yes).is_err(), "cross-project event");
-    let early = l.propose_prospective(&p, ProspectiveKind::Plan, "late plan", yes, None).unwrap();
-    assert_eq!(l.confirm_prospective(&p, early.id, yes).unwrap(), Err(ProspectiveRefusal::NotLater(yes)));
-    assert_eq!(l.due_prospective(&p, 10_000).unwrap(), vec![], "nothing confirmed, nothing due");
+    assert_eq!(
+        l.confirm_prospective(&p, item.id, no).unwrap(),
+        Err(ProspectiveRefusal::NotAffirmative(no))
+    );
+    assert_eq!(
+        l.confirm_prospective(&p, item.id, assistant_yes).unwrap(),
+        Err(ProspectiveRefusal::NotUserEvent(assistant_yes))
+    );
+    assert!(
+        l.confirm_prospective(&p, item.id, foreign_yes).is_err(),
+        "cross-project event"
+    );
+    let early = l
+        .propose_prospective(&p, ProspectiveKind::Plan, "late plan", yes, None)
+        .unwrap();
+    assert_eq!(
+        l.confirm_prospective(&p, early.id, yes).unwrap(),
+        Err(ProspectiveRefusal::NotLater(yes))
+    );
+    assert_eq!(
+        l.due_prospective(&p, 10_000).unwrap(),
+        vec![],
+        "nothing confirmed, nothing due"
+    );
     let confirmed = l.confirm_prospective(&p, item.id, yes).unwrap().unwrap();
-    assert_eq!((confirmed.status, confirmed.confirmed_by), (ProspectiveStatus::Confirmed, Some(yes)));
+    assert_eq!(
+        (confirmed.status, confirmed.confirmed_by),
+        (ProspectiveStatus::Confirmed, Some(yes))
+    );
     assert_eq!(
         l.confirm_prospective(&p, item2.id, yes).unwrap(),
-        Err(ProspectiveRefusal::EventAlreadyUsed { event: yes, item: item.id.0 })
+        Err(ProspectiveRefusal::EventAlreadyUsed {
+            event: yes,
+            item: item.id.0
+        })
     );
     assert_eq!(l.due_prospective(&p, 4_999).unwrap(), vec![]);
     assert_eq!(l.due_prospective(&p, 5_000).unwrap()[0].id, item.id);
     let deferred = l.defer_prospective(&p, item.id, 9_000).unwrap().unwrap();
     assert_eq!(deferred.status, ProspectiveStatus::Deferred);
     assert!(l.due_prospective(&p, 8_000).unwrap().is_empty());
-    assert_eq!(l.complete_prospective(&p, item.id).unwrap().unwrap().status, ProspectiveStatus::Completed);
-    assert!(matches!(l.complete_prospective(&p, item.id).unwrap(), Err(ProspectiveRefusal::InvalidTransition { .. })));
-    assert_eq!(l.expire_prospective(&p, 7_000).unwrap(), 1, "item2 was never confirmed");
-    assert_eq!(l.prospective(&p, item2.id).unwrap().unwrap().status, ProspectiveStatus::Expired);
+    assert_eq!(
+        l.complete_prospective(&p, item.id).unwrap().unwrap().status,
+        ProspectiveStatus::Completed
+    );
+    assert!(matches!(
+        l.complete_prospective(&p, item.id).unwrap(),
+        Err(ProspectiveRefusal::InvalidTransition { .. })
+    ));
+    assert_eq!(
+        l.expire_prospective(&p, 7_000).unwrap(),
+        1,
+        "item2 was never confirmed"
+    );
+    assert_eq!(
+        l.prospective(&p, item2.id).unwrap().unwrap().status,
+        ProspectiveStatus::Expired
+    );
 }
 
 #[test]
 fn affirmation_is_explicit_and_negation_wins() {
-    for yes in ["yes", "Yes please", "ok, go ahead", "Sounds good!", "sure", "Confirmed.", "yep do it"] {
+    for yes in [
+        "yes",
+        "Yes please",
+        "ok, go ahead",
+        "Sounds good!",
+        "sure",
+        "Confirmed.",
+        "yep do it",
+    ] {
         assert!(is_affirmative(yes), "{yes}");
     }
-    for no in ["no", "not yes", "yes, but don't", "I don't think so", "maybe", "wait, yes", "cancel that", "yes... not now", "isn't that ok", "hmm", ""] {
+    for no in [
+        "no",
+        "not yes",
+        "yes, but don't",
+        "I don't think so",
+        "maybe",
+        "wait, yes",
+        "cancel that",
+        "yes... not now",
+        "isn't that ok",
+        "hmm",
+        "",
+    ] {
         assert!(!is_affirmative(no), "{no}");
     }
 }
@@ -353,17 +820,55 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
     let l = ledger();
     let (p, q) = (project("gone"), project("kept"));
     for name in ["gone", "kept"] {
-        let e = event(&l, name, Role::User, &format!("{name} likes rust; please remind me"));
-        l.apply_plan(&plan(name, "k", vec![assert_op("user.lang", "likes rust", Ownership::User, vec![e])], 1)).unwrap();
-        l.apply_plan(&plan(name, "k2", vec![Op::Propose { key: "x".into(), statement: "y".into(), ownership: Ownership::Project, agent: None, confidence: 0.5, evidence: vec![e] }], 1)).unwrap();
-        l.propose_prospective(&project(name), ProspectiveKind::Reminder, "remind", e, Some(1)).unwrap();
+        let e = event(
+            &l,
+            name,
+            Role::User,
+            &format!("{name} likes rust; please remind me"),
+        );
+        l.apply_plan(&plan(
+            name,
+            "k",
+            vec![assert_op(
+                "user.lang",
+                "likes rust",
+                Ownership::User,
+                vec![e],
+            )],
+            1,
+        ))
+        .unwrap();
+        l.apply_plan(&plan(
+            name,
+            "k2",
+            vec![Op::Propose {
+                key: "x".into(),
+                statement: "y".into(),
+                ownership: Ownership::Project,
+                agent: None,
+                confidence: 0.5,
+                evidence: vec![e],
+            }],
+            1,
+        ))
+        .unwrap();
+        l.propose_prospective(
+            &project(name),
+            ProspectiveKind::Reminder,
+            "remind",
+            e,
+            Some(1),
+        )
+        .unwrap();
     }
     // Every table is either global or scoped by project: a new table cannot be forgotten.
     let tables = l.tables().unwrap();
     assert!(tables.len() >= 8, "{tables:?}");
     for t in &tables {
         assert!(
-            GLOBAL_TABLES.contains(&t.as_str()) || t == "events_fts" || l.has_project_column(t).unwrap(),
+            GLOBAL_TABLES.contains(&t.as_str())
+                || t == "events_fts"
+                || l.has_project_column(t).unwrap(),
             "table {t} has no project column and is not declared global"
         );
     }
@@ -387,5 +892,9 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
     assert!(db(&q) > 0);
     assert_eq!(l.search(&q, "rust", 10).unwrap().len(), 1);
     assert!(l.current_belief(&q, "user.lang").unwrap().is_some());
-    assert_eq!(l.forget_project(&p).unwrap().total(), 0, "erasing twice is harmless");
+    assert_eq!(
+        l.forget_project(&p).unwrap().total(),
+        0,
+        "erasing twice is harmless"
+    );
 }

@@ -25,11 +25,20 @@ fn migrations_dry_run_apply_once_and_rerun_as_no_op() {
     let path = dir.path().join("ledger.db");
     let l = Ledger::open_unmigrated(&path, LedgerConfig::default()).unwrap();
     let dry = l.migrate(true).unwrap();
-    assert_eq!((dry.from, dry.to, dry.migrations.len(), dry.dry_run), (0, 0, MIGRATIONS.len(), true));
+    assert_eq!(
+        (dry.from, dry.to, dry.migrations.len(), dry.dry_run),
+        (0, 0, MIGRATIONS.len(), true)
+    );
     assert_eq!(l.schema_version().unwrap(), 0);
-    assert!(!l.tables().unwrap().contains(&"events".to_owned()), "a dry run writes nothing");
+    assert!(
+        !l.tables().unwrap().contains(&"events".to_owned()),
+        "a dry run writes nothing"
+    );
     let err = l.count(&project("p")).unwrap_err();
-    assert!(matches!(err, LedgerError::NeedsMigration { found: 0, .. }), "{err}");
+    assert!(
+        matches!(err, LedgerError::NeedsMigration { found: 0, .. }),
+        "{err}"
+    );
     let applied = l.migrate(false).unwrap();
     assert_eq!(applied.to, MIGRATIONS.last().unwrap().version);
     assert_eq!(applied.migrations.len(), MIGRATIONS.len());
@@ -46,8 +55,17 @@ fn migrations_never_rewrite_raw_events() {
     for m in MIGRATIONS {
         let sql = m.sql.to_uppercase().replace(';', " ; ");
         let words: Vec<&str> = sql.split_whitespace().collect();
-        for bad in [&["UPDATE", "EVENTS"][..], &["DELETE", "FROM", "EVENTS"], &["DROP", "TABLE", "EVENTS"], &["ALTER", "TABLE", "EVENTS"]] {
-            assert!(!words.windows(bad.len()).any(|w| w == bad), "migration {} contains {bad:?}", m.version);
+        for bad in [
+            &["UPDATE", "EVENTS"][..],
+            &["DELETE", "FROM", "EVENTS"],
+            &["DROP", "TABLE", "EVENTS"],
+            &["ALTER", "TABLE", "EVENTS"],
+        ] {
+            assert!(
+                !words.windows(bad.len()).any(|w| w == bad),
+                "migration {} contains {bad:?}",
+                m.version
+            );
         }
     }
     // Events written at schema version 1 are byte-identical after the later migrations.
@@ -79,11 +97,16 @@ fn raw_events_are_append_only_even_through_sql() {
     let l = Ledger::open(&path, LedgerConfig::default()).unwrap();
     l.append(msg("p", Role::User, "original")).unwrap();
     let raw = rusqlite::Connection::open(&path).unwrap();
-    let err = raw.execute("UPDATE events SET content = 'rewritten'", []).unwrap_err();
+    let err = raw
+        .execute("UPDATE events SET content = 'rewritten'", [])
+        .unwrap_err();
     assert!(err.to_string().contains("append-only"), "{err}");
     let err = raw.execute("DELETE FROM events", []).unwrap_err();
     assert!(err.to_string().contains("append-only"), "{err}");
-    assert_eq!(l.get(&project("p"), EventId(1)).unwrap().unwrap().content, "original");
+    assert_eq!(
+        l.get(&project("p"), EventId(1)).unwrap().unwrap().content,
+        "original"
+    );
 }
 
 #[test]
@@ -109,15 +132,32 @@ fn hostile_content_is_stored_byte_exact_or_refused() {
     assert_eq!(l.get(&p, e.id).unwrap().unwrap().content.len(), 1 << 20);
     let before = l.count(&p).unwrap();
     let huge = "y".repeat((1 << 20) + 1);
-    let err = l.append_batch(&[msg("p", Role::User, "fine"), msg("p", Role::User, &huge)]).unwrap_err();
-    assert!(matches!(err, LedgerError::ContentTooLarge { size, limit } if size == (1 << 20) + 1 && limit == 1 << 20));
+    let err = l
+        .append_batch(&[msg("p", Role::User, "fine"), msg("p", Role::User, &huge)])
+        .unwrap_err();
+    assert!(
+        matches!(err, LedgerError::ContentTooLarge { size, limit } if size == (1 << 20) + 1 && limit == 1 << 20)
+    );
     assert!(err.to_string().contains("nothing was written"));
     assert_eq!(l.count(&p).unwrap(), before, "the whole batch was refused");
     // Hostile FTS queries are text, not syntax.
-    for q in ["\"unbalanced", "AND OR NOT", "NEAR(a b", "col:value", "*", "- -", "'; DROP"] {
+    for q in [
+        "\"unbalanced",
+        "AND OR NOT",
+        "NEAR(a b",
+        "col:value",
+        "*",
+        "- -",
+        "'; DROP",
+    ] {
         l.search(&p, q, 5).unwrap();
     }
-    assert_eq!(l.search(&p, "DROP TABLE events", 5).unwrap()[0].event.content, nasty[0]);
+    assert_eq!(
+        l.search(&p, "DROP TABLE events", 5).unwrap()[0]
+            .event
+            .content,
+        nasty[0]
+    );
 }
 
 #[test]
@@ -126,15 +166,29 @@ fn chronology_threads_sessions_turns_and_context() {
     let p = project("p");
     let mut ids = Vec::new();
     for i in 0..6 {
-        let mut e = msg("p", if i % 2 == 0 { Role::User } else { Role::Assistant }, &format!("t1 message {i}"))
-            .thread("t1")
-            .session("s1");
+        let mut e = msg(
+            "p",
+            if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            &format!("t1 message {i}"),
+        )
+        .thread("t1")
+        .session("s1");
         e.turn = Some(i / 2);
         ids.push(l.append(e).unwrap().id);
     }
-    let other = l.append(msg("p", Role::User, "t2 first").thread("t2").session("s1")).unwrap();
+    let other = l
+        .append(msg("p", Role::User, "t2 first").thread("t2").session("s1"))
+        .unwrap();
     let reply = l
-        .append(msg("p", Role::Assistant, "t1 reply to 2").thread("t1").reply_to(ids[2], Causality::RepliesTo))
+        .append(
+            msg("p", Role::Assistant, "t1 reply to 2")
+                .thread("t1")
+                .reply_to(ids[2], Causality::RepliesTo),
+        )
         .unwrap();
     let replay = l.replay_thread(&p, "t1").unwrap();
     let seqs: Vec<i64> = replay.iter().map(|e| e.thread_seq.unwrap()).collect();
@@ -146,14 +200,29 @@ fn chronology_threads_sessions_turns_and_context() {
     assert_eq!(other.session_seq, Some(7));
     assert_eq!(other.prev, None, "first of its thread");
     let ctx = l.event_context(&p, ids[2], 2, 2).unwrap();
-    assert_eq!(ctx.before.iter().map(|e| e.id).collect::<Vec<_>>(), vec![ids[0], ids[1]]);
-    assert_eq!(ctx.after.iter().map(|e| e.id).collect::<Vec<_>>(), vec![ids[3], ids[4]]);
-    assert!(ctx.before.iter().chain(&ctx.after).all(|e| e.id != ids[2]), "anchor excluded");
-    assert_eq!(ctx.children.iter().map(|e| e.id).collect::<Vec<_>>(), vec![reply.id]);
+    assert_eq!(
+        ctx.before.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![ids[0], ids[1]]
+    );
+    assert_eq!(
+        ctx.after.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![ids[3], ids[4]]
+    );
+    assert!(
+        ctx.before.iter().chain(&ctx.after).all(|e| e.id != ids[2]),
+        "anchor excluded"
+    );
+    assert_eq!(
+        ctx.children.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![reply.id]
+    );
     let ctx = l.event_context(&p, reply.id, 1, 1).unwrap();
     assert_eq!(ctx.parent.unwrap().id, ids[2]);
     assert!(ctx.after.is_empty());
-    assert!(matches!(l.event_context(&project("q"), ids[0], 1, 1), Err(LedgerError::UnknownEvent(_))));
+    assert!(matches!(
+        l.event_context(&project("q"), ids[0], 1, 1),
+        Err(LedgerError::UnknownEvent(_))
+    ));
 }
 
 #[test]
@@ -162,14 +231,25 @@ fn references_must_exist_in_the_same_project_and_batches_are_atomic() {
     let (p, q) = (project("p"), project("q"));
     let a = l.append(msg("p", Role::User, "in p")).unwrap();
     let err = l
-        .append_batch(&[msg("q", Role::User, "ok"), msg("q", Role::User, "bad").reply_to(a.id, Causality::RepliesTo)])
+        .append_batch(&[
+            msg("q", Role::User, "ok"),
+            msg("q", Role::User, "bad").reply_to(a.id, Causality::RepliesTo),
+        ])
         .unwrap_err();
-    assert!(matches!(err, LedgerError::CrossProject { event, .. } if event == a.id), "{err}");
-    let err = l.append(msg("p", Role::User, "x").reply_to(EventId(999), Causality::TriggeredBy)).unwrap_err();
+    assert!(
+        matches!(err, LedgerError::CrossProject { event, .. } if event == a.id),
+        "{err}"
+    );
+    let err = l
+        .append(msg("p", Role::User, "x").reply_to(EventId(999), Causality::TriggeredBy))
+        .unwrap_err();
     assert!(matches!(err, LedgerError::UnknownEvent(EventId(999))));
     assert_eq!(l.count(&q).unwrap(), 0, "the failed batch left nothing");
     assert_eq!(l.count(&p).unwrap(), 1);
-    assert!(l.get(&q, a.id).unwrap().is_none(), "ids of another project are invisible");
+    assert!(
+        l.get(&q, a.id).unwrap().is_none(),
+        "ids of another project are invisible"
+    );
     let mut e = msg("p", Role::User, "imported");
     e.source_id = Some("conv-1#3".to_owned());
     l.append(e.clone()).unwrap();
@@ -181,18 +261,38 @@ fn references_must_exist_in_the_same_project_and_batches_are_atomic() {
 fn full_text_search_ranks_by_bm25_within_the_project() {
     let l = ledger();
     let p = project("alpha");
-    l.append(msg("alpha", Role::User, "the postgres backups run nightly")).unwrap();
-    l.append(msg("alpha", Role::User, "postgres postgres postgres replication lag")).unwrap();
-    l.append(msg("alpha", Role::User, "the cat sat on the mat")).unwrap();
-    l.append(msg("alphab", Role::User, "postgres in a similarly named project")).unwrap();
-    l.append(msg("alpha-b", Role::User, "postgres in a project whose name tokenizes to alpha")).unwrap();
+    l.append(msg("alpha", Role::User, "the postgres backups run nightly"))
+        .unwrap();
+    l.append(msg(
+        "alpha",
+        Role::User,
+        "postgres postgres postgres replication lag",
+    ))
+    .unwrap();
+    l.append(msg("alpha", Role::User, "the cat sat on the mat"))
+        .unwrap();
+    l.append(msg(
+        "alphab",
+        Role::User,
+        "postgres in a similarly named project",
+    ))
+    .unwrap();
+    l.append(msg(
+        "alpha-b",
+        Role::User,
+        "postgres in a project whose name tokenizes to alpha",
+    ))
+    .unwrap();
     let hits = l.search(&p, "postgres backups", 10).unwrap();
     assert_eq!(hits.len(), 2, "{hits:?}");
     assert!(hits.iter().all(|h| h.event.project == "alpha"));
     assert_eq!(hits[0].event.content, "the postgres backups run nightly");
     assert!(hits[0].score <= hits[1].score);
     assert!(l.search(&p, "", 10).unwrap().is_empty());
-    assert_eq!(l.search(&project("alphab"), "postgres", 10).unwrap().len(), 1);
+    assert_eq!(
+        l.search(&project("alphab"), "postgres", 10).unwrap().len(),
+        1
+    );
 }
 
 /// Child side of the crash test: appends batches of 50 tagged events until killed.
@@ -204,7 +304,11 @@ fn crash_child_appender() {
     let l = Ledger::open(&path, LedgerConfig::default()).unwrap();
     let mut out = std::io::stdout().lock();
     for batch in 0.. {
-        let events: Vec<_> = (0..50).map(|i| msg("p", Role::User, &format!("batch{batch} event{i}")).thread(format!("b{batch}"))).collect();
+        let events: Vec<_> = (0..50)
+            .map(|i| {
+                msg("p", Role::User, &format!("batch{batch} event{i}")).thread(format!("b{batch}"))
+            })
+            .collect();
         l.append_batch(&events).unwrap();
         writeln!(out, "ACK {batch}").unwrap();
         out.flush().unwrap();
@@ -216,7 +320,12 @@ fn a_process_killed_during_batches_leaves_whole_batches_or_none() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child_appender", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "crash_child_appender",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("HYPERMEM_LEDGER_CHILD", &path)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -239,8 +348,15 @@ fn a_process_killed_during_batches_leaves_whole_batches_or_none() {
     assert_eq!(total % 50, 0, "only whole batches: {total}");
     let batches = total / 50;
     eprintln!("acked {acked:?}, found {batches} whole batches");
-    assert!(batches > acked.unwrap(), "every acknowledged batch is present ({batches} batches)");
+    assert!(
+        batches > acked.unwrap(),
+        "every acknowledged batch is present ({batches} batches)"
+    );
     for b in 0..batches {
-        assert_eq!(l.replay_thread(&p, &format!("b{b}")).unwrap().len(), 50, "batch {b}");
+        assert_eq!(
+            l.replay_thread(&p, &format!("b{b}")).unwrap().len(),
+            50,
+            "batch {b}"
+        );
     }
 }

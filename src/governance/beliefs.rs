@@ -35,7 +35,9 @@ crate::ledger::string_enum!(
 );
 
 /// Identifier of a belief row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct BeliefId(pub u64);
 
 impl std::fmt::Display for BeliefId {
@@ -124,24 +126,40 @@ pub(crate) fn row_to_belief(r: &Row<'_>) -> rusqlite::Result<Belief> {
 }
 
 pub(crate) fn evidence_of(c: &Connection, id: BeliefId) -> rusqlite::Result<Vec<EventId>> {
-    let mut stmt = c.prepare_cached("SELECT event_id FROM belief_evidence WHERE belief_id = ?1 ORDER BY event_id")?;
+    let mut stmt = c.prepare_cached(
+        "SELECT event_id FROM belief_evidence WHERE belief_id = ?1 ORDER BY event_id",
+    )?;
     stmt.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?
         .collect()
 }
 
-pub(crate) fn query_beliefs(c: &Connection, sql: &str, args: impl rusqlite::Params) -> rusqlite::Result<Vec<Belief>> {
+pub(crate) fn query_beliefs(
+    c: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<Belief>> {
     let mut stmt = c.prepare_cached(sql)?;
-    let mut beliefs: Vec<Belief> = stmt.query_map(args, row_to_belief)?.collect::<rusqlite::Result<_>>()?;
+    let mut beliefs: Vec<Belief> = stmt
+        .query_map(args, row_to_belief)?
+        .collect::<rusqlite::Result<_>>()?;
     for b in &mut beliefs {
         b.evidence = evidence_of(c, b.id)?;
     }
     Ok(beliefs)
 }
 
-pub(crate) fn active_of(c: &Connection, project: &str, key: &str) -> rusqlite::Result<Option<Belief>> {
-    let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 AND status = 'active'");
+pub(crate) fn active_of(
+    c: &Connection,
+    project: &str,
+    key: &str,
+) -> rusqlite::Result<Option<Belief>> {
+    let sql = format!(
+        "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 AND status = 'active'"
+    );
     let mut stmt = c.prepare_cached(&sql)?;
-    let found = stmt.query_row(params![project, key], row_to_belief).optional()?;
+    let found = stmt
+        .query_row(params![project, key], row_to_belief)
+        .optional()?;
     match found {
         Some(mut b) => {
             b.evidence = evidence_of(c, b.id)?;
@@ -165,7 +183,12 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn belief_at(&self, project: &ProjectId, key: &str, at: i64) -> LedgerResult<Option<Belief>> {
+    pub fn belief_at(
+        &self,
+        project: &ProjectId,
+        key: &str,
+        at: i64,
+    ) -> LedgerResult<Option<Belief>> {
         self.read(|c| {
             let sql = format!(
                 "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2
@@ -186,7 +209,9 @@ impl Ledger {
     /// SQLite errors.
     pub fn belief_history(&self, project: &ProjectId, key: &str) -> LedgerResult<Vec<Belief>> {
         self.read(|c| {
-            let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id");
+            let sql = format!(
+                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id"
+            );
             query_beliefs(c, &sql, params![project.as_str(), key]).map_err(|e| self.sql(e))
         })
     }
@@ -197,11 +222,14 @@ impl Ledger {
     /// SQLite errors.
     pub fn belief(&self, project: &ProjectId, id: BeliefId) -> LedgerResult<Option<Belief>> {
         self.read(|c| {
-            let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND id = ?2");
-            Ok(query_beliefs(c, &sql, params![project.as_str(), id.0 as i64])
-                .map_err(|e| self.sql(e))?
-                .into_iter()
-                .next())
+            let sql =
+                format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND id = ?2");
+            Ok(
+                query_beliefs(c, &sql, params![project.as_str(), id.0 as i64])
+                    .map_err(|e| self.sql(e))?
+                    .into_iter()
+                    .next(),
+            )
         })
     }
 
@@ -209,7 +237,11 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn beliefs_with_status(&self, project: &ProjectId, status: BeliefStatus) -> LedgerResult<Vec<Belief>> {
+    pub fn beliefs_with_status(
+        &self,
+        project: &ProjectId,
+        status: BeliefStatus,
+    ) -> LedgerResult<Vec<Belief>> {
         self.read(|c| {
             let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND status = ?2 ORDER BY id");
             query_beliefs(c, &sql, params![project.as_str(), status.as_str()]).map_err(|e| self.sql(e))

@@ -55,7 +55,10 @@ impl Ledger {
                 project: p.to_owned(),
                 rows: BTreeMap::new(),
             };
-            let tag = format!("p{}", p.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+            let tag = format!(
+                "p{}",
+                p.bytes().map(|b| format!("{b:02x}")).collect::<String>()
+            );
             let fts: i64 = tx
                 .query_row(
                     "SELECT COUNT(*) FROM events_fts WHERE events_fts MATCH ?1",
@@ -63,18 +66,25 @@ impl Ledger {
                     |r| r.get(0),
                 )
                 .map_err(sql)?;
-            tx.execute("INSERT OR IGNORE INTO erasure_in_progress (project) VALUES (?1)", [p])
-                .map_err(sql)?;
+            tx.execute(
+                "INSERT OR IGNORE INTO erasure_in_progress (project) VALUES (?1)",
+                [p],
+            )
+            .map_err(sql)?;
             for t in &scoped {
                 if t == "erasure_in_progress" {
                     continue;
                 }
                 let n = tx
-                    .execute(&format!("DELETE FROM \"{t}\" WHERE project = ?1"), params![p])
+                    .execute(
+                        &format!("DELETE FROM \"{t}\" WHERE project = ?1"),
+                        params![p],
+                    )
                     .map_err(sql)?;
                 receipt.rows.insert(t.clone(), n as u64);
             }
-            tx.execute("DELETE FROM erasure_in_progress WHERE project = ?1", [p]).map_err(sql)?;
+            tx.execute("DELETE FROM erasure_in_progress WHERE project = ?1", [p])
+                .map_err(sql)?;
             receipt.rows.insert("events_fts".to_owned(), fts as u64);
             Ok(receipt)
         })

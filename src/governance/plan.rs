@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use rusqlite::{OptionalExtension, Transaction, params};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::beliefs::{BeliefId, BeliefStatus, Ownership, active_of, normalize_statement, row_to_belief, BELIEF_COLUMNS};
+use super::beliefs::{
+    BELIEF_COLUMNS, BeliefId, BeliefStatus, Ownership, active_of, normalize_statement,
+    row_to_belief,
+};
 use crate::ledger::{EventId, Ledger, LedgerResult, Role};
 use crate::store::ProjectId;
 
@@ -297,6 +300,19 @@ pub enum PlanOutcome {
     Rejected(Rejection),
 }
 
+/// One audit row: which operation of a plan did what, committed with it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuditRow {
+    /// Index of the operation in its plan.
+    pub op_index: usize,
+    /// Operation name (`assert`, `correct`, ...).
+    pub op: String,
+    /// The belief it wrote.
+    pub belief: Option<BeliefId>,
+    /// The outcome, as JSON.
+    pub detail: String,
+}
+
 /// A reference to a belief resolved during validation: a stored row or one created by an
 /// earlier operation of the same plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,12 +404,18 @@ impl Validator<'_> {
 
     /// Evidence must be non-empty, exist, be of this project; user ownership needs a user
     /// event. Returns the evidence roles.
-    fn evidence(&self, evidence: &[EventId], ownership: Ownership) -> rusqlite::Result<Check<Vec<Role>>> {
+    fn evidence(
+        &self,
+        evidence: &[EventId],
+        ownership: Ownership,
+    ) -> rusqlite::Result<Check<Vec<Role>>> {
         if evidence.is_empty() {
             return Ok(Err(RejectionReason::MissingEvidence));
         }
         let mut roles = Vec::new();
-        let mut stmt = self.tx.prepare_cached("SELECT project, role FROM events WHERE id = ?1")?;
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT project, role FROM events WHERE id = ?1")?;
         for &e in evidence {
             let row: Option<(String, String)> = stmt
                 .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -407,7 +429,11 @@ impl Validator<'_> {
                 }
                 Some((_, role)) => {
                     let role = Role::parse(&role).map_err(|err| {
-                        rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(err))
+                        rusqlite::Error::FromSqlConversionFailure(
+                            1,
+                            rusqlite::types::Type::Text,
+                            Box::new(err),
+                        )
                     })?;
                     if !roles.contains(&role) {
                         roles.push(role);
@@ -427,7 +453,11 @@ impl Validator<'_> {
     fn stored_belief(&self, id: BeliefId) -> rusqlite::Result<Check<super::Belief>> {
         let any: Option<String> = self
             .tx
-            .query_row("SELECT project FROM beliefs WHERE id = ?1", [id.0 as i64], |r| r.get(0))
+            .query_row(
+                "SELECT project FROM beliefs WHERE id = ?1",
+                [id.0 as i64],
+                |r| r.get(0),
+            )
             .optional()?;
         match any {
             None => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
@@ -448,11 +478,13 @@ impl Validator<'_> {
 
     fn check_version(key: &str, expected: Option<u64>, current: Option<&Active>) -> Check<()> {
         match expected {
-            Some(e) if Some(e) != current.map(|a| a.version) => Err(RejectionReason::VersionConflict {
-                key: key.to_owned(),
-                expected: e,
-                current: current.map_or(0, |a| a.version),
-            }),
+            Some(e) if Some(e) != current.map(|a| a.version) => {
+                Err(RejectionReason::VersionConflict {
+                    key: key.to_owned(),
+                    expected: e,
+                    current: current.map_or(0, |a| a.version),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -487,7 +519,14 @@ impl Validator<'_> {
             };
         }
         Ok(Ok(match op {
-            Op::Assert { key, statement, ownership, agent, confidence, evidence } => {
+            Op::Assert {
+                key,
+                statement,
+                ownership,
+                agent,
+                confidence,
+                evidence,
+            } => {
                 check!(Self::values(key, Some(statement), *confidence));
                 let roles = check!(self.evidence(evidence, *ownership)?);
                 let norm = normalize_statement(statement);
@@ -497,7 +536,12 @@ impl Validator<'_> {
                         state.max_version += 1;
                         let version = state.max_version;
                         state.active.as_mut().expect("active").version = version;
-                        Action::Reinforce { target: a.target, version, evidence: evidence.clone(), roles }
+                        Action::Reinforce {
+                            target: a.target,
+                            version,
+                            evidence: evidence.clone(),
+                            roles,
+                        }
                     }
                     Some(a) => {
                         state.max_version += 1;
@@ -539,7 +583,11 @@ impl Validator<'_> {
                     }
                 }
             }
-            Op::Reinforce { key, evidence, expected_version } => {
+            Op::Reinforce {
+                key,
+                evidence,
+                expected_version,
+            } => {
                 check!(Self::values(key, None, 0.0));
                 let active = self.key(key)?.active.clone();
                 let Some(a) = active else {
@@ -551,9 +599,20 @@ impl Validator<'_> {
                 state.max_version += 1;
                 let version = state.max_version;
                 state.active.as_mut().expect("active").version = version;
-                Action::Reinforce { target: a.target, version, evidence: evidence.clone(), roles }
+                Action::Reinforce {
+                    target: a.target,
+                    version,
+                    evidence: evidence.clone(),
+                    roles,
+                }
             }
-            Op::Correct { key, statement, evidence, expected_version, confidence } => {
+            Op::Correct {
+                key,
+                statement,
+                evidence,
+                expected_version,
+                confidence,
+            } => {
                 check!(Self::values(key, Some(statement), *confidence));
                 let active = self.key(key)?.active.clone();
                 let Some(a) = active else {
@@ -584,7 +643,12 @@ impl Validator<'_> {
                     conflict_with: None,
                 }
             }
-            Op::Contradict { key, statement, evidence, confidence } => {
+            Op::Contradict {
+                key,
+                statement,
+                evidence,
+                confidence,
+            } => {
                 check!(Self::values(key, Some(statement), *confidence));
                 let active = self.key(key)?.active.clone();
                 let Some(a) = active else {
@@ -607,7 +671,14 @@ impl Validator<'_> {
                     conflict_with: Some(a.target),
                 }
             }
-            Op::Propose { key, statement, ownership, agent, confidence, evidence } => {
+            Op::Propose {
+                key,
+                statement,
+                ownership,
+                agent,
+                confidence,
+                evidence,
+            } => {
                 check!(Self::values(key, Some(statement), *confidence));
                 // Candidates need exact evidence ids of this project, but not yet user
                 // evidence: promotion checks ownership.
@@ -628,17 +699,29 @@ impl Validator<'_> {
                     conflict_with: None,
                 }
             }
-            Op::Promote { belief, expected_version } => {
+            Op::Promote {
+                belief,
+                expected_version,
+            } => {
                 let b = check!(self.stored_belief(*belief)?);
                 if !matches!(
                     b.status,
-                    BeliefStatus::Candidate | BeliefStatus::NeedsConfirmation | BeliefStatus::PossibleConflict
+                    BeliefStatus::Candidate
+                        | BeliefStatus::NeedsConfirmation
+                        | BeliefStatus::PossibleConflict
                 ) {
-                    return Ok(Err(RejectionReason::InvalidTransition { op: "promote", status: b.status }));
+                    return Ok(Err(RejectionReason::InvalidTransition {
+                        op: "promote",
+                        status: b.status,
+                    }));
                 }
                 check!(self.evidence(&b.evidence, b.ownership)?);
                 let active = self.key(&b.key)?.active.clone();
-                check!(Self::check_version(&b.key, *expected_version, active.as_ref()));
+                check!(Self::check_version(
+                    &b.key,
+                    *expected_version,
+                    active.as_ref()
+                ));
                 let state = self.key(&b.key)?;
                 state.max_version += 1;
                 let version = state.max_version;
@@ -649,15 +732,24 @@ impl Validator<'_> {
                     ownership: b.ownership,
                 });
                 self.statuses.insert(*belief, BeliefStatus::Active);
-                Action::Promote { belief: *belief, version, supersede: active.map(|a| a.target) }
+                Action::Promote {
+                    belief: *belief,
+                    version,
+                    supersede: active.map(|a| a.target),
+                }
             }
             Op::Reject { belief } => {
                 let b = check!(self.stored_belief(*belief)?);
                 if !matches!(
                     b.status,
-                    BeliefStatus::Candidate | BeliefStatus::NeedsConfirmation | BeliefStatus::PossibleConflict
+                    BeliefStatus::Candidate
+                        | BeliefStatus::NeedsConfirmation
+                        | BeliefStatus::PossibleConflict
                 ) {
-                    return Ok(Err(RejectionReason::InvalidTransition { op: "reject", status: b.status }));
+                    return Ok(Err(RejectionReason::InvalidTransition {
+                        op: "reject",
+                        status: b.status,
+                    }));
                 }
                 self.statuses.insert(*belief, BeliefStatus::Rejected);
                 Action::Reject { belief: *belief }
@@ -667,7 +759,11 @@ impl Validator<'_> {
 }
 
 fn roles_text(roles: &[Role]) -> String {
-    roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(",")
+    roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl Ledger {
@@ -887,11 +983,11 @@ impl Ledger {
         })
     }
 
-    /// Audit rows of `project` for one plan: `(op_index, op, belief, detail)`.
+    /// Audit rows of `project` for one plan, in operation order.
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn plan_audit(&self, project: &ProjectId, plan_key: &str) -> LedgerResult<Vec<(usize, String, Option<BeliefId>, String)>> {
+    pub fn plan_audit(&self, project: &ProjectId, plan_key: &str) -> LedgerResult<Vec<AuditRow>> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT op_index, op, belief_id, detail FROM governance_audit
@@ -899,12 +995,12 @@ impl Ledger {
             )
             .and_then(|mut s| {
                 s.query_map(params![project.as_str(), plan_key], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)? as usize,
-                        r.get(1)?,
-                        r.get::<_, Option<i64>>(2)?.map(|v| BeliefId(v as u64)),
-                        r.get(3)?,
-                    ))
+                    Ok(AuditRow {
+                        op_index: r.get::<_, i64>(0)? as usize,
+                        op: r.get(1)?,
+                        belief: r.get::<_, Option<i64>>(2)?.map(|v| BeliefId(v as u64)),
+                        detail: r.get(3)?,
+                    })
                 })?
                 .collect()
             })
@@ -913,7 +1009,12 @@ impl Ledger {
     }
 }
 
-fn add_evidence(tx: &Transaction<'_>, project: &str, belief: BeliefId, evidence: &[EventId]) -> rusqlite::Result<()> {
+fn add_evidence(
+    tx: &Transaction<'_>,
+    project: &str,
+    belief: BeliefId,
+    evidence: &[EventId],
+) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare_cached(
         "INSERT OR IGNORE INTO belief_evidence (belief_id, event_id, project) VALUES (?1, ?2, ?3)",
     )?;

@@ -43,7 +43,9 @@ crate::ledger::string_enum!(
 );
 
 /// Identifier of a prospective item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProspectiveId(pub u64);
 
 /// A prospective item.
@@ -102,13 +104,30 @@ pub enum ProspectiveRefusal {
 }
 
 const AFFIRMATIONS: &[&str] = &[
-    "yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "agreed", "absolutely",
-    "definitely", "correct", "please do", "go ahead", "do it", "sounds good", "let's do it",
-    "that works", "approved",
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "sure",
+    "ok",
+    "okay",
+    "confirm",
+    "confirmed",
+    "agreed",
+    "absolutely",
+    "definitely",
+    "correct",
+    "please do",
+    "go ahead",
+    "do it",
+    "sounds good",
+    "let's do it",
+    "that works",
+    "approved",
 ];
 const NEGATIONS: &[&str] = &[
-    "no", "not", "don't", "dont", "never", "nope", "nah", "cancel", "stop", "without", "neither", "nor",
-    "later", "wait", "hold",
+    "no", "not", "don't", "dont", "never", "nope", "nah", "cancel", "stop", "without", "neither",
+    "nor", "later", "wait", "hold",
 ];
 
 /// Whether `text` explicitly affirms: it contains an affirmation (`yes`, `go ahead`, ...)
@@ -119,11 +138,16 @@ pub fn is_affirmative(text: &str) -> bool {
         .into_iter()
         .map(|t| t.replace('’', "'"))
         .collect();
-    if tokens.iter().any(|t| NEGATIONS.contains(&t.as_str()) || t.ends_with("n't")) {
+    if tokens
+        .iter()
+        .any(|t| NEGATIONS.contains(&t.as_str()) || t.ends_with("n't"))
+    {
         return false;
     }
     let joined = format!(" {} ", tokens.join(" "));
-    AFFIRMATIONS.iter().any(|a| joined.contains(&format!(" {a} ")))
+    AFFIRMATIONS
+        .iter()
+        .any(|a| joined.contains(&format!(" {a} ")))
 }
 
 fn row_to_item(r: &Row<'_>) -> rusqlite::Result<ProspectiveItem> {
@@ -194,7 +218,11 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn prospective(&self, project: &ProjectId, id: ProspectiveId) -> LedgerResult<Option<ProspectiveItem>> {
+    pub fn prospective(
+        &self,
+        project: &ProjectId,
+        id: ProspectiveId,
+    ) -> LedgerResult<Option<ProspectiveItem>> {
         self.read(|c| {
             c.query_row(
                 &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
@@ -211,7 +239,12 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors; [`LedgerError::UnknownEvent`] / [`LedgerError::CrossProject`].
-    pub fn confirm_prospective(&self, project: &ProjectId, id: ProspectiveId, event: EventId) -> ProspectiveResult {
+    pub fn confirm_prospective(
+        &self,
+        project: &ProjectId,
+        id: ProspectiveId,
+        event: EventId,
+    ) -> ProspectiveResult {
         let Some(ev) = self.get(project, event)? else {
             return Err(if self.event_exists(event)? {
                 LedgerError::CrossProject {
@@ -269,10 +302,14 @@ impl Ledger {
 
     fn event_exists(&self, event: EventId) -> LedgerResult<bool> {
         self.read(|c| {
-            c.query_row("SELECT 1 FROM events WHERE id = ?1", [event.0 as i64], |_| Ok(()))
-                .optional()
-                .map(|o| o.is_some())
-                .map_err(|e| self.sql(e))
+            c.query_row(
+                "SELECT 1 FROM events WHERE id = ?1",
+                [event.0 as i64],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(|e| self.sql(e))
         })
     }
 
@@ -315,9 +352,21 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn defer_prospective(&self, project: &ProjectId, id: ProspectiveId, until: i64) -> ProspectiveResult {
+    pub fn defer_prospective(
+        &self,
+        project: &ProjectId,
+        id: ProspectiveId,
+        until: i64,
+    ) -> ProspectiveResult {
         use ProspectiveStatus::*;
-        self.transition(project, id, "defer", &[Pending, Confirmed, Deferred], Deferred, Some(Some(until)))
+        self.transition(
+            project,
+            id,
+            "defer",
+            &[Pending, Confirmed, Deferred],
+            Deferred,
+            Some(Some(until)),
+        )
     }
 
     /// Refuses an item.
@@ -326,16 +375,34 @@ impl Ledger {
     /// SQLite errors.
     pub fn reject_prospective(&self, project: &ProjectId, id: ProspectiveId) -> ProspectiveResult {
         use ProspectiveStatus::*;
-        self.transition(project, id, "reject", &[Pending, Confirmed, Deferred], Rejected, None)
+        self.transition(
+            project,
+            id,
+            "reject",
+            &[Pending, Confirmed, Deferred],
+            Rejected,
+            None,
+        )
     }
 
     /// Marks a confirmed (or deferred) item done.
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn complete_prospective(&self, project: &ProjectId, id: ProspectiveId) -> ProspectiveResult {
+    pub fn complete_prospective(
+        &self,
+        project: &ProjectId,
+        id: ProspectiveId,
+    ) -> ProspectiveResult {
         use ProspectiveStatus::*;
-        self.transition(project, id, "complete", &[Confirmed, Deferred], Completed, None)
+        self.transition(
+            project,
+            id,
+            "complete",
+            &[Confirmed, Deferred],
+            Completed,
+            None,
+        )
     }
 
     /// Items that are due at `at` (ms): confirmed or deferred, with `due_at <= at`, earliest
@@ -343,7 +410,11 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn due_prospective(&self, project: &ProjectId, at: i64) -> LedgerResult<Vec<ProspectiveItem>> {
+    pub fn due_prospective(
+        &self,
+        project: &ProjectId,
+        at: i64,
+    ) -> LedgerResult<Vec<ProspectiveItem>> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND status IN ('confirmed', 'deferred')

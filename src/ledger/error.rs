@@ -17,7 +17,9 @@ pub enum LedgerError {
         source: rusqlite::Error,
     },
     /// The content of an event exceeds the configured limit; nothing was written.
-    #[error("event content is {size} bytes, more than the limit of {limit} bytes (nothing was written)")]
+    #[error(
+        "event content is {size} bytes, more than the limit of {limit} bytes (nothing was written)"
+    )]
     ContentTooLarge {
         /// Size of the refused content.
         size: usize,

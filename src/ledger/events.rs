@@ -10,7 +10,9 @@ use super::{Ledger, LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
 /// Identifier of a raw event: its global sequence number (ascending in ingestion order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct EventId(pub u64);
 
 impl fmt::Display for EventId {
@@ -150,7 +152,12 @@ pub struct NewEvent {
 
 impl NewEvent {
     /// A message-kind event with only the required fields.
-    pub fn new(project: ProjectId, role: Role, kind: EventKind, content: impl Into<String>) -> Self {
+    pub fn new(
+        project: ProjectId,
+        role: Role,
+        kind: EventKind,
+        content: impl Into<String>,
+    ) -> Self {
         Self {
             project,
             source_id: None,
@@ -350,7 +357,8 @@ impl Ledger {
     /// As [`append_batch`](Self::append_batch).
     pub fn append(&self, event: NewEvent) -> LedgerResult<Event> {
         let id = self.append_batch(std::slice::from_ref(&event))?[0];
-        self.get(&event.project, id)?.ok_or(LedgerError::UnknownEvent(id))
+        self.get(&event.project, id)?
+            .ok_or(LedgerError::UnknownEvent(id))
     }
 
     /// Appends events in one transaction: all of them, or (on any error) none.
@@ -383,7 +391,13 @@ impl Ledger {
         })
     }
 
-    fn insert_event(&self, tx: &Transaction<'_>, e: &NewEvent, now: i64, cursors: &mut Cursors) -> LedgerResult<EventId> {
+    fn insert_event(
+        &self,
+        tx: &Transaction<'_>,
+        e: &NewEvent,
+        now: i64,
+        cursors: &mut Cursors,
+    ) -> LedgerResult<EventId> {
         let project = e.project.as_str();
         if let Some(parent) = e.parent {
             let owner: Option<String> = tx
@@ -402,16 +416,25 @@ impl Ledger {
             }
         }
         // Positions: (kind of sequence, name, turn) -> (last seq, last id).
-        let next = |kind: u8, name: &Option<String>, turn: Option<i64>| -> LedgerResult<Option<(i64, Option<i64>)>> {
+        let next = |kind: u8,
+                    name: &Option<String>,
+                    turn: Option<i64>|
+         -> LedgerResult<Option<(i64, Option<i64>)>> {
             let Some(name) = name else { return Ok(None) };
             let key = (kind, name.clone(), turn);
             let (seq, last) = match cursors.get(&key) {
                 Some(&(seq, id)) => (seq, Some(id)),
                 None => {
                     let sql = match (kind, turn) {
-                        (0, _) => "SELECT thread_seq, id FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq DESC LIMIT 1",
-                        (1, _) => "SELECT session_seq, id FROM events WHERE project = ?1 AND session = ?2 ORDER BY session_seq DESC LIMIT 1",
-                        _ => "SELECT turn_seq, id FROM events WHERE project = ?1 AND thread = ?2 AND turn = ?3 ORDER BY turn_seq DESC LIMIT 1",
+                        (0, _) => {
+                            "SELECT thread_seq, id FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq DESC LIMIT 1"
+                        }
+                        (1, _) => {
+                            "SELECT session_seq, id FROM events WHERE project = ?1 AND session = ?2 ORDER BY session_seq DESC LIMIT 1"
+                        }
+                        _ => {
+                            "SELECT turn_seq, id FROM events WHERE project = ?1 AND thread = ?2 AND turn = ?3 ORDER BY turn_seq DESC LIMIT 1"
+                        }
                     };
                     let mut stmt = tx.prepare_cached(sql).map_err(|err| self.sql(err))?;
                     let found: Option<(i64, i64)> = if kind == 2 {
@@ -501,9 +524,14 @@ impl Ledger {
     /// SQLite errors.
     pub fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>> {
         self.read(|c| {
-            c.prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"))
-                .and_then(|mut s| s.query_row(params![id.0 as i64, project.as_str()], row_to_event).optional())
-                .map_err(|e| self.sql(e))
+            c.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![id.0 as i64, project.as_str()], row_to_event)
+                    .optional()
+            })
+            .map_err(|e| self.sql(e))
         })
     }
 
@@ -532,9 +560,13 @@ impl Ledger {
     /// SQLite errors.
     pub fn count(&self, project: &ProjectId) -> LedgerResult<u64> {
         self.read(|c| {
-            c.query_row("SELECT COUNT(*) FROM events WHERE project = ?1", [project.as_str()], |r| r.get::<_, i64>(0))
-                .map(|n| n as u64)
-                .map_err(|e| self.sql(e))
+            c.query_row(
+                "SELECT COUNT(*) FROM events WHERE project = ?1",
+                [project.as_str()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| self.sql(e))
         })
     }
 
@@ -543,8 +575,16 @@ impl Ledger {
     ///
     /// # Errors
     /// [`LedgerError::UnknownEvent`] if the anchor is not in `project`.
-    pub fn event_context(&self, project: &ProjectId, id: EventId, before: usize, after: usize) -> LedgerResult<EventContext> {
-        let anchor = self.get(project, id)?.ok_or(LedgerError::UnknownEvent(id))?;
+    pub fn event_context(
+        &self,
+        project: &ProjectId,
+        id: EventId,
+        before: usize,
+        after: usize,
+    ) -> LedgerResult<EventContext> {
+        let anchor = self
+            .get(project, id)?
+            .ok_or(LedgerError::UnknownEvent(id))?;
         let p = project.as_str();
         let (mut earlier, later) = match (&anchor.thread, &anchor.session) {
             (Some(t), _) => (
@@ -584,7 +624,9 @@ impl Ledger {
             None => None,
         };
         let children = self.query_events(
-            &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND parent_id = ?2 ORDER BY id"),
+            &format!(
+                "SELECT {COLUMNS} FROM events WHERE project = ?1 AND parent_id = ?2 ORDER BY id"
+            ),
             params![p, id.0 as i64],
         )?;
         Ok(EventContext {
@@ -606,7 +648,11 @@ impl Ledger {
             return Ok(Vec::new());
         };
         let fts = format!("ptag:{} AND ({terms})", project_tag(project.as_str()));
-        let cols: String = COLUMNS.split(", ").map(|c| format!("e.{c}")).collect::<Vec<_>>().join(", ");
+        let cols: String = COLUMNS
+            .split(", ")
+            .map(|c| format!("e.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {cols}, f.score FROM

@@ -16,11 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use error::{LedgerError, LedgerResult};
-pub use events::{
-    Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role,
-};
-pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 pub(crate) use events::string_enum;
+pub use events::{Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role};
+pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 
 use crate::clock::{Clock, SystemClock, now_ms};
 
@@ -102,7 +100,8 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn open_in_memory(config: LedgerConfig) -> LedgerResult<Self> {
-        let conn = Connection::open_in_memory().map_err(|source| LedgerError::Sqlite { path: None, source })?;
+        let conn = Connection::open_in_memory()
+            .map_err(|source| LedgerError::Sqlite { path: None, source })?;
         let ledger = Self::init(conn, None, config)?;
         ledger.migrate(false)?;
         Ok(ledger)
@@ -162,7 +161,9 @@ impl Ledger {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
         // A poisoned lock only means another thread panicked mid-call; SQLite rolled back
         // its transaction, so the connection is still consistent.
-        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The schema version recorded in the database.
@@ -175,7 +176,11 @@ impl Ledger {
     }
 
     fn version_of(conn: &Connection) -> rusqlite::Result<u32> {
-        conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))
+        conn.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )
     }
 
     /// Applies every pending migration in one transaction (or, with `dry_run`, only reports
@@ -210,7 +215,10 @@ impl Ledger {
         let report = |to| MigrationReport {
             from,
             to,
-            migrations: pending.iter().map(|m| (m.version, m.name.to_owned())).collect(),
+            migrations: pending
+                .iter()
+                .map(|m| (m.version, m.name.to_owned()))
+                .collect(),
             dry_run,
         };
         if dry_run || pending.is_empty() {
@@ -236,7 +244,10 @@ impl Ledger {
     ///
     /// # Errors
     /// `f`'s error (after rollback) or SQLite errors; [`LedgerError::NeedsMigration`].
-    pub(crate) fn write<R>(&self, f: impl FnOnce(&Transaction<'_>) -> LedgerResult<R>) -> LedgerResult<R> {
+    pub(crate) fn write<R>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
         let mut conn = self.lock();
         self.check_schema(&conn)?;
         let tx = conn
@@ -248,7 +259,10 @@ impl Ledger {
     }
 
     /// Runs a read-only `f` on the connection.
-    pub(crate) fn read<R>(&self, f: impl FnOnce(&Connection) -> LedgerResult<R>) -> LedgerResult<R> {
+    pub(crate) fn read<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
         let conn = self.lock();
         self.check_schema(&conn)?;
         f(&conn)

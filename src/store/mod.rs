@@ -17,13 +17,13 @@ mod tiers;
 
 use hdv::{Dim, HvRef, Hypervector};
 
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreResult};
 pub use hot::HotTier;
 pub use mapped::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
 pub use project::ProjectId;
 pub use segment::SegmentRecovery;
-pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use tiers::{Ltp, Rebalance, Tier, TierManager, TierPolicy, Trace};
 
 /// Identifier of a stored vector (the id of the raw event or memory it encodes).

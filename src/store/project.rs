@@ -4,7 +4,9 @@ use super::error::{StoreError, StoreResult};
 
 /// A project name: the isolation boundary of every store. Also a directory name, so it is
 /// restricted to 1–64 ASCII letters, digits, `-` and `_`, not starting with `-`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct ProjectId(String);
 
