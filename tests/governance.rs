@@ -819,6 +819,7 @@ fn affirmation_is_explicit_and_negation_wins() {
 fn erasure_removes_every_row_of_the_project_from_every_table() {
     let l = ledger();
     let (p, q) = (project("gone"), project("kept"));
+    assert!(l.fts_tables().unwrap().is_empty());
     for name in ["gone", "kept"] {
         let e = event(
             &l,
@@ -866,12 +867,15 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
     assert!(tables.len() >= 8, "{tables:?}");
     for t in &tables {
         assert!(
-            GLOBAL_TABLES.contains(&t.as_str())
-                || t == "events_fts"
-                || l.has_project_column(t).unwrap(),
+            GLOBAL_TABLES.contains(&t.as_str()) || l.has_project_column(t).unwrap(),
             "table {t} has no project column and is not declared global"
         );
     }
+    assert_eq!(
+        l.fts_tables().unwrap().len(),
+        2,
+        "one full-text table per project"
+    );
     let receipt = l.forget_project(&p).unwrap();
     assert_eq!(receipt.rows["events"], 1);
     assert_eq!(receipt.rows["beliefs"], 2);
@@ -879,7 +883,12 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
     assert_eq!(receipt.rows["governance_audit"], 2);
     assert_eq!(receipt.rows["governance_plans"], 2);
     assert_eq!(receipt.rows["prospective"], 1);
-    assert_eq!(receipt.rows["events_fts"], 1);
+    assert_eq!(receipt.rows["fts"], 1);
+    assert_eq!(
+        l.fts_tables().unwrap().len(),
+        1,
+        "the erased project's full-text table is gone"
+    );
     let db = |project: &ProjectId| {
         tables
             .iter()

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 use crate::store::ProjectId;
@@ -12,7 +12,7 @@ use crate::store::ProjectId;
 pub struct ErasureReceipt {
     /// The erased project.
     pub project: String,
-    /// Table name → rows deleted (`events_fts` counts index entries).
+    /// Table name → rows deleted (`fts` counts the entries of the dropped full-text table).
     pub rows: BTreeMap<String, u64>,
 }
 
@@ -26,7 +26,7 @@ impl ErasureReceipt {
 impl Ledger {
     /// Deletes every row of `project` from every table that has a `project` column (found
     /// by inspecting the schema, so a table added later is covered), plus its full-text
-    /// entries, in one transaction. The only way raw events are ever deleted.
+    /// table, in one transaction (with `secure_delete`, the freed pages are zeroed). The only way raw events are ever deleted.
     ///
     /// # Errors
     /// SQLite errors (the transaction rolls back; nothing is half-erased).
@@ -34,7 +34,7 @@ impl Ledger {
         let tables = self.tables()?;
         let mut scoped = Vec::new();
         for t in &tables {
-            if GLOBAL_TABLES.contains(&t.as_str()) || t == "events_fts" {
+            if GLOBAL_TABLES.contains(&t.as_str()) {
                 continue;
             }
             if self.has_project_column(t)? {
@@ -55,17 +55,29 @@ impl Ledger {
                 project: p.to_owned(),
                 rows: BTreeMap::new(),
             };
-            let tag = format!(
-                "p{}",
-                p.bytes().map(|b| format!("{b:02x}")).collect::<String>()
-            );
-            let fts: i64 = tx
+            // The project's full-text table goes entirely; count its rows first.
+            let fts_table = crate::ledger::fts_table(p);
+            let exists: Option<i64> = tx
                 .query_row(
-                    "SELECT COUNT(*) FROM events_fts WHERE events_fts MATCH ?1",
-                    [format!("ptag:{tag}")],
+                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    [&fts_table],
                     |r| r.get(0),
                 )
+                .optional()
                 .map_err(sql)?;
+            let fts: i64 = match exists {
+                Some(_) => {
+                    let n = tx
+                        .query_row(&format!("SELECT COUNT(*) FROM {fts_table}"), [], |r| {
+                            r.get(0)
+                        })
+                        .map_err(sql)?;
+                    tx.execute_batch(&format!("DROP TABLE {fts_table};"))
+                        .map_err(sql)?;
+                    n
+                }
+                None => 0,
+            };
             tx.execute(
                 "INSERT OR IGNORE INTO erasure_in_progress (project) VALUES (?1)",
                 [p],
@@ -85,7 +97,7 @@ impl Ledger {
             }
             tx.execute("DELETE FROM erasure_in_progress WHERE project = ?1", [p])
                 .map_err(sql)?;
-            receipt.rows.insert("events_fts".to_owned(), fts as u64);
+            receipt.rows.insert("fts".to_owned(), fts as u64);
             Ok(receipt)
         })
     }

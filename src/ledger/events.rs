@@ -331,20 +331,39 @@ pub fn content_hash(content: &str) -> String {
     format!("{:032x}", xxh3_128(content.as_bytes()))
 }
 
-/// Builds an FTS5 query from free text: every word becomes a quoted term (quotes doubled),
-/// OR-ed, so user text can never inject FTS syntax.
+/// Builds an FTS5 query from free text: every word becomes a quoted term, OR-ed, so user
+/// text can never inject FTS syntax.
 fn fts_terms(text: &str) -> Option<String> {
+    // Split further on anything that is not a letter or digit, as the unicode61 tokenizer
+    // does, so every quoted term is one token (the index has no positions for phrases).
     let terms: Vec<String> = crate::hdv::encode::TextEncoder::tokens(text)
-        .into_iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .iter()
+        .flat_map(|t| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .map(|t| format!("\"{t}\""))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-/// The FTS token of a project (`'p' || hex(project)` in SQL, lowercased by the tokenizer).
-fn project_tag(project: &str) -> String {
+/// The full-text table of a project: `fts_p` + hex of its name (always a safe identifier).
+pub(crate) fn fts_table(project: &str) -> String {
     let hex: String = project.bytes().map(|b| format!("{b:02x}")).collect();
-    format!("p{hex}")
+    format!("fts_p{hex}")
+}
+
+/// Creates the project's full-text table if it does not exist. Contentless (the text lives
+/// in `events`), deletable by rowid, `detail = column` (no positions: queries are bags of
+/// terms, so the index is smaller and inserts and bm25 are faster).
+fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
+    tx.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS {} USING fts5(content, content = '', \
+         contentless_delete = 1, detail = column, tokenize = 'unicode61 remove_diacritics 2');",
+        fts_table(project)
+    ))
 }
 
 /// Position bookkeeping while appending a batch: (last seq, last id) per sequence key.
@@ -384,6 +403,12 @@ impl Ledger {
         self.write(|tx| {
             let mut cursors = Cursors::new();
             let mut ids = Vec::with_capacity(events.len());
+            let mut projects: Vec<&str> = events.iter().map(|e| e.project.as_str()).collect();
+            projects.sort_unstable();
+            projects.dedup();
+            for p in projects {
+                ensure_fts(tx, p).map_err(|err| self.sql(err))?;
+            }
             for e in events {
                 ids.push(self.insert_event(tx, e, now, &mut cursors)?);
             }
@@ -506,6 +531,12 @@ impl Ledger {
             other => self.sql(other),
         })?;
         let id = tx.last_insert_rowid();
+        tx.prepare_cached(&format!(
+            "INSERT INTO {} (rowid, content) VALUES (?1, ?2)",
+            fts_table(project)
+        ))
+        .and_then(|mut s| s.execute(params![id, e.content]))
+        .map_err(|err| self.sql(err))?;
         if let (Some(t), Some(name)) = (thread, &e.thread) {
             cursors.insert((0, name.clone(), None), (t.0, id));
         }
@@ -647,22 +678,33 @@ impl Ledger {
         let Some(terms) = fts_terms(query) else {
             return Ok(Vec::new());
         };
-        let fts = format!("ptag:{} AND ({terms})", project_tag(project.as_str()));
+        let table = fts_table(project.as_str());
         let cols: String = COLUMNS
             .split(", ")
             .map(|c| format!("e.{c}"))
             .collect::<Vec<_>>()
             .join(", ");
         self.read(|c| {
+            let exists: Option<i64> = c
+                .query_row(
+                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    [&table],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| self.sql(e))?;
+            if exists.is_none() {
+                return Ok(Vec::new());
+            }
             c.prepare_cached(&format!(
                 "SELECT {cols}, f.score FROM
-                    (SELECT rowid, bm25(events_fts, 0.0, 1.0) AS score FROM events_fts
-                     WHERE events_fts MATCH ?1 ORDER BY score LIMIT ?3) AS f
+                    (SELECT rowid, bm25({table}) AS score FROM {table}
+                     WHERE {table} MATCH ?1 ORDER BY score LIMIT ?3) AS f
                  JOIN events e ON e.id = f.rowid
                  WHERE e.project = ?2 ORDER BY f.score, e.id"
             ))
             .and_then(|mut s| {
-                s.query_map(params![fts, project.as_str(), k as i64], |r| {
+                s.query_map(params![terms, project.as_str(), k as i64], |r| {
                     Ok(FtsHit {
                         event: row_to_event(r)?,
                         score: r.get(23)?,
