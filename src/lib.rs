@@ -13,6 +13,7 @@
 pub use hdv;
 
 pub mod clock;
+pub mod cognition;
 pub mod config;
 pub mod governance;
 pub mod index;

@@ -216,6 +216,58 @@ impl Bundler {
         }
     }
 
+    /// The counters as bytes, to persist a bundle and keep adding to it later (a concept
+    /// prototype, an open episode). Layout: `u32` planes, `i64` total weight, `u64` absolute
+    /// weight, then the word-major planes as `u64`, all little-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(20 + self.slices.len() * 8);
+        out.extend_from_slice(&(self.planes as u32).to_le_bytes());
+        out.extend_from_slice(&self.total_weight.to_le_bytes());
+        out.extend_from_slice(&self.abs_weight.to_le_bytes());
+        for s in &self.slices {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        out
+    }
+
+    /// Restores counters written by [`to_bytes`](Self::to_bytes).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if the bytes do not describe counters of dimension `dim`.
+    pub fn from_bytes(dim: Dim, bytes: &[u8]) -> Result<Self> {
+        let bad = |reason: String| Error::InvalidParameter {
+            name: "bundle bytes",
+            reason,
+        };
+        if bytes.len() < 20 {
+            return Err(bad(format!("{} bytes is shorter than the 20-byte header", bytes.len())));
+        }
+        let planes = u32::from_le_bytes(bytes[0..4].try_into().expect("4")) as usize;
+        let total_weight = i64::from_le_bytes(bytes[4..12].try_into().expect("8"));
+        let abs_weight = u64::from_le_bytes(bytes[12..20].try_into().expect("8"));
+        if !(2..=MAX_PLANES).contains(&planes) {
+            return Err(bad(format!("{planes} planes (expected 2..={MAX_PLANES})")));
+        }
+        if bytes.len() != 20 + dim.words() * planes * 8 {
+            return Err(bad(format!(
+                "{} bytes do not hold {planes} planes of {} words",
+                bytes.len(),
+                dim.words()
+            )));
+        }
+        let slices = bytes[20..]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect();
+        Ok(Self {
+            dim,
+            planes,
+            slices,
+            total_weight,
+            abs_weight,
+        })
+    }
+
     /// The counter of bit `i`: the weighted number of votes for 1 at that position.
     ///
     /// # Panics

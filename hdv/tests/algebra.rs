@@ -238,3 +238,19 @@ fn permute_by_whole_words_and_edges() {
     assert_eq!(a.permute(1).inverse_permute(1), a);
     assert_eq!(a.inverse_permute(0), a);
 }
+
+#[test]
+fn bundler_counters_round_trip_through_bytes() {
+    let dim = Dim::new(256).unwrap();
+    let mut b = Bundler::new(dim);
+    for s in 0..7 {
+        b.add_weighted(&Hypervector::random(dim, s), s as i64 - 2);
+    }
+    let restored = Bundler::from_bytes(dim, &b.to_bytes()).unwrap();
+    assert_eq!(restored.binarize(1).unwrap(), b.binarize(1).unwrap());
+    for i in 0..256 {
+        assert_eq!(restored.counter(i), b.counter(i));
+    }
+    assert!(Bundler::from_bytes(Dim::new(512).unwrap(), &b.to_bytes()).is_err());
+    assert!(Bundler::from_bytes(dim, &[1, 2, 3]).is_err());
+}

@@ -41,10 +41,11 @@ impl Ledger {
                 scoped.push(t.clone());
             }
         }
-        // Children before parents: references into `beliefs` and `events` go last.
+        // Children before parents: tables referenced by others go last.
         let rank = |t: &str| match t {
-            "events" => 2,
-            "beliefs" => 1,
+            "events" => 3,
+            "episodes" => 2,
+            "beliefs" | "concepts" => 1,
             _ => 0,
         };
         scoped.sort_by_key(|t| (rank(t), t.clone()));

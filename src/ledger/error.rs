@@ -45,6 +45,9 @@ pub enum LedgerError {
         /// Why.
         reason: String,
     },
+    /// A hypervector operation failed (empty bundle, wrong dimension).
+    #[error(transparent)]
+    Hdv(#[from] hdv::Error),
     /// The database was written by a newer version of hypermem.
     #[error("database schema version {found} is newer than this build supports ({supported})")]
     SchemaTooNew {

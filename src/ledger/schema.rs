@@ -156,4 +156,121 @@ CREATE INDEX prospective_due ON prospective(project, status, due_at);
 CREATE UNIQUE INDEX prospective_one_confirmation ON prospective(confirmed_by) WHERE confirmed_by IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 4,
+        name: "cognition: episodes, concepts, procedures, meta-memory, synapses, gaps, associations",
+        sql: r#"
+CREATE TABLE episodes (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    project        TEXT    NOT NULL,
+    agent          TEXT    NOT NULL,
+    status         TEXT    NOT NULL CHECK (status IN ('open','soft_sealed','sealed')),
+    started_at     INTEGER NOT NULL,
+    last_event_at  INTEGER NOT NULL,
+    ended_at       INTEGER,
+    outcome        TEXT,
+    reward         REAL,
+    prev_id        INTEGER REFERENCES episodes(id),
+    next_id        INTEGER REFERENCES episodes(id),
+    vector         BLOB,
+    topic          BLOB,
+    consolidated   INTEGER NOT NULL DEFAULT 0,
+    curated        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX episodes_agent ON episodes(project, agent, id);
+CREATE INDEX episodes_status ON episodes(project, status);
+
+CREATE TABLE episode_events (
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    position   INTEGER NOT NULL,
+    event_id   INTEGER NOT NULL REFERENCES events(id),
+    vector     BLOB    NOT NULL,
+    project    TEXT    NOT NULL,
+    PRIMARY KEY (episode_id, position)
+);
+CREATE INDEX episode_events_event ON episode_events(event_id);
+
+CREATE TABLE concepts (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    project     TEXT    NOT NULL,
+    label       TEXT    NOT NULL,
+    prototype   BLOB    NOT NULL,
+    counters    BLOB    NOT NULL,
+    support     INTEGER NOT NULL,
+    successes   INTEGER NOT NULL DEFAULT 0,
+    failures    INTEGER NOT NULL DEFAULT 0,
+    updated_at  INTEGER NOT NULL
+);
+CREATE TABLE concept_support (
+    concept_id INTEGER NOT NULL REFERENCES concepts(id),
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    project    TEXT    NOT NULL,
+    PRIMARY KEY (concept_id, episode_id)
+);
+
+CREATE TABLE procedures (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    project         TEXT    NOT NULL,
+    name            TEXT    NOT NULL,
+    trigger_text    TEXT    NOT NULL,
+    trigger_vector  BLOB    NOT NULL,
+    steps           TEXT    NOT NULL,
+    successes       INTEGER NOT NULL DEFAULT 0,
+    failures        INTEGER NOT NULL DEFAULT 0,
+    updated_at      INTEGER NOT NULL
+);
+
+CREATE TABLE metrics (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    project  TEXT    NOT NULL,
+    name     TEXT    NOT NULL,
+    value    REAL    NOT NULL,
+    window   TEXT    NOT NULL,
+    at       INTEGER NOT NULL
+);
+CREATE INDEX metrics_name ON metrics(project, name, at);
+
+CREATE TABLE proposals (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    project     TEXT    NOT NULL,
+    rule        TEXT    NOT NULL,
+    title       TEXT    NOT NULL,
+    rationale   TEXT    NOT NULL,
+    metrics     TEXT    NOT NULL,
+    status      TEXT    NOT NULL CHECK (status IN ('pending','accepted','rejected','implemented')),
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE synapses (
+    project     TEXT    NOT NULL,
+    a           INTEGER NOT NULL,
+    b           INTEGER NOT NULL,
+    weight      REAL    NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    PRIMARY KEY (project, a, b)
+) WITHOUT ROWID;
+CREATE INDEX synapses_b ON synapses(project, b);
+
+CREATE TABLE query_log (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    project          TEXT    NOT NULL,
+    query            TEXT    NOT NULL,
+    best_similarity  REAL    NOT NULL,
+    hits             TEXT    NOT NULL,
+    at               INTEGER NOT NULL
+);
+
+CREATE TABLE associations (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    project     TEXT    NOT NULL,
+    episode_id  INTEGER NOT NULL REFERENCES episodes(id),
+    suggestion  TEXT    NOT NULL,
+    confidence  REAL    NOT NULL,
+    sources     TEXT    NOT NULL,
+    status      TEXT    NOT NULL DEFAULT 'candidate' CHECK (status IN ('candidate','dismissed')),
+    created_at  INTEGER NOT NULL
+);
+"#,
+    },
 ];

@@ -1,0 +1,174 @@
+//! The consolidation ("dream") curator: a deterministic pass over sealed episodes that
+//! proposes candidate beliefs — preferences, decisions, corrections, lessons, summaries —
+//! each citing exact raw event ids of its own episode. Candidates enter the governance
+//! queue as `candidate` rows; promotion is a separate, governed step.
+
+use rusqlite::params;
+
+use super::{Cognition, EpisodeId};
+use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
+use crate::ledger::{EventId, LedgerResult, Role};
+use crate::store::ProjectId;
+
+/// Why a candidate was refused.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+pub enum CandidateRefusal {
+    /// Only `propose` operations are candidates.
+    #[error("a candidate must be a propose operation")]
+    NotAProposal,
+    /// The candidate cites no event.
+    #[error("a candidate must cite at least one raw event id")]
+    NoEvidence,
+    /// The candidate cites an event that is not part of its episode.
+    #[error("event {0} is not part of the episode")]
+    EvidenceOutsideEpisode(EventId),
+    /// Governance refused it.
+    #[error("governance refused the candidate: {0}")]
+    Governance(RejectionReason),
+}
+
+/// What the curator proposed for one episode.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Curated {
+    /// The episode.
+    pub episode: EpisodeId,
+    /// Candidate beliefs created.
+    pub candidates: Vec<BeliefId>,
+}
+
+/// (pattern, key prefix, ownership): a user sentence containing the pattern proposes a
+/// candidate under `prefix.<slug>`.
+const PATTERNS: &[(&str, &str, Ownership)] = &[
+    ("i prefer", "user.preference", Ownership::User),
+    ("i like", "user.preference", Ownership::User),
+    ("i love", "user.preference", Ownership::User),
+    ("i don't like", "user.preference", Ownership::User),
+    ("i hate", "user.preference", Ownership::User),
+    ("i want", "user.goal", Ownership::User),
+    ("my goal", "user.goal", Ownership::User),
+    ("never ", "user.boundary", Ownership::User),
+    ("we decided", "project.decision", Ownership::Project),
+    ("let's use", "project.decision", Ownership::Project),
+    ("we will use", "project.decision", Ownership::Project),
+    ("actually", "user.correction", Ownership::User),
+    ("that's wrong", "user.correction", Ownership::User),
+    ("lesson learned", "project.lesson", Ownership::Project),
+    ("next time", "project.lesson", Ownership::Project),
+    ("remember to", "project.lesson", Ownership::Project),
+];
+
+fn slug(text: &str) -> String {
+    let words: Vec<String> = hdv::encode::TextEncoder::tokens(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 2)
+        .take(4)
+        .collect();
+    if words.is_empty() { "item".to_owned() } else { words.join("_") }
+}
+
+impl Cognition {
+    /// Submits one candidate for `episode`: it must be a `propose` whose evidence is a
+    /// non-empty subset of the episode's events; then governance validates it as usual.
+    ///
+    /// # Errors
+    /// Unknown episode, SQLite errors. Refusals are `Ok(Err(..))`.
+    pub fn submit_candidate(&self, project: &ProjectId, episode: EpisodeId, idempotency_key: &str, op: Op) -> LedgerResult<Result<BeliefId, CandidateRefusal>> {
+        let Op::Propose { evidence, .. } = &op else {
+            return Ok(Err(CandidateRefusal::NotAProposal));
+        };
+        if evidence.is_empty() {
+            return Ok(Err(CandidateRefusal::NoEvidence));
+        }
+        let events = self.episode(project, episode)?.events;
+        if let Some(outside) = evidence.iter().find(|e| !events.contains(e)) {
+            return Ok(Err(CandidateRefusal::EvidenceOutsideEpisode(*outside)));
+        }
+        match self.ledger.apply_plan(&Plan::single(project.clone(), idempotency_key, op))? {
+            PlanOutcome::Applied { results } => match results.first() {
+                Some(OpOutcome::Proposed { belief }) => Ok(Ok(*belief)),
+                other => unreachable!("a propose yields Proposed, got {other:?}"),
+            },
+            PlanOutcome::AlreadyApplied { .. } => {
+                let id: i64 = self.ledger.read(|c| {
+                    c.query_row(
+                        "SELECT belief_id FROM governance_audit WHERE project = ?1 AND plan_key = ?2 AND op_index = 0",
+                        params![project.as_str(), idempotency_key],
+                        |r| r.get(0),
+                    )
+                    .map_err(|e| self.ledger.sql(e))
+                })?;
+                Ok(Ok(BeliefId(id as u64)))
+            }
+            PlanOutcome::Rejected(r) => Ok(Err(CandidateRefusal::Governance(r.reason))),
+        }
+    }
+
+    /// Curates up to `budget` sealed, not yet curated episodes (see the module docs).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn curate(&self, project: &ProjectId, budget: usize) -> LedgerResult<Vec<Curated>> {
+        let pending: Vec<i64> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' AND curated = 0 ORDER BY id LIMIT ?2")
+                .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| r.get(0))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut out = Vec::new();
+        for id in pending {
+            let episode = EpisodeId(id as u64);
+            let ep = self.episode(project, episode)?;
+            let mut user_events = Vec::new();
+            for e in &ep.events {
+                if let Some(ev) = self.ledger.get(project, *e)?
+                    && ev.role == Role::User
+                {
+                    user_events.push(ev);
+                }
+            }
+            let mut candidates = Vec::new();
+            for ev in &user_events {
+                let lower = ev.content.to_lowercase();
+                if let Some((pattern, prefix, ownership)) = PATTERNS.iter().find(|(p, _, _)| lower.contains(p)) {
+                    let rest = &lower[lower.find(pattern).unwrap_or(0)..];
+                    let op = Op::Propose {
+                        key: format!("{prefix}.{}", slug(rest)),
+                        statement: ev.content.trim().to_owned(),
+                        ownership: *ownership,
+                        agent: None,
+                        confidence: 0.6,
+                        evidence: vec![ev.id],
+                    };
+                    if let Ok(b) = self.submit_candidate(project, episode, &format!("curator-ep{id}-ev{}", ev.id), op)? {
+                        candidates.push(b);
+                    }
+                }
+            }
+            if user_events.len() >= 2 {
+                let statement = user_events
+                    .iter()
+                    .take(3)
+                    .map(|e| e.content.split(['.', '\n']).next().unwrap_or("").trim().to_owned())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let op = Op::Propose {
+                    key: format!("episode.{id}.summary"),
+                    statement,
+                    ownership: Ownership::Project,
+                    agent: None,
+                    confidence: 0.5,
+                    evidence: user_events.iter().take(3).map(|e| e.id).collect(),
+                };
+                if let Ok(b) = self.submit_candidate(project, episode, &format!("curator-ep{id}-summary"), op)? {
+                    candidates.push(b);
+                }
+            }
+            self.ledger.write(|tx| {
+                tx.execute("UPDATE episodes SET curated = 1 WHERE id = ?1", [id])
+                    .map(|_| ())
+                    .map_err(|e| self.ledger.sql(e))
+            })?;
+            out.push(Curated { episode, candidates });
+        }
+        Ok(out)
+    }
+}

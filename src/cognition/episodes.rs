@@ -1,0 +1,515 @@
+//! Episodes (open → soft-sealed → sealed, chained per agent, vector = bundle of
+//! position-permuted event vectors) and concepts (consolidated prototypes kept as counters).
+
+use rusqlite::{OptionalExtension, params};
+
+use hdv::{Bundler, Hypervector, Scan};
+
+use super::{Cognition, similarity};
+use crate::ledger::{EventId, LedgerError, LedgerResult, Role};
+use crate::store::ProjectId;
+
+crate::ledger::string_enum!(
+    /// Lifecycle of an episode.
+    EpisodeStatus {
+        /// Receiving events.
+        Open = "open",
+        /// Paused by idleness or a topic shift; an on-topic event reopens it.
+        SoftSealed = "soft_sealed",
+        /// Final: never reopened.
+        Sealed = "sealed",
+    }
+);
+
+/// Identifier of an episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct EpisodeId(pub u64);
+
+/// An episode.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Episode {
+    /// Id.
+    pub id: EpisodeId,
+    /// Agent.
+    pub agent: String,
+    /// Status.
+    pub status: EpisodeStatus,
+    /// Events in order.
+    pub events: Vec<EventId>,
+    /// Outcome text, once ended.
+    pub outcome: Option<String>,
+    /// Reward, once ended.
+    pub reward: Option<f64>,
+    /// Previous episode of the agent.
+    pub prev: Option<EpisodeId>,
+    /// Next episode of the agent.
+    pub next: Option<EpisodeId>,
+    /// The binarized episode vector (sealed episodes).
+    #[serde(skip)]
+    pub vector: Option<Hypervector>,
+    /// The binarized topic vector (sealed episodes).
+    #[serde(skip)]
+    pub topic: Option<Hypervector>,
+}
+
+/// What happened to an appended event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendOutcome {
+    /// Appended at this position.
+    Appended(usize),
+    /// The event is off-topic for the episode: it was not appended and the episode is now
+    /// soft-sealed; start a new episode for it.
+    TopicShift,
+}
+
+/// Identifier of a concept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct ConceptId(pub u64);
+
+/// A consolidated concept.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Concept {
+    /// Id.
+    pub id: ConceptId,
+    /// Label (frequent words of its user events).
+    pub label: String,
+    /// Supporting episodes.
+    pub support: Vec<EpisodeId>,
+    /// Reliability: Beta(1, 1) posterior mean of the support's outcomes.
+    pub reliability: f64,
+    /// Successes and failures of supporting episodes.
+    pub outcomes: (u64, u64),
+    /// The binarized prototype.
+    #[serde(skip)]
+    pub prototype: Hypervector,
+}
+
+fn invalid(what: &'static str, reason: impl Into<String>) -> LedgerError {
+    LedgerError::Invalid {
+        what,
+        reason: reason.into(),
+    }
+}
+
+impl Cognition {
+    /// Starts an episode for `agent`; the agent's previous open episode is sealed and both
+    /// are chained (prev/next).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn start_episode(&self, project: &ProjectId, agent: &str) -> LedgerResult<EpisodeId> {
+        let previous: Option<(i64, String)> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT id, status FROM episodes WHERE project = ?1 AND agent = ?2 ORDER BY id DESC LIMIT 1",
+                params![project.as_str(), agent],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        if let Some((id, status)) = &previous
+            && status != "sealed"
+        {
+            self.end_episode(project, EpisodeId(*id as u64), None, None)?;
+        }
+        let now = self.ledger.now_ms();
+        let id = self.ledger.write(|tx| {
+            tx.execute(
+                "INSERT INTO episodes (project, agent, status, started_at, last_event_at, prev_id) VALUES (?1, ?2, 'open', ?3, ?3, ?4)",
+                params![project.as_str(), agent, now, previous.as_ref().map(|p| p.0)],
+            )
+            .map_err(|e| self.ledger.sql(e))?;
+            let id = tx.last_insert_rowid();
+            if let Some((prev, _)) = previous {
+                tx.execute("UPDATE episodes SET next_id = ?2 WHERE id = ?1", params![prev, id])
+                    .map_err(|e| self.ledger.sql(e))?;
+            }
+            Ok(id)
+        })?;
+        Ok(EpisodeId(id as u64))
+    }
+
+    fn episode_row(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<(EpisodeStatus, usize)> {
+        let row: Option<(String, i64)> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT e.status, (SELECT COUNT(*) FROM episode_events WHERE episode_id = e.id) FROM episodes e WHERE e.project = ?1 AND e.id = ?2",
+                params![project.as_str(), id.0 as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let (status, n) = row.ok_or_else(|| invalid("episode", format!("no episode {} in project `{project}`", id.0)))?;
+        Ok((EpisodeStatus::parse(&status)?, n as usize))
+    }
+
+    /// The running counters of an episode: the positional bundle (the episode vector) and
+    /// the position-free topic bundle (what the events are about), rebuilt from the stored
+    /// event vectors when not cached.
+    fn episode_bundles(&self, id: EpisodeId) -> LedgerResult<(Bundler, Bundler)> {
+        if let Some(b) = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&id) {
+            return Ok(b.clone());
+        }
+        let blobs: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT position, vector FROM episode_events WHERE episode_id = ?1 ORDER BY position")
+                .and_then(|mut s| s.query_map([id.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let (mut positional, mut topic) = (Bundler::new(self.dim), Bundler::new(self.dim));
+        for (pos, blob) in blobs {
+            let v = self.decode(&blob)?;
+            positional.add(&v.permute(pos as usize));
+            topic.add(&v);
+        }
+        Ok((positional, topic))
+    }
+
+    /// Appends an event (with its vector) to an open or soft-sealed episode. A sealed
+    /// episode is never reopened. After `topic_min_events` events, an event whose
+    /// similarity to the episode falls below `topic_shift_similarity` is a topic shift: the
+    /// episode is soft-sealed and the event is not appended.
+    ///
+    /// # Errors
+    /// Unknown episode or event, cross-project event, wrong dimension, sealed episode.
+    pub fn append_to_episode(&self, project: &ProjectId, id: EpisodeId, event: EventId, vector: &Hypervector) -> LedgerResult<AppendOutcome> {
+        self.check_dim(vector)?;
+        let (status, n) = self.episode_row(project, id)?;
+        if status == EpisodeStatus::Sealed {
+            return Err(invalid("episode", format!("episode {} is sealed and cannot be reopened", id.0)));
+        }
+        if self.ledger.get(project, event)?.is_none() {
+            return Err(LedgerError::UnknownEvent(event));
+        }
+        let (mut positional, mut topic) = self.episode_bundles(id)?;
+        if n >= self.config.topic_min_events {
+            let sim = similarity(&topic.binarize(id.0)?, vector);
+            if sim < self.config.topic_shift_similarity {
+                self.set_status(project, id, EpisodeStatus::SoftSealed)?;
+                self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+                return Ok(AppendOutcome::TopicShift);
+            }
+        }
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            tx.execute(
+                "INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id.0 as i64, n as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()],
+            )
+            .map_err(|e| self.ledger.sql(e))?;
+            tx.execute(
+                "UPDATE episodes SET status = 'open', last_event_at = ?2 WHERE id = ?1",
+                params![id.0 as i64, now],
+            )
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        positional.add(&vector.permute(n));
+        topic.add(vector);
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, (positional, topic));
+        Ok(AppendOutcome::Appended(n))
+    }
+
+    fn set_status(&self, project: &ProjectId, id: EpisodeId, status: EpisodeStatus) -> LedgerResult<()> {
+        self.ledger.write(|tx| {
+            tx.execute(
+                "UPDATE episodes SET status = ?3 WHERE project = ?1 AND id = ?2",
+                params![project.as_str(), id.0 as i64, status.as_str()],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })
+    }
+
+    /// Seals an episode with its outcome and reward. Two binarized vectors are stored: the
+    /// episode vector (bundle of its position-permuted events: slot `i` probes back to event
+    /// `i`) and the topic vector (bundle of the events themselves: what the episode is
+    /// about, used for similarity and consolidation). Sealing twice is a no-op.
+    ///
+    /// # Errors
+    /// Unknown episode, SQLite errors.
+    pub fn end_episode(&self, project: &ProjectId, id: EpisodeId, outcome: Option<&str>, reward: Option<f64>) -> LedgerResult<()> {
+        let (status, n) = self.episode_row(project, id)?;
+        if status == EpisodeStatus::Sealed {
+            return Ok(());
+        }
+        let (vector, topic) = if n > 0 {
+            let (positional, topic) = self.episode_bundles(id)?;
+            (
+                Some(positional.binarize(id.0)?.to_le_bytes()),
+                Some(topic.binarize(id.0)?.to_le_bytes()),
+            )
+        } else {
+            (None, None)
+        };
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            tx.execute(
+                "UPDATE episodes SET status = 'sealed', ended_at = ?2, outcome = ?3, reward = ?4, vector = ?5, topic = ?6 WHERE id = ?1",
+                params![id.0 as i64, now, outcome, reward, vector, topic],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+        Ok(())
+    }
+
+    /// Soft-seals open episodes idle for `episode_idle_ms` and seals soft-sealed ones idle
+    /// for twice that; returns how many changed (at most `budget`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn seal_idle(&self, project: &ProjectId, budget: usize) -> LedgerResult<usize> {
+        let now = self.ledger.now_ms();
+        let idle = self.config.episode_idle_ms;
+        let stale: Vec<(i64, String, i64)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT id, status, last_event_at FROM episodes WHERE project = ?1 AND status != 'sealed' AND last_event_at < ?2 ORDER BY id LIMIT ?3",
+            )
+            .and_then(|mut s| s.query_map(params![project.as_str(), now - idle, budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut changed = 0;
+        for (id, status, last) in stale {
+            let id = EpisodeId(id as u64);
+            if status == "soft_sealed" && last < now - 2 * idle {
+                self.end_episode(project, id, None, None)?;
+                changed += 1;
+            } else if status == "open" {
+                self.set_status(project, id, EpisodeStatus::SoftSealed)?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// One episode with its events.
+    ///
+    /// # Errors
+    /// Unknown episode, SQLite errors.
+    pub fn episode(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<Episode> {
+        type Row = (String, String, Option<String>, Option<f64>, Option<i64>, Option<i64>, Option<Vec<u8>>, Option<Vec<u8>>);
+        let row: Option<Row> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT agent, status, outcome, reward, prev_id, next_id, vector, topic FROM episodes WHERE project = ?1 AND id = ?2",
+                params![project.as_str(), id.0 as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let (agent, status, outcome, reward, prev, next, vector, topic) =
+            row.ok_or_else(|| invalid("episode", format!("no episode {} in project `{project}`", id.0)))?;
+        let events: Vec<EventId> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position")
+                .and_then(|mut s| s.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        Ok(Episode {
+            id,
+            agent,
+            status: EpisodeStatus::parse(&status)?,
+            events,
+            outcome,
+            reward,
+            prev: prev.map(|p| EpisodeId(p as u64)),
+            next: next.map(|p| EpisodeId(p as u64)),
+            vector: vector.map(|v| self.decode(&v)).transpose()?,
+            topic: topic.map(|v| self.decode(&v)).transpose()?,
+        })
+    }
+
+    /// Sealed episodes whose topic is most similar to `vector` (id, similarity), best first.
+    ///
+    /// # Errors
+    /// Wrong dimension, SQLite errors.
+    pub fn similar_episodes(&self, project: &ProjectId, vector: &Hypervector, k: usize) -> LedgerResult<Vec<(EpisodeId, f64)>> {
+        self.check_dim(vector)?;
+        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
+                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        self.rank(rows, vector, k).map(|v| v.into_iter().map(|(id, s)| (EpisodeId(id), s)).collect())
+    }
+
+    /// Exact top-k over stored vectors.
+    fn rank(&self, rows: Vec<(i64, Vec<u8>)>, query: &Hypervector, k: usize) -> LedgerResult<Vec<(u64, f64)>> {
+        let mut words = Vec::with_capacity(rows.len() * self.dim.words());
+        for (_, blob) in &rows {
+            words.extend_from_slice(self.decode(blob)?.words());
+        }
+        let block = hdv::Block::new(&words, self.dim).map_err(|e| invalid("vectors", e.to_string()))?;
+        let hits = Scan::new(k).top_k(&block, query).map_err(|e| invalid("query", e.to_string()))?;
+        let d = self.dim.bits() as f64;
+        Ok(hits.into_iter().map(|h| (rows[h.index].0 as u64, 1.0 - 2.0 * f64::from(h.distance) / d)).collect())
+    }
+
+    /// Consolidates up to `budget` sealed, not yet consolidated episodes into concepts: an
+    /// episode joins the nearest concept if its topic vector's similarity to the prototype
+    /// reaches `concept_similarity` (the topic vector is added to the concept's counters),
+    /// else it starts a new concept. Returns `(episodes consolidated, concepts created)`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn consolidate(&self, project: &ProjectId, budget: usize) -> LedgerResult<(usize, usize)> {
+        let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT id, topic, reward FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL ORDER BY id LIMIT ?2",
+            )
+            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let (mut done, mut created) = (0, 0);
+        for (episode, blob, reward) in pending {
+            let v = self.decode(&blob)?;
+            let nearest = self.nearby_concepts(project, &v, 1)?.into_iter().next();
+            let (success, failure) = match reward {
+                Some(r) if r > 0.0 => (1, 0),
+                Some(r) if r < 0.0 => (0, 1),
+                _ => (0, 0),
+            };
+            let now = self.ledger.now_ms();
+            match nearest {
+                Some((cid, sim)) if sim >= self.config.concept_similarity => {
+                    let counters: Vec<u8> = self.ledger.read(|c| {
+                        c.query_row("SELECT counters FROM concepts WHERE id = ?1", [cid.0 as i64], |r| r.get(0))
+                            .map_err(|e| self.ledger.sql(e))
+                    })?;
+                    let mut b = Bundler::from_bytes(self.dim, &counters).map_err(|e| invalid("concept counters", e.to_string()))?;
+                    b.add(&v);
+                    let proto = b.binarize(cid.0)?;
+                    self.ledger.write(|tx| {
+                        tx.execute(
+                            "UPDATE concepts SET counters = ?2, prototype = ?3, support = support + 1, successes = successes + ?4, failures = failures + ?5, updated_at = ?6 WHERE id = ?1",
+                            params![cid.0 as i64, b.to_bytes(), proto.to_le_bytes(), success, failure, now],
+                        )
+                        .map_err(|e| self.ledger.sql(e))?;
+                        tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![cid.0 as i64, episode, project.as_str()])
+                            .map_err(|e| self.ledger.sql(e))?;
+                        tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map(|_| ()).map_err(|e| self.ledger.sql(e))
+                    })?;
+                }
+                _ => {
+                    let label = self.label_for(project, EpisodeId(episode as u64))?;
+                    let mut b = Bundler::new(self.dim);
+                    b.add(&v);
+                    self.ledger.write(|tx| {
+                        tx.execute(
+                            "INSERT INTO concepts (project, label, prototype, counters, support, successes, failures, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
+                            params![project.as_str(), label, v.to_le_bytes(), b.to_bytes(), success, failure, now],
+                        )
+                        .map_err(|e| self.ledger.sql(e))?;
+                        let cid = tx.last_insert_rowid();
+                        tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![cid, episode, project.as_str()])
+                            .map_err(|e| self.ledger.sql(e))?;
+                        tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map(|_| ()).map_err(|e| self.ledger.sql(e))
+                    })?;
+                    created += 1;
+                }
+            }
+            done += 1;
+        }
+        Ok((done, created))
+    }
+
+    /// A label from the most frequent longer words of the episode's user events.
+    fn label_for(&self, project: &ProjectId, episode: EpisodeId) -> LedgerResult<String> {
+        let ep = self.episode(project, episode)?;
+        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for id in &ep.events {
+            if let Some(e) = self.ledger.get(project, *id)?
+                && e.role == Role::User
+            {
+                for t in hdv::encode::TextEncoder::tokens(&e.content) {
+                    if t.chars().count() >= 4 {
+                        *counts.entry(t).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut top: Vec<(String, usize)> = counts.into_iter().collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let words: Vec<String> = top.into_iter().take(3).map(|(w, _)| w).collect();
+        Ok(if words.is_empty() { format!("episode-{}", episode.0) } else { words.join(" ") })
+    }
+
+    /// Concepts nearest to `vector` (id, similarity), best first.
+    ///
+    /// # Errors
+    /// Wrong dimension, SQLite errors.
+    pub fn nearby_concepts(&self, project: &ProjectId, vector: &Hypervector, k: usize) -> LedgerResult<Vec<(ConceptId, f64)>> {
+        self.check_dim(vector)?;
+        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id, prototype FROM concepts WHERE project = ?1 ORDER BY id")
+                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        self.rank(rows, vector, k).map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
+    }
+
+    /// Every concept of `project`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn concepts(&self, project: &ProjectId) -> LedgerResult<Vec<Concept>> {
+        let rows: Vec<(i64, String, Vec<u8>, i64, i64)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id, label, prototype, successes, failures FROM concepts WHERE project = ?1 ORDER BY id")
+                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        rows.into_iter()
+            .map(|(id, label, proto, s, f)| {
+                let support = self.ledger.read(|c| {
+                    c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
+                        .and_then(|mut st| st.query_map([id], |r| Ok(EpisodeId(r.get::<_, i64>(0)? as u64)))?.collect())
+                        .map_err(|e| self.ledger.sql(e))
+                })?;
+                Ok(Concept {
+                    id: ConceptId(id as u64),
+                    label,
+                    support,
+                    reliability: (s as f64 + 1.0) / ((s + f) as f64 + 2.0),
+                    outcomes: (s as u64, f as u64),
+                    prototype: self.decode(&proto)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Cleanup: rebuilds up to `budget` concepts' counters exactly from their supporting
+    /// episodes' vectors, pulling drifted prototypes back to their support. Returns how many
+    /// prototypes changed.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn refresh_concepts(&self, project: &ProjectId, budget: usize) -> LedgerResult<usize> {
+        let mut changed = 0;
+        for concept in self.concepts(project)?.into_iter().take(budget) {
+            let mut b = Bundler::new(self.dim);
+            for ep in &concept.support {
+                if let Some(v) = self.episode(project, *ep)?.topic {
+                    b.add(&v);
+                }
+            }
+            if b.is_empty() {
+                continue;
+            }
+            let proto = b.binarize(concept.id.0)?;
+            if proto != concept.prototype {
+                changed += 1;
+            }
+            self.ledger.write(|tx| {
+                tx.execute(
+                    "UPDATE concepts SET counters = ?2, prototype = ?3 WHERE id = ?1",
+                    params![concept.id.0 as i64, b.to_bytes(), proto.to_le_bytes()],
+                )
+                .map(|_| ())
+                .map_err(|e| self.ledger.sql(e))
+            })?;
+        }
+        Ok(changed)
+    }
+}

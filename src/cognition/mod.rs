@@ -1,0 +1,161 @@
+//! Cognitive layers on top of the ledger: working memory, episodes, concepts, procedures,
+//! meta-memory, synapses and ripple, knowledge gaps, associations, the consolidation
+//! curator and the pulse that runs them. Everything is scoped by project (agents are fields)
+//! and persisted in the ledger's SQLite database, so erasure covers it.
+//!
+//! The layer takes vectors from its caller (the `Memory` facade encodes text); it never
+//! deletes raw events (the ledger's triggers would refuse it anyway).
+
+mod curator;
+mod episodes;
+mod insight;
+mod procedures;
+mod pulse;
+mod synapses;
+mod working;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use hdv::{Bundler, Dim, Hypervector};
+
+pub use curator::{CandidateRefusal, Curated};
+pub use episodes::{Concept, ConceptId, Episode, EpisodeId, EpisodeStatus, AppendOutcome};
+pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus};
+pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
+pub use pulse::{PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
+pub use synapses::{Activation, RippleParams};
+pub use working::{WorkingItem, WorkingMemory};
+
+use crate::ledger::{Ledger, LedgerError, LedgerResult};
+use crate::store::ProjectId;
+
+/// Settings of the cognitive layers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CognitionConfig {
+    /// Working-memory capacity per agent.
+    pub working_capacity: usize,
+    /// Working-memory recency time constant (seconds).
+    pub working_tau_secs: f64,
+    /// An open episode idle this long is soft-sealed; soft-sealed this long again, sealed.
+    pub episode_idle_ms: i64,
+    /// An event whose similarity to its open episode is below this (after
+    /// `topic_min_events` events) is a topic shift: the episode is soft-sealed.
+    pub topic_shift_similarity: f64,
+    /// Events before topic shifts are judged.
+    pub topic_min_events: usize,
+    /// Similarity an episode needs to join a concept (well above chance, 0 ± 1/√D).
+    pub concept_similarity: f64,
+    /// Hebbian learning rate: `w ← w + rate · (1 − w)` per co-activation.
+    pub synapse_rate: f64,
+    /// Synapse decay per day: `w ← w · e^(−decay · days)`.
+    pub synapse_decay_per_day: f64,
+    /// A recall whose best similarity is below this is a knowledge gap.
+    pub gap_similarity: f64,
+}
+
+impl Default for CognitionConfig {
+    fn default() -> Self {
+        Self {
+            working_capacity: 64,
+            working_tau_secs: 600.0,
+            episode_idle_ms: 30 * 60 * 1000,
+            topic_shift_similarity: 0.02,
+            topic_min_events: 3,
+            concept_similarity: 0.15,
+            synapse_rate: 0.2,
+            synapse_decay_per_day: 0.05,
+            gap_similarity: 0.08,
+        }
+    }
+}
+
+/// The cognitive layers of one ledger.
+pub struct Cognition {
+    ledger: Arc<Ledger>,
+    dim: Dim,
+    config: CognitionConfig,
+    working: Mutex<HashMap<(ProjectId, String), WorkingMemory>>,
+    /// Open episodes' (positional, topic) counters.
+    open: Mutex<HashMap<EpisodeId, (Bundler, Bundler)>>,
+}
+
+impl std::fmt::Debug for Cognition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cognition").field("dim", &self.dim).field("config", &self.config).finish()
+    }
+}
+
+impl Cognition {
+    /// Cognition over `ledger` for vectors of dimension `dim`.
+    pub fn new(ledger: Arc<Ledger>, dim: Dim, config: CognitionConfig) -> Self {
+        Self {
+            ledger,
+            dim,
+            config,
+            working: Mutex::new(HashMap::new()),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The ledger.
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+
+    /// The settings.
+    pub fn config(&self) -> CognitionConfig {
+        self.config
+    }
+
+    /// The dimension.
+    pub fn dim(&self) -> Dim {
+        self.dim
+    }
+
+    fn now_secs(&self) -> f64 {
+        self.ledger.now_ms() as f64 / 1000.0
+    }
+
+    /// Runs `f` on the working memory of `agent` in `project`.
+    pub fn with_working<R>(&self, project: &ProjectId, agent: &str, f: impl FnOnce(&mut WorkingMemory, f64) -> R) -> R {
+        let now = self.now_secs();
+        let mut all = self.working.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let wm = all
+            .entry((project.clone(), agent.to_owned()))
+            .or_insert_with(|| WorkingMemory::new(self.config.working_capacity, self.config.working_tau_secs));
+        f(wm, now)
+    }
+
+    fn check_dim(&self, v: &Hypervector) -> LedgerResult<()> {
+        if v.dim() != self.dim {
+            return Err(LedgerError::Invalid {
+                what: "vector",
+                reason: format!("dimension mismatch: expected {} bits, found {} bits", self.dim.bits(), v.dim().bits()),
+            });
+        }
+        Ok(())
+    }
+
+    fn decode(&self, bytes: &[u8]) -> LedgerResult<Hypervector> {
+        Hypervector::from_le_bytes(self.dim, bytes).map_err(|e| LedgerError::Invalid {
+            what: "stored vector",
+            reason: e.to_string(),
+        })
+    }
+
+    /// Forgets the RAM state (working memories, open-episode counters) of `project`; the
+    /// rows are removed by [`Ledger::forget_project`].
+    pub fn forget_project_state(&self, project: &ProjectId) {
+        self.working
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|(p, _), _| p != project);
+        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+    }
+}
+
+/// Similarity in [−1, 1] of two vectors of equal dimension.
+fn similarity(a: &Hypervector, b: &Hypervector) -> f64 {
+    a.similarity(b)
+}

@@ -1,0 +1,188 @@
+//! Procedures: reusable steps with a trigger, ranked by trigger similarity × reliability
+//! (Beta(1, 1) posterior mean of recorded outcomes).
+
+use rusqlite::params;
+
+use hdv::Hypervector;
+
+use super::Cognition;
+use crate::ledger::{LedgerError, LedgerResult};
+use crate::store::ProjectId;
+
+/// Identifier of a procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct ProcedureId(pub u64);
+
+/// One step of a procedure.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// What to do.
+    pub instruction: String,
+    /// Optional code snippet.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Optional tool call.
+    #[serde(default)]
+    pub tool_call: Option<String>,
+}
+
+/// A stored procedure.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Procedure {
+    /// Id.
+    pub id: ProcedureId,
+    /// Name.
+    pub name: String,
+    /// When to use it.
+    pub trigger: String,
+    /// Steps.
+    pub steps: Vec<Step>,
+    /// Recorded successes.
+    pub successes: u64,
+    /// Recorded failures.
+    pub failures: u64,
+    /// `(successes + 1) / (successes + failures + 2)`.
+    pub reliability: f64,
+}
+
+/// A suggested procedure with its score parts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Suggestion {
+    /// The procedure.
+    pub procedure: Procedure,
+    /// Similarity of the query to the trigger, in [−1, 1].
+    pub similarity: f64,
+    /// `max(similarity, 0) × reliability`.
+    pub score: f64,
+}
+
+fn reliability(s: i64, f: i64) -> f64 {
+    (s as f64 + 1.0) / ((s + f) as f64 + 2.0)
+}
+
+impl Cognition {
+    /// Stores a procedure whose trigger text is encoded (by the caller) as `trigger_vector`.
+    ///
+    /// # Errors
+    /// Wrong dimension, no steps, SQLite errors.
+    pub fn add_procedure(&self, project: &ProjectId, name: &str, trigger: &str, trigger_vector: &Hypervector, steps: &[Step]) -> LedgerResult<ProcedureId> {
+        self.check_dim(trigger_vector)?;
+        if steps.is_empty() {
+            return Err(LedgerError::Invalid {
+                what: "procedure",
+                reason: "a procedure needs at least one step".to_owned(),
+            });
+        }
+        let json = serde_json::to_string(steps).expect("steps serialize");
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            tx.execute(
+                "INSERT INTO procedures (project, name, trigger_text, trigger_vector, steps, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![project.as_str(), name, trigger, trigger_vector.to_le_bytes(), json, now],
+            )
+            .map_err(|e| self.ledger.sql(e))?;
+            Ok(ProcedureId(tx.last_insert_rowid() as u64))
+        })
+    }
+
+    /// Records one outcome of a procedure.
+    ///
+    /// # Errors
+    /// Unknown procedure (in this project), SQLite errors.
+    pub fn record_procedure_outcome(&self, project: &ProjectId, id: ProcedureId, success: bool) -> LedgerResult<Procedure> {
+        let now = self.ledger.now_ms();
+        let n = self.ledger.write(|tx| {
+            tx.execute(
+                "UPDATE procedures SET successes = successes + ?3, failures = failures + ?4, updated_at = ?5 WHERE project = ?1 AND id = ?2",
+                params![project.as_str(), id.0 as i64, i64::from(success), i64::from(!success), now],
+            )
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        if n == 0 {
+            return Err(LedgerError::Invalid {
+                what: "procedure",
+                reason: format!("no procedure {} in project `{project}`", id.0),
+            });
+        }
+        self.procedure(project, id)?.ok_or(LedgerError::Invalid {
+            what: "procedure",
+            reason: "vanished".to_owned(),
+        })
+    }
+
+    /// One procedure.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn procedure(&self, project: &ProjectId, id: ProcedureId) -> LedgerResult<Option<Procedure>> {
+        Ok(self.procedures_where(project, Some(id))?.into_iter().next().map(|p| p.0))
+    }
+
+    fn procedures_where(&self, project: &ProjectId, id: Option<ProcedureId>) -> LedgerResult<Vec<(Procedure, Vec<u8>)>> {
+        let rows: Vec<(i64, String, String, Vec<u8>, String, i64, i64)> = self.ledger.read(|c| {
+            let sql = "SELECT id, name, trigger_text, trigger_vector, steps, successes, failures FROM procedures WHERE project = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id";
+            c.prepare_cached(sql)
+                .and_then(|mut s| {
+                    s.query_map(params![project.as_str(), id.map(|i| i.0 as i64)], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+                    })?
+                    .collect()
+                })
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        rows.into_iter()
+            .map(|(id, name, trigger, vector, steps, s, f)| {
+                let steps: Vec<Step> = serde_json::from_str(&steps).map_err(|e| LedgerError::Invalid {
+                    what: "stored procedure steps",
+                    reason: e.to_string(),
+                })?;
+                Ok((
+                    Procedure {
+                        id: ProcedureId(id as u64),
+                        name,
+                        trigger,
+                        steps,
+                        successes: s as u64,
+                        failures: f as u64,
+                        reliability: reliability(s, f),
+                    },
+                    vector,
+                ))
+            })
+            .collect()
+    }
+
+    /// The `k` procedures best suited to `query`: trigger similarity × reliability.
+    ///
+    /// # Errors
+    /// Wrong dimension, SQLite errors.
+    pub fn suggest_procedures(&self, project: &ProjectId, query: &Hypervector, k: usize) -> LedgerResult<Vec<Suggestion>> {
+        self.check_dim(query)?;
+        let mut out: Vec<Suggestion> = self
+            .procedures_where(project, None)?
+            .into_iter()
+            .map(|(procedure, blob)| {
+                let similarity = self.decode(&blob)?.similarity(query);
+                let score = similarity.max(0.0) * procedure.reliability;
+                Ok(Suggestion { procedure, similarity, score })
+            })
+            .collect::<LedgerResult<_>>()?;
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.procedure.id.cmp(&b.procedure.id)));
+        out.truncate(k);
+        Ok(out)
+    }
+
+    /// Procedures with at least `min_outcomes` outcomes and reliability below `threshold`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn unreliable_procedures(&self, project: &ProjectId, min_outcomes: u64, threshold: f64) -> LedgerResult<Vec<Procedure>> {
+        Ok(self
+            .procedures_where(project, None)?
+            .into_iter()
+            .map(|p| p.0)
+            .filter(|p| p.successes + p.failures >= min_outcomes && p.reliability < threshold)
+            .collect())
+    }
+
+}

@@ -1,0 +1,238 @@
+//! Pulse: an explicit, bounded maintenance tick with ordered phases, each with an item and a
+//! time budget and a receipt; and an optional background runner that calls it on an
+//! interval. No phase deletes raw events.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::Cognition;
+use crate::ledger::LedgerResult;
+use crate::store::ProjectId;
+
+/// Budgets of one tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PulseBudget {
+    /// Items each phase may process.
+    pub items_per_phase: usize,
+    /// Time each phase may take (checked between small batches).
+    pub time_per_phase: Duration,
+}
+
+impl Default for PulseBudget {
+    fn default() -> Self {
+        Self {
+            items_per_phase: 256,
+            time_per_phase: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What one phase did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PhaseReceipt {
+    /// Phase name.
+    pub phase: &'static str,
+    /// Items processed.
+    pub items: usize,
+    /// Time spent (ms).
+    pub elapsed_ms: f64,
+    /// What it produced.
+    pub produced: String,
+    /// Whether it stopped because a budget ran out.
+    pub budget_exhausted: bool,
+}
+
+/// What one tick did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PulseReceipt {
+    /// The project.
+    pub project: String,
+    /// Phases, in order.
+    pub phases: Vec<PhaseReceipt>,
+    /// Total time (ms).
+    pub elapsed_ms: f64,
+}
+
+/// The phase order.
+pub const PHASES: [&str; 7] = [
+    "working_memory",
+    "episodic_chaining",
+    "semantic_refresh",
+    "gap_detection",
+    "association_generation",
+    "procedure_refinement",
+    "meta_reflection",
+];
+
+/// Runs `step(n)` (which processes up to `n` items and returns how many it did) in batches
+/// until the item or time budget is spent or there is nothing left.
+fn bounded(budget: PulseBudget, mut step: impl FnMut(usize) -> LedgerResult<usize>) -> LedgerResult<(usize, bool)> {
+    let start = Instant::now();
+    let mut done = 0;
+    loop {
+        if done >= budget.items_per_phase || start.elapsed() >= budget.time_per_phase {
+            return Ok((done, true));
+        }
+        let n = step((budget.items_per_phase - done).min(8))?;
+        done += n;
+        if n == 0 {
+            return Ok((done, false));
+        }
+    }
+}
+
+impl Cognition {
+    /// One pulse tick for `project`: every phase in order, each bounded by `budget`.
+    ///
+    /// # Errors
+    /// SQLite errors (earlier phases' work stays committed).
+    pub fn tick(&self, project: &ProjectId, budget: PulseBudget) -> LedgerResult<PulseReceipt> {
+        let start = Instant::now();
+        let mut phases = Vec::with_capacity(PHASES.len());
+        for phase in PHASES {
+            let t = Instant::now();
+            let (items, exhausted, produced) = match phase {
+                "working_memory" => {
+                    let now = self.now_secs();
+                    let mut all = self.working.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut expired = 0;
+                    for ((p, _), wm) in all.iter_mut() {
+                        if p == project {
+                            expired += wm.expire(now).len();
+                        }
+                    }
+                    (expired, false, format!("{expired} expired items removed"))
+                }
+                "episodic_chaining" => {
+                    let (n, ex) = bounded(budget, |n| self.seal_idle(project, n))?;
+                    (n, ex, format!("{n} idle episodes soft-sealed or sealed"))
+                }
+                "semantic_refresh" => {
+                    let mut created = 0;
+                    let (n, ex) = bounded(budget, |n| {
+                        let (done, c) = self.consolidate(project, n)?;
+                        created += c;
+                        Ok(done)
+                    })?;
+                    let mut candidates = 0;
+                    let half = PulseBudget {
+                        items_per_phase: budget.items_per_phase.saturating_sub(n).max(1),
+                        ..budget
+                    };
+                    let (m, ex2) = bounded(half, |k| {
+                        let curated = self.curate(project, k)?;
+                        candidates += curated.iter().map(|c| c.candidates.len()).sum::<usize>();
+                        Ok(curated.len())
+                    })?;
+                    (
+                        n + m,
+                        ex || ex2,
+                        format!("{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates)"),
+                    )
+                }
+                "gap_detection" => {
+                    let gaps = self.knowledge_gaps(project, budget.items_per_phase)?;
+                    self.record_metric(project, "gap_count", gaps.len() as f64, "tick")?;
+                    (gaps.len(), false, format!("{} gaps", gaps.len()))
+                }
+                "association_generation" => {
+                    let (n, ex) = bounded(budget, |n| Ok(self.generate_associations(project, n)?.len()))?;
+                    (n, ex, format!("{n} candidate associations"))
+                }
+                "procedure_refinement" => {
+                    let weak = self.unreliable_procedures(project, 5, 0.3)?;
+                    let names: Vec<&str> = weak.iter().map(|p| p.name.as_str()).collect();
+                    (weak.len(), false, format!("unreliable procedures: {names:?}"))
+                }
+                _ => {
+                    let raised = self.reflect(project)?;
+                    (raised.len(), false, format!("{} proposals raised", raised.len()))
+                }
+            };
+            phases.push(PhaseReceipt {
+                phase,
+                items,
+                elapsed_ms: t.elapsed().as_secs_f64() * 1e3,
+                produced,
+                budget_exhausted: exhausted,
+            });
+        }
+        Ok(PulseReceipt {
+            project: project.to_string(),
+            phases,
+            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// A background thread calling [`Cognition::tick`] for some projects on an interval. Only
+/// runs when started explicitly (the profile opts in); stops on [`stop`](Self::stop) or drop.
+pub struct PulseRunner {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+    receipts: Arc<Mutex<Vec<PulseReceipt>>>,
+}
+
+impl std::fmt::Debug for PulseRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PulseRunner").finish_non_exhaustive()
+    }
+}
+
+impl PulseRunner {
+    /// Starts ticking `projects` every `interval`.
+    pub fn start(cognition: Arc<Cognition>, projects: Vec<ProjectId>, interval: Duration, budget: PulseBudget) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let receipts = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (stop.clone(), receipts.clone());
+        let handle = std::thread::Builder::new()
+            .name("hypermem-pulse".into())
+            .spawn(move || {
+                while !s.load(Ordering::Acquire) {
+                    for p in &projects {
+                        match cognition.tick(p, budget) {
+                            Ok(receipt) => r.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(receipt),
+                            Err(e) => tracing::warn!(project = %p, error = %e, "pulse tick failed"),
+                        }
+                    }
+                    let until = Instant::now() + interval;
+                    while !s.load(Ordering::Acquire) && Instant::now() < until {
+                        std::thread::park_timeout(until.saturating_duration_since(Instant::now()));
+                    }
+                }
+            })
+            .expect("spawn the pulse thread");
+        Self {
+            stop,
+            handle: Some(handle),
+            receipts,
+        }
+    }
+
+    /// Receipts of the ticks so far.
+    pub fn receipts(&self) -> Vec<PulseReceipt> {
+        self.receipts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Stops the thread and waits for it.
+    pub fn stop(mut self) -> Vec<PulseReceipt> {
+        self.halt();
+        self.receipts()
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for PulseRunner {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
