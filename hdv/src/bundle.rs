@@ -240,7 +240,10 @@ impl Bundler {
             reason,
         };
         if bytes.len() < 20 {
-            return Err(bad(format!("{} bytes is shorter than the 20-byte header", bytes.len())));
+            return Err(bad(format!(
+                "{} bytes is shorter than the 20-byte header",
+                bytes.len()
+            )));
         }
         let planes = u32::from_le_bytes(bytes[0..4].try_into().expect("4")) as usize;
         let total_weight = i64::from_le_bytes(bytes[4..12].try_into().expect("8"));

@@ -63,7 +63,11 @@ fn slug(text: &str) -> String {
         .filter(|w| w.chars().count() > 2)
         .take(4)
         .collect();
-    if words.is_empty() { "item".to_owned() } else { words.join("_") }
+    if words.is_empty() {
+        "item".to_owned()
+    } else {
+        words.join("_")
+    }
 }
 
 impl Cognition {
@@ -72,7 +76,13 @@ impl Cognition {
     ///
     /// # Errors
     /// Unknown episode, SQLite errors. Refusals are `Ok(Err(..))`.
-    pub fn submit_candidate(&self, project: &ProjectId, episode: EpisodeId, idempotency_key: &str, op: Op) -> LedgerResult<Result<BeliefId, CandidateRefusal>> {
+    pub fn submit_candidate(
+        &self,
+        project: &ProjectId,
+        episode: EpisodeId,
+        idempotency_key: &str,
+        op: Op,
+    ) -> LedgerResult<Result<BeliefId, CandidateRefusal>> {
         let Op::Propose { evidence, .. } = &op else {
             return Ok(Err(CandidateRefusal::NotAProposal));
         };
@@ -83,7 +93,10 @@ impl Cognition {
         if let Some(outside) = evidence.iter().find(|e| !events.contains(e)) {
             return Ok(Err(CandidateRefusal::EvidenceOutsideEpisode(*outside)));
         }
-        match self.ledger.apply_plan(&Plan::single(project.clone(), idempotency_key, op))? {
+        match self
+            .ledger
+            .apply_plan(&Plan::single(project.clone(), idempotency_key, op))?
+        {
             PlanOutcome::Applied { results } => match results.first() {
                 Some(OpOutcome::Proposed { belief }) => Ok(Ok(*belief)),
                 other => unreachable!("a propose yields Proposed, got {other:?}"),
@@ -128,7 +141,9 @@ impl Cognition {
             let mut candidates = Vec::new();
             for ev in &user_events {
                 let lower = ev.content.to_lowercase();
-                if let Some((pattern, prefix, ownership)) = PATTERNS.iter().find(|(p, _, _)| lower.contains(p)) {
+                if let Some((pattern, prefix, ownership)) =
+                    PATTERNS.iter().find(|(p, _, _)| lower.contains(p))
+                {
                     let rest = &lower[lower.find(pattern).unwrap_or(0)..];
                     let op = Op::Propose {
                         key: format!("{prefix}.{}", slug(rest)),
@@ -138,7 +153,12 @@ impl Cognition {
                         confidence: 0.6,
                         evidence: vec![ev.id],
                     };
-                    if let Ok(b) = self.submit_candidate(project, episode, &format!("curator-ep{id}-ev{}", ev.id), op)? {
+                    if let Ok(b) = self.submit_candidate(
+                        project,
+                        episode,
+                        &format!("curator-ep{id}-ev{}", ev.id),
+                        op,
+                    )? {
                         candidates.push(b);
                     }
                 }
@@ -147,7 +167,14 @@ impl Cognition {
                 let statement = user_events
                     .iter()
                     .take(3)
-                    .map(|e| e.content.split(['.', '\n']).next().unwrap_or("").trim().to_owned())
+                    .map(|e| {
+                        e.content
+                            .split(['.', '\n'])
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .to_owned()
+                    })
                     .collect::<Vec<_>>()
                     .join("; ");
                 let op = Op::Propose {
@@ -158,7 +185,9 @@ impl Cognition {
                     confidence: 0.5,
                     evidence: user_events.iter().take(3).map(|e| e.id).collect(),
                 };
-                if let Ok(b) = self.submit_candidate(project, episode, &format!("curator-ep{id}-summary"), op)? {
+                if let Ok(b) =
+                    self.submit_candidate(project, episode, &format!("curator-ep{id}-summary"), op)?
+                {
                     candidates.push(b);
                 }
             }
@@ -167,7 +196,10 @@ impl Cognition {
                     .map(|_| ())
                     .map_err(|e| self.ledger.sql(e))
             })?;
-            out.push(Curated { episode, candidates });
+            out.push(Curated {
+                episode,
+                candidates,
+            });
         }
         Ok(out)
     }

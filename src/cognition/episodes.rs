@@ -129,7 +129,11 @@ impl Cognition {
         Ok(EpisodeId(id as u64))
     }
 
-    fn episode_row(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<(EpisodeStatus, usize)> {
+    fn episode_row(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+    ) -> LedgerResult<(EpisodeStatus, usize)> {
         let row: Option<(String, i64)> = self.ledger.read(|c| {
             c.query_row(
                 "SELECT e.status, (SELECT COUNT(*) FROM episode_events WHERE episode_id = e.id) FROM episodes e WHERE e.project = ?1 AND e.id = ?2",
@@ -139,7 +143,12 @@ impl Cognition {
             .optional()
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let (status, n) = row.ok_or_else(|| invalid("episode", format!("no episode {} in project `{project}`", id.0)))?;
+        let (status, n) = row.ok_or_else(|| {
+            invalid(
+                "episode",
+                format!("no episode {} in project `{project}`", id.0),
+            )
+        })?;
         Ok((EpisodeStatus::parse(&status)?, n as usize))
     }
 
@@ -147,7 +156,12 @@ impl Cognition {
     /// the position-free topic bundle (what the events are about), rebuilt from the stored
     /// event vectors when not cached.
     fn episode_bundles(&self, id: EpisodeId) -> LedgerResult<(Bundler, Bundler)> {
-        if let Some(b) = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&id) {
+        if let Some(b) = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+        {
             return Ok(b.clone());
         }
         let blobs: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
@@ -171,11 +185,20 @@ impl Cognition {
     ///
     /// # Errors
     /// Unknown episode or event, cross-project event, wrong dimension, sealed episode.
-    pub fn append_to_episode(&self, project: &ProjectId, id: EpisodeId, event: EventId, vector: &Hypervector) -> LedgerResult<AppendOutcome> {
+    pub fn append_to_episode(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        event: EventId,
+        vector: &Hypervector,
+    ) -> LedgerResult<AppendOutcome> {
         self.check_dim(vector)?;
         let (status, n) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
-            return Err(invalid("episode", format!("episode {} is sealed and cannot be reopened", id.0)));
+            return Err(invalid(
+                "episode",
+                format!("episode {} is sealed and cannot be reopened", id.0),
+            ));
         }
         if self.ledger.get(project, event)?.is_none() {
             return Err(LedgerError::UnknownEvent(event));
@@ -185,7 +208,10 @@ impl Cognition {
             let sim = similarity(&topic.binarize(id.0)?, vector);
             if sim < self.config.topic_shift_similarity {
                 self.set_status(project, id, EpisodeStatus::SoftSealed)?;
-                self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+                self.open
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&id);
                 return Ok(AppendOutcome::TopicShift);
             }
         }
@@ -211,7 +237,12 @@ impl Cognition {
         Ok(AppendOutcome::Appended(n))
     }
 
-    fn set_status(&self, project: &ProjectId, id: EpisodeId, status: EpisodeStatus) -> LedgerResult<()> {
+    fn set_status(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        status: EpisodeStatus,
+    ) -> LedgerResult<()> {
         self.ledger.write(|tx| {
             tx.execute(
                 "UPDATE episodes SET status = ?3 WHERE project = ?1 AND id = ?2",
@@ -229,7 +260,13 @@ impl Cognition {
     ///
     /// # Errors
     /// Unknown episode, SQLite errors.
-    pub fn end_episode(&self, project: &ProjectId, id: EpisodeId, outcome: Option<&str>, reward: Option<f64>) -> LedgerResult<()> {
+    pub fn end_episode(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        outcome: Option<&str>,
+        reward: Option<f64>,
+    ) -> LedgerResult<()> {
         let (status, n) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
             return Ok(());
@@ -252,7 +289,10 @@ impl Cognition {
             .map(|_| ())
             .map_err(|e| self.ledger.sql(e))
         })?;
-        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id);
         Ok(())
     }
 
@@ -290,7 +330,16 @@ impl Cognition {
     /// # Errors
     /// Unknown episode, SQLite errors.
     pub fn episode(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<Episode> {
-        type Row = (String, String, Option<String>, Option<f64>, Option<i64>, Option<i64>, Option<Vec<u8>>, Option<Vec<u8>>);
+        type Row = (
+            String,
+            String,
+            Option<String>,
+            Option<f64>,
+            Option<i64>,
+            Option<i64>,
+            Option<Vec<u8>>,
+            Option<Vec<u8>>,
+        );
         let row: Option<Row> = self.ledger.read(|c| {
             c.query_row(
                 "SELECT agent, status, outcome, reward, prev_id, next_id, vector, topic FROM episodes WHERE project = ?1 AND id = ?2",
@@ -300,12 +349,21 @@ impl Cognition {
             .optional()
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let (agent, status, outcome, reward, prev, next, vector, topic) =
-            row.ok_or_else(|| invalid("episode", format!("no episode {} in project `{project}`", id.0)))?;
+        let (agent, status, outcome, reward, prev, next, vector, topic) = row.ok_or_else(|| {
+            invalid(
+                "episode",
+                format!("no episode {} in project `{project}`", id.0),
+            )
+        })?;
         let events: Vec<EventId> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position")
-                .and_then(|mut s| s.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
+            c.prepare_cached(
+                "SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position",
+            )
+            .and_then(|mut s| {
+                s.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?
+                    .collect()
+            })
+            .map_err(|e| self.ledger.sql(e))
         })?;
         Ok(Episode {
             id,
@@ -325,26 +383,48 @@ impl Cognition {
     ///
     /// # Errors
     /// Wrong dimension, SQLite errors.
-    pub fn similar_episodes(&self, project: &ProjectId, vector: &Hypervector, k: usize) -> LedgerResult<Vec<(EpisodeId, f64)>> {
+    pub fn similar_episodes(
+        &self,
+        project: &ProjectId,
+        vector: &Hypervector,
+        k: usize,
+    ) -> LedgerResult<Vec<(EpisodeId, f64)>> {
         self.check_dim(vector)?;
         let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
             c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
                 .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
                 .map_err(|e| self.ledger.sql(e))
         })?;
-        self.rank(rows, vector, k).map(|v| v.into_iter().map(|(id, s)| (EpisodeId(id), s)).collect())
+        self.rank(rows, vector, k)
+            .map(|v| v.into_iter().map(|(id, s)| (EpisodeId(id), s)).collect())
     }
 
     /// Exact top-k over stored vectors.
-    fn rank(&self, rows: Vec<(i64, Vec<u8>)>, query: &Hypervector, k: usize) -> LedgerResult<Vec<(u64, f64)>> {
+    fn rank(
+        &self,
+        rows: Vec<(i64, Vec<u8>)>,
+        query: &Hypervector,
+        k: usize,
+    ) -> LedgerResult<Vec<(u64, f64)>> {
         let mut words = Vec::with_capacity(rows.len() * self.dim.words());
         for (_, blob) in &rows {
             words.extend_from_slice(self.decode(blob)?.words());
         }
-        let block = hdv::Block::new(&words, self.dim).map_err(|e| invalid("vectors", e.to_string()))?;
-        let hits = Scan::new(k).top_k(&block, query).map_err(|e| invalid("query", e.to_string()))?;
+        let block =
+            hdv::Block::new(&words, self.dim).map_err(|e| invalid("vectors", e.to_string()))?;
+        let hits = Scan::new(k)
+            .top_k(&block, query)
+            .map_err(|e| invalid("query", e.to_string()))?;
         let d = self.dim.bits() as f64;
-        Ok(hits.into_iter().map(|h| (rows[h.index].0 as u64, 1.0 - 2.0 * f64::from(h.distance) / d)).collect())
+        Ok(hits
+            .into_iter()
+            .map(|h| {
+                (
+                    rows[h.index].0 as u64,
+                    1.0 - 2.0 * f64::from(h.distance) / d,
+                )
+            })
+            .collect())
     }
 
     /// Consolidates up to `budget` sealed, not yet consolidated episodes into concepts: an
@@ -375,10 +455,15 @@ impl Cognition {
             match nearest {
                 Some((cid, sim)) if sim >= self.config.concept_similarity => {
                     let counters: Vec<u8> = self.ledger.read(|c| {
-                        c.query_row("SELECT counters FROM concepts WHERE id = ?1", [cid.0 as i64], |r| r.get(0))
-                            .map_err(|e| self.ledger.sql(e))
+                        c.query_row(
+                            "SELECT counters FROM concepts WHERE id = ?1",
+                            [cid.0 as i64],
+                            |r| r.get(0),
+                        )
+                        .map_err(|e| self.ledger.sql(e))
                     })?;
-                    let mut b = Bundler::from_bytes(self.dim, &counters).map_err(|e| invalid("concept counters", e.to_string()))?;
+                    let mut b = Bundler::from_bytes(self.dim, &counters)
+                        .map_err(|e| invalid("concept counters", e.to_string()))?;
                     b.add(&v);
                     let proto = b.binarize(cid.0)?;
                     self.ledger.write(|tx| {
@@ -418,7 +503,8 @@ impl Cognition {
     /// A label from the most frequent longer words of the episode's user events.
     fn label_for(&self, project: &ProjectId, episode: EpisodeId) -> LedgerResult<String> {
         let ep = self.episode(project, episode)?;
-        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut counts: std::collections::BTreeMap<String, usize> =
+            std::collections::BTreeMap::new();
         for id in &ep.events {
             if let Some(e) = self.ledger.get(project, *id)?
                 && e.role == Role::User
@@ -433,21 +519,34 @@ impl Cognition {
         let mut top: Vec<(String, usize)> = counts.into_iter().collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let words: Vec<String> = top.into_iter().take(3).map(|(w, _)| w).collect();
-        Ok(if words.is_empty() { format!("episode-{}", episode.0) } else { words.join(" ") })
+        Ok(if words.is_empty() {
+            format!("episode-{}", episode.0)
+        } else {
+            words.join(" ")
+        })
     }
 
     /// Concepts nearest to `vector` (id, similarity), best first.
     ///
     /// # Errors
     /// Wrong dimension, SQLite errors.
-    pub fn nearby_concepts(&self, project: &ProjectId, vector: &Hypervector, k: usize) -> LedgerResult<Vec<(ConceptId, f64)>> {
+    pub fn nearby_concepts(
+        &self,
+        project: &ProjectId,
+        vector: &Hypervector,
+        k: usize,
+    ) -> LedgerResult<Vec<(ConceptId, f64)>> {
         self.check_dim(vector)?;
         let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
             c.prepare_cached("SELECT id, prototype FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .and_then(|mut s| {
+                    s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                })
                 .map_err(|e| self.ledger.sql(e))
         })?;
-        self.rank(rows, vector, k).map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
+        self.rank(rows, vector, k)
+            .map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
     }
 
     /// Every concept of `project`.

@@ -81,10 +81,34 @@ pub struct Association {
 
 /// Rules of the meta-memory: metric, comparison, threshold, title.
 const RULES: &[(&str, &str, bool, f64, &str)] = &[
-    ("slow_recall", "recall_latency_ms", true, 100.0, "Recall is slow: enable HNSW earlier or shrink recall budgets"),
-    ("cold_hot_tier", "hot_hit_rate", false, 0.2, "Few recalls hit the hot tier: raise hot capacity or the promotion threshold"),
-    ("poor_feedback", "feedback_success_rate", false, 0.5, "Feedback is mostly negative: review procedures and recent beliefs"),
-    ("many_gaps", "gap_count", true, 20.0, "Many knowledge gaps: ingest more sources or ask the user"),
+    (
+        "slow_recall",
+        "recall_latency_ms",
+        true,
+        100.0,
+        "Recall is slow: enable HNSW earlier or shrink recall budgets",
+    ),
+    (
+        "cold_hot_tier",
+        "hot_hit_rate",
+        false,
+        0.2,
+        "Few recalls hit the hot tier: raise hot capacity or the promotion threshold",
+    ),
+    (
+        "poor_feedback",
+        "feedback_success_rate",
+        false,
+        0.5,
+        "Feedback is mostly negative: review procedures and recent beliefs",
+    ),
+    (
+        "many_gaps",
+        "gap_count",
+        true,
+        20.0,
+        "Many knowledge gaps: ingest more sources or ask the user",
+    ),
 ];
 
 impl Cognition {
@@ -92,7 +116,13 @@ impl Cognition {
     ///
     /// # Errors
     /// Non-finite value, SQLite errors.
-    pub fn record_metric(&self, project: &ProjectId, name: &str, value: f64, window: &str) -> LedgerResult<()> {
+    pub fn record_metric(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        value: f64,
+        window: &str,
+    ) -> LedgerResult<()> {
         if !value.is_finite() {
             return Err(LedgerError::Invalid {
                 what: "metric",
@@ -114,7 +144,12 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn metric_mean(&self, project: &ProjectId, name: &str, n: usize) -> LedgerResult<Option<f64>> {
+    pub fn metric_mean(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        n: usize,
+    ) -> LedgerResult<Option<f64>> {
         self.ledger.read(|c| {
             c.query_row(
                 "SELECT AVG(value) FROM (SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY at DESC, id DESC LIMIT ?3)",
@@ -136,7 +171,11 @@ impl Cognition {
             let Some(mean) = self.metric_mean(project, metric, 20)? else {
                 continue;
             };
-            let fires = if above { mean > threshold } else { mean < threshold };
+            let fires = if above {
+                mean > threshold
+            } else {
+                mean < threshold
+            };
             if !fires {
                 continue;
             }
@@ -206,7 +245,12 @@ impl Cognition {
     ///
     /// # Errors
     /// Unknown proposal or a transition not listed above.
-    pub fn set_proposal_status(&self, project: &ProjectId, id: u64, status: ProposalStatus) -> LedgerResult<()> {
+    pub fn set_proposal_status(
+        &self,
+        project: &ProjectId,
+        id: u64,
+        status: ProposalStatus,
+    ) -> LedgerResult<()> {
         let current = self
             .proposals(project)?
             .into_iter()
@@ -216,7 +260,10 @@ impl Cognition {
                 reason: format!("no proposal {id} in project `{project}`"),
             })?;
         use ProposalStatus::*;
-        let allowed = matches!((current.status, status), (Pending, Accepted | Rejected) | (Accepted, Implemented));
+        let allowed = matches!(
+            (current.status, status),
+            (Pending, Accepted | Rejected) | (Accepted, Implemented)
+        );
         if !allowed {
             return Err(LedgerError::Invalid {
                 what: "proposal transition",
@@ -238,7 +285,13 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn record_query(&self, project: &ProjectId, query: &str, best_similarity: f64, hits: &[u64]) -> LedgerResult<()> {
+    pub fn record_query(
+        &self,
+        project: &ProjectId,
+        query: &str,
+        best_similarity: f64,
+        hits: &[u64],
+    ) -> LedgerResult<()> {
         let now = self.ledger.now_ms();
         self.ledger.write(|tx| {
             tx.execute(
@@ -265,7 +318,9 @@ impl Cognition {
         for (query, best, hits) in weak {
             gaps.push(Gap {
                 kind: GapKind::WeakRecall,
-                description: format!("nothing in memory matches {query:?} well (best similarity {best:.3})"),
+                description: format!(
+                    "nothing in memory matches {query:?} well (best similarity {best:.3})"
+                ),
                 evidence: serde_json::from_str(&hits).unwrap_or_default(),
                 score: (1.0 - best).clamp(0.0, 1.0),
             });
@@ -318,7 +373,11 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn generate_associations(&self, project: &ProjectId, budget: usize) -> LedgerResult<Vec<Association>> {
+    pub fn generate_associations(
+        &self,
+        project: &ProjectId,
+        budget: usize,
+    ) -> LedgerResult<Vec<Association>> {
         let episodes: Vec<i64> = self.ledger.read(|c| {
             c.prepare_cached(
                 "SELECT id FROM episodes e WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL
@@ -332,7 +391,11 @@ impl Cognition {
         for id in episodes {
             let ep = self.episode(project, EpisodeId(id as u64))?;
             let topic = ep.topic.clone().expect("sealed episodes with a topic");
-            let own: Vec<_> = concepts.iter().filter(|c| c.support.contains(&ep.id)).map(|c| c.id).collect();
+            let own: Vec<_> = concepts
+                .iter()
+                .filter(|c| c.support.contains(&ep.id))
+                .map(|c| c.id)
+                .collect();
             let related: Vec<_> = self
                 .nearby_concepts(project, &topic, 3)?
                 .into_iter()
@@ -340,7 +403,15 @@ impl Cognition {
                 .collect();
             let seeds: Vec<u64> = ep.events.iter().map(|e| e.0).collect();
             let rippled: Vec<_> = self
-                .ripple(project, &seeds, RippleParams { max_depth: 2, max_nodes: 32, ..RippleParams::default() })?
+                .ripple(
+                    project,
+                    &seeds,
+                    RippleParams {
+                        max_depth: 2,
+                        max_nodes: 32,
+                        ..RippleParams::default()
+                    },
+                )?
                 .into_iter()
                 .filter(|a| !seeds.contains(&a.id))
                 .take(3)
@@ -350,22 +421,34 @@ impl Cognition {
             let mut confidence: f64 = 0.0;
             for (cid, sim) in &related {
                 if let Some(c) = concepts.iter().find(|c| c.id == *cid) {
-                    parts.push(format!("it resembles earlier episodes about \"{}\" (similarity {sim:.2})", c.label));
+                    parts.push(format!(
+                        "it resembles earlier episodes about \"{}\" (similarity {sim:.2})",
+                        c.label
+                    ));
                     confidence = confidence.max(*sim);
                 }
             }
             for a in &rippled {
                 if let Some(e) = self.ledger.get(project, EventId(a.id))? {
                     let snippet: String = e.content.chars().take(80).collect();
-                    parts.push(format!("it is linked to \"{snippet}\" (activation {:.2})", a.activation));
+                    parts.push(format!(
+                        "it is linked to \"{snippet}\" (activation {:.2})",
+                        a.activation
+                    ));
                     confidence = confidence.max(a.activation);
                 }
             }
             if parts.is_empty() {
                 continue;
             }
-            sources.insert("concepts".into(), serde_json::json!(related.iter().map(|c| c.0.0).collect::<Vec<_>>()));
-            sources.insert("events".into(), serde_json::json!(rippled.iter().map(|a| a.id).collect::<Vec<_>>()));
+            sources.insert(
+                "concepts".into(),
+                serde_json::json!(related.iter().map(|c| c.0.0).collect::<Vec<_>>()),
+            );
+            sources.insert(
+                "events".into(),
+                serde_json::json!(rippled.iter().map(|a| a.id).collect::<Vec<_>>()),
+            );
             let suggestion = format!("Episode {}: {}.", id, parts.join("; "));
             let sources = serde_json::Value::Object(sources).to_string();
             let confidence = confidence.clamp(0.0, 1.0);
@@ -393,7 +476,11 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn associations(&self, project: &ProjectId, limit: usize) -> LedgerResult<Vec<Association>> {
+    pub fn associations(
+        &self,
+        project: &ProjectId,
+        limit: usize,
+    ) -> LedgerResult<Vec<Association>> {
         let rows: Vec<(i64, i64, String, f64, String)> = self.ledger.read(|c| {
             c.prepare_cached("SELECT id, episode_id, suggestion, confidence, sources FROM associations WHERE project = ?1 AND status = 'candidate' ORDER BY id DESC LIMIT ?2")
                 .and_then(|mut s| s.query_map(params![project.as_str(), limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())

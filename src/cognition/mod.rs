@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex};
 use hdv::{Bundler, Dim, Hypervector};
 
 pub use curator::{CandidateRefusal, Curated};
-pub use episodes::{Concept, ConceptId, Episode, EpisodeId, EpisodeStatus, AppendOutcome};
+pub use episodes::{AppendOutcome, Concept, ConceptId, Episode, EpisodeId, EpisodeStatus};
 pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
-pub use pulse::{PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
+pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};
 pub use working::{WorkingItem, WorkingMemory};
 
@@ -82,7 +82,10 @@ pub struct Cognition {
 
 impl std::fmt::Debug for Cognition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cognition").field("dim", &self.dim).field("config", &self.config).finish()
+        f.debug_struct("Cognition")
+            .field("dim", &self.dim)
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -118,12 +121,22 @@ impl Cognition {
     }
 
     /// Runs `f` on the working memory of `agent` in `project`.
-    pub fn with_working<R>(&self, project: &ProjectId, agent: &str, f: impl FnOnce(&mut WorkingMemory, f64) -> R) -> R {
+    pub fn with_working<R>(
+        &self,
+        project: &ProjectId,
+        agent: &str,
+        f: impl FnOnce(&mut WorkingMemory, f64) -> R,
+    ) -> R {
         let now = self.now_secs();
-        let mut all = self.working.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = self
+            .working
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let wm = all
             .entry((project.clone(), agent.to_owned()))
-            .or_insert_with(|| WorkingMemory::new(self.config.working_capacity, self.config.working_tau_secs));
+            .or_insert_with(|| {
+                WorkingMemory::new(self.config.working_capacity, self.config.working_tau_secs)
+            });
         f(wm, now)
     }
 
@@ -131,7 +144,11 @@ impl Cognition {
         if v.dim() != self.dim {
             return Err(LedgerError::Invalid {
                 what: "vector",
-                reason: format!("dimension mismatch: expected {} bits, found {} bits", self.dim.bits(), v.dim().bits()),
+                reason: format!(
+                    "dimension mismatch: expected {} bits, found {} bits",
+                    self.dim.bits(),
+                    v.dim().bits()
+                ),
             });
         }
         Ok(())
@@ -151,7 +168,10 @@ impl Cognition {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .retain(|(p, _), _| p != project);
-        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 }
 

@@ -10,7 +10,9 @@ use crate::ledger::{LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
 /// Identifier of a procedure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProcedureId(pub u64);
 
 /// One step of a procedure.
@@ -65,7 +67,14 @@ impl Cognition {
     ///
     /// # Errors
     /// Wrong dimension, no steps, SQLite errors.
-    pub fn add_procedure(&self, project: &ProjectId, name: &str, trigger: &str, trigger_vector: &Hypervector, steps: &[Step]) -> LedgerResult<ProcedureId> {
+    pub fn add_procedure(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        trigger: &str,
+        trigger_vector: &Hypervector,
+        steps: &[Step],
+    ) -> LedgerResult<ProcedureId> {
         self.check_dim(trigger_vector)?;
         if steps.is_empty() {
             return Err(LedgerError::Invalid {
@@ -89,7 +98,12 @@ impl Cognition {
     ///
     /// # Errors
     /// Unknown procedure (in this project), SQLite errors.
-    pub fn record_procedure_outcome(&self, project: &ProjectId, id: ProcedureId, success: bool) -> LedgerResult<Procedure> {
+    pub fn record_procedure_outcome(
+        &self,
+        project: &ProjectId,
+        id: ProcedureId,
+        success: bool,
+    ) -> LedgerResult<Procedure> {
         let now = self.ledger.now_ms();
         let n = self.ledger.write(|tx| {
             tx.execute(
@@ -114,12 +128,25 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn procedure(&self, project: &ProjectId, id: ProcedureId) -> LedgerResult<Option<Procedure>> {
-        Ok(self.procedures_where(project, Some(id))?.into_iter().next().map(|p| p.0))
+    pub fn procedure(
+        &self,
+        project: &ProjectId,
+        id: ProcedureId,
+    ) -> LedgerResult<Option<Procedure>> {
+        Ok(self
+            .procedures_where(project, Some(id))?
+            .into_iter()
+            .next()
+            .map(|p| p.0))
     }
 
-    fn procedures_where(&self, project: &ProjectId, id: Option<ProcedureId>) -> LedgerResult<Vec<(Procedure, Vec<u8>)>> {
-        let rows: Vec<(i64, String, String, Vec<u8>, String, i64, i64)> = self.ledger.read(|c| {
+    fn procedures_where(
+        &self,
+        project: &ProjectId,
+        id: Option<ProcedureId>,
+    ) -> LedgerResult<Vec<(Procedure, Vec<u8>)>> {
+        type Row = (i64, String, String, Vec<u8>, String, i64, i64);
+        let rows: Vec<Row> = self.ledger.read(|c| {
             let sql = "SELECT id, name, trigger_text, trigger_vector, steps, successes, failures FROM procedures WHERE project = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id";
             c.prepare_cached(sql)
                 .and_then(|mut s| {
@@ -132,10 +159,11 @@ impl Cognition {
         })?;
         rows.into_iter()
             .map(|(id, name, trigger, vector, steps, s, f)| {
-                let steps: Vec<Step> = serde_json::from_str(&steps).map_err(|e| LedgerError::Invalid {
-                    what: "stored procedure steps",
-                    reason: e.to_string(),
-                })?;
+                let steps: Vec<Step> =
+                    serde_json::from_str(&steps).map_err(|e| LedgerError::Invalid {
+                        what: "stored procedure steps",
+                        reason: e.to_string(),
+                    })?;
                 Ok((
                     Procedure {
                         id: ProcedureId(id as u64),
@@ -156,7 +184,12 @@ impl Cognition {
     ///
     /// # Errors
     /// Wrong dimension, SQLite errors.
-    pub fn suggest_procedures(&self, project: &ProjectId, query: &Hypervector, k: usize) -> LedgerResult<Vec<Suggestion>> {
+    pub fn suggest_procedures(
+        &self,
+        project: &ProjectId,
+        query: &Hypervector,
+        k: usize,
+    ) -> LedgerResult<Vec<Suggestion>> {
         self.check_dim(query)?;
         let mut out: Vec<Suggestion> = self
             .procedures_where(project, None)?
@@ -164,10 +197,18 @@ impl Cognition {
             .map(|(procedure, blob)| {
                 let similarity = self.decode(&blob)?.similarity(query);
                 let score = similarity.max(0.0) * procedure.reliability;
-                Ok(Suggestion { procedure, similarity, score })
+                Ok(Suggestion {
+                    procedure,
+                    similarity,
+                    score,
+                })
             })
             .collect::<LedgerResult<_>>()?;
-        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.procedure.id.cmp(&b.procedure.id)));
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.procedure.id.cmp(&b.procedure.id))
+        });
         out.truncate(k);
         Ok(out)
     }
@@ -176,7 +217,12 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn unreliable_procedures(&self, project: &ProjectId, min_outcomes: u64, threshold: f64) -> LedgerResult<Vec<Procedure>> {
+    pub fn unreliable_procedures(
+        &self,
+        project: &ProjectId,
+        min_outcomes: u64,
+        threshold: f64,
+    ) -> LedgerResult<Vec<Procedure>> {
         Ok(self
             .procedures_where(project, None)?
             .into_iter()
@@ -184,5 +230,4 @@ impl Cognition {
             .filter(|p| p.successes + p.failures >= min_outcomes && p.reliability < threshold)
             .collect())
     }
-
 }

@@ -68,7 +68,10 @@ pub const PHASES: [&str; 7] = [
 
 /// Runs `step(n)` (which processes up to `n` items and returns how many it did) in batches
 /// until the item or time budget is spent or there is nothing left.
-fn bounded(budget: PulseBudget, mut step: impl FnMut(usize) -> LedgerResult<usize>) -> LedgerResult<(usize, bool)> {
+fn bounded(
+    budget: PulseBudget,
+    mut step: impl FnMut(usize) -> LedgerResult<usize>,
+) -> LedgerResult<(usize, bool)> {
     let start = Instant::now();
     let mut done = 0;
     loop {
@@ -96,7 +99,10 @@ impl Cognition {
             let (items, exhausted, produced) = match phase {
                 "working_memory" => {
                     let now = self.now_secs();
-                    let mut all = self.working.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut all = self
+                        .working
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     let mut expired = 0;
                     for ((p, _), wm) in all.iter_mut() {
                         if p == project {
@@ -129,7 +135,9 @@ impl Cognition {
                     (
                         n + m,
                         ex || ex2,
-                        format!("{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates)"),
+                        format!(
+                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates)"
+                        ),
                     )
                 }
                 "gap_detection" => {
@@ -138,17 +146,27 @@ impl Cognition {
                     (gaps.len(), false, format!("{} gaps", gaps.len()))
                 }
                 "association_generation" => {
-                    let (n, ex) = bounded(budget, |n| Ok(self.generate_associations(project, n)?.len()))?;
+                    let (n, ex) = bounded(budget, |n| {
+                        Ok(self.generate_associations(project, n)?.len())
+                    })?;
                     (n, ex, format!("{n} candidate associations"))
                 }
                 "procedure_refinement" => {
                     let weak = self.unreliable_procedures(project, 5, 0.3)?;
                     let names: Vec<&str> = weak.iter().map(|p| p.name.as_str()).collect();
-                    (weak.len(), false, format!("unreliable procedures: {names:?}"))
+                    (
+                        weak.len(),
+                        false,
+                        format!("unreliable procedures: {names:?}"),
+                    )
                 }
                 _ => {
                     let raised = self.reflect(project)?;
-                    (raised.len(), false, format!("{} proposals raised", raised.len()))
+                    (
+                        raised.len(),
+                        false,
+                        format!("{} proposals raised", raised.len()),
+                    )
                 }
             };
             phases.push(PhaseReceipt {
@@ -183,7 +201,12 @@ impl std::fmt::Debug for PulseRunner {
 
 impl PulseRunner {
     /// Starts ticking `projects` every `interval`.
-    pub fn start(cognition: Arc<Cognition>, projects: Vec<ProjectId>, interval: Duration, budget: PulseBudget) -> Self {
+    pub fn start(
+        cognition: Arc<Cognition>,
+        projects: Vec<ProjectId>,
+        interval: Duration,
+        budget: PulseBudget,
+    ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let receipts = Arc::new(Mutex::new(Vec::new()));
         let (s, r) = (stop.clone(), receipts.clone());
@@ -193,7 +216,10 @@ impl PulseRunner {
                 while !s.load(Ordering::Acquire) {
                     for p in &projects {
                         match cognition.tick(p, budget) {
-                            Ok(receipt) => r.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(receipt),
+                            Ok(receipt) => r
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .push(receipt),
                             Err(e) => tracing::warn!(project = %p, error = %e, "pulse tick failed"),
                         }
                     }
@@ -213,7 +239,10 @@ impl PulseRunner {
 
     /// Receipts of the ticks so far.
     pub fn receipts(&self) -> Vec<PulseReceipt> {
-        self.receipts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.receipts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Stops the thread and waits for it.

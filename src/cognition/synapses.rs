@@ -110,8 +110,9 @@ impl Cognition {
     pub fn synapse(&self, project: &ProjectId, a: u64, b: u64) -> LedgerResult<f64> {
         let (a, b) = (a.min(b), a.max(b));
         let now = self.ledger.now_ms();
-        let row: Option<(f64, i64)> = self.ledger.read(|c| {
-            c.query_row(
+        let row: Option<(f64, i64)> =
+            self.ledger.read(|c| {
+                c.query_row(
                 "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
                 params![project.as_str(), a as i64, b as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -119,7 +120,7 @@ impl Cognition {
             .map(Some)
             .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })
             .map_err(|e| self.ledger.sql(e))
-        })?;
+            })?;
         Ok(row.map_or(0.0, |(w, t)| self.decayed(w, t, now)))
     }
 
@@ -144,7 +145,12 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn ripple(&self, project: &ProjectId, seeds: &[u64], params: RippleParams) -> LedgerResult<Vec<Activation>> {
+    pub fn ripple(
+        &self,
+        project: &ProjectId,
+        seeds: &[u64],
+        params: RippleParams,
+    ) -> LedgerResult<Vec<Activation>> {
         let now = self.ledger.now_ms();
         let mut best: HashMap<u64, (f64, Vec<u64>, usize)> = HashMap::new();
         let mut heap = BinaryHeap::new();
@@ -181,7 +187,11 @@ impl Cognition {
         }
         let mut out: Vec<Activation> = best
             .into_iter()
-            .map(|(id, (activation, path, _))| Activation { id, activation, path })
+            .map(|(id, (activation, path, _))| Activation {
+                id,
+                activation,
+                path,
+            })
             .collect();
         out.sort_by(|a, b| b.activation.total_cmp(&a.activation).then(a.id.cmp(&b.id)));
         Ok(out)

@@ -30,9 +30,14 @@ pub struct WorkingItem {
     pub last_touch: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Key(f64);
 impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
@@ -55,7 +60,10 @@ impl WorkingMemory {
     /// # Panics
     /// If `capacity == 0` or `tau` is not positive.
     pub fn new(capacity: usize, tau: f64) -> Self {
-        assert!(capacity > 0 && tau > 0.0, "working memory needs capacity > 0 and tau > 0");
+        assert!(
+            capacity > 0 && tau > 0.0,
+            "working memory needs capacity > 0 and tau > 0"
+        );
         Self {
             capacity,
             tau,
@@ -153,6 +161,10 @@ impl WorkingMemory {
 
     /// Items, most retained first.
     pub fn items(&self) -> Vec<&WorkingItem> {
-        self.by_retention.iter().rev().map(|(_, id)| &self.items[id]).collect()
+        self.by_retention
+            .iter()
+            .rev()
+            .map(|(_, id)| &self.items[id])
+            .collect()
     }
 }
