@@ -66,8 +66,9 @@ pub const PHASES: [&str; 7] = [
     "meta_reflection",
 ];
 
-/// Runs `step(n)` (which processes up to `n` items and returns how many it did) in batches
-/// until the item or time budget is spent or there is nothing left.
+/// Runs `step(1)` (which processes up to one item and returns how many it did) until the
+/// item or time budget is spent or there is nothing left. One item at a time, so a phase
+/// overruns its time budget by at most one item.
 fn bounded(
     budget: PulseBudget,
     mut step: impl FnMut(usize) -> LedgerResult<usize>,
@@ -78,7 +79,7 @@ fn bounded(
         if done >= budget.items_per_phase || start.elapsed() >= budget.time_per_phase {
             return Ok((done, true));
         }
-        let n = step((budget.items_per_phase - done).min(8))?;
+        let n = step(1)?;
         done += n;
         if n == 0 {
             return Ok((done, false));

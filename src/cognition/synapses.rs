@@ -3,7 +3,7 @@
 
 use std::collections::{BinaryHeap, HashMap};
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::Cognition;
 use crate::ledger::LedgerResult;
@@ -76,6 +76,20 @@ impl Cognition {
         let mut ids: Vec<u64> = ids.iter().copied().take(MAX_COACTIVE).collect();
         ids.sort_unstable();
         ids.dedup();
+        let pairs: Vec<(u64, u64)> = ids
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &a)| ids[i + 1..].iter().map(move |&b| (a, b)))
+            .collect();
+        self.strengthen_pairs(project, &pairs)
+    }
+
+    /// Strengthens each listed synapse once, all in one transaction (bulk co-activation,
+    /// imports). Pairs of a memory with itself are ignored.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn strengthen_pairs(&self, project: &ProjectId, pairs: &[(u64, u64)]) -> LedgerResult<usize> {
         let now = self.ledger.now_ms();
         let rate = self.config.synapse_rate;
         self.ledger.write(|tx| {
@@ -86,18 +100,19 @@ impl Cognition {
             let mut put = tx
                 .prepare_cached("INSERT OR REPLACE INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(|e| self.ledger.sql(e))?;
-            for (i, &a) in ids.iter().enumerate() {
-                for &b in &ids[i + 1..] {
-                    let old: Option<(f64, i64)> = get
-                        .query_row(params![project.as_str(), a as i64, b as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .map(Some)
-                        .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })
-                        .map_err(|e| self.ledger.sql(e))?;
-                    let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
-                    put.execute(params![project.as_str(), a as i64, b as i64, w + rate * (1.0 - w), now])
-                        .map_err(|e| self.ledger.sql(e))?;
-                    n += 1;
+            for &(x, y) in pairs {
+                if x == y {
+                    continue;
                 }
+                let (a, b) = (x.min(y), x.max(y));
+                let old: Option<(f64, i64)> = get
+                    .query_row(params![project.as_str(), a as i64, b as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(|e| self.ledger.sql(e))?;
+                let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
+                put.execute(params![project.as_str(), a as i64, b as i64, w + rate * (1.0 - w), now])
+                    .map_err(|e| self.ledger.sql(e))?;
+                n += 1;
             }
             Ok(n)
         })
@@ -117,8 +132,7 @@ impl Cognition {
                 params![project.as_str(), a as i64, b as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map(Some)
-            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })
+            .optional()
             .map_err(|e| self.ledger.sql(e))
             })?;
         Ok(row.map_or(0.0, |(w, t)| self.decayed(w, t, now)))
