@@ -34,7 +34,11 @@ fn topic_vector(words: &ItemMemory, dim: Dim, topic: u64, rng: &mut SeededRng) -
 
 fn cognition(c: &mut Criterion) {
     let quick = std::env::var_os("HDV_BENCH_QUICK").is_some();
-    let (episodes, edges) = if quick { (1_000, 100_000) } else { (10_000, 1_000_000) };
+    let (episodes, edges) = if quick {
+        (1_000, 100_000)
+    } else {
+        (10_000, 1_000_000)
+    };
     let dim = Dim::default();
     let dir = bench_dir();
     let ledger = Arc::new(Ledger::open(dir.path().join("l.db"), LedgerConfig::default()).unwrap());
@@ -48,11 +52,25 @@ fn cognition(c: &mut Criterion) {
     let mut event_ids = Vec::new();
     for b in 0..100 {
         let batch: Vec<_> = (0..1000)
-            .map(|i| NewEvent::new(p.clone(), if i % 2 == 0 { Role::User } else { Role::Assistant }, EventKind::Message, format!("memory {b}-{i} about topic {}", i % 50)))
+            .map(|i| {
+                NewEvent::new(
+                    p.clone(),
+                    if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    EventKind::Message,
+                    format!("memory {b}-{i} about topic {}", i % 50),
+                )
+            })
             .collect();
         event_ids.extend(ledger.append_batch(&batch).unwrap());
     }
-    println!("cognition: 100,000 events appended in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "cognition: 100,000 events appended in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     // Episodes of 3 events from 50 topics, sealed.
     let t = Instant::now();
@@ -61,9 +79,11 @@ fn cognition(c: &mut Criterion) {
         let topic = (e % 50) as u64;
         for j in 0..3 {
             let v = topic_vector(&words, dim, topic, &mut rng);
-            cog.append_to_episode(&p, ep, event_ids[(e * 3 + j) % event_ids.len()], &v).unwrap();
+            cog.append_to_episode(&p, ep, event_ids[(e * 3 + j) % event_ids.len()], &v)
+                .unwrap();
         }
-        cog.end_episode(&p, ep, None, Some(if e % 3 == 0 { -1.0 } else { 1.0 })).unwrap();
+        cog.end_episode(&p, ep, None, Some(if e % 3 == 0 { -1.0 } else { 1.0 }))
+            .unwrap();
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
@@ -74,7 +94,10 @@ fn cognition(c: &mut Criterion) {
     let t = Instant::now();
     let (done, created) = cog.consolidate(&p, episodes).unwrap();
     let secs = t.elapsed().as_secs_f64();
-    println!("cognition: consolidated {done} episodes into {created} concepts in {secs:.2} s ({:.0} episodes/s)", done as f64 / secs);
+    println!(
+        "cognition: consolidated {done} episodes into {created} concepts in {secs:.2} s ({:.0} episodes/s)",
+        done as f64 / secs
+    );
 
     // A synapse graph of `edges` edges over 100,000 memories.
     let t = Instant::now();
@@ -88,7 +111,10 @@ fn cognition(c: &mut Criterion) {
         }
     }
     cog.strengthen_pairs(&p, &pairs).unwrap();
-    println!("cognition: {edges} synapse strengthenings written in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "cognition: {edges} synapse strengthenings written in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     // The first pulse tick on this store, against its budget.
     let budget = PulseBudget::default();
@@ -99,10 +125,17 @@ fn cognition(c: &mut Criterion) {
         receipt.elapsed_ms,
         receipt.phases.len(),
         budget.time_per_phase,
-        if receipt.elapsed_ms <= limit { "within budget" } else { "OVER BUDGET" }
+        if receipt.elapsed_ms <= limit {
+            "within budget"
+        } else {
+            "OVER BUDGET"
+        }
     );
     for ph in &receipt.phases {
-        println!("    {:<24} {:>5} items {:>8.1} ms  {}", ph.phase, ph.items, ph.elapsed_ms, ph.produced);
+        println!(
+            "    {:<24} {:>5} items {:>8.1} ms  {}",
+            ph.phase, ph.items, ph.elapsed_ms, ph.produced
+        );
     }
 
     let mut g = c.benchmark_group("cognition");
@@ -113,7 +146,8 @@ fn cognition(c: &mut Criterion) {
     g.bench_function("episode_append", |b| {
         b.iter(|| {
             k += 1;
-            cog.append_to_episode(&p, ep, event_ids[k % event_ids.len()], black_box(&v)).unwrap()
+            cog.append_to_episode(&p, ep, event_ids[k % event_ids.len()], black_box(&v))
+                .unwrap()
         })
     });
     g.bench_function("episode_start_append3_seal", |b| {
@@ -133,7 +167,9 @@ fn cognition(c: &mut Criterion) {
             cog.ripple(&p, &[s], params).unwrap()
         })
     });
-    g.bench_function("pulse_tick_steady_state", |b| b.iter(|| cog.tick(&p, budget).unwrap()));
+    g.bench_function("pulse_tick_steady_state", |b| {
+        b.iter(|| cog.tick(&p, budget).unwrap())
+    });
     g.finish();
 }
 

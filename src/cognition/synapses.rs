@@ -89,7 +89,11 @@ impl Cognition {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn strengthen_pairs(&self, project: &ProjectId, pairs: &[(u64, u64)]) -> LedgerResult<usize> {
+    pub fn strengthen_pairs(
+        &self,
+        project: &ProjectId,
+        pairs: &[(u64, u64)],
+    ) -> LedgerResult<usize> {
         let now = self.ledger.now_ms();
         let rate = self.config.synapse_rate;
         self.ledger.write(|tx| {
@@ -125,16 +129,15 @@ impl Cognition {
     pub fn synapse(&self, project: &ProjectId, a: u64, b: u64) -> LedgerResult<f64> {
         let (a, b) = (a.min(b), a.max(b));
         let now = self.ledger.now_ms();
-        let row: Option<(f64, i64)> =
-            self.ledger.read(|c| {
-                c.query_row(
+        let row: Option<(f64, i64)> = self.ledger.read(|c| {
+            c.query_row(
                 "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
                 params![project.as_str(), a as i64, b as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(|e| self.ledger.sql(e))
-            })?;
+        })?;
         Ok(row.map_or(0.0, |(w, t)| self.decayed(w, t, now)))
     }
 
@@ -142,7 +145,7 @@ impl Cognition {
         self.ledger.read(|c| {
             c.prepare_cached(
                 "SELECT b, weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2
-                 UNION ALL SELECT a, weight, updated_at FROM synapses WHERE project = ?1 AND b = ?2",
+                 UNION ALL SELECT a, weight, updated_at FROM synapses INDEXED BY synapses_b WHERE project = ?1 AND b = ?2",
             )
             .and_then(|mut s| {
                 s.query_map(params![project.as_str(), id as i64], |r| {
