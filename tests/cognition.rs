@@ -662,3 +662,27 @@ fn associations_are_candidates_with_sources() {
     assert_eq!(cog.associations(&p, 100).unwrap().len(), assoc.len());
     assert!(cog.associations(&project("q"), 100).unwrap().is_empty());
 }
+
+#[test]
+fn recall_snapshots_enter_working_memory_bounded_and_expire() {
+    let (_, cog, clock) = setup();
+    let p = project("p");
+    let results: Vec<(u64, String, f64)> = (0..100)
+        .map(|i| (i, format!("hit {i}"), 1.0 + (i % 10) as f64))
+        .collect();
+    cog.push_recall_snapshot(&p, "a", &results, 60.0);
+    let (len, strongest) = cog.with_working(&p, "a", |wm, _| (wm.len(), wm.items()[0].importance));
+    assert_eq!(len, 64, "default capacity");
+    assert_eq!(strongest, 10.0);
+    assert_eq!(
+        cog.with_working(&project("q"), "a", |wm, _| wm.len()),
+        0,
+        "per project"
+    );
+    clock.advance(61.0);
+    let receipt = cog.tick(&p, PulseBudget::default()).unwrap();
+    assert_eq!(
+        receipt.phases[0].items, 64,
+        "expired by the working-memory phase"
+    );
+}

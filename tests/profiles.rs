@@ -118,3 +118,35 @@ fn store_tier_and_hnsw_knobs_are_loaded_and_validated() {
         assert!(e.contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn cognition_and_pulse_knobs_are_loaded_and_validated() {
+    let p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    assert_eq!(p.cognition, hypermem::cognition::CognitionConfig::default());
+    assert!(!p.pulse.background);
+    assert_eq!(p.pulse.budget, hypermem::cognition::PulseBudget::default());
+    for (section, key) in [
+        (
+            "[cognition]\nworking_capacity = 0\n",
+            "cognition.working_capacity",
+        ),
+        (
+            "[cognition]\nsynapse_rate = 1.0\n",
+            "cognition.synapse_rate",
+        ),
+        (
+            "[cognition]\nconcept_similarity = 2.0\n",
+            "cognition.concept_similarity",
+        ),
+        (
+            "[cognition]\nepisode_idle_secs = 0.0\n",
+            "cognition.episode_idle_secs",
+        ),
+        ("[pulse]\ninterval_secs = -1.0\n", "pulse.interval_secs"),
+        ("[pulse]\nitems_per_phase = 0\n", "pulse.items_per_phase"),
+        ("[pulse]\nbackgroud = true\n", "backgroud"),
+    ] {
+        let e = err(&format!("{LITE}{section}"));
+        assert!(e.contains(key), "{key}: {e}");
+    }
+}

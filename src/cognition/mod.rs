@@ -140,6 +140,35 @@ impl Cognition {
         f(wm, now)
     }
 
+    /// Pushes a snapshot of recall results into `agent`'s working memory as `recall` items
+    /// (importance = score, expiring after `ttl_secs`); returns the items evicted.
+    pub fn push_recall_snapshot(
+        &self,
+        project: &ProjectId,
+        agent: &str,
+        results: &[(u64, String, f64)],
+        ttl_secs: f64,
+    ) -> Vec<WorkingItem> {
+        self.with_working(project, agent, |wm, now| {
+            let mut evicted = Vec::new();
+            for (id, content, score) in results {
+                evicted.extend(wm.push(
+                    WorkingItem {
+                        id: *id,
+                        kind: "recall".to_owned(),
+                        content: content.clone(),
+                        importance: score.max(1e-6),
+                        expires_at: Some(now + ttl_secs),
+                        vector: None,
+                        last_touch: now,
+                    },
+                    now,
+                ));
+            }
+            evicted
+        })
+    }
+
     fn check_dim(&self, v: &Hypervector) -> LedgerResult<()> {
         if v.dim() != self.dim {
             return Err(LedgerError::Invalid {

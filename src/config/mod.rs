@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use hdv::Dim;
 use hdv::encode::TextConfig;
 
+use crate::cognition::{CognitionConfig, PulseBudget};
 use crate::index::HnswConfig;
 use crate::store::{SegmentStoreConfig, TierPolicy};
 use serde::Deserialize;
@@ -101,6 +102,71 @@ struct RawProfile {
     tiers: RawTiers,
     #[serde(default)]
     hnsw: RawHnsw,
+    #[serde(default)]
+    cognition: RawCognition,
+    #[serde(default)]
+    pulse: RawPulse,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawCognition {
+    working_capacity: usize,
+    working_tau_secs: f64,
+    episode_idle_secs: f64,
+    topic_shift_similarity: f64,
+    concept_similarity: f64,
+    synapse_rate: f64,
+    synapse_decay_per_day: f64,
+    gap_similarity: f64,
+}
+
+impl Default for RawCognition {
+    fn default() -> Self {
+        let c = CognitionConfig::default();
+        Self {
+            working_capacity: c.working_capacity,
+            working_tau_secs: c.working_tau_secs,
+            episode_idle_secs: c.episode_idle_ms as f64 / 1000.0,
+            topic_shift_similarity: c.topic_shift_similarity,
+            concept_similarity: c.concept_similarity,
+            synapse_rate: c.synapse_rate,
+            synapse_decay_per_day: c.synapse_decay_per_day,
+            gap_similarity: c.gap_similarity,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawPulse {
+    background: bool,
+    interval_secs: f64,
+    items_per_phase: usize,
+    time_per_phase_ms: u64,
+}
+
+impl Default for RawPulse {
+    fn default() -> Self {
+        let b = PulseBudget::default();
+        Self {
+            background: false,
+            interval_secs: 300.0,
+            items_per_phase: b.items_per_phase,
+            time_per_phase_ms: b.time_per_phase.as_millis() as u64,
+        }
+    }
+}
+
+/// Pulse settings of a profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PulseSettings {
+    /// Whether a background runner ticks on its own (otherwise the host calls `tick`).
+    pub background: bool,
+    /// Interval between background ticks.
+    pub interval: std::time::Duration,
+    /// Budgets of one tick.
+    pub budget: PulseBudget,
 }
 
 #[derive(Debug, Deserialize)]
@@ -221,6 +287,10 @@ pub struct Profile {
     pub hot_capacity: usize,
     /// LTP decay and tier thresholds.
     pub tiers: TierPolicy,
+    /// Cognitive layer settings.
+    pub cognition: CognitionConfig,
+    /// Pulse settings.
+    pub pulse: PulseSettings,
 }
 
 impl Profile {
@@ -344,10 +414,90 @@ impl Profile {
                 "must be at least 1 vector".to_owned(),
             ));
         }
+        let cg = raw.cognition;
+        if cg.working_capacity == 0 {
+            return Err(invalid(
+                "cognition.working_capacity",
+                "must be at least 1".to_owned(),
+            ));
+        }
+        for (key, value) in [
+            ("cognition.working_tau_secs", cg.working_tau_secs),
+            ("cognition.episode_idle_secs", cg.episode_idle_secs),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(invalid(
+                    key,
+                    format!("must be a positive number, got {value}"),
+                ));
+            }
+        }
+        for (key, value) in [
+            (
+                "cognition.topic_shift_similarity",
+                cg.topic_shift_similarity,
+            ),
+            ("cognition.concept_similarity", cg.concept_similarity),
+            ("cognition.gap_similarity", cg.gap_similarity),
+        ] {
+            if !(-1.0..=1.0).contains(&value) {
+                return Err(invalid(
+                    key,
+                    format!("must be a similarity in [-1, 1], got {value}"),
+                ));
+            }
+        }
+        if !(cg.synapse_rate > 0.0 && cg.synapse_rate < 1.0) {
+            return Err(invalid(
+                "cognition.synapse_rate",
+                format!("must be in (0, 1), got {}", cg.synapse_rate),
+            ));
+        }
+        if !(cg.synapse_decay_per_day.is_finite() && cg.synapse_decay_per_day >= 0.0) {
+            return Err(invalid(
+                "cognition.synapse_decay_per_day",
+                format!(
+                    "must be a finite number >= 0, got {}",
+                    cg.synapse_decay_per_day
+                ),
+            ));
+        }
+        let pu = raw.pulse;
+        if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
+            return Err(invalid(
+                "pulse.interval_secs",
+                format!("must be positive, got {}", pu.interval_secs),
+            ));
+        }
+        if pu.items_per_phase == 0 {
+            return Err(invalid(
+                "pulse.items_per_phase",
+                "must be at least 1".to_owned(),
+            ));
+        }
         Ok(Self {
             kind,
             data_dir: raw.profile.data_dir,
             dim,
+            cognition: CognitionConfig {
+                working_capacity: cg.working_capacity,
+                working_tau_secs: cg.working_tau_secs,
+                episode_idle_ms: (cg.episode_idle_secs * 1000.0) as i64,
+                topic_shift_similarity: cg.topic_shift_similarity,
+                topic_min_events: CognitionConfig::default().topic_min_events,
+                concept_similarity: cg.concept_similarity,
+                synapse_rate: cg.synapse_rate,
+                synapse_decay_per_day: cg.synapse_decay_per_day,
+                gap_similarity: cg.gap_similarity,
+            },
+            pulse: PulseSettings {
+                background: pu.background,
+                interval: std::time::Duration::from_secs_f64(pu.interval_secs),
+                budget: PulseBudget {
+                    items_per_phase: pu.items_per_phase,
+                    time_per_phase: std::time::Duration::from_millis(pu.time_per_phase_ms),
+                },
+            },
             store: SegmentStoreConfig {
                 segment_capacity: st.segment_capacity,
                 verify_on_open: st.verify_on_open,
