@@ -15,12 +15,14 @@ pub use hdv;
 pub mod clock;
 pub mod cognition;
 pub mod config;
+mod error;
 pub mod governance;
 pub mod index;
 pub mod ledger;
 pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
+pub use error::{Error, Result};
 
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {
