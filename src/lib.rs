@@ -19,10 +19,13 @@ mod error;
 pub mod governance;
 pub mod index;
 pub mod ledger;
+mod memory;
+pub mod recall;
 pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, Result};
+pub use memory::{ForgetReceipt, Memory, RecallItem};
 
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {

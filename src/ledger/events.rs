@@ -356,12 +356,13 @@ pub(crate) fn fts_table(project: &str) -> String {
 }
 
 /// Creates the project's full-text table if it does not exist. Contentless (the text lives
-/// in `events`), deletable by rowid, `detail = column` (no positions: queries are bags of
-/// terms, so the index is smaller and inserts and bm25 are faster).
+/// in `events`), deletable by rowid, full detail: `detail = column` was faster but loses
+/// per-document term frequencies, and bm25 without them ranked evidence turns of the BEAM
+/// data set at recall@10 0.04 instead of 0.41.
 fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
     tx.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS {} USING fts5(content, content = '', \
-         contentless_delete = 1, detail = column, tokenize = 'unicode61 remove_diacritics 2');",
+         contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');",
         fts_table(project)
     ))
 }

@@ -1,0 +1,288 @@
+//! `Memory`: the one facade agents use. It wires the ledger, the vector store, the text
+//! encoder, cognition and recall together: an observation is appended to the ledger,
+//! encoded, stored in the vector tier and linked (synapse to its thread predecessor) in one
+//! call; recall fuses HDC similarity with bm25; erasure covers every store.
+//!
+//! Layout of a data directory: `ledger.db` (SQLite: events, beliefs, cognition) and
+//! `vectors/` (the mmap segment store).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use hdv::encode::{TextEncoder, UniformWeights};
+use hdv::Hypervector;
+use rusqlite::params;
+
+use crate::cognition::{Cognition, RippleParams};
+use crate::governance::ErasureReceipt;
+use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent};
+use crate::recall::{self, Fused, Pack, Ranked};
+use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
+use crate::{Profile, Result};
+
+/// Candidates gathered from each source before fusion.
+const CANDIDATES: usize = 50;
+
+/// A recalled memory with its score breakdown and source anchor.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecallItem {
+    /// The raw event (the anchor: id, thread, turn, content).
+    pub event: Event,
+    /// Fused score and each source's contribution.
+    pub fused: Fused,
+    /// HDC similarity to the query, when the vector source found it.
+    pub similarity: Option<f64>,
+}
+
+/// What `forget_project` removed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ForgetReceipt {
+    /// Ledger, governance and cognition rows per table.
+    pub ledger: ErasureReceipt,
+    /// Vectors removed from the vector store.
+    pub vectors: usize,
+}
+
+/// The memory of one data directory.
+pub struct Memory {
+    profile: Profile,
+    data_dir: PathBuf,
+    ledger: Arc<Ledger>,
+    vectors: SegmentStore,
+    cognition: Arc<Cognition>,
+    encoder: Mutex<TextEncoder>,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory").field("data_dir", &self.data_dir).field("profile", &self.profile.kind).finish()
+    }
+}
+
+impl Memory {
+    /// Opens (creating if needed) the memory in `data_dir` (or the profile's), and
+    /// re-encodes any event whose vector an interrupted observation did not store.
+    ///
+    /// # Errors
+    /// Ledger or store errors (wrong dimension, corruption, lock held by another process).
+    pub fn open(profile: &Profile, data_dir: Option<&Path>) -> Result<Self> {
+        let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
+        std::fs::create_dir_all(&data_dir).map_err(|source| crate::store::StoreError::Io {
+            path: data_dir.clone(),
+            source,
+        })?;
+        let ledger = Arc::new(Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?);
+        let vectors = SegmentStore::open_or_create(data_dir.join("vectors"), profile.dim, profile.store)?;
+        let cognition = Arc::new(Cognition::new(ledger.clone(), profile.dim, profile.cognition));
+        let memory = Self {
+            profile: profile.clone(),
+            data_dir,
+            ledger,
+            vectors,
+            cognition,
+            encoder: Mutex::new(TextEncoder::new(profile.dim, profile.text)),
+        };
+        memory.repair()?;
+        Ok(memory)
+    }
+
+    /// The ledger.
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+
+    /// The cognitive layers.
+    pub fn cognition(&self) -> &Arc<Cognition> {
+        &self.cognition
+    }
+
+    /// The vector store.
+    pub fn vectors(&self) -> &SegmentStore {
+        &self.vectors
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Encodes text with the profile's text encoder (`None` for text without tokens).
+    pub fn encode(&self, text: &str) -> Option<Hypervector> {
+        self.encoder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .encode(text, &UniformWeights)
+            .ok()
+    }
+
+    /// Events appended to the ledger whose vectors are missing (an observation interrupted
+    /// between its ledger commit and its vector append) are encoded and stored now.
+    fn repair(&self) -> Result<usize> {
+        let projects: Vec<String> = self.ledger.read(|c| {
+            c.prepare("SELECT DISTINCT project FROM events")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut repaired = 0;
+        for name in projects {
+            let project = ProjectId::new(name)?;
+            let stored: std::collections::HashSet<u64> = self.vectors.ids(&project).into_iter().map(|v| v.0).collect();
+            let ids: Vec<i64> = self.ledger.read(|c| {
+                c.prepare("SELECT id FROM events WHERE project = ?1 ORDER BY id")
+                    .and_then(|mut s| s.query_map(params![project.as_str()], |r| r.get(0))?.collect())
+                    .map_err(|e| self.ledger.sql(e))
+            })?;
+            let missing: Vec<EventId> = ids.into_iter().map(|i| EventId(i as u64)).filter(|i| !stored.contains(&i.0)).collect();
+            for chunk in missing.chunks(1000) {
+                let mut items = Vec::new();
+                for id in chunk {
+                    if let Some(e) = self.ledger.get(&project, *id)?
+                        && let Some(v) = self.encode(&e.content)
+                    {
+                        items.push((VectorId(id.0), v));
+                    }
+                }
+                let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
+                self.vectors.insert_batch(&project, &batch)?;
+                repaired += batch.len();
+            }
+        }
+        if repaired > 0 {
+            tracing::warn!(repaired, "re-encoded events whose vectors were not stored");
+        }
+        Ok(repaired)
+    }
+
+    /// Records one observation (see [`observe_batch`](Self::observe_batch)).
+    ///
+    /// # Errors
+    /// As [`observe_batch`](Self::observe_batch).
+    pub fn observe(&self, event: NewEvent) -> Result<EventId> {
+        Ok(self.observe_batch(std::slice::from_ref(&event))?[0])
+    }
+
+    /// Records observations: appended to the ledger in one transaction, encoded, stored in
+    /// the vector tier under their event ids (synced), and linked to their thread
+    /// predecessor by a synapse. Acknowledged when it returns.
+    ///
+    /// # Errors
+    /// Ledger validation (content size, references), store and SQLite errors.
+    pub fn observe_batch(&self, events: &[NewEvent]) -> Result<Vec<EventId>> {
+        let ids = self.ledger.append_batch(events)?;
+        let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, Hypervector)>> = Default::default();
+        let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
+        for (e, id) in events.iter().zip(&ids) {
+            if let Some(v) = self.encode(&e.content) {
+                by_project.entry(&e.project).or_default().push((VectorId(id.0), v));
+            }
+            if e.thread.is_some()
+                && let Some(stored) = self.ledger.get(&e.project, *id)?
+                && let Some(prev) = stored.prev
+            {
+                links.entry(&e.project).or_default().push((prev.0, id.0));
+            }
+        }
+        for (project, items) in by_project {
+            let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
+            self.vectors.insert_batch(project, &batch)?;
+        }
+        for (project, pairs) in links {
+            self.cognition.strengthen_pairs(project, &pairs)?;
+        }
+        Ok(ids)
+    }
+
+    /// The `k` memories of `project` most relevant to `query`: HDC similarity and bm25
+    /// candidates fused by weighted reciprocal rank, each with its breakdown and anchor.
+    /// The top results strengthen their synapses, and the query is logged for gap
+    /// detection.
+    ///
+    /// # Errors
+    /// Store, ledger and SQLite errors.
+    pub fn recall(&self, project: &ProjectId, query: &str, k: usize) -> Result<Vec<RecallItem>> {
+        let mut similarity = std::collections::HashMap::new();
+        let mut lists = Vec::new();
+        if let Some(q) = self.encode(query) {
+            let hits = self.vectors.search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
+            let d = self.profile.dim.bits() as f64;
+            for h in &hits {
+                similarity.insert(h.id.0, 1.0 - 2.0 * f64::from(h.distance) / d);
+            }
+            lists.push(Ranked {
+                source: "vector",
+                weight: std::env::var("HM_VW").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0),
+                ids: hits.iter().map(|h| h.id.0).collect(),
+            });
+        }
+        let fts = self.ledger.search(project, query, CANDIDATES)?;
+        lists.push(Ranked {
+            source: "fts",
+            weight: 1.0,
+            ids: fts.iter().map(|h| h.event.id.0).collect(),
+        });
+        let mut out = Vec::with_capacity(k);
+        for fused in recall::fuse(&lists).into_iter().take(k) {
+            if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
+                out.push(RecallItem {
+                    similarity: similarity.get(&fused.id).copied(),
+                    event,
+                    fused,
+                });
+            }
+        }
+        let best = out.iter().filter_map(|i| i.similarity).fold(0.0f64, f64::max);
+        let top: Vec<u64> = out.iter().take(5).map(|i| i.event.id.0).collect();
+        if top.len() > 1 {
+            self.cognition.strengthen(project, &top)?;
+        }
+        self.cognition.record_query(project, query, best, &top)?;
+        Ok(out)
+    }
+
+    /// A context pack for `query` within `available_tokens`: direct recall results, then
+    /// associative neighbours (ripple over synapses from the top results), greedily filled
+    /// under the budget (`requested`, default 25 % of the available tokens, never above
+    /// 30 %). The receipt lists every selected item and every suppressed candidate.
+    ///
+    /// # Errors
+    /// As [`recall`](Self::recall).
+    pub fn recall_pack(&self, project: &ProjectId, query: &str, available_tokens: usize, requested: Option<usize>) -> Result<Pack> {
+        let budget = recall::pack_budget(available_tokens, requested);
+        let direct = self.recall(project, query, 20)?;
+        let mut candidates = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (i, item) in direct.iter().enumerate() {
+            seen.insert(item.event.id.0);
+            candidates.push((item.event.id.0, "direct", format!("rank {} (fused {:.4})", i + 1, item.fused.score), item.event.content.clone()));
+        }
+        let seeds: Vec<u64> = direct.iter().take(3).map(|i| i.event.id.0).collect();
+        for a in self.cognition.ripple(project, &seeds, RippleParams::default())? {
+            if seen.insert(a.id)
+                && let Some(e) = self.ledger.get(project, EventId(a.id))?
+            {
+                candidates.push((a.id, "associative", format!("linked from {:?} (activation {:.3})", a.path, a.activation), e.content));
+            }
+        }
+        Ok(recall::fill(budget, candidates))
+    }
+
+    /// Erases `project` everywhere: ledger, governance and cognition rows, the full-text
+    /// table, the vector store (its directory, graph included) and in-memory state.
+    ///
+    /// # Errors
+    /// Ledger or store errors.
+    pub fn forget_project(&self, project: &ProjectId) -> Result<ForgetReceipt> {
+        let ledger = self.ledger.forget_project(project)?;
+        let vectors = self.vectors.drop_project(project)?;
+        self.cognition.forget_project_state(project);
+        Ok(ForgetReceipt { ledger, vectors })
+    }
+
+    /// Makes derived data durable (HNSW graphs).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn flush(&self) -> Result<()> {
+        Ok(self.vectors.flush()?)
+    }
+}
