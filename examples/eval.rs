@@ -32,7 +32,13 @@ struct Score {
 fn project_of(conversation: &str) -> ProjectId {
     let clean: String = conversation
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .take(64)
         .collect();
     ProjectId::new(clean.trim_start_matches('-').to_owned()).expect("sanitized project name")
@@ -59,9 +65,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Some("assistant") => Role::Assistant,
                     _ => Role::User,
                 };
-                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, turn["text"].as_str().unwrap_or(""))
-                    .thread(sid)
-                    .session(sid);
+                let mut e = NewEvent::new(
+                    project.clone(),
+                    role,
+                    EventKind::Message,
+                    turn["text"].as_str().unwrap_or(""),
+                )
+                .thread(sid)
+                .session(sid);
                 e.source_id = turn["turn_id"].as_str().map(str::to_owned);
                 batch.push(e);
             }
@@ -78,18 +89,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut asked = 0;
     for line in std::fs::read_to_string(dir.join("questions.jsonl"))?.lines() {
         let q: Value = serde_json::from_str(line)?;
-        let evidence: Vec<&str> = q["evidence"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let evidence: Vec<&str> = q["evidence"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         if evidence.is_empty() {
             continue;
         }
-        let superseded: Vec<&str> = q["superseded_evidence"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let superseded: Vec<&str> = q["superseded_evidence"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         let project = project_of(q["conversation_id"].as_str().ok_or("conversation_id")?);
         let hits = memory.recall(&project, q["question"].as_str().unwrap_or(""), k.max(10))?;
         asked += 1;
-        let ranked: Vec<String> = hits.iter().filter_map(|h| h.event.source_id.clone()).collect();
-        let rank_of: HashMap<&str, usize> = ranked.iter().enumerate().map(|(i, s)| (s.as_str(), i + 1)).collect();
-        let found = |n: usize| evidence.iter().filter(|e| rank_of.get(*e).is_some_and(|&r| r <= n)).count() as f64 / evidence.len() as f64;
-        let first = evidence.iter().filter_map(|e| rank_of.get(e)).min().copied();
+        let ranked: Vec<String> = hits
+            .iter()
+            .filter_map(|h| h.event.source_id.clone())
+            .collect();
+        let rank_of: HashMap<&str, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), i + 1))
+            .collect();
+        let found = |n: usize| {
+            evidence
+                .iter()
+                .filter(|e| rank_of.get(*e).is_some_and(|&r| r <= n))
+                .count() as f64
+                / evidence.len() as f64
+        };
+        let first = evidence
+            .iter()
+            .filter_map(|e| rank_of.get(e))
+            .min()
+            .copied();
         let category = q["category"].as_str().unwrap_or("unknown").to_owned();
         for key in [category, "overall".to_owned()] {
             let s = scores.entry(key).or_default();
@@ -101,7 +135,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             s.mrr += first.map_or(0.0, |r| 1.0 / r as f64);
             if !superseded.is_empty() {
                 s.updates += 1;
-                let best_old = superseded.iter().filter_map(|e| rank_of.get(e)).min().copied();
+                let best_old = superseded
+                    .iter()
+                    .filter_map(|e| rank_of.get(e))
+                    .min()
+                    .copied();
                 if first.is_some_and(|f| best_old.is_none_or(|o| f < o)) {
                     s.ordered += 1;
                 }
@@ -109,13 +147,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let query = t.elapsed().as_secs_f64();
-    println!("ingested {turns} turns in {ingest:.1} s ({:.0} turns/s); {asked} questions in {query:.2} s ({:.1} ms each)", turns as f64 / ingest, query * 1e3 / asked.max(1) as f64);
-    println!("{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}", "category", "n", "recall@1", "recall@5", "recall@10", "hit@10", "mrr", "update_order");
+    println!(
+        "ingested {turns} turns in {ingest:.1} s ({:.0} turns/s); {asked} questions in {query:.2} s ({:.1} ms each)",
+        turns as f64 / ingest,
+        query * 1e3 / asked.max(1) as f64
+    );
+    println!(
+        "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
+        "category", "n", "recall@1", "recall@5", "recall@10", "hit@10", "mrr", "update_order"
+    );
     let overall = scores.remove("overall").unwrap_or_default();
     let line = |name: &str, s: &Score| {
         let n = s.n.max(1) as f64;
-        let uo = if s.updates == 0 { "-".to_owned() } else { format!("{:.3}", s.ordered as f64 / s.updates as f64) };
-        println!("{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}", s.n, s.r1 / n, s.r5 / n, s.r10 / n, s.hit10 / n, s.mrr / n);
+        let uo = if s.updates == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.3}", s.ordered as f64 / s.updates as f64)
+        };
+        println!(
+            "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
+            s.n,
+            s.r1 / n,
+            s.r5 / n,
+            s.r10 / n,
+            s.hit10 / n,
+            s.mrr / n
+        );
     };
     for (name, s) in &scores {
         line(name, s);
@@ -126,7 +183,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "overall recall@10 {:.3} mrr {:.3} update_order {:.3}",
         overall.r10 / n,
         overall.mrr / n,
-        if overall.updates == 0 { 0.0 } else { overall.ordered as f64 / overall.updates as f64 }
+        if overall.updates == 0 {
+            0.0
+        } else {
+            overall.ordered as f64 / overall.updates as f64
+        }
     );
     Ok(())
 }

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use hdv::encode::{TextEncoder, UniformWeights};
 use hdv::Hypervector;
+use hdv::encode::{TextEncoder, UniformWeights};
 use rusqlite::params;
 
 use crate::cognition::{Cognition, RippleParams};
@@ -55,7 +55,10 @@ pub struct Memory {
 
 impl std::fmt::Debug for Memory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Memory").field("data_dir", &self.data_dir).field("profile", &self.profile.kind).finish()
+        f.debug_struct("Memory")
+            .field("data_dir", &self.data_dir)
+            .field("profile", &self.profile.kind)
+            .finish()
     }
 }
 
@@ -71,9 +74,17 @@ impl Memory {
             path: data_dir.clone(),
             source,
         })?;
-        let ledger = Arc::new(Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?);
-        let vectors = SegmentStore::open_or_create(data_dir.join("vectors"), profile.dim, profile.store)?;
-        let cognition = Arc::new(Cognition::new(ledger.clone(), profile.dim, profile.cognition));
+        let ledger = Arc::new(Ledger::open(
+            data_dir.join("ledger.db"),
+            LedgerConfig::default(),
+        )?);
+        let vectors =
+            SegmentStore::open_or_create(data_dir.join("vectors"), profile.dim, profile.store)?;
+        let cognition = Arc::new(Cognition::new(
+            ledger.clone(),
+            profile.dim,
+            profile.cognition,
+        ));
         let memory = Self {
             profile: profile.clone(),
             data_dir,
@@ -126,13 +137,25 @@ impl Memory {
         let mut repaired = 0;
         for name in projects {
             let project = ProjectId::new(name)?;
-            let stored: std::collections::HashSet<u64> = self.vectors.ids(&project).into_iter().map(|v| v.0).collect();
+            let stored: std::collections::HashSet<u64> = self
+                .vectors
+                .ids(&project)
+                .into_iter()
+                .map(|v| v.0)
+                .collect();
             let ids: Vec<i64> = self.ledger.read(|c| {
                 c.prepare("SELECT id FROM events WHERE project = ?1 ORDER BY id")
-                    .and_then(|mut s| s.query_map(params![project.as_str()], |r| r.get(0))?.collect())
+                    .and_then(|mut s| {
+                        s.query_map(params![project.as_str()], |r| r.get(0))?
+                            .collect()
+                    })
                     .map_err(|e| self.ledger.sql(e))
             })?;
-            let missing: Vec<EventId> = ids.into_iter().map(|i| EventId(i as u64)).filter(|i| !stored.contains(&i.0)).collect();
+            let missing: Vec<EventId> = ids
+                .into_iter()
+                .map(|i| EventId(i as u64))
+                .filter(|i| !stored.contains(&i.0))
+                .collect();
             for chunk in missing.chunks(1000) {
                 let mut items = Vec::new();
                 for id in chunk {
@@ -169,11 +192,15 @@ impl Memory {
     /// Ledger validation (content size, references), store and SQLite errors.
     pub fn observe_batch(&self, events: &[NewEvent]) -> Result<Vec<EventId>> {
         let ids = self.ledger.append_batch(events)?;
-        let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, Hypervector)>> = Default::default();
+        let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, Hypervector)>> =
+            Default::default();
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
         for (e, id) in events.iter().zip(&ids) {
             if let Some(v) = self.encode(&e.content) {
-                by_project.entry(&e.project).or_default().push((VectorId(id.0), v));
+                by_project
+                    .entry(&e.project)
+                    .or_default()
+                    .push((VectorId(id.0), v));
             }
             if e.thread.is_some()
                 && let Some(stored) = self.ledger.get(&e.project, *id)?
@@ -203,21 +230,23 @@ impl Memory {
         let mut similarity = std::collections::HashMap::new();
         let mut lists = Vec::new();
         if let Some(q) = self.encode(query) {
-            let hits = self.vectors.search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
+            let hits = self
+                .vectors
+                .search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
             let d = self.profile.dim.bits() as f64;
             for h in &hits {
                 similarity.insert(h.id.0, 1.0 - 2.0 * f64::from(h.distance) / d);
             }
             lists.push(Ranked {
                 source: "vector",
-                weight: std::env::var("HM_VW").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0),
+                weight: self.profile.recall.vector_weight,
                 ids: hits.iter().map(|h| h.id.0).collect(),
             });
         }
         let fts = self.ledger.search(project, query, CANDIDATES)?;
         lists.push(Ranked {
             source: "fts",
-            weight: 1.0,
+            weight: self.profile.recall.fts_weight,
             ids: fts.iter().map(|h| h.event.id.0).collect(),
         });
         let mut out = Vec::with_capacity(k);
@@ -230,7 +259,10 @@ impl Memory {
                 });
             }
         }
-        let best = out.iter().filter_map(|i| i.similarity).fold(0.0f64, f64::max);
+        let best = out
+            .iter()
+            .filter_map(|i| i.similarity)
+            .fold(0.0f64, f64::max);
         let top: Vec<u64> = out.iter().take(5).map(|i| i.event.id.0).collect();
         if top.len() > 1 {
             self.cognition.strengthen(project, &top)?;
@@ -246,21 +278,40 @@ impl Memory {
     ///
     /// # Errors
     /// As [`recall`](Self::recall).
-    pub fn recall_pack(&self, project: &ProjectId, query: &str, available_tokens: usize, requested: Option<usize>) -> Result<Pack> {
+    pub fn recall_pack(
+        &self,
+        project: &ProjectId,
+        query: &str,
+        available_tokens: usize,
+        requested: Option<usize>,
+    ) -> Result<Pack> {
         let budget = recall::pack_budget(available_tokens, requested);
         let direct = self.recall(project, query, 20)?;
         let mut candidates = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
-            candidates.push((item.event.id.0, "direct", format!("rank {} (fused {:.4})", i + 1, item.fused.score), item.event.content.clone()));
+            candidates.push((
+                item.event.id.0,
+                "direct",
+                format!("rank {} (fused {:.4})", i + 1, item.fused.score),
+                item.event.content.clone(),
+            ));
         }
         let seeds: Vec<u64> = direct.iter().take(3).map(|i| i.event.id.0).collect();
-        for a in self.cognition.ripple(project, &seeds, RippleParams::default())? {
+        for a in self
+            .cognition
+            .ripple(project, &seeds, RippleParams::default())?
+        {
             if seen.insert(a.id)
                 && let Some(e) = self.ledger.get(project, EventId(a.id))?
             {
-                candidates.push((a.id, "associative", format!("linked from {:?} (activation {:.3})", a.path, a.activation), e.content));
+                candidates.push((
+                    a.id,
+                    "associative",
+                    format!("linked from {:?} (activation {:.3})", a.path, a.activation),
+                    e.content,
+                ));
             }
         }
         Ok(recall::fill(budget, candidates))

@@ -106,6 +106,43 @@ struct RawProfile {
     cognition: RawCognition,
     #[serde(default)]
     pulse: RawPulse,
+    #[serde(default)]
+    recall: RawRecall,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawRecall {
+    vector_weight: f64,
+    fts_weight: f64,
+}
+
+impl Default for RawRecall {
+    fn default() -> Self {
+        let r = RecallSettings::default();
+        Self {
+            vector_weight: r.vector_weight,
+            fts_weight: r.fts_weight,
+        }
+    }
+}
+
+/// Recall settings of a profile: weights of each source in reciprocal rank fusion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallSettings {
+    /// Weight of the HDC similarity ranking.
+    pub vector_weight: f64,
+    /// Weight of the bm25 full-text ranking.
+    pub fts_weight: f64,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            vector_weight: 1.0,
+            fts_weight: 1.0,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -291,6 +328,8 @@ pub struct Profile {
     pub cognition: CognitionConfig,
     /// Pulse settings.
     pub pulse: PulseSettings,
+    /// Recall fusion settings.
+    pub recall: RecallSettings,
 }
 
 impl Profile {
@@ -462,6 +501,21 @@ impl Profile {
                 ),
             ));
         }
+        for (key, value) in [
+            ("recall.vector_weight", raw.recall.vector_weight),
+            ("recall.fts_weight", raw.recall.fts_weight),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(
+                    key,
+                    format!("must be a finite number >= 0, got {value}"),
+                ));
+            }
+        }
+        let recall = RecallSettings {
+            vector_weight: raw.recall.vector_weight,
+            fts_weight: raw.recall.fts_weight,
+        };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
             return Err(invalid(
@@ -490,6 +544,7 @@ impl Profile {
                 synapse_decay_per_day: cg.synapse_decay_per_day,
                 gap_similarity: cg.gap_similarity,
             },
+            recall,
             pulse: PulseSettings {
                 background: pu.background,
                 interval: std::time::Duration::from_secs_f64(pu.interval_secs),

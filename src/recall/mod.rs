@@ -111,7 +111,15 @@ pub fn fill(budget: usize, candidates: Vec<(u64, &'static str, String, String)>)
         let tokens = estimate_tokens(&text);
         if pack.used + tokens <= budget {
             pack.used += tokens;
-            pack.items.push((ReceiptLine { id, slot, tokens, reason }, text));
+            pack.items.push((
+                ReceiptLine {
+                    id,
+                    slot,
+                    tokens,
+                    reason,
+                },
+                text,
+            ));
         } else {
             pack.suppressed.push(ReceiptLine {
                 id,
@@ -131,8 +139,16 @@ mod tests {
     #[test]
     fn fusion_rewards_agreement_and_is_deterministic() {
         let lists = [
-            Ranked { source: "vector", weight: 1.0, ids: vec![1, 2, 3] },
-            Ranked { source: "fts", weight: 1.0, ids: vec![3, 4] },
+            Ranked {
+                source: "vector",
+                weight: 1.0,
+                ids: vec![1, 2, 3],
+            },
+            Ranked {
+                source: "fts",
+                weight: 1.0,
+                ids: vec![3, 4],
+            },
         ];
         let f = fuse(&lists);
         assert_eq!(f[0].id, 3, "found by both sources");
@@ -145,7 +161,13 @@ mod tests {
         assert_eq!(pack_budget(1000, None), 250);
         assert_eq!(pack_budget(1000, Some(100)), 100);
         assert_eq!(pack_budget(1000, Some(10_000)), 300);
-        let pack = fill(10, vec![(1, "direct", "r".into(), "x".repeat(30)), (2, "direct", "r".into(), "y".repeat(80))]);
+        let pack = fill(
+            10,
+            vec![
+                (1, "direct", "r".into(), "x".repeat(30)),
+                (2, "direct", "r".into(), "y".repeat(80)),
+            ],
+        );
         assert_eq!(pack.used, 8);
         assert_eq!(pack.suppressed.len(), 1);
     }
