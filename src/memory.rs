@@ -6,6 +6,7 @@
 //! Layout of a data directory: `ledger.db` (SQLite: events, beliefs, cognition) and
 //! `vectors/` (the mmap segment store).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -117,12 +118,42 @@ impl Memory {
         &self.data_dir
     }
 
-    /// Encodes text with the profile's text encoder (`None` for text without tokens).
+    /// Encodes text with the profile's text encoder and uniform term weights (`None` for
+    /// text without tokens).
     pub fn encode(&self, text: &str) -> Option<Hypervector> {
         self.encoder
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .encode(text, &UniformWeights)
+            .ok()
+    }
+
+    /// BM25-style IDF weights of the tokens of `texts` in `project`:
+    /// `ln(1 + (N − df + ½) / (df + ½))`, from the project's full-text index, so rare words
+    /// dominate a vector and template words barely count.
+    fn idf(&self, project: &ProjectId, texts: &[&str]) -> Result<HashMap<String, f32>> {
+        let mut terms: Vec<String> = texts.iter().flat_map(|t| TextEncoder::tokens(t)).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let (n, df) = self.ledger.document_frequencies(project, &terms)?;
+        let n = n as f64;
+        Ok(terms
+            .into_iter()
+            .map(|t| {
+                let d = df.get(&t).copied().unwrap_or(0) as f64;
+                let w = (1.0 + (n - d + 0.5) / (d + 0.5)).ln();
+                (t, w as f32)
+            })
+            .collect())
+    }
+
+    /// Encodes text with IDF weights of `project`.
+    fn encode_idf(&self, text: &str, idf: &HashMap<String, f32>) -> Option<Hypervector> {
+        let weights = |t: &str| idf.get(t).copied().unwrap_or(1.0);
+        self.encoder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .encode(text, &weights)
             .ok()
     }
 
@@ -229,7 +260,8 @@ impl Memory {
     pub fn recall(&self, project: &ProjectId, query: &str, k: usize) -> Result<Vec<RecallItem>> {
         let mut similarity = std::collections::HashMap::new();
         let mut lists = Vec::new();
-        if let Some(q) = self.encode(query) {
+        let idf = self.idf(project, &[query])?;
+        if let Some(q) = self.encode_idf(query, &idf) {
             let hits = self
                 .vectors
                 .search(project, &SearchRequest::new(q.view(), CANDIDATES))?;

@@ -670,6 +670,47 @@ impl Ledger {
         })
     }
 
+    /// Document frequencies of `terms` among the events of `project` (how many events
+    /// contain each, after the full-text tokenizer's normalization), and the number of
+    /// events: the statistics behind IDF weights. Terms never seen are absent.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn document_frequencies(
+        &self,
+        project: &ProjectId,
+        terms: &[String],
+    ) -> LedgerResult<(u64, HashMap<String, u64>)> {
+        let table = fts_table(project.as_str());
+        let total = self.count(project)?;
+        self.read(|c| {
+            let exists: Option<i64> = c
+                .query_row("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1", [&table], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.sql(e))?;
+            let mut out = HashMap::new();
+            if exists.is_none() {
+                return Ok((total, out));
+            }
+            // A per-connection (temp) vocabulary view of the project's index.
+            let vocab = format!("{table}_vocab");
+            c.execute_batch(&format!("CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, 'row');"))
+                .map_err(|e| self.sql(e))?;
+            let mut stmt = c
+                .prepare_cached(&format!("SELECT doc FROM temp.{vocab} WHERE term = ?1"))
+                .map_err(|e| self.sql(e))?;
+            for t in terms {
+                if out.contains_key(t) {
+                    continue;
+                }
+                if let Some(df) = stmt.query_row([t], |r| r.get::<_, i64>(0)).optional().map_err(|e| self.sql(e))? {
+                    out.insert(t.clone(), df as u64);
+                }
+            }
+            Ok((total, out))
+        })
+    }
+
     /// Full-text search over the raw content of `project`, best bm25 first. Every word of
     /// `query` is a term (any may match); FTS syntax in `query` is treated as text.
     ///
