@@ -16,6 +16,7 @@ pub mod clock;
 pub mod cognition;
 pub mod config;
 mod error;
+pub mod eval;
 pub mod governance;
 pub mod index;
 pub mod ledger;

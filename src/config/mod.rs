@@ -581,6 +581,20 @@ impl Profile {
         })
     }
 
+    /// The profile compiled into this binary for `kind` (the repository's
+    /// `profiles/<name>.toml` at build time), for installs without the repository.
+    ///
+    /// # Errors
+    /// [`ConfigError::NotBuilt`] if this binary lacks the profile's feature.
+    pub fn builtin(kind: ProfileKind) -> Result<Self, ConfigError> {
+        let text = match kind {
+            ProfileKind::Lite => include_str!("../../profiles/lite.toml"),
+            ProfileKind::Standard => include_str!("../../profiles/standard.toml"),
+            ProfileKind::Scale => include_str!("../../profiles/scale.toml"),
+        };
+        Self::parse(text, &format!("<built-in {}>", kind.name()))
+    }
+
     /// The profile file shipped in this repository for `kind` (`profiles/<name>.toml`).
     pub fn bundled_path(kind: ProfileKind) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,472 @@
+//! `hypermem`: the operator's command line over one data directory.
+//!
+//! The data directory comes from `--data-dir`, else `HYPERMEM_DATA_DIR`, else the profile.
+//! Every command prints JSON with `--json`. Errors go to stderr with a non-zero exit code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use hypermem::governance::{Plan, PlanOutcome};
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::store::{ProjectId, VectorTier};
+use hypermem::{Memory, Profile, ProfileKind};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "hypermem",
+    version,
+    about = "Governed long-term memory for AI agents"
+)]
+struct Cli {
+    /// Data directory (default: $HYPERMEM_DATA_DIR, else the profile's data_dir).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Profile file (default: the built-in lite profile).
+    #[arg(long, global = true)]
+    profile: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create (or open) the data directory and apply migrations.
+    Init,
+    /// Record one observation.
+    Observe {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Role: user, assistant, tool, system.
+        #[arg(long, default_value = "user")]
+        role: String,
+        /// Kind: message, observation, action, ...
+        #[arg(long, default_value = "message")]
+        kind: String,
+        /// Thread.
+        #[arg(long)]
+        thread: Option<String>,
+        /// Session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Agent.
+        #[arg(long)]
+        agent: Option<String>,
+        /// The content.
+        text: String,
+    },
+    /// Recall memories for a query (or a budgeted context pack with --pack).
+    Recall {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Results.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Build a context pack instead of a ranked list.
+        #[arg(long)]
+        pack: bool,
+        /// Tokens available to the caller (for --pack).
+        #[arg(long, default_value_t = 4000)]
+        available: usize,
+        /// Requested budget in tokens (for --pack; capped at 30 % of --available).
+        #[arg(long)]
+        budget: Option<usize>,
+        /// The query.
+        query: String,
+    },
+    /// Read beliefs.
+    Belief {
+        #[command(subcommand)]
+        action: BeliefAction,
+    },
+    /// Governance plans.
+    Plan {
+        #[command(subcommand)]
+        action: PlanAction,
+    },
+    /// Apply pending schema migrations (or list them with --dry-run).
+    Migrate {
+        /// Only report what would run.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Counts per project.
+    Stats,
+    /// Run one pulse tick for a project.
+    Pulse {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// Knowledge gaps of a project.
+    Gaps {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// Self-improvement proposals of a project.
+    Proposals {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// Erase a project from every store.
+    ForgetProject {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// Import conversations in the evaluation format (one project per conversation).
+    Import {
+        /// Directory holding conversations.jsonl.
+        #[arg(long)]
+        data: PathBuf,
+    },
+    /// Retrieval evaluation: import a data set into a fresh memory and score recall.
+    Eval {
+        /// Directory holding conversations.jsonl and questions.jsonl.
+        #[arg(long)]
+        data: PathBuf,
+        /// Results per question.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum BeliefAction {
+    /// The active belief of a key.
+    Current {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Key.
+        #[arg(long)]
+        key: String,
+    },
+    /// The belief valid at a time (ms since the epoch).
+    At {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Key.
+        #[arg(long)]
+        key: String,
+        /// Time in ms.
+        #[arg(long)]
+        at: i64,
+    },
+    /// Every version of a key.
+    History {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Key.
+        #[arg(long)]
+        key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum PlanAction {
+    /// Validate and apply a governance plan from a JSON file.
+    Apply {
+        /// The plan (JSON; see docs/FORMAT.md).
+        #[arg(long)]
+        file: PathBuf,
+    },
+}
+
+fn project(name: &str) -> Result<ProjectId, Box<dyn std::error::Error>> {
+    Ok(ProjectId::new(name)?)
+}
+
+fn progress_bar(json: bool) -> ProgressBar {
+    if json {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} turns ({per_sec}, eta {eta})")
+            .expect("valid template"),
+    );
+    bar
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let profile = match &cli.profile {
+        Some(path) => Profile::load(path)?,
+        None => Profile::builtin(ProfileKind::Lite)?,
+    };
+    let data_dir = cli
+        .data_dir
+        .clone()
+        .or_else(|| std::env::var_os("HYPERMEM_DATA_DIR").map(PathBuf::from));
+    let print = |value: serde_json::Value, text: String| {
+        if cli.json {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    };
+    if let Command::Eval { data, k } = &cli.command {
+        let scratch = tempfile::tempdir()?;
+        let memory = Memory::open(&profile, Some(scratch.path()))?;
+        let bar = progress_bar(cli.json);
+        let report = hypermem::eval::evaluate(&memory, data, *k, |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        if cli.json {
+            println!("{}", serde_json::to_string(&report)?);
+        }
+        println!(
+            "ingested {} turns in {:.1} s ({:.0} turns/s); {} questions in {:.2} s ({:.1} ms each)",
+            report.turns,
+            report.ingest_secs,
+            report.turns as f64 / report.ingest_secs.max(1e-9),
+            report.overall.questions,
+            report.query_secs,
+            report.query_secs * 1e3 / report.overall.questions.max(1) as f64
+        );
+        println!(
+            "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
+            "category", "n", "recall@1", "recall@5", "recall@10", "hit@10", "mrr", "update_order"
+        );
+        for (name, s) in report
+            .categories
+            .iter()
+            .chain([(&"overall".to_owned(), &report.overall)])
+        {
+            let uo = if s.updates == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.3}", s.update_order)
+            };
+            println!(
+                "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
+                s.questions, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.hit_at_10, s.mrr
+            );
+        }
+        let o = &report.overall;
+        println!(
+            "overall recall@10 {:.3} mrr {:.3} update_order {:.3}",
+            o.recall_at_10, o.mrr, o.update_order
+        );
+        return Ok(());
+    }
+    let memory = Memory::open(&profile, data_dir.as_deref())?;
+    match cli.command {
+        Command::Init => print(
+            json!({"data_dir": memory.data_dir(), "schema_version": memory.ledger().schema_version()?}),
+            format!(
+                "initialized {} (schema version {})",
+                memory.data_dir().display(),
+                memory.ledger().schema_version()?
+            ),
+        ),
+        Command::Observe {
+            project: p,
+            role,
+            kind,
+            thread,
+            session,
+            agent,
+            text,
+        } => {
+            let mut e = NewEvent::new(
+                project(&p)?,
+                Role::parse(&role)?,
+                EventKind::parse(&kind)?,
+                text,
+            );
+            e.thread = thread;
+            e.session = session;
+            e.agent = agent;
+            let id = memory.observe(e)?;
+            print(json!({"event_id": id.0}), format!("observed event {id}"));
+        }
+        Command::Recall {
+            project: p,
+            k,
+            pack,
+            available,
+            budget,
+            query,
+        } => {
+            let p = project(&p)?;
+            if pack {
+                let pack = memory.recall_pack(&p, &query, available, budget)?;
+                let text = format!(
+                    "pack: {} of {} tokens, {} items, {} suppressed\n{}",
+                    pack.used,
+                    pack.budget,
+                    pack.items.len(),
+                    pack.suppressed.len(),
+                    pack.items
+                        .iter()
+                        .map(|(l, t)| format!("[{} #{} {} tok] {t}", l.slot, l.id, l.tokens))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
+                print(serde_json::to_value(&pack)?, text);
+            } else {
+                let hits = memory.recall(&p, &query, k)?;
+                let text = hits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        format!(
+                            "{:>2}. {:.4} #{} [{}] {}",
+                            i + 1,
+                            h.fused.score,
+                            h.event.id,
+                            h.event.thread.as_deref().unwrap_or("-"),
+                            h.event.content
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                print(serde_json::to_value(&hits)?, text);
+            }
+        }
+        Command::Belief { action } => {
+            let value = match action {
+                BeliefAction::Current { project: p, key } => {
+                    serde_json::to_value(memory.ledger().current_belief(&project(&p)?, &key)?)?
+                }
+                BeliefAction::At {
+                    project: p,
+                    key,
+                    at,
+                } => serde_json::to_value(memory.ledger().belief_at(&project(&p)?, &key, at)?)?,
+                BeliefAction::History { project: p, key } => {
+                    serde_json::to_value(memory.ledger().belief_history(&project(&p)?, &key)?)?
+                }
+            };
+            print(value.clone(), serde_json::to_string_pretty(&value)?);
+        }
+        Command::Plan {
+            action: PlanAction::Apply { file },
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read plan {}: {e}", file.display()))?;
+            let plan: Plan = serde_json::from_str(&text)
+                .map_err(|e| format!("invalid plan {}: {e}", file.display()))?;
+            let outcome = memory.ledger().apply_plan(&plan)?;
+            let rejected = matches!(outcome, PlanOutcome::Rejected(_));
+            let value = serde_json::to_value(&outcome)?;
+            print(value.clone(), serde_json::to_string_pretty(&value)?);
+            if rejected {
+                return Err("the plan was rejected; nothing was written".into());
+            }
+        }
+        Command::Migrate { dry_run } => {
+            let r = memory.ledger().migrate(dry_run)?;
+            print(
+                json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations}),
+                format!(
+                    "schema {} -> {}{}: {:?}",
+                    r.from,
+                    r.to,
+                    if r.dry_run { " (dry run)" } else { "" },
+                    r.migrations
+                ),
+            );
+        }
+        Command::Stats => {
+            let mut rows = Vec::new();
+            for p in memory.vectors().projects() {
+                rows.push(json!({"project": p.as_str(), "events": memory.ledger().count(&p)?, "vectors": memory.vectors().len(&p)}));
+            }
+            let text = rows
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(
+                json!(rows),
+                if text.is_empty() {
+                    "no projects".into()
+                } else {
+                    text
+                },
+            );
+        }
+        Command::Pulse { project: p } => {
+            let receipt = memory
+                .cognition()
+                .tick(&project(&p)?, profile.pulse.budget)?;
+            let text = receipt
+                .phases
+                .iter()
+                .map(|ph| {
+                    format!(
+                        "{:<24} {:>5} items {:>8.1} ms  {}",
+                        ph.phase, ph.items, ph.elapsed_ms, ph.produced
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(serde_json::to_value(&receipt)?, text);
+        }
+        Command::Gaps { project: p } => {
+            let gaps = memory.cognition().knowledge_gaps(&project(&p)?, 20)?;
+            let text = gaps
+                .iter()
+                .map(|g| format!("[{:?} {:.2}] {}", g.kind, g.score, g.description))
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(serde_json::to_value(&gaps)?, text);
+        }
+        Command::Proposals { project: p } => {
+            let proposals = memory.cognition().proposals(&project(&p)?)?;
+            let text = proposals
+                .iter()
+                .map(|p| format!("#{} [{}] {} — {}", p.id, p.status, p.title, p.rationale))
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(serde_json::to_value(&proposals)?, text);
+        }
+        Command::ForgetProject { project: p } => {
+            let receipt = memory.forget_project(&project(&p)?)?;
+            print(
+                serde_json::to_value(&receipt)?,
+                format!(
+                    "erased: {} vectors, rows {:?}",
+                    receipt.vectors, receipt.ledger.rows
+                ),
+            );
+        }
+        Command::Import { data } => {
+            let bar = progress_bar(cli.json);
+            let n = hypermem::eval::import(&memory, &data, |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
+            bar.finish_and_clear();
+            memory.flush()?;
+            print(json!({"turns": n}), format!("imported {n} turns"));
+        }
+        Command::Eval { .. } => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Retrieval evaluation on data sets in the format of `../shared/eval/FORMAT.md` (one
+//! project per conversation): ingest through `Memory`, ask every question with evidence,
+//! score recall@1/5/10, hit@10, MRR and update order per category and overall.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::ledger::{EventKind, LedgerError, NewEvent, Role};
+use crate::store::ProjectId;
+use crate::{Memory, Result};
+
+/// Scores of one category (or overall).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Score {
+    /// Questions with evidence.
+    pub questions: usize,
+    /// Mean recall@1.
+    pub recall_at_1: f64,
+    /// Mean recall@5.
+    pub recall_at_5: f64,
+    /// Mean recall@10.
+    pub recall_at_10: f64,
+    /// Fraction with an evidence turn in the top 10.
+    pub hit_at_10: f64,
+    /// Mean reciprocal rank of the first evidence turn.
+    pub mrr: f64,
+    /// Questions with superseded evidence.
+    pub updates: usize,
+    /// Fraction of those whose best evidence ranks above every superseded turn.
+    pub update_order: f64,
+}
+
+/// The result of an evaluation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Report {
+    /// Turns ingested.
+    pub turns: usize,
+    /// Ingest time (s).
+    pub ingest_secs: f64,
+    /// Query time (s) for all questions.
+    pub query_secs: f64,
+    /// Per category.
+    pub categories: BTreeMap<String, Score>,
+    /// Overall.
+    pub overall: Score,
+}
+
+fn bad(what: &'static str, reason: impl Into<String>) -> crate::Error {
+    LedgerError::Invalid {
+        what,
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// The project of a conversation id (characters a project name cannot hold become `-`).
+pub fn project_of(conversation: &str) -> Result<ProjectId> {
+    let clean: String = conversation
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    Ok(ProjectId::new(clean.trim_start_matches('-').to_owned())?)
+}
+
+fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad("data file", format!("{}: {e}", path.display())))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| bad("data file", format!("{}:{}: {e}", path.display(), i + 1)))
+        })
+        .collect()
+}
+
+/// Ingests `conversations.jsonl` (one project per conversation, turns as events with their
+/// turn id as source id, sessions as threads); `progress` is called with turns done.
+///
+/// # Errors
+/// Malformed files (naming file and line), ledger and store errors.
+pub fn import(
+    memory: &Memory,
+    dir: &Path,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<usize> {
+    let conversations = read_jsonl(&dir.join("conversations.jsonl"))?;
+    let total: usize = conversations
+        .iter()
+        .map(|c| {
+            c["sessions"].as_array().map_or(0, |s| {
+                s.iter()
+                    .map(|s| s["turns"].as_array().map_or(0, Vec::len))
+                    .sum()
+            })
+        })
+        .sum();
+    let mut done = 0;
+    for conv in &conversations {
+        let project = project_of(
+            conv["conversation_id"]
+                .as_str()
+                .ok_or_else(|| bad("conversation", "missing conversation_id"))?,
+        )?;
+        let mut batch = Vec::new();
+        for session in conv["sessions"]
+            .as_array()
+            .ok_or_else(|| bad("conversation", "missing sessions"))?
+        {
+            let sid = session["session_id"].as_str().unwrap_or("session");
+            for turn in session["turns"]
+                .as_array()
+                .ok_or_else(|| bad("session", "missing turns"))?
+            {
+                let role = if turn["role"].as_str() == Some("assistant") {
+                    Role::Assistant
+                } else {
+                    Role::User
+                };
+                let mut e = NewEvent::new(
+                    project.clone(),
+                    role,
+                    EventKind::Message,
+                    turn["text"].as_str().unwrap_or(""),
+                )
+                .thread(sid)
+                .session(sid);
+                e.source_id = turn["turn_id"].as_str().map(str::to_owned);
+                batch.push(e);
+            }
+        }
+        for chunk in batch.chunks(1000) {
+            memory.observe_batch(chunk)?;
+            done += chunk.len();
+            progress(done, total);
+        }
+    }
+    Ok(done)
+}
+
+/// Ingests the data set into `memory`, asks every question with evidence (top `k`) and
+/// scores the rankings.
+///
+/// # Errors
+/// As [`import`].
+pub fn evaluate(
+    memory: &Memory,
+    dir: &Path,
+    k: usize,
+    progress: impl FnMut(usize, usize),
+) -> Result<Report> {
+    let t = Instant::now();
+    let turns = import(memory, dir, progress)?;
+    let ingest_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    #[derive(Default)]
+    struct Sums {
+        n: usize,
+        r1: f64,
+        r5: f64,
+        r10: f64,
+        hit: f64,
+        mrr: f64,
+        updates: usize,
+        ordered: usize,
+    }
+    let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
+    for q in read_jsonl(&dir.join("questions.jsonl"))? {
+        let strings = |key: &str| -> Vec<String> {
+            q[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let evidence = strings("evidence");
+        if evidence.is_empty() {
+            continue;
+        }
+        let superseded = strings("superseded_evidence");
+        let project = project_of(
+            q["conversation_id"]
+                .as_str()
+                .ok_or_else(|| bad("question", "missing conversation_id"))?,
+        )?;
+        let hits = memory.recall(&project, q["question"].as_str().unwrap_or(""), k.max(10))?;
+        let rank_of: HashMap<String, usize> = hits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.event.source_id.clone().map(|s| (s, i + 1)))
+            .collect();
+        let found = |n: usize| {
+            evidence
+                .iter()
+                .filter(|e| rank_of.get(*e).is_some_and(|&r| r <= n))
+                .count() as f64
+                / evidence.len() as f64
+        };
+        let first = evidence
+            .iter()
+            .filter_map(|e| rank_of.get(e))
+            .min()
+            .copied();
+        let category = q["category"].as_str().unwrap_or("unknown").to_owned();
+        for key in [category, String::new()] {
+            let s = sums.entry(key).or_default();
+            s.n += 1;
+            s.r1 += found(1);
+            s.r5 += found(5);
+            s.r10 += found(10);
+            s.hit += f64::from(u8::from(first.is_some_and(|r| r <= 10)));
+            s.mrr += first.map_or(0.0, |r| 1.0 / r as f64);
+            if !superseded.is_empty() {
+                s.updates += 1;
+                let oldest_best = superseded
+                    .iter()
+                    .filter_map(|e| rank_of.get(e))
+                    .min()
+                    .copied();
+                if first.is_some_and(|f| oldest_best.is_none_or(|o| f < o)) {
+                    s.ordered += 1;
+                }
+            }
+        }
+    }
+    let score = |s: &Sums| {
+        let n = s.n.max(1) as f64;
+        Score {
+            questions: s.n,
+            recall_at_1: s.r1 / n,
+            recall_at_5: s.r5 / n,
+            recall_at_10: s.r10 / n,
+            hit_at_10: s.hit / n,
+            mrr: s.mrr / n,
+            updates: s.updates,
+            update_order: if s.updates == 0 {
+                0.0
+            } else {
+                s.ordered as f64 / s.updates as f64
+            },
+        }
+    };
+    let overall = sums.remove("").map(|s| score(&s)).unwrap_or_default();
+    Ok(Report {
+        turns,
+        ingest_secs,
+        query_secs: t.elapsed().as_secs_f64(),
+        categories: sums.iter().map(|(k, s)| (k.clone(), score(s))).collect(),
+        overall,
+    })
+}

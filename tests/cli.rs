@@ -1,0 +1,215 @@
+//! The `hypermem` binary, run as an operator would.
+
+use std::path::Path;
+use std::process::Command;
+
+fn hm(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn observe_recall_beliefs_plans_and_erasure() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, _) = hm(d, &["--json", "init"]);
+    assert!(ok);
+    assert_eq!(json(&out)["schema_version"], 4);
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "acme",
+            "--thread",
+            "t1",
+            "I prefer dark mode in every editor",
+        ],
+    );
+    assert!(ok);
+    let event = json(&out)["event_id"].as_u64().unwrap();
+    hm(
+        d,
+        &[
+            "observe",
+            "--project",
+            "acme",
+            "--role",
+            "assistant",
+            "--thread",
+            "t1",
+            "Noted, dark mode.",
+        ],
+    );
+    hm(d, &["observe", "--project", "other", "I prefer light mode"]);
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "acme",
+            "--k",
+            "5",
+            "dark mode",
+        ],
+    );
+    assert!(ok);
+    let hits = json(&out);
+    let hits = hits.as_array().unwrap();
+    assert_eq!(
+        hits.len(),
+        2,
+        "both acme events, nothing of the other project"
+    );
+    assert!(
+        hits.iter()
+            .any(|h| h["event"]["id"].as_u64() == Some(event))
+    );
+    assert!(hits.iter().all(|h| h["event"]["project"] == "acme"));
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "acme",
+            "--pack",
+            "--available",
+            "100",
+            "--budget",
+            "1000",
+            "dark mode",
+        ],
+    );
+    assert!(ok);
+    let pack = json(&out);
+    assert!(
+        pack["budget"].as_u64().unwrap() <= 30 && pack["used"].as_u64() <= pack["budget"].as_u64()
+    );
+    // A governance plan from a file: applied, then already applied; a bad one is refused.
+    let plan = d.join("plan.json");
+    std::fs::write(
+        &plan,
+        format!(r#"{{"project":"acme","idempotency_key":"p1","ops":[{{"op":"assert","key":"user.theme","statement":"prefers dark mode","ownership":"user","evidence":[{event}]}}]}}"#),
+    )
+    .unwrap();
+    let (ok, out, _) = hm(
+        d,
+        &["--json", "plan", "apply", "--file", plan.to_str().unwrap()],
+    );
+    assert!(ok, "{out}");
+    assert_eq!(json(&out)["status"], "applied");
+    let (ok, out, _) = hm(
+        d,
+        &["--json", "plan", "apply", "--file", plan.to_str().unwrap()],
+    );
+    assert!(ok);
+    assert_eq!(json(&out)["status"], "already_applied");
+    std::fs::write(&plan, r#"{"project":"acme","idempotency_key":"p2","ops":[{"op":"assert","key":"k","statement":"s","ownership":"user","evidence":[999]}]}"#).unwrap();
+    let (ok, out, err) = hm(
+        d,
+        &["--json", "plan", "apply", "--file", plan.to_str().unwrap()],
+    );
+    assert!(!ok && err.contains("rejected"));
+    assert_eq!(json(&out)["reason"]["reason"], "unknown_evidence");
+    std::fs::write(&plan, "{not json").unwrap();
+    let (ok, _, err) = hm(d, &["plan", "apply", "--file", plan.to_str().unwrap()]);
+    assert!(!ok && err.contains("invalid plan"), "{err}");
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "current",
+            "--project",
+            "acme",
+            "--key",
+            "user.theme",
+        ],
+    );
+    assert!(ok);
+    assert_eq!(json(&out)["statement"], "prefers dark mode");
+    let (ok, out, _) = hm(d, &["--json", "migrate", "--dry-run"]);
+    assert!(ok);
+    assert_eq!(json(&out)["migrations"].as_array().unwrap().len(), 0);
+    let (ok, out, _) = hm(d, &["--json", "pulse", "--project", "acme"]);
+    assert!(ok);
+    assert_eq!(json(&out)["phases"].as_array().unwrap().len(), 7);
+    let (ok, out, _) = hm(d, &["--json", "forget-project", "--project", "acme"]);
+    assert!(ok);
+    assert_eq!(json(&out)["vectors"], 2);
+    let (_, out, _) = hm(d, &["--json", "stats"]);
+    let stats = json(&out);
+    assert_eq!(stats.as_array().unwrap().len(), 1);
+    assert_eq!(stats[0]["project"], "other");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = hm(dir.path(), &["observe", "--project", "../etc", "x"]);
+    assert!(!ok && err.contains("invalid project name"), "{err}");
+    let (ok, _, err) = hm(
+        dir.path(),
+        &["observe", "--project", "p", "--role", "robot", "x"],
+    );
+    assert!(
+        !ok && err.contains("robot") && err.contains("user, assistant"),
+        "{err}"
+    );
+    let (ok, _, err) = hm(dir.path(), &["--profile", "/nonexistent.toml", "stats"]);
+    assert!(!ok && err.contains("/nonexistent.toml"), "{err}");
+    let (ok, _, err) = hm(dir.path(), &["eval", "--data", "/nonexistent"]);
+    assert!(!ok && err.contains("conversations.jsonl"), "{err}");
+}
+
+#[test]
+fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        data.join("conversations.jsonl"),
+        r#"{"conversation_id":"c1","sessions":[{"session_id":"s1","date":null,"turns":[{"turn_id":"0","role":"user","text":"My sister Alice lives in Lisbon"},{"turn_id":"1","role":"assistant","text":"Lisbon is lovely"},{"turn_id":"2","role":"user","text":"Alice moved to Porto last month"},{"turn_id":"3","role":"user","text":"I am learning the cello"}]}]}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("questions.jsonl"),
+        r#"{"conversation_id":"c1","question_id":"q1","category":"knowledge_update","question":"Where does Alice live now?","answer":"Porto","evidence":["2"],"superseded_evidence":["0"]}
+{"conversation_id":"c1","question_id":"q2","category":"information_extraction","question":"Which instrument am I learning?","answer":"cello","evidence":["3"]}
+{"conversation_id":"c1","question_id":"q3","category":"abstention","question":"What is my salary?","answer":"unknown","evidence":[]}
+"#,
+    )
+    .unwrap();
+    let (ok, out, err) = hm(
+        dir.path(),
+        &["eval", "--data", data.to_str().unwrap(), "--k", "10"],
+    );
+    assert!(ok, "{err}");
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("overall recall@10 "), "{last}");
+    let fields: Vec<&str> = last.split_whitespace().collect();
+    assert_eq!(fields.len(), 7);
+    let recall: f64 = fields[2].parse().unwrap();
+    assert!(
+        recall > 0.99,
+        "both evidence turns are in the top 10 of 4: {last}"
+    );
+    assert!(out.contains("information_extraction"));
+}
