@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use hdv::Hypervector;
 use hdv::encode::{TextEncoder, UniformWeights};
+use rayon::prelude::*;
 use rusqlite::params;
 
 use crate::cognition::{Cognition, RippleParams};
@@ -51,7 +52,9 @@ pub struct Memory {
     ledger: Arc<Ledger>,
     vectors: SegmentStore,
     cognition: Arc<Cognition>,
-    encoder: Mutex<TextEncoder>,
+    /// Encoders ready for use: one is taken per encoding task (so threads encode in
+    /// parallel, each keeping its own symbol cache) and put back afterwards.
+    encoders: Mutex<Vec<TextEncoder>>,
 }
 
 impl std::fmt::Debug for Memory {
@@ -92,7 +95,7 @@ impl Memory {
             ledger,
             vectors,
             cognition,
-            encoder: Mutex::new(TextEncoder::new(profile.dim, profile.text)),
+            encoders: Mutex::new(Vec::new()),
         };
         memory.repair()?;
         Ok(memory)
@@ -118,14 +121,26 @@ impl Memory {
         &self.data_dir
     }
 
+    fn with_encoder<R>(&self, f: impl FnOnce(&mut TextEncoder) -> R) -> R {
+        let pooled = self
+            .encoders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let mut encoder =
+            pooled.unwrap_or_else(|| TextEncoder::new(self.profile.dim, self.profile.text));
+        let out = f(&mut encoder);
+        self.encoders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(encoder);
+        out
+    }
+
     /// Encodes text with the profile's text encoder and uniform term weights (`None` for
     /// text without tokens).
     pub fn encode(&self, text: &str) -> Option<Hypervector> {
-        self.encoder
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .encode(text, &UniformWeights)
-            .ok()
+        self.with_encoder(|e| e.encode(text, &UniformWeights).ok())
     }
 
     /// BM25-style IDF weights of the tokens of `texts` in `project`:
@@ -150,11 +165,7 @@ impl Memory {
     /// Encodes text with IDF weights of `project`.
     fn encode_idf(&self, text: &str, idf: &HashMap<String, f32>) -> Option<Hypervector> {
         let weights = |t: &str| idf.get(t).copied().unwrap_or(1.0);
-        self.encoder
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .encode(text, &weights)
-            .ok()
+        self.with_encoder(|e| e.encode(text, &weights).ok())
     }
 
     /// Events appended to the ledger whose vectors are missing (an observation interrupted
@@ -215,9 +226,9 @@ impl Memory {
         Ok(self.observe_batch(std::slice::from_ref(&event))?[0])
     }
 
-    /// Records observations: appended to the ledger in one transaction, encoded, stored in
-    /// the vector tier under their event ids (synced), and linked to their thread
-    /// predecessor by a synapse. Acknowledged when it returns.
+    /// Records observations: appended to the ledger in one transaction, encoded (in
+    /// parallel), stored in the vector tier under their event ids (synced), and linked to
+    /// their thread predecessor by a synapse. Acknowledged when it returns.
     ///
     /// # Errors
     /// Ledger validation (content size, references), store and SQLite errors.
@@ -226,8 +237,12 @@ impl Memory {
         let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, Hypervector)>> =
             Default::default();
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
-        for (e, id) in events.iter().zip(&ids) {
-            if let Some(v) = self.encode(&e.content) {
+        // Documents are encoded with uniform term weights and queries with IDF weights:
+        // measured on BEAM, IDF on the documents too lowered recall@10 from 0.442 to 0.386.
+        let encoded: Vec<Option<Hypervector>> =
+            events.par_iter().map(|e| self.encode(&e.content)).collect();
+        for ((e, id), v) in events.iter().zip(&ids).zip(encoded) {
+            if let Some(v) = v {
                 by_project
                     .entry(&e.project)
                     .or_default()

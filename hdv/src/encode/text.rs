@@ -141,9 +141,17 @@ impl TextEncoder {
         }
         let tokens = Self::tokens(text);
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
+        // Bundling is a sum, so a feature occurring m times is added once with m times the
+        // votes: the same counters (and vector), far fewer additions for long texts.
+        let mut occurrences: HashMap<&str, (i64, f32)> = HashMap::new();
+        for (t, &w) in tokens.iter().zip(&token_weights) {
+            occurrences.entry(t.as_str()).or_insert((0, w)).0 += 1;
+        }
         let mut features = 0;
         let mut key = String::new();
-        for (t, &w) in tokens.iter().zip(&token_weights) {
+        let mut unique: Vec<(&str, (i64, f32))> = occurrences.into_iter().collect();
+        unique.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (t, (count, w)) in unique {
             let votes = self.votes(w);
             if votes == 0 {
                 continue;
@@ -151,18 +159,25 @@ impl TextEncoder {
             key.clear();
             key.push_str("w\u{1f}");
             key.push_str(t);
-            bundler.add_weighted(self.items.get(&key), votes);
-            features += 1;
-            features += self.add_ngrams(t, w, bundler);
+            bundler.add_weighted(self.items.get(&key), votes * count);
+            features += count as usize;
+            features += count as usize * self.add_ngrams(t, w, count, bundler);
         }
         if self.config.order_weight > 0.0 {
+            let mut pairs: HashMap<(&str, &str), i64> = HashMap::new();
             for (pair, ws) in tokens.windows(2).zip(token_weights.windows(2)) {
                 let votes = self.votes(self.config.order_weight * ws[0].min(ws[1]));
-                if votes == 0 {
-                    continue;
+                if votes > 0 {
+                    *pairs
+                        .entry((pair[0].as_str(), pair[1].as_str()))
+                        .or_default() += votes;
                 }
-                let first = self.items.get(&format!("w\u{1f}{}", pair[0])).permute(1);
-                let second = self.items.get(&format!("w\u{1f}{}", pair[1]));
+            }
+            let mut pairs: Vec<_> = pairs.into_iter().collect();
+            pairs.sort_unstable();
+            for ((a, b), votes) in pairs {
+                let first = self.items.get(&format!("w\u{1f}{a}")).permute(1);
+                let second = self.items.get(&format!("w\u{1f}{b}"));
                 bundler.add_weighted(&first.bind(second), votes);
                 features += 1;
             }
@@ -170,9 +185,10 @@ impl TextEncoder {
         Ok(features)
     }
 
-    fn add_ngrams(&mut self, token: &str, weight: f32, bundler: &mut Bundler) -> usize {
+    /// Adds the n-grams of `token` (occurring `count` times); returns n-grams per occurrence.
+    fn add_ngrams(&mut self, token: &str, weight: f32, count: i64, bundler: &mut Bundler) -> usize {
         let n = self.config.ngram;
-        let votes = self.votes(self.config.ngram_weight * weight);
+        let votes = self.votes(self.config.ngram_weight * weight) * count;
         if n == 0 || votes == 0 {
             return 0;
         }
