@@ -297,14 +297,25 @@ impl Memory {
             ids: fts.iter().map(|h| h.event.id.0).collect(),
         });
         let mut out = Vec::with_capacity(k);
-        for fused in recall::fuse(&lists).into_iter().take(k) {
+        // Role prior: what the user said outranks what was said back to the user, among the
+        // top fused candidates (additive and bounded, like every boost).
+        let user_bonus = self.profile.recall.user_bonus;
+        let mut all = Vec::new();
+        for mut fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
             if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
-                out.push(RecallItem {
-                    similarity: similarity.get(&fused.id).copied(),
-                    event,
-                    fused,
-                });
+                if event.role == crate::ledger::Role::User {
+                    fused.score += user_bonus;
+                }
+                all.push((fused, event));
             }
+        }
+        all.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
+        for (fused, event) in all.into_iter().take(k) {
+            out.push(RecallItem {
+                similarity: similarity.get(&fused.id).copied(),
+                event,
+                fused,
+            });
         }
         let best = out
             .iter()

@@ -115,6 +115,7 @@ struct RawProfile {
 struct RawRecall {
     vector_weight: f64,
     fts_weight: f64,
+    user_bonus: f64,
 }
 
 impl Default for RawRecall {
@@ -123,6 +124,7 @@ impl Default for RawRecall {
         Self {
             vector_weight: r.vector_weight,
             fts_weight: r.fts_weight,
+            user_bonus: r.user_bonus,
         }
     }
 }
@@ -134,6 +136,9 @@ pub struct RecallSettings {
     pub vector_weight: f64,
     /// Weight of the bm25 full-text ranking.
     pub fts_weight: f64,
+    /// Added to the fused score of user-role events among the top candidates (a role
+    /// prior: fused scores are at most `Σ weights / 61`, so 0.02 ranks user statements first).
+    pub user_bonus: f64,
 }
 
 impl Default for RecallSettings {
@@ -141,6 +146,7 @@ impl Default for RecallSettings {
         Self {
             vector_weight: 1.0,
             fts_weight: 1.0,
+            user_bonus: 0.02,
         }
     }
 }
@@ -504,6 +510,7 @@ impl Profile {
         for (key, value) in [
             ("recall.vector_weight", raw.recall.vector_weight),
             ("recall.fts_weight", raw.recall.fts_weight),
+            ("recall.user_bonus", raw.recall.user_bonus),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -515,6 +522,7 @@ impl Profile {
         let recall = RecallSettings {
             vector_weight: raw.recall.vector_weight,
             fts_weight: raw.recall.fts_weight,
+            user_bonus: raw.recall.user_bonus,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
