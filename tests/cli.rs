@@ -213,3 +213,249 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
     );
     assert!(out.contains("information_extraction"));
 }
+
+#[test]
+fn episodes_procedures_prospective_and_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let id = |out: &str, key: &str| json(out)[key].as_u64().unwrap();
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "p",
+            "--thread",
+            "t",
+            "I prefer short answers. Remind me to renew the TLS certificate?",
+        ],
+    );
+    let e1 = id(&out, "event_id");
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "p",
+            "--thread",
+            "t",
+            "Yes please, go ahead.",
+        ],
+    );
+    let e2 = id(&out, "event_id");
+    // Episodes.
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "episode",
+            "start",
+            "--project",
+            "p",
+            "--agent",
+            "a",
+        ],
+    );
+    assert!(ok);
+    let ep = id(&out, "episode").to_string();
+    for e in [e1, e2] {
+        let (ok, out, err) = hm(
+            d,
+            &[
+                "--json",
+                "episode",
+                "event",
+                "--project",
+                "p",
+                "--episode",
+                &ep,
+                "--event",
+                &e.to_string(),
+            ],
+        );
+        assert!(ok, "{err}");
+        assert!(
+            json(&out)["outcome"]
+                .as_str()
+                .unwrap()
+                .starts_with("Appended")
+        );
+    }
+    let (ok, _, _) = hm(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--reward",
+            "1",
+        ],
+    );
+    assert!(ok);
+    let (ok, _, err) = hm(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &e1.to_string(),
+        ],
+    );
+    assert!(!ok && err.contains("sealed"), "{err}");
+    // The pulse curates the sealed episode into candidates.
+    hm(d, &["pulse", "--project", "p"]);
+    let (_, out, _) = hm(d, &["--json", "candidates", "list", "--project", "p"]);
+    let candidates = json(&out);
+    let pref = candidates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"].as_str().unwrap().starts_with("user.preference"))
+        .unwrap();
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "candidates",
+            "approve",
+            "--project",
+            "p",
+            "--id",
+            &pref["id"].to_string(),
+        ],
+    );
+    assert!(ok, "{out}");
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "current",
+            "--project",
+            "p",
+            "--key",
+            pref["key"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(json(&out)["status"], "active");
+    // Procedures.
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "procedure",
+            "add",
+            "--project",
+            "p",
+            "--name",
+            "renew-cert",
+            "--trigger",
+            "renew the TLS certificate",
+            "--step",
+            "run certbot renew",
+            "--step",
+            "reload nginx",
+        ],
+    );
+    assert!(ok);
+    let proc_id = id(&out, "procedure").to_string();
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "procedure",
+            "outcome",
+            "--project",
+            "p",
+            "--id",
+            &proc_id,
+            "--success",
+        ],
+    );
+    assert!(ok);
+    assert!((json(&out)["reliability"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "procedure",
+            "suggest",
+            "--project",
+            "p",
+            "certificate renewal for TLS",
+        ],
+    );
+    assert_eq!(json(&out)[0]["procedure"]["name"], "renew-cert");
+    // Prospective memory: confirmed only by the later affirmative user event.
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "prospective",
+            "propose",
+            "--project",
+            "p",
+            "--event",
+            &e1.to_string(),
+            "--due",
+            "1000",
+            "renew the TLS certificate",
+        ],
+    );
+    assert!(ok);
+    let item = id(&out, "id").to_string();
+    let (ok, _, err) = hm(
+        d,
+        &[
+            "prospective",
+            "confirm",
+            "--project",
+            "p",
+            "--id",
+            &item,
+            "--event",
+            &e1.to_string(),
+        ],
+    );
+    assert!(!ok && err.contains("refused"), "{err}");
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "prospective",
+            "confirm",
+            "--project",
+            "p",
+            "--id",
+            &item,
+            "--event",
+            &e2.to_string(),
+        ],
+    );
+    assert!(ok);
+    assert_eq!(json(&out)["status"], "confirmed");
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "prospective",
+            "due",
+            "--project",
+            "p",
+            "--at",
+            "2000",
+        ],
+    );
+    assert_eq!(json(&out).as_array().unwrap().len(), 1);
+    let (ok, _, _) = hm(d, &["--json", "associations", "--project", "p"]);
+    assert!(ok);
+}

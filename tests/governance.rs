@@ -727,11 +727,13 @@ fn invariant10_prospective_items_activate_only_on_a_later_affirmative_user_event
     let yes = event(&l, "p", Role::User, "Yes please, go ahead.");
     assert_eq!(
         l.confirm_prospective(&p, item.id, no).unwrap(),
-        Err(ProspectiveRefusal::NotAffirmative(no))
+        Err(ProspectiveRefusal::NotAffirmative { event: no })
     );
     assert_eq!(
         l.confirm_prospective(&p, item.id, assistant_yes).unwrap(),
-        Err(ProspectiveRefusal::NotUserEvent(assistant_yes))
+        Err(ProspectiveRefusal::NotUserEvent {
+            event: assistant_yes
+        })
     );
     assert!(
         l.confirm_prospective(&p, item.id, foreign_yes).is_err(),
@@ -742,7 +744,7 @@ fn invariant10_prospective_items_activate_only_on_a_later_affirmative_user_event
         .unwrap();
     assert_eq!(
         l.confirm_prospective(&p, early.id, yes).unwrap(),
-        Err(ProspectiveRefusal::NotLater(yes))
+        Err(ProspectiveRefusal::NotLater { event: yes })
     );
     assert_eq!(
         l.due_prospective(&p, 10_000).unwrap(),
@@ -906,4 +908,63 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
         0,
         "erasing twice is harmless"
     );
+}
+
+#[test]
+fn every_refusal_and_outcome_serializes_for_the_cli() {
+    use hypermem::governance::{BeliefId, OpOutcome, Rejection};
+    let e = EventId(3);
+    for r in [
+        ProspectiveRefusal::UnknownItem { item: 1 },
+        ProspectiveRefusal::NotUserEvent { event: e },
+        ProspectiveRefusal::NotLater { event: e },
+        ProspectiveRefusal::NotAffirmative { event: e },
+        ProspectiveRefusal::EventAlreadyUsed { event: e, item: 2 },
+        ProspectiveRefusal::InvalidTransition {
+            op: "confirm",
+            status: ProspectiveStatus::Completed,
+        },
+    ] {
+        let v = serde_json::to_value(&r).unwrap();
+        assert!(v["reason"].is_string(), "{v}");
+    }
+    let reasons = [
+        RejectionReason::MissingEvidence,
+        RejectionReason::UnknownEvidence { event: e },
+        RejectionReason::ProjectBoundaryViolation { what: "x".into() },
+        RejectionReason::UserOwnershipRequiresUserEvidence {
+            roles: "tool".into(),
+        },
+        RejectionReason::DuplicateIdempotencyKey { key: "k".into() },
+        RejectionReason::VersionConflict {
+            key: "k".into(),
+            expected: 1,
+            current: 2,
+        },
+        RejectionReason::NoActiveBelief { key: "k".into() },
+        RejectionReason::UnknownBelief {
+            belief: BeliefId(1),
+        },
+        RejectionReason::InvalidTransition {
+            op: "reject",
+            status: BeliefStatus::Active,
+        },
+        RejectionReason::InvalidValue { detail: "d".into() },
+    ];
+    for reason in reasons {
+        let v = serde_json::to_value(PlanOutcome::Rejected(Rejection {
+            op_index: Some(0),
+            reason,
+        }))
+        .unwrap();
+        assert_eq!(v["status"], "rejected");
+        assert!(v["reason"]["reason"].is_string(), "{v}");
+    }
+    let v = serde_json::to_value(PlanOutcome::Applied {
+        results: vec![OpOutcome::Created {
+            belief: BeliefId(1),
+        }],
+    })
+    .unwrap();
+    assert_eq!(v["results"][0]["outcome"], "created");
 }

@@ -7,8 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hypermem::governance::{Plan, PlanOutcome};
-use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::cognition::{EpisodeId, ProcedureId, Step};
+use hypermem::governance::{
+    BeliefId, BeliefStatus, Op, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
+};
+use hypermem::ledger::{EventId, EventKind, NewEvent, Role};
 use hypermem::store::{ProjectId, VectorTier};
 use hypermem::{Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -123,6 +126,32 @@ enum Command {
         #[arg(long)]
         project: String,
     },
+    /// Episodes: start, add an event, end.
+    Episode {
+        #[command(subcommand)]
+        action: EpisodeAction,
+    },
+    /// Procedures: add, suggest, record an outcome.
+    Procedure {
+        #[command(subcommand)]
+        action: ProcedureAction,
+    },
+    /// Prospective memory: intentions, reminders, ...
+    Prospective {
+        #[command(subcommand)]
+        action: ProspectiveAction,
+    },
+    /// Candidate beliefs (from the curator or agents) awaiting governance.
+    Candidates {
+        #[command(subcommand)]
+        action: CandidateAction,
+    },
+    /// Candidate associations of a project.
+    Associations {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
     /// Import conversations in the evaluation format (one project per conversation).
     Import {
         /// Directory holding conversations.jsonl.
@@ -171,6 +200,188 @@ enum BeliefAction {
         /// Key.
         #[arg(long)]
         key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum EpisodeAction {
+    /// Start an episode for an agent (its open one is sealed and chained).
+    Start {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Agent.
+        #[arg(long, default_value = "agent")]
+        agent: String,
+    },
+    /// Append a recorded event to an episode.
+    Event {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Episode id.
+        #[arg(long)]
+        episode: u64,
+        /// Event id.
+        #[arg(long)]
+        event: u64,
+    },
+    /// Seal an episode.
+    End {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Episode id.
+        #[arg(long)]
+        episode: u64,
+        /// Outcome text.
+        #[arg(long)]
+        outcome: Option<String>,
+        /// Reward.
+        #[arg(long)]
+        reward: Option<f64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProcedureAction {
+    /// Add a procedure; steps are given as repeated --step.
+    Add {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Name.
+        #[arg(long)]
+        name: String,
+        /// When to use it.
+        #[arg(long)]
+        trigger: String,
+        /// A step instruction (repeat for several).
+        #[arg(long = "step", required = true)]
+        steps: Vec<String>,
+    },
+    /// Procedures for a situation, by trigger similarity x reliability.
+    Suggest {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// How many.
+        #[arg(long, default_value_t = 3)]
+        k: usize,
+        /// The situation.
+        query: String,
+    },
+    /// Record an outcome.
+    Outcome {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Procedure id.
+        #[arg(long)]
+        id: u64,
+        /// Whether it worked.
+        #[arg(long)]
+        success: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProspectiveAction {
+    /// Record a pending item created by an event.
+    Propose {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Kind: intention, commitment, reminder, open_loop, plan.
+        #[arg(long, default_value = "reminder")]
+        kind: String,
+        /// The event that created it.
+        #[arg(long)]
+        event: u64,
+        /// Due time (ms since the epoch).
+        #[arg(long)]
+        due: Option<i64>,
+        /// What it is about.
+        text: String,
+    },
+    /// Confirm an item by a later, affirmative user event.
+    Confirm {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Item id.
+        #[arg(long)]
+        id: u64,
+        /// The confirming event.
+        #[arg(long)]
+        event: u64,
+    },
+    /// Postpone an item.
+    Defer {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Item id.
+        #[arg(long)]
+        id: u64,
+        /// New due time (ms).
+        #[arg(long)]
+        until: i64,
+    },
+    /// Mark an item done.
+    Complete {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Item id.
+        #[arg(long)]
+        id: u64,
+    },
+    /// Refuse an item.
+    Reject {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Item id.
+        #[arg(long)]
+        id: u64,
+    },
+    /// Items due at a time (ms; default now).
+    Due {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Time (ms).
+        #[arg(long)]
+        at: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum CandidateAction {
+    /// Candidate beliefs of a project.
+    List {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// Promote a candidate (governed: user-owned claims still need user evidence).
+    Approve {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Belief id.
+        #[arg(long)]
+        id: u64,
+    },
+    /// Reject a candidate.
+    Reject {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Belief id.
+        #[arg(long)]
+        id: u64,
     },
 }
 
@@ -455,6 +666,247 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             bar.finish_and_clear();
             memory.flush()?;
             print(json!({"turns": n}), format!("imported {n} turns"));
+        }
+        Command::Episode { action } => match action {
+            EpisodeAction::Start { project: p, agent } => {
+                let id = memory.cognition().start_episode(&project(&p)?, &agent)?;
+                print(
+                    json!({"episode": id.0}),
+                    format!("started episode {}", id.0),
+                );
+            }
+            EpisodeAction::Event {
+                project: p,
+                episode,
+                event,
+            } => {
+                let p = project(&p)?;
+                let e = memory
+                    .ledger()
+                    .get(&p, EventId(event))?
+                    .ok_or_else(|| format!("no event {event} in project `{p}`"))?;
+                let v = memory
+                    .encode(&e.content)
+                    .ok_or("the event has no text to encode")?;
+                let outcome = memory.cognition().append_to_episode(
+                    &p,
+                    EpisodeId(episode),
+                    EventId(event),
+                    &v,
+                )?;
+                print(
+                    json!({"outcome": format!("{outcome:?}")}),
+                    format!("{outcome:?}"),
+                );
+            }
+            EpisodeAction::End {
+                project: p,
+                episode,
+                outcome,
+                reward,
+            } => {
+                memory.cognition().end_episode(
+                    &project(&p)?,
+                    EpisodeId(episode),
+                    outcome.as_deref(),
+                    reward,
+                )?;
+                print(
+                    json!({"episode": episode, "status": "sealed"}),
+                    format!("sealed episode {episode}"),
+                );
+            }
+        },
+        Command::Procedure { action } => match action {
+            ProcedureAction::Add {
+                project: p,
+                name,
+                trigger,
+                steps,
+            } => {
+                let v = memory
+                    .encode(&trigger)
+                    .ok_or("the trigger has no text to encode")?;
+                let steps: Vec<Step> = steps
+                    .into_iter()
+                    .map(|instruction| Step {
+                        instruction,
+                        code: None,
+                        tool_call: None,
+                    })
+                    .collect();
+                let id =
+                    memory
+                        .cognition()
+                        .add_procedure(&project(&p)?, &name, &trigger, &v, &steps)?;
+                print(
+                    json!({"procedure": id.0}),
+                    format!("added procedure {}", id.0),
+                );
+            }
+            ProcedureAction::Suggest {
+                project: p,
+                k,
+                query,
+            } => {
+                let v = memory
+                    .encode(&query)
+                    .ok_or("the query has no text to encode")?;
+                let s = memory
+                    .cognition()
+                    .suggest_procedures(&project(&p)?, &v, k)?;
+                let text = s
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{:.3} #{} {} (reliability {:.2})",
+                            s.score, s.procedure.id.0, s.procedure.name, s.procedure.reliability
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                print(serde_json::to_value(&s)?, text);
+            }
+            ProcedureAction::Outcome {
+                project: p,
+                id,
+                success,
+            } => {
+                let proc_ = memory.cognition().record_procedure_outcome(
+                    &project(&p)?,
+                    ProcedureId(id),
+                    success,
+                )?;
+                print(
+                    serde_json::to_value(&proc_)?,
+                    format!("{} reliability {:.3}", proc_.name, proc_.reliability),
+                );
+            }
+        },
+        Command::Prospective { action } => {
+            let ledger = memory.ledger();
+            let refused = |r: &hypermem::governance::ProspectiveRefusal| format!("refused: {r}");
+            match action {
+                ProspectiveAction::Propose {
+                    project: p,
+                    kind,
+                    event,
+                    due,
+                    text,
+                } => {
+                    let item = ledger.propose_prospective(
+                        &project(&p)?,
+                        ProspectiveKind::parse(&kind)?,
+                        &text,
+                        EventId(event),
+                        due,
+                    )?;
+                    print(
+                        serde_json::to_value(&item)?,
+                        format!("item {} pending", item.id.0),
+                    );
+                }
+                ProspectiveAction::Due { project: p, at } => {
+                    let items = ledger
+                        .due_prospective(&project(&p)?, at.unwrap_or_else(|| ledger.now_ms()))?;
+                    let text = items
+                        .iter()
+                        .map(|i| format!("#{} [{}] {}", i.id.0, i.status, i.text))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    print(serde_json::to_value(&items)?, text);
+                }
+                other => {
+                    let result = match other {
+                        ProspectiveAction::Confirm {
+                            project: p,
+                            id,
+                            event,
+                        } => ledger.confirm_prospective(
+                            &project(&p)?,
+                            ProspectiveId(id),
+                            EventId(event),
+                        )?,
+                        ProspectiveAction::Defer {
+                            project: p,
+                            id,
+                            until,
+                        } => ledger.defer_prospective(&project(&p)?, ProspectiveId(id), until)?,
+                        ProspectiveAction::Complete { project: p, id } => {
+                            ledger.complete_prospective(&project(&p)?, ProspectiveId(id))?
+                        }
+                        ProspectiveAction::Reject { project: p, id } => {
+                            ledger.reject_prospective(&project(&p)?, ProspectiveId(id))?
+                        }
+                        ProspectiveAction::Propose { .. } | ProspectiveAction::Due { .. } => {
+                            unreachable!("handled above")
+                        }
+                    };
+                    match result {
+                        Ok(item) => print(
+                            serde_json::to_value(&item)?,
+                            format!("item {} {}", item.id.0, item.status),
+                        ),
+                        Err(r) => {
+                            print(serde_json::to_value(&r)?, refused(&r));
+                            return Err(refused(&r).into());
+                        }
+                    }
+                }
+            }
+        }
+        Command::Candidates { action } => {
+            let approve = matches!(action, CandidateAction::Approve { .. });
+            match action {
+                CandidateAction::List { project: p } => {
+                    let list = memory
+                        .ledger()
+                        .beliefs_with_status(&project(&p)?, BeliefStatus::Candidate)?;
+                    let text = list
+                        .iter()
+                        .map(|b| {
+                            format!(
+                                "#{} {} = {} ({}, evidence {:?})",
+                                b.id, b.key, b.statement, b.ownership, b.evidence
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    print(serde_json::to_value(&list)?, text);
+                }
+                CandidateAction::Approve { project: p, id }
+                | CandidateAction::Reject { project: p, id } => {
+                    let belief = BeliefId(id);
+                    let op = if approve {
+                        Op::Promote {
+                            belief,
+                            expected_version: None,
+                        }
+                    } else {
+                        Op::Reject { belief }
+                    };
+                    let key = format!("cli-{}-{id}", if approve { "approve" } else { "reject" });
+                    let outcome =
+                        memory
+                            .ledger()
+                            .apply_plan(&Plan::single(project(&p)?, key, op))?;
+                    let rejected = matches!(outcome, PlanOutcome::Rejected(_));
+                    let value = serde_json::to_value(&outcome)?;
+                    print(value.clone(), serde_json::to_string_pretty(&value)?);
+                    if rejected {
+                        return Err("governance refused the operation; nothing was written".into());
+                    }
+                }
+            }
+        }
+        Command::Associations { project: p } => {
+            let list = memory.cognition().associations(&project(&p)?, 50)?;
+            let text = list
+                .iter()
+                .map(|a| format!("[{:.2}] {}", a.confidence, a.suggestion))
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(serde_json::to_value(&list)?, text);
         }
         Command::Eval { .. } => unreachable!("handled above"),
     }

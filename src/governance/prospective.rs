@@ -74,17 +74,29 @@ pub struct ProspectiveItem {
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum ProspectiveRefusal {
     /// No such item in this project.
-    #[error("unknown prospective item {0}")]
-    UnknownItem(u64),
+    #[error("unknown prospective item {item}")]
+    UnknownItem {
+        /// The item id.
+        item: u64,
+    },
     /// The confirming event is not a user event.
-    #[error("event {0} is not a user event")]
-    NotUserEvent(EventId),
+    #[error("event {event} is not a user event")]
+    NotUserEvent {
+        /// The event.
+        event: EventId,
+    },
     /// The confirming event is the item's own source event, or earlier.
-    #[error("event {0} is not later than the item's source event")]
-    NotLater(EventId),
+    #[error("event {event} is not later than the item's source event")]
+    NotLater {
+        /// The event.
+        event: EventId,
+    },
     /// The confirming event is not explicitly affirmative (or is negated).
-    #[error("event {0} is not an explicit affirmation")]
-    NotAffirmative(EventId),
+    #[error("event {event} is not an explicit affirmation")]
+    NotAffirmative {
+        /// The event.
+        event: EventId,
+    },
     /// The event already confirmed another item.
     #[error("event {event} already confirmed item {item}")]
     EventAlreadyUsed {
@@ -266,19 +278,19 @@ impl Ledger {
                 .optional()
                 .map_err(|e| self.sql(e))?;
             let Some(item) = item else {
-                return Ok(Err(ProspectiveRefusal::UnknownItem(id.0)));
+                return Ok(Err(ProspectiveRefusal::UnknownItem { item: id.0 }));
             };
             if !matches!(item.status, ProspectiveStatus::Pending | ProspectiveStatus::Deferred) {
                 return Ok(Err(ProspectiveRefusal::InvalidTransition { op: "confirm", status: item.status }));
             }
             if ev.role != Role::User {
-                return Ok(Err(ProspectiveRefusal::NotUserEvent(event)));
+                return Ok(Err(ProspectiveRefusal::NotUserEvent { event }));
             }
             if event <= item.source_event {
-                return Ok(Err(ProspectiveRefusal::NotLater(event)));
+                return Ok(Err(ProspectiveRefusal::NotLater { event }));
             }
             if !is_affirmative(&ev.content) {
-                return Ok(Err(ProspectiveRefusal::NotAffirmative(event)));
+                return Ok(Err(ProspectiveRefusal::NotAffirmative { event }));
             }
             let used: Option<i64> = tx
                 .query_row("SELECT id FROM prospective WHERE confirmed_by = ?1", [event.0 as i64], |r| r.get(0))
@@ -333,7 +345,7 @@ impl Ledger {
                 .optional()
                 .map_err(|e| self.sql(e))?;
             let Some(item) = item else {
-                return Ok(Err(ProspectiveRefusal::UnknownItem(id.0)));
+                return Ok(Err(ProspectiveRefusal::UnknownItem { item: id.0 }));
             };
             if !from.contains(&item.status) {
                 return Ok(Err(ProspectiveRefusal::InvalidTransition { op, status: item.status }));
