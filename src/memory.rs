@@ -24,6 +24,8 @@ use crate::{Profile, Result};
 
 /// Candidates gathered from each source before fusion.
 const CANDIDATES: usize = 50;
+/// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
+const COMMON_IDF: f64 = 1.386;
 
 /// A recalled memory with its score breakdown and source anchor.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -290,7 +292,19 @@ impl Memory {
                 ids: hits.iter().map(|h| h.id.0).collect(),
             });
         }
-        let fts = self.ledger.search(project, query, CANDIDATES)?;
+        // Words in more than a quarter of the project's events add almost nothing to bm25
+        // (idf ≤ ln 4) but make it score nearly every event: leave them out of the
+        // full-text query (unless nothing else remains).
+        let distinctive: Vec<String> = TextEncoder::tokens(query)
+            .into_iter()
+            .filter(|t| idf.get(t).is_some_and(|&w| f64::from(w) >= COMMON_IDF))
+            .collect();
+        let fts_query = if distinctive.is_empty() {
+            query.to_owned()
+        } else {
+            distinctive.join(" ")
+        };
+        let fts = self.ledger.search(project, &fts_query, CANDIDATES)?;
         lists.push(Ranked {
             source: "fts",
             weight: self.profile.recall.fts_weight,
