@@ -343,8 +343,9 @@ impl Memory {
         Ok(out)
     }
 
-    /// A context pack for `query` within `available_tokens`: direct recall results, then
-    /// associative neighbours (ripple over synapses from the top results), greedily filled
+    /// A context pack for `query` within `available_tokens`: current beliefs the query
+    /// touches, suggested procedures, direct recall results, then associative neighbours
+    /// (ripple over synapses from the top results), greedily filled
     /// under the budget (`requested`, default 25 % of the available tokens, never above
     /// 30 %). The receipt lists every selected item and every suppressed candidate.
     ///
@@ -360,6 +361,51 @@ impl Memory {
         let budget = recall::pack_budget(available_tokens, requested);
         let direct = self.recall(project, query, 20)?;
         let mut candidates = Vec::new();
+        // Current beliefs touched by the query come first: concise and governed (only
+        // active rows, never superseded ones; user-owned ones exist only with user evidence).
+        let words: std::collections::HashSet<String> = TextEncoder::tokens(query)
+            .into_iter()
+            .filter(|t| t.chars().count() > 3)
+            .collect();
+        for b in self
+            .ledger
+            .beliefs_with_status(project, crate::governance::BeliefStatus::Active)?
+        {
+            let text = format!("{} {}", b.key.replace(['.', '_'], " "), b.statement);
+            let overlap: Vec<String> = TextEncoder::tokens(&text)
+                .into_iter()
+                .filter(|t| words.contains(t))
+                .collect();
+            if !overlap.is_empty() {
+                candidates.push((
+                    b.id.0,
+                    "belief",
+                    format!(
+                        "current belief {} v{} (matches {:?})",
+                        b.key, b.version, overlap
+                    ),
+                    format!("{}: {}", b.key, b.statement),
+                ));
+            }
+        }
+        if let Some(q) = self.encode(query) {
+            for s in self.cognition.suggest_procedures(project, &q, 2)? {
+                if s.score > 0.05 {
+                    let steps: Vec<&str> = s
+                        .procedure
+                        .steps
+                        .iter()
+                        .map(|st| st.instruction.as_str())
+                        .collect();
+                    candidates.push((
+                        s.procedure.id.0,
+                        "procedure",
+                        format!("procedure score {:.3} (similarity x reliability)", s.score),
+                        format!("{}: {}", s.procedure.name, steps.join("; ")),
+                    ));
+                }
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);

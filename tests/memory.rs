@@ -176,3 +176,132 @@ fn reopening_repairs_events_whose_vectors_were_not_stored() {
         "found by the vector source too"
     );
 }
+
+/// Child side of the crash test: observes batches until killed.
+#[test]
+fn crash_child_observer() {
+    let Ok(dir) = std::env::var("HYPERMEM_MEMORY_CHILD") else {
+        return;
+    };
+    use std::io::Write;
+    let m = Memory::open(&profile(), Some(std::path::Path::new(&dir))).unwrap();
+    let mut out = std::io::stdout().lock();
+    for b in 0.. {
+        let batch: Vec<_> = (0..20)
+            .map(|i| {
+                say(
+                    "p",
+                    &format!("b{b}"),
+                    Role::User,
+                    &format!("observation {i} of batch {b}"),
+                )
+            })
+            .collect();
+        m.observe_batch(&batch).unwrap();
+        writeln!(out, "ACK {b}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn kill_9_loses_no_acknowledged_observation() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "crash_child_observer",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("HYPERMEM_MEMORY_CHILD", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut acked = None;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(n) = line.unwrap().strip_prefix("ACK ") {
+            acked = Some(n.parse::<u64>().unwrap());
+            if acked == Some(15) {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let events = m.ledger().count(&p).unwrap();
+    assert_eq!(events % 20, 0, "whole batches only");
+    assert!(
+        events / 20 > acked.unwrap(),
+        "every acknowledged batch is in the ledger"
+    );
+    assert_eq!(
+        m.vectors().len(&p) as u64,
+        events,
+        "and every event has its vector (repaired on open)"
+    );
+    for b in 0..=acked.unwrap() {
+        assert_eq!(
+            m.ledger()
+                .replay_thread(&p, &format!("b{b}"))
+                .unwrap()
+                .len(),
+            20
+        );
+    }
+}
+
+#[test]
+fn packs_carry_current_beliefs_never_superseded_ones() {
+    use hypermem::governance::{Op, Ownership, Plan};
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let old = m
+        .observe(say("p", "s1", Role::User, "My office is in Berlin"))
+        .unwrap();
+    let new = m
+        .observe(say("p", "s2", Role::User, "I moved my office to Lisbon"))
+        .unwrap();
+    let p = project("p");
+    let plan = |key: &str, op| Plan::single(p.clone(), key, op);
+    m.ledger()
+        .apply_plan(&plan(
+            "1",
+            Op::Assert {
+                key: "user.office_city".into(),
+                statement: "office in Berlin".into(),
+                ownership: Ownership::User,
+                agent: None,
+                confidence: 1.0,
+                evidence: vec![old],
+            },
+        ))
+        .unwrap();
+    m.ledger()
+        .apply_plan(&plan(
+            "2",
+            Op::Correct {
+                key: "user.office_city".into(),
+                statement: "office in Lisbon".into(),
+                evidence: vec![new],
+                expected_version: None,
+                confidence: 1.0,
+            },
+        ))
+        .unwrap();
+    let pack = m
+        .recall_pack(&p, "where is the user's office city?", 2000, None)
+        .unwrap();
+    let beliefs: Vec<&String> = pack
+        .items
+        .iter()
+        .filter(|(l, _)| l.slot == "belief")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(beliefs.len(), 1);
+    assert!(beliefs[0].contains("Lisbon") && !beliefs[0].contains("Berlin"));
+    assert_eq!(pack.items[0].0.slot, "belief", "beliefs lead the pack");
+}
