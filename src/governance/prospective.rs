@@ -235,15 +235,23 @@ impl Ledger {
         project: &ProjectId,
         id: ProspectiveId,
     ) -> LedgerResult<Option<ProspectiveItem>> {
-        self.read(|c| {
-            c.query_row(
-                &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
-                params![project.as_str(), id.0 as i64],
-                row_to_item,
-            )
-            .optional()
-            .map_err(|e| self.sql(e))
-        })
+        self.read(|c| self.load_item(c, project, id))
+    }
+
+    /// One item, read inside a transaction or on the connection.
+    fn load_item(
+        &self,
+        c: &rusqlite::Connection,
+        project: &ProjectId,
+        id: ProspectiveId,
+    ) -> LedgerResult<Option<ProspectiveItem>> {
+        c.query_row(
+            &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
+            params![project.as_str(), id.0 as i64],
+            row_to_item,
+        )
+        .optional()
+        .map_err(|e| self.sql(e))
     }
 
     /// Confirms an item by a user event: same project, later than and distinct from the
@@ -269,15 +277,7 @@ impl Ledger {
         };
         let now = self.now_ms();
         self.write(|tx| {
-            let item = tx
-                .query_row(
-                    &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
-                    params![project.as_str(), id.0 as i64],
-                    row_to_item,
-                )
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            let Some(item) = item else {
+            let Some(item) = self.load_item(tx, project, id)? else {
                 return Ok(Err(ProspectiveRefusal::UnknownItem { item: id.0 }));
             };
             if !matches!(item.status, ProspectiveStatus::Pending | ProspectiveStatus::Deferred) {
@@ -336,15 +336,7 @@ impl Ledger {
     ) -> ProspectiveResult {
         let now = self.now_ms();
         self.write(|tx| {
-            let item = tx
-                .query_row(
-                    &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
-                    params![project.as_str(), id.0 as i64],
-                    row_to_item,
-                )
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            let Some(item) = item else {
+            let Some(item) = self.load_item(tx, project, id)? else {
                 return Ok(Err(ProspectiveRefusal::UnknownItem { item: id.0 }));
             };
             if !from.contains(&item.status) {
