@@ -1,24 +1,24 @@
-//! Quick start on the lite profile: encode an agent's memories as hypervectors, store them
-//! durably in the mmap segment store, and answer recall queries by Hamming search.
+//! Quick start on the lite profile: an agent's memories go into `Memory` (the governed
+//! ledger, the vector store, synapses), a belief is asserted and then corrected through a
+//! governance plan, and questions are answered by recall — ranked lists with their score
+//! breakdown, and a budgeted context pack with its receipt.
 //!
 //! ```sh
 //! cargo run --release --example quickstart
 //! ```
 //!
-//! Steps: load `profiles/lite.toml`; compute IDF weights over the memories (rare words count
-//! more); encode every memory with the text encoder (words, character trigrams, word order);
-//! append the vectors to the store under `<data_dir>/vectors` (project `quickstart`, replaced
-//! on every run); for each query, search the store for the top 3 and print them with their
-//! similarity (0 = unrelated, 1 = identical). A role–filler record then shows
-//! structured recall: unbinding a role and cleaning up the noisy result.
+//! The data directory is the profile's (`./hypermem-data`); the `quickstart` project is
+//! erased and rebuilt on every run. A role–filler record at the end shows structured
+//! recall with the `hdv` algebra alone: unbinding a role and cleaning up the noisy result.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
-use hypermem::hdv::encode::{ItemMemory, RecordEncoder, TextEncoder};
-use hypermem::hdv::{Codebook, Hypervector};
-use hypermem::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
-use hypermem::{Profile, ProfileKind};
+use hypermem::governance::{Op, Ownership, Plan, PlanOutcome};
+use hypermem::hdv::Codebook;
+use hypermem::hdv::encode::{ItemMemory, RecordEncoder};
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::store::ProjectId;
+use hypermem::{Memory, Profile, ProfileKind};
 
 const MEMORIES: &[&str] = &[
     "User prefers dark mode in every editor and terminal.",
@@ -55,53 +55,103 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         profile.dim.bits(),
         hypermem::hdv::kernel_name()
     );
-
-    // IDF over the memories: ln(1 + N / df).
-    let docs: Vec<Vec<String>> = MEMORIES.iter().map(|m| TextEncoder::tokens(m)).collect();
-    let mut df: HashMap<&str, usize> = HashMap::new();
-    for doc in &docs {
-        let mut seen: Vec<&str> = doc.iter().map(String::as_str).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for t in seen {
-            *df.entry(t).or_default() += 1;
-        }
-    }
-    let n = MEMORIES.len() as f32;
-    let idf = |t: &str| (1.0 + n / df.get(t).copied().unwrap_or(0).max(1) as f32).ln();
-
-    let mut encoder = TextEncoder::new(profile.dim, profile.text);
-    let start = Instant::now();
-    let vectors: Vec<Hypervector> = MEMORIES
-        .iter()
-        .map(|m| encoder.encode(m, &idf))
-        .collect::<Result<_, _>>()?;
-    let root = profile.data_dir.join("vectors");
-    let store = SegmentStore::open_or_create(&root, profile.dim, profile.store)?;
+    let memory = Memory::open(&profile, None)?;
     let project = ProjectId::new("quickstart")?;
-    store.drop_project(&project)?;
-    let batch: Vec<_> = vectors
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (VectorId(i as u64), v.view()))
-        .collect();
-    store.insert_batch(&project, &batch)?;
+    memory.forget_project(&project)?;
+
+    // Two sessions: the user states things, the assistant acknowledges.
+    let start = Instant::now();
+    let mut events = Vec::new();
+    for (i, text) in MEMORIES.iter().enumerate() {
+        let session = if i < MEMORIES.len() / 2 {
+            "monday"
+        } else {
+            "friday"
+        };
+        events.push(
+            NewEvent::new(project.clone(), Role::User, EventKind::Message, *text)
+                .thread(session)
+                .session(session),
+        );
+    }
+    let ids = memory.observe_batch(&events)?;
     println!(
-        "encoded and durably stored {} memories in {:.2} ms under {}",
-        MEMORIES.len(),
+        "observed {} memories in {:.1} ms (ledger + encoding + vectors + synapses) under {}",
+        ids.len(),
         start.elapsed().as_secs_f64() * 1e3,
-        root.display()
+        memory.data_dir().display()
     );
 
+    // A governed belief: asserted from the user's own words, then corrected by a later one.
+    let plan = Plan::single(
+        project.clone(),
+        "theme-1",
+        Op::Assert {
+            key: "user.editor_theme".into(),
+            statement: "prefers dark mode".into(),
+            ownership: Ownership::User,
+            agent: None,
+            confidence: 0.9,
+            evidence: vec![ids[0]],
+        },
+    );
+    memory.ledger().apply_plan(&plan)?;
+    let switch = memory.observe(
+        NewEvent::new(
+            project.clone(),
+            Role::User,
+            EventKind::Message,
+            "Actually I switched my editor to light mode.",
+        )
+        .thread("friday")
+        .session("friday"),
+    )?;
+    let correction = Plan::single(
+        project.clone(),
+        "theme-2",
+        Op::Correct {
+            key: "user.editor_theme".into(),
+            statement: "prefers light mode".into(),
+            evidence: vec![switch],
+            expected_version: Some(1),
+            confidence: 1.0,
+        },
+    );
+    if let PlanOutcome::Applied { results } = memory.ledger().apply_plan(&correction)? {
+        println!("belief user.editor_theme corrected: {results:?}");
+    }
+
     for query in QUERIES {
-        let q = encoder.encode(query, &idf)?;
         println!("\nquery: {query}");
-        for hit in store.search(&project, &SearchRequest::new(q.view(), 3))? {
-            let similarity = 1.0 - 2.0 * f64::from(hit.distance) / profile.dim.bits() as f64;
-            let i = hit.id.0 as usize;
-            println!("  {similarity:+.3}  #{i:<2} {}", MEMORIES[i]);
+        for hit in memory.recall(&project, query, 3)? {
+            let parts: Vec<String> = hit
+                .fused
+                .breakdown
+                .iter()
+                .map(|(s, rank, _)| format!("{s}#{rank}"))
+                .collect();
+            println!(
+                "  {:.4} [{}] #{} {}",
+                hit.fused.score,
+                parts.join(" "),
+                hit.event.id,
+                hit.event.content
+            );
         }
     }
+
+    let pack = memory.recall_pack(&project, "what editor theme does the user like", 1000, None)?;
+    println!(
+        "\ncontext pack for \"what editor theme does the user like\": {} of {} tokens",
+        pack.used, pack.budget
+    );
+    for (line, text) in &pack.items {
+        println!(
+            "  [{} #{} {} tok] {}   <- {}",
+            line.slot, line.id, line.tokens, text, line.reason
+        );
+    }
+    println!("  suppressed: {}", pack.suppressed.len());
 
     // Structured memory: a role-filler record, queried by unbinding a role.
     let symbols = ItemMemory::new(profile.dim, profile.text.seed);
