@@ -140,7 +140,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    let pack = memory.recall_pack(&project, "what editor theme does the user like", 1000, None)?;
+    let pack = memory.recall_pack(
+        &project,
+        "what editor theme does the user like",
+        None,
+        1000,
+        None,
+    )?;
     println!(
         "\ncontext pack for \"what editor theme does the user like\": {} of {} tokens",
         pack.used, pack.budget

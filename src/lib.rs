@@ -26,7 +26,7 @@ pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, Result};
-pub use memory::{ForgetReceipt, Memory, RecallItem};
+pub use memory::{ForgetReceipt, Memory, RecallItem, RecallQuery, RecallResult, time_hint};
 
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {

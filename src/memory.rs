@@ -38,6 +38,127 @@ pub struct RecallItem {
     pub similarity: Option<f64>,
 }
 
+/// A recall request: the text, how many results, and filters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallQuery<'a> {
+    /// The query text.
+    pub text: &'a str,
+    /// Results wanted.
+    pub k: usize,
+    /// Only events created at or after this time (ms).
+    pub since: Option<i64>,
+    /// Only events created before this time (ms).
+    pub until: Option<i64>,
+    /// Only events of this agent.
+    pub agent: Option<&'a str>,
+    /// Only events of this thread.
+    pub thread: Option<&'a str>,
+    /// The caller's current session: its own events are suppressed (same-session echo).
+    pub session: Option<&'a str>,
+}
+
+impl<'a> RecallQuery<'a> {
+    /// `k` results for `text`, no filters.
+    pub fn new(text: &'a str, k: usize) -> Self {
+        Self {
+            text,
+            k,
+            since: None,
+            until: None,
+            agent: None,
+            thread: None,
+            session: None,
+        }
+    }
+
+    /// Why `event` must not be returned, if it must not.
+    fn suppresses(&self, event: &Event) -> Option<String> {
+        if self.session.is_some() && event.session.as_deref() == self.session {
+            return Some("same-session echo".to_owned());
+        }
+        if self.since.is_some_and(|t| event.created_at < t)
+            || self.until.is_some_and(|t| event.created_at >= t)
+        {
+            return Some("outside the time window".to_owned());
+        }
+        if self.agent.is_some() && event.agent.as_deref() != self.agent {
+            return Some("another agent".to_owned());
+        }
+        if self.thread.is_some() && event.thread.as_deref() != self.thread {
+            return Some("another thread".to_owned());
+        }
+        None
+    }
+}
+
+/// Recall results and the candidates the filters suppressed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecallResult {
+    /// Results, best first.
+    pub items: Vec<RecallItem>,
+    /// Suppressed candidates with the reason.
+    pub suppressed: Vec<(EventId, String)>,
+}
+
+/// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
+/// `last week`, `last month`, `last N days`, or an ISO date `YYYY-MM-DD`. Returns the
+/// window `(since, until)` in ms, if any.
+pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
+    const DAY: i64 = 86_400_000;
+    let lower = text.to_lowercase();
+    let today = now_ms - now_ms.rem_euclid(DAY);
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    for w in words.windows(3) {
+        if w[0] == "last"
+            && w[2].starts_with("day")
+            && let Ok(n) = w[1].parse::<i64>()
+        {
+            return Some((today - n * DAY, now_ms + 1));
+        }
+    }
+    if lower.contains("yesterday") {
+        return Some((today - DAY, today));
+    }
+    if lower.contains("today") {
+        return Some((today, today + DAY));
+    }
+    if lower.contains("last week") {
+        return Some((today - 7 * DAY, now_ms + 1));
+    }
+    if lower.contains("this week") {
+        return Some((today - 6 * DAY, now_ms + 1));
+    }
+    if lower.contains("last month") {
+        return Some((today - 30 * DAY, now_ms + 1));
+    }
+    for w in &words {
+        let parts: Vec<&str> = w.split('-').collect();
+        if let [y, m, d] = parts[..]
+            && y.len() == 4
+            && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
+            && (1..=12).contains(&m)
+            && (1..=31).contains(&d)
+        {
+            let start = days_from_civil(y, m, d) * DAY;
+            return Some((start, start + DAY));
+        }
+    }
+    None
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// What `forget_project` removed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ForgetReceipt {
@@ -275,6 +396,19 @@ impl Memory {
     /// # Errors
     /// Store, ledger and SQLite errors.
     pub fn recall(&self, project: &ProjectId, query: &str, k: usize) -> Result<Vec<RecallItem>> {
+        Ok(self
+            .recall_with(project, &RecallQuery::new(query, k))?
+            .items)
+    }
+
+    /// Recall with filters (see [`RecallQuery`]): candidates outside the time window, of
+    /// another agent or thread, or from the caller's own session (echo) are suppressed and
+    /// listed with the reason.
+    ///
+    /// # Errors
+    /// As [`recall`](Self::recall).
+    pub fn recall_with(&self, project: &ProjectId, rq: &RecallQuery<'_>) -> Result<RecallResult> {
+        let (query, k) = (rq.text, rq.k);
         let mut similarity = std::collections::HashMap::new();
         let mut lists = Vec::new();
         let idf = self.idf(project, &[query])?;
@@ -315,8 +449,13 @@ impl Memory {
         // top fused candidates (additive and bounded, like every boost).
         let user_bonus = self.profile.recall.user_bonus;
         let mut all = Vec::new();
+        let mut suppressed = Vec::new();
         for mut fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
             if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
+                if let Some(reason) = rq.suppresses(&event) {
+                    suppressed.push((event.id, reason));
+                    continue;
+                }
                 if event.role == crate::ledger::Role::User {
                     fused.score += user_bonus;
                 }
@@ -340,14 +479,19 @@ impl Memory {
             self.cognition.strengthen(project, &top)?;
         }
         self.cognition.record_query(project, query, best, &top)?;
-        Ok(out)
+        Ok(RecallResult {
+            items: out,
+            suppressed,
+        })
     }
 
     /// A context pack for `query` within `available_tokens`: current beliefs the query
     /// touches, suggested procedures, direct recall results, then associative neighbours
     /// (ripple over synapses from the top results), greedily filled
     /// under the budget (`requested`, default 25 % of the available tokens, never above
-    /// 30 %). The receipt lists every selected item and every suppressed candidate.
+    /// 30 %). Time hints in the query (`yesterday`, `last week`, `2024-03-15`, ...) restrict
+    /// the window; events of the caller's own `session` are suppressed as echo. The receipt
+    /// lists every selected item and every suppressed candidate with its reason.
     ///
     /// # Errors
     /// As [`recall`](Self::recall).
@@ -355,11 +499,21 @@ impl Memory {
         &self,
         project: &ProjectId,
         query: &str,
+        session: Option<&str>,
         available_tokens: usize,
         requested: Option<usize>,
     ) -> Result<Pack> {
         let budget = recall::pack_budget(available_tokens, requested);
-        let direct = self.recall(project, query, 20)?;
+        let mut rq = RecallQuery::new(query, 20);
+        if let Some((since, until)) = time_hint(query, self.ledger.now_ms()) {
+            rq.since = Some(since);
+            rq.until = Some(until);
+        }
+        rq.session = session;
+        let RecallResult {
+            items: direct,
+            suppressed,
+        } = self.recall_with(project, &rq)?;
         let mut candidates = Vec::new();
         // Current beliefs touched by the query come first: concise and governed (only
         // active rows, never superseded ones; user-owned ones exist only with user evidence).
@@ -432,7 +586,18 @@ impl Memory {
                 ));
             }
         }
-        Ok(recall::fill(budget, candidates))
+        let mut pack = recall::fill(budget, candidates);
+        pack.suppressed.extend(
+            suppressed
+                .into_iter()
+                .map(|(id, reason)| recall::ReceiptLine {
+                    id: id.0,
+                    slot: "direct",
+                    tokens: 0,
+                    reason,
+                }),
+        );
+        Ok(pack)
     }
 
     /// Erases `project` everywhere: ledger, governance and cognition rows, the full-text

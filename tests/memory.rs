@@ -90,6 +90,7 @@ fn nothing_crosses_projects_and_packs_stay_within_budget() {
             .recall_pack(
                 &project("alpha"),
                 "database migration plan",
+                None,
                 1000,
                 requested,
             )
@@ -293,7 +294,7 @@ fn packs_carry_current_beliefs_never_superseded_ones() {
         ))
         .unwrap();
     let pack = m
-        .recall_pack(&p, "where is the user's office city?", 2000, None)
+        .recall_pack(&p, "where is the user's office city?", None, 2000, None)
         .unwrap();
     let beliefs: Vec<&String> = pack
         .items
@@ -304,4 +305,87 @@ fn packs_carry_current_beliefs_never_superseded_ones() {
     assert_eq!(beliefs.len(), 1);
     assert!(beliefs[0].contains("Lisbon") && !beliefs[0].contains("Berlin"));
     assert_eq!(pack.items[0].0.slot, "belief", "beliefs lead the pack");
+}
+
+#[test]
+fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
+    use hypermem::{RecallQuery, time_hint};
+    const DAY: i64 = 86_400_000;
+    let now = 20_000 * DAY + 5 * 3_600_000; // 05:00 on day 20,000
+    assert_eq!(
+        time_hint("what did I say yesterday?", now),
+        Some((19_999 * DAY, 20_000 * DAY))
+    );
+    assert_eq!(
+        time_hint("anything today", now),
+        Some((20_000 * DAY, 20_001 * DAY))
+    );
+    assert_eq!(
+        time_hint("in the last 3 days", now),
+        Some((19_997 * DAY, now + 1))
+    );
+    assert_eq!(
+        time_hint("notes from 1970-01-02", now),
+        Some((DAY, 2 * DAY))
+    );
+    assert_eq!(
+        time_hint("on 2024-02-30 or so", now).map(|w| w.0 % DAY),
+        Some(0)
+    );
+    assert_eq!(time_hint("no dates here", now), None);
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    m.observe(
+        say(
+            "p",
+            "old",
+            Role::User,
+            "The release train leaves on Thursday",
+        )
+        .at(1_000),
+    )
+    .unwrap();
+    m.observe(
+        say(
+            "p",
+            "current",
+            Role::User,
+            "Is the release train on Thursday?",
+        )
+        .at(2_000),
+    )
+    .unwrap();
+    // The current session's own question is an echo, not a memory.
+    let pack = m
+        .recall_pack(&p, "release train Thursday", Some("current"), 1000, None)
+        .unwrap();
+    assert!(
+        pack.items
+            .iter()
+            .all(|(_, t)| !t.starts_with("Is the release"))
+    );
+    assert!(
+        pack.suppressed
+            .iter()
+            .any(|l| l.reason == "same-session echo"),
+        "{:?}",
+        pack.suppressed
+    );
+    let mut rq = RecallQuery::new("release train", 5);
+    rq.since = Some(1_500);
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert_eq!(r.items.len(), 1);
+    assert!(r.items[0].event.content.starts_with("Is the release"));
+    assert_eq!(r.suppressed[0].1, "outside the time window");
+    let mut rq = RecallQuery::new("release train", 5);
+    rq.thread = Some("old");
+    assert!(
+        m.recall_with(&p, &rq)
+            .unwrap()
+            .items
+            .iter()
+            .all(|h| h.event.thread.as_deref() == Some("old"))
+    );
 }

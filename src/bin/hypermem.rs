@@ -81,6 +81,9 @@ enum Command {
         /// Requested budget in tokens (for --pack; capped at 30 % of --available).
         #[arg(long)]
         budget: Option<usize>,
+        /// The caller's current session (for --pack): its own events are suppressed as echo.
+        #[arg(long)]
+        session: Option<String>,
         /// The query.
         query: String,
     },
@@ -511,11 +514,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             pack,
             available,
             budget,
+            session,
             query,
         } => {
             let p = project(&p)?;
             if pack {
-                let pack = memory.recall_pack(&p, &query, available, budget)?;
+                let pack = memory.recall_pack(&p, &query, session.as_deref(), available, budget)?;
                 let text = format!(
                     "pack: {} of {} tokens, {} items, {} suppressed\n{}",
                     pack.used,
