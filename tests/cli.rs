@@ -459,3 +459,120 @@ fn episodes_procedures_prospective_and_candidates() {
     let (ok, _, _) = hm(d, &["--json", "associations", "--project", "p"]);
     assert!(ok);
 }
+
+#[test]
+fn belief_propose_and_correct_are_governed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let id = |out: &str| json(out)["event_id"].as_u64().unwrap().to_string();
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "p",
+            "My office is in Berlin",
+        ],
+    );
+    let e1 = id(&out);
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "p",
+            "--role",
+            "assistant",
+            "Your office is in Paris, I think",
+        ],
+    );
+    let e2 = id(&out);
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "observe",
+            "--project",
+            "p",
+            "I moved to the Lisbon office",
+        ],
+    );
+    let e3 = id(&out);
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "propose",
+            "--project",
+            "p",
+            "--key",
+            "user.office",
+            "--ownership",
+            "user",
+            "--evidence",
+            &e1,
+            "office in Berlin",
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_eq!(json(&out)["results"][0]["outcome"], "created");
+    // An assistant-only correction of a user-owned belief is refused, nothing written.
+    let (ok, out, err) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "correct",
+            "--project",
+            "p",
+            "--key",
+            "user.office",
+            "--evidence",
+            &e2,
+            "office in Paris",
+        ],
+    );
+    assert!(!ok && err.contains("rejected"));
+    assert_eq!(
+        json(&out)["reason"]["reason"],
+        "user_ownership_requires_user_evidence"
+    );
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "correct",
+            "--project",
+            "p",
+            "--key",
+            "user.office",
+            "--expected-version",
+            "1",
+            "--evidence",
+            &e3,
+            "office in Lisbon",
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_eq!(json(&out)["results"][0]["outcome"], "superseded");
+    let (_, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "belief",
+            "history",
+            "--project",
+            "p",
+            "--key",
+            "user.office",
+        ],
+    );
+    let history = json(&out);
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    assert_eq!(history[0]["status"], "superseded");
+    assert_eq!(history[1]["statement"], "office in Lisbon");
+}

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hypermem::cognition::{EpisodeId, ProcedureId, Step};
 use hypermem::governance::{
-    BeliefId, BeliefStatus, Op, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
+    BeliefId, BeliefStatus, Op, Ownership, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
 };
 use hypermem::ledger::{EventId, EventKind, NewEvent, Role};
 use hypermem::store::{ProjectId, VectorTier};
@@ -174,6 +174,49 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BeliefAction {
+    /// Assert a belief backed by evidence events (a one-operation governance plan).
+    Propose {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Canonical key.
+        #[arg(long)]
+        key: String,
+        /// Ownership: user, project, agent.
+        #[arg(long, default_value = "project")]
+        ownership: String,
+        /// Evidence event ids (repeat).
+        #[arg(long = "evidence", required = true)]
+        evidence: Vec<u64>,
+        /// Confidence in [0, 1].
+        #[arg(long, default_value_t = 1.0)]
+        confidence: f64,
+        /// Idempotency key (default: derived from the request).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// The statement.
+        statement: String,
+    },
+    /// Correct the active belief of a key (it is superseded, its window closed).
+    Correct {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Canonical key.
+        #[arg(long)]
+        key: String,
+        /// Evidence event ids (repeat).
+        #[arg(long = "evidence", required = true)]
+        evidence: Vec<u64>,
+        /// The version being corrected (optimistic concurrency).
+        #[arg(long)]
+        expected_version: Option<u64>,
+        /// Idempotency key (default: derived from the request).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// The corrected statement.
+        statement: String,
+    },
     /// The active belief of a key.
     Current {
         /// Project.
@@ -554,20 +597,82 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         Command::Belief { action } => {
-            let value = match action {
+            let write = match action {
+                BeliefAction::Propose {
+                    project: p,
+                    key,
+                    ownership,
+                    evidence,
+                    confidence,
+                    idempotency_key,
+                    statement,
+                } => {
+                    let ik =
+                        idempotency_key.unwrap_or_else(|| format!("cli-assert-{key}-{evidence:?}"));
+                    let op = Op::Assert {
+                        key,
+                        statement,
+                        ownership: Ownership::parse(&ownership)?,
+                        agent: None,
+                        confidence,
+                        evidence: evidence.into_iter().map(EventId).collect(),
+                    };
+                    Some((project(&p)?, ik, op))
+                }
+                BeliefAction::Correct {
+                    project: p,
+                    key,
+                    evidence,
+                    expected_version,
+                    idempotency_key,
+                    statement,
+                } => {
+                    let ik = idempotency_key
+                        .unwrap_or_else(|| format!("cli-correct-{key}-{evidence:?}"));
+                    let op = Op::Correct {
+                        key,
+                        statement,
+                        evidence: evidence.into_iter().map(EventId).collect(),
+                        expected_version,
+                        confidence: 1.0,
+                    };
+                    Some((project(&p)?, ik, op))
+                }
                 BeliefAction::Current { project: p, key } => {
-                    serde_json::to_value(memory.ledger().current_belief(&project(&p)?, &key)?)?
+                    let value =
+                        serde_json::to_value(memory.ledger().current_belief(&project(&p)?, &key)?)?;
+                    print(value.clone(), serde_json::to_string_pretty(&value)?);
+                    None
                 }
                 BeliefAction::At {
                     project: p,
                     key,
                     at,
-                } => serde_json::to_value(memory.ledger().belief_at(&project(&p)?, &key, at)?)?,
+                } => {
+                    let value = serde_json::to_value(memory.ledger().belief_at(
+                        &project(&p)?,
+                        &key,
+                        at,
+                    )?)?;
+                    print(value.clone(), serde_json::to_string_pretty(&value)?);
+                    None
+                }
                 BeliefAction::History { project: p, key } => {
-                    serde_json::to_value(memory.ledger().belief_history(&project(&p)?, &key)?)?
+                    let value =
+                        serde_json::to_value(memory.ledger().belief_history(&project(&p)?, &key)?)?;
+                    print(value.clone(), serde_json::to_string_pretty(&value)?);
+                    None
                 }
             };
-            print(value.clone(), serde_json::to_string_pretty(&value)?);
+            if let Some((p, key, op)) = write {
+                let outcome = memory.ledger().apply_plan(&Plan::single(p, key, op))?;
+                let rejected = matches!(outcome, PlanOutcome::Rejected(_));
+                let value = serde_json::to_value(&outcome)?;
+                print(value.clone(), serde_json::to_string_pretty(&value)?);
+                if rejected {
+                    return Err("the operation was rejected; nothing was written".into());
+                }
+            }
         }
         Command::Plan {
             action: PlanAction::Apply { file },
