@@ -26,6 +26,8 @@ use crate::{Profile, Result};
 const CANDIDATES: usize = 50;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
 const COMMON_IDF: f64 = 1.386;
+/// Direct results under this fraction of the best rank-fusion score stay out of packs.
+const RELEVANCE_FLOOR: f64 = 0.5;
 
 /// A recalled memory with its score breakdown and source anchor.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -561,8 +563,26 @@ impl Memory {
             }
         }
         let mut seen = std::collections::HashSet::new();
+        // A relevance floor: direct results whose rank-fusion evidence (priors excluded) is
+        // under half the best one's do not fill the budget just because there is room; they
+        // are listed as suppressed instead.
+        let evidence = |i: &RecallItem| i.fused.breakdown.iter().map(|b| b.2).sum::<f64>();
+        let best = direct.iter().map(evidence).fold(0.0, f64::max);
+        let mut below_floor = Vec::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
+            if evidence(item) < RELEVANCE_FLOOR * best {
+                below_floor.push(recall::ReceiptLine {
+                    id: item.event.id.0,
+                    slot: "direct",
+                    tokens: recall::estimate_tokens(&item.event.content),
+                    reason: format!(
+                        "below the relevance floor (rank fusion {:.4} < {RELEVANCE_FLOOR} x best {best:.4})",
+                        evidence(item)
+                    ),
+                });
+                continue;
+            }
             candidates.push((
                 item.event.id.0,
                 "direct",
@@ -587,6 +607,7 @@ impl Memory {
             }
         }
         let mut pack = recall::fill(budget, candidates);
+        pack.suppressed.extend(below_floor);
         pack.suppressed.extend(
             suppressed
                 .into_iter()
