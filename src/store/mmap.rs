@@ -677,9 +677,12 @@ impl VectorTier for SegmentStore {
                     }
                 }
             };
+            // The index lock is held across the append: a reader that sees the new vectors
+            // in a scan (the committed count is published inside `append`) and then asks
+            // for one by id waits here instead of missing it.
+            let mut index = p.index.write().expect("lock");
             let first = seg.committed();
             let n = seg.append(rest)?;
-            let mut index = p.index.write().expect("lock");
             for (j, (id, _)) in rest[..n].iter().enumerate() {
                 index.insert(*id, (pos, first + j));
             }
