@@ -6,6 +6,8 @@
 //! `cargo bench --bench cognition` (`HDV_BENCH_QUICK=1` uses 1,000 episodes and 100,000
 //! edges). Files go to `$HYPERMEM_BENCH_DIR` or the system temp directory.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,13 +18,6 @@ use hypermem::hdv::encode::ItemMemory;
 use hypermem::hdv::{Bundler, Dim, Hypervector, SeededRng};
 use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
 use hypermem::store::ProjectId;
-
-fn bench_dir() -> tempfile::TempDir {
-    match std::env::var_os("HYPERMEM_BENCH_DIR") {
-        Some(d) => tempfile::tempdir_in(d).unwrap(),
-        None => tempfile::tempdir().unwrap(),
-    }
-}
 
 fn topic_vector(words: &ItemMemory, dim: Dim, topic: u64, rng: &mut SeededRng) -> Hypervector {
     let mut b = Bundler::new(dim);
@@ -40,7 +35,7 @@ fn cognition(c: &mut Criterion) {
         (10_000, 1_000_000)
     };
     let dim = Dim::default();
-    let dir = bench_dir();
+    let dir = common::bench_dir();
     let ledger = Arc::new(Ledger::open(dir.path().join("l.db"), LedgerConfig::default()).unwrap());
     let cog = Cognition::new(ledger.clone(), dim, CognitionConfig::default());
     let p = ProjectId::new("bench").unwrap();

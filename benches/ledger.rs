@@ -5,6 +5,8 @@
 //! `cargo bench --bench ledger` (`HDV_BENCH_QUICK=1` skips the 1,000,000-event corpus).
 //! Files go to `$HYPERMEM_BENCH_DIR` or the system temp directory.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -13,13 +15,6 @@ use hypermem::governance::{Op, Ownership, Plan};
 use hypermem::hdv::SeededRng;
 use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
 use hypermem::store::ProjectId;
-
-fn bench_dir() -> tempfile::TempDir {
-    match std::env::var_os("HYPERMEM_BENCH_DIR") {
-        Some(d) => tempfile::tempdir_in(d).unwrap(),
-        None => tempfile::tempdir().unwrap(),
-    }
-}
 
 /// A Zipf-like vocabulary sampler: word `i` drawn with probability ∝ 1/(i+1).
 struct Corpus {
@@ -93,7 +88,7 @@ fn batch(corpus: &mut Corpus, project: &ProjectId, n: usize, start: usize) -> Ve
 }
 
 fn append(c: &mut Criterion) {
-    let dir = bench_dir();
+    let dir = common::bench_dir();
     let ledger = Ledger::open(dir.path().join("ledger.db"), LedgerConfig::default()).unwrap();
     let p = ProjectId::new("bench").unwrap();
     let mut corpus = Corpus::new(1);
@@ -120,7 +115,7 @@ fn search(c: &mut Criterion) {
         &[100_000, 1_000_000]
     };
     for &n in sizes {
-        let dir = bench_dir();
+        let dir = common::bench_dir();
         let ledger = Ledger::open(dir.path().join("ledger.db"), LedgerConfig::default()).unwrap();
         let p = ProjectId::new("bench").unwrap();
         let other = ProjectId::new("other").unwrap();
@@ -165,7 +160,7 @@ fn search(c: &mut Criterion) {
 }
 
 fn beliefs(c: &mut Criterion) {
-    let dir = bench_dir();
+    let dir = common::bench_dir();
     let ledger = Ledger::open(dir.path().join("ledger.db"), LedgerConfig::default()).unwrap();
     let p = ProjectId::new("bench").unwrap();
     let mut corpus = Corpus::new(4);

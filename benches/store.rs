@@ -5,6 +5,8 @@
 //! `cargo bench --bench store` (`HDV_BENCH_QUICK=1` skips N = 1,000,000). Files go to
 //! `$HYPERMEM_BENCH_DIR` or the system temp directory.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,13 +17,6 @@ use hypermem::store::{
 };
 
 const DIM: usize = 10_048;
-
-fn bench_dir() -> tempfile::TempDir {
-    match std::env::var_os("HYPERMEM_BENCH_DIR") {
-        Some(d) => tempfile::tempdir_in(d).unwrap(),
-        None => tempfile::tempdir().unwrap(),
-    }
-}
 
 fn random_batch(dim: Dim, n: usize, seed: u64) -> Vec<Hypervector> {
     let mut rng = SeededRng::new(seed);
@@ -39,7 +34,7 @@ fn no_hnsw() -> SegmentStoreConfig {
 
 fn append(c: &mut Criterion) {
     let dim = Dim::new(DIM).unwrap();
-    let dir = bench_dir();
+    let dir = common::bench_dir();
     let store = SegmentStore::create(dir.path().join("s"), dim, no_hnsw()).unwrap();
     let p = ProjectId::new("bench").unwrap();
     let next = AtomicU64::new(0);
@@ -76,7 +71,7 @@ fn search(c: &mut Criterion) {
         &[100_000, 1_000_000]
     };
     for &n in sizes {
-        let dir = bench_dir();
+        let dir = common::bench_dir();
         let store = SegmentStore::create(dir.path().join("s"), dim, no_hnsw()).unwrap();
         let p = ProjectId::new("bench").unwrap();
         for start in (0..n).step_by(10_000) {

@@ -51,6 +51,26 @@ fn assert_exactly(store: &SegmentStore, name: &str, ids: impl Iterator<Item = u6
     }
 }
 
+/// Creates a store at `root` with segments of `cap` vectors, appends ids `0..ends[0]`,
+/// `ends[0]..ends[1]`, ... to project `p` (one append each) and closes it.
+fn written(root: &Path, cap: usize, ends: &[u64]) {
+    let s = SegmentStore::create(root, dim(), config(cap)).unwrap();
+    let mut start = 0;
+    for &end in ends {
+        fill(&s, "p", start..end);
+        start = end;
+    }
+}
+
+/// Opens a store file for in-place damage.
+fn open_rw(file: &Path) -> std::fs::File {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap()
+}
+
 fn segment_files(root: &Path, name: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(root.join("projects").join(name))
         .unwrap()
@@ -114,21 +134,12 @@ fn a_second_writer_is_locked_out_and_views_are_read_only() {
 fn truncation_inside_uncommitted_space_is_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
-        fill(&s, "p", 0..40);
-        s
-    });
+    written(&root, 100, &[40]);
     let file = &segment_files(&root, "p")[0];
     let full = fs::metadata(file).unwrap().len();
     // Cut the unused tail of the id area (power loss before preallocation reached disk).
     let committed_end = 4096 + 100 * (D as u64 / 8) + 40 * 16;
-    OpenOptions::new()
-        .write(true)
-        .open(file)
-        .unwrap()
-        .set_len(committed_end)
-        .unwrap();
+    open_rw(file).set_len(committed_end).unwrap();
     let store = SegmentStore::open(&root, dim(), config(100)).unwrap();
     let rec = &store.recovery().segments;
     assert_eq!(rec.len(), 1);
@@ -141,19 +152,10 @@ fn truncation_inside_uncommitted_space_is_repaired() {
 fn truncation_into_committed_data_is_corruption_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
-        fill(&s, "p", 0..40);
-        s
-    });
+    written(&root, 100, &[40]);
     let file = &segment_files(&root, "p")[0];
     let cut = 4096 + 100 * (D as u64 / 8) + 20 * 16;
-    OpenOptions::new()
-        .write(true)
-        .open(file)
-        .unwrap()
-        .set_len(cut)
-        .unwrap();
+    open_rw(file).set_len(cut).unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     match &err {
         StoreError::Corruption { path, reason } => {
@@ -163,12 +165,7 @@ fn truncation_into_committed_data_is_corruption_naming_the_file() {
         other => panic!("{other}"),
     }
     // Shorter than the header area.
-    OpenOptions::new()
-        .write(true)
-        .open(file)
-        .unwrap()
-        .set_len(100)
-        .unwrap();
+    open_rw(file).set_len(100).unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     assert!(err.to_string().contains("shorter than the header"), "{err}");
 }
@@ -177,17 +174,9 @@ fn truncation_into_committed_data_is_corruption_naming_the_file() {
 fn a_flipped_bit_in_a_committed_vector_is_a_checksum_error() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
-        fill(&s, "p", 0..10);
-        s
-    });
+    written(&root, 100, &[10]);
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(file)
-        .unwrap();
+    let f = open_rw(file);
     let at = 4096 + 7 * (D as u64 / 8) + 5;
     let mut byte = [0u8];
     f.read_exact_at(&mut byte, at).unwrap();
@@ -204,18 +193,9 @@ fn a_flipped_bit_in_a_committed_vector_is_a_checksum_error() {
 fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
-        fill(&s, "p", 0..10);
-        fill(&s, "p", 10..20);
-        s
-    });
+    written(&root, 100, &[10, 20]);
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(file)
-        .unwrap();
+    let f = open_rw(file);
     // The newest header generation is 3 (create = 1, two appends): slot 3 % 2 = 1 at 512.
     f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
     drop(f);
@@ -226,11 +206,7 @@ fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
     assert_eq!(rec.adopted, 10);
     assert_exactly(&store, "p", 0..20);
     drop(store);
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(file)
-        .unwrap();
+    let f = open_rw(file);
     f.write_all_at(&[0xFF; 8], 20).unwrap();
     f.write_all_at(&[0xFF; 8], 512 + 20).unwrap();
     drop(f);
@@ -248,17 +224,9 @@ fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
 fn torn_slots_past_the_count_are_cleared_not_adopted() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(100)).unwrap();
-        fill(&s, "p", 0..5);
-        s
-    });
+    written(&root, 100, &[5]);
     let file = &segment_files(&root, "p")[0];
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(file)
-        .unwrap();
+    let f = open_rw(file);
     // Simulate a crash mid-append: an id entry at slot 5 whose vector never arrived.
     let entries = 4096 + 100 * (D as u64 / 8);
     f.write_all_at(&99u64.to_le_bytes(), entries + 5 * 16)
@@ -328,11 +296,7 @@ fn contains_bytes(root: &Path, needle: &[u8]) -> bool {
 fn interrupted_compactions_roll_back_or_forward() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
-    drop({
-        let s = SegmentStore::create(&root, dim(), config(16)).unwrap();
-        fill(&s, "p", 0..20);
-        s
-    });
+    written(&root, 16, &[20]);
     let projects = root.join("projects");
     // Crash before the swap: a half-written .compact dir beside the live one.
     fs::create_dir(projects.join(".compact-p")).unwrap();
