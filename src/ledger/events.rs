@@ -586,6 +586,24 @@ impl Ledger {
         )
     }
 
+    /// `(id, content)` of every event of `project`, oldest first: what derived indexes are
+    /// rebuilt from.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<(EventId, String)>> {
+        self.read(|c| {
+            c.prepare_cached("SELECT id, content FROM events WHERE project = ?1 ORDER BY id")
+                .and_then(|mut s| {
+                    s.query_map([project.as_str()], |r| {
+                        Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?))
+                    })?
+                    .collect()
+                })
+                .map_err(|e| self.sql(e))
+        })
+    }
+
     /// Number of events in `project`.
     ///
     /// # Errors

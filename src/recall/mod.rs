@@ -1,12 +1,14 @@
 //! Recall: rank fusion of candidate lists and budgeted context packs with receipts.
 //!
-//! The `Memory` facade gathers candidates (HDC similarity from the vector tiers, bm25 from
-//! the ledger's full-text index), fuses them here with weighted reciprocal rank fusion, and
+//! The `Memory` facade gathers candidates (HDC similarity from the vector tiers, BM25 from
+//! the in-memory [`lexical`] index), fuses them here with weighted reciprocal rank fusion, and
 //! packs the result under a token budget: 25 % of the caller's available tokens by default,
 //! never more than 30 % whatever is requested (invariant 8). The receipt lists every
 //! selected item and every suppressed candidate with its reason.
 
 use std::collections::HashMap;
+
+pub mod lexical;
 
 /// RRF constant (Cormack et al.): dampens the head of each list.
 pub const RRF_K: f64 = 60.0;
