@@ -33,6 +33,21 @@ pub struct Score {
     pub update_order: f64,
 }
 
+/// How one question fared.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct QuestionResult {
+    /// Question id.
+    pub question_id: String,
+    /// Category.
+    pub category: String,
+    /// Rank (1-based) of each evidence turn in the top k, `None` if absent.
+    pub evidence_ranks: Vec<(String, Option<usize>)>,
+    /// Rank of each superseded turn in the top k.
+    pub superseded_ranks: Vec<(String, Option<usize>)>,
+    /// The turn ids returned, best first.
+    pub returned: Vec<String>,
+}
+
 /// The result of an evaluation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
@@ -46,6 +61,8 @@ pub struct Report {
     pub categories: BTreeMap<String, Score>,
     /// Overall.
     pub overall: Score,
+    /// Every question with evidence, in file order.
+    pub questions: Vec<QuestionResult>,
 }
 
 fn bad(what: &'static str, reason: impl Into<String>) -> crate::Error {
@@ -176,6 +193,7 @@ pub fn evaluate(
         ordered: usize,
     }
     let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
+    let mut questions = Vec::new();
     for q in read_jsonl(&dir.join("questions.jsonl"))? {
         let strings = |key: &str| -> Vec<String> {
             q[key]
@@ -216,6 +234,21 @@ pub fn evaluate(
             .min()
             .copied();
         let category = q["category"].as_str().unwrap_or("unknown").to_owned();
+        let ranks = |ids: &[String]| -> Vec<(String, Option<usize>)> {
+            ids.iter()
+                .map(|e| (e.clone(), rank_of.get(e).copied()))
+                .collect()
+        };
+        questions.push(QuestionResult {
+            question_id: q["question_id"].as_str().unwrap_or("").to_owned(),
+            category: category.clone(),
+            evidence_ranks: ranks(&evidence),
+            superseded_ranks: ranks(&superseded),
+            returned: hits
+                .iter()
+                .map(|h| h.event.source_id.clone().unwrap_or_default())
+                .collect(),
+        });
         for key in [category, String::new()] {
             let s = sums.entry(key).or_default();
             s.n += 1;
@@ -261,5 +294,6 @@ pub fn evaluate(
         query_secs: t.elapsed().as_secs_f64(),
         categories: sums.iter().map(|(k, s)| (k.clone(), score(s))).collect(),
         overall,
+        questions,
     })
 }

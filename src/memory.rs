@@ -19,7 +19,7 @@ use crate::cognition::{Cognition, RippleParams};
 use crate::governance::ErasureReceipt;
 use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent};
 use crate::recall::lexical::{self, Postings};
-use crate::recall::{self, Fused, Pack, Ranked};
+use crate::recall::{self, Fused, Pack, Ranked, supersede};
 use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
 use crate::{Profile, Result};
 
@@ -29,6 +29,8 @@ const CANDIDATES: usize = 50;
 const COMMON_IDF: f64 = 1.386;
 /// Direct results under this fraction of the best rank-fusion score stay out of packs.
 const RELEVANCE_FLOOR: f64 = 0.5;
+/// Head of the fused ranking that recall-time supersession reorders.
+const RERANK_WINDOW: usize = 10;
 
 /// A mutex guard, whatever a panicking holder left behind (the guarded state is rebuilt
 /// or append-only).
@@ -53,6 +55,9 @@ pub struct RecallItem {
     pub fused: Fused,
     /// HDC similarity to the query, when the vector source found it.
     pub similarity: Option<f64>,
+    /// The older event this one was moved above because it states a newer value
+    /// (recall-time supersession, [`recall::supersede`]).
+    pub supersedes: Option<EventId>,
 }
 
 /// A recall request: the text, how many results, and filters.
@@ -310,7 +315,11 @@ impl Memory {
         for ((id, _), t) in contents.iter().zip(&tokens) {
             postings.add(id.0, t);
         }
-        tracing::debug!(project = project.as_str(), documents = postings.documents(), "lexical index built");
+        tracing::debug!(
+            project = project.as_str(),
+            documents = postings.documents(),
+            "lexical index built"
+        );
         let postings = Arc::new(RwLock::new(postings));
         write_lock(&self.lexicon).insert(project.clone(), postings.clone());
         Ok(postings)
@@ -488,7 +497,7 @@ impl Memory {
                 ids: hits.iter().map(|h| h.id.0).collect(),
             });
         }
-        {
+        let query_terms = {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
             // (unless nothing else remains).
@@ -501,7 +510,11 @@ impl Memory {
                 .cloned()
                 .collect();
             let hits = postings.search(
-                if distinctive.is_empty() { &terms } else { &distinctive },
+                if distinctive.is_empty() {
+                    &terms
+                } else {
+                    &distinctive
+                },
                 CANDIDATES,
             );
             lists.push(Ranked {
@@ -509,7 +522,12 @@ impl Memory {
                 weight: self.profile.recall.fts_weight,
                 ids: hits.iter().map(|h| h.0).collect(),
             });
-        }
+            if distinctive.is_empty() {
+                terms
+            } else {
+                distinctive
+            }
+        };
         let mut out = Vec::with_capacity(k);
         // Role prior: what the user said outranks what was said back to the user, among the
         // top fused candidates (additive and bounded, like every boost).
@@ -529,8 +547,34 @@ impl Memory {
             }
         }
         all.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
+        let mut supersedes = HashMap::new();
+        if self.profile.recall.supersede {
+            let mut ranked: Vec<supersede::Candidate> = all
+                .iter()
+                .take(RERANK_WINDOW)
+                .map(|(f, e)| supersede::Candidate {
+                    id: f.id,
+                    role: e.role,
+                    tokens: lexical::tokens(&e.content),
+                    evidence: f.breakdown.iter().map(|b| b.2).sum(),
+                })
+                .collect();
+            let moves = supersede::reorder(
+                &query_terms,
+                &mut ranked,
+                self.profile.recall.supersede_ratio,
+            );
+            if !moves.is_empty() {
+                let order: HashMap<u64, usize> =
+                    ranked.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+                let head = all.len().min(RERANK_WINDOW);
+                all[..head].sort_by_key(|(f, _)| order[&f.id]);
+                supersedes.extend(moves);
+            }
+        }
         for (fused, event) in all.into_iter().take(k) {
             out.push(RecallItem {
+                supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
                 similarity: similarity.get(&fused.id).copied(),
                 event,
                 fused,

@@ -169,6 +169,9 @@ enum Command {
         /// Results per question.
         #[arg(long, default_value_t = 10)]
         k: usize,
+        /// Also write each question's evidence ranks to this file (JSON Lines).
+        #[arg(long)]
+        per_question: Option<PathBuf>,
     },
 }
 
@@ -473,7 +476,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("{text}");
         }
     };
-    if let Command::Eval { data, k } = &cli.command {
+    if let Command::Eval {
+        data,
+        k,
+        per_question,
+    } = &cli.command
+    {
         let scratch = tempfile::tempdir()?;
         let memory = Memory::open(&profile, Some(scratch.path()))?;
         let bar = progress_bar(cli.json);
@@ -482,6 +490,15 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             bar.set_position(done as u64);
         })?;
         bar.finish_and_clear();
+        if let Some(path) = per_question {
+            let mut out = String::new();
+            for q in &report.questions {
+                out.push_str(&serde_json::to_string(q)?);
+                out.push('\n');
+            }
+            std::fs::write(path, out)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
         if cli.json {
             println!("{}", serde_json::to_string(&report)?);
         }

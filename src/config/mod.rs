@@ -116,6 +116,8 @@ struct RawRecall {
     vector_weight: f64,
     fts_weight: f64,
     user_bonus: f64,
+    supersede: bool,
+    supersede_ratio: f64,
 }
 
 impl Default for RawRecall {
@@ -125,6 +127,8 @@ impl Default for RawRecall {
             vector_weight: r.vector_weight,
             fts_weight: r.fts_weight,
             user_bonus: r.user_bonus,
+            supersede: r.supersede,
+            supersede_ratio: r.supersede_ratio,
         }
     }
 }
@@ -139,6 +143,11 @@ pub struct RecallSettings {
     /// Added to the fused score of user-role events among the top candidates (a role
     /// prior: fused scores are at most `Σ weights / 61`, so 0.02 ranks user statements first).
     pub user_bonus: f64,
+    /// Recall-time supersession (see [`crate::recall::supersede`]): a newer event stating a
+    /// different value, with a revision cue, moves above the older one.
+    pub supersede: bool,
+    /// ... when its rank-fusion evidence is at least this share of the older one's.
+    pub supersede_ratio: f64,
 }
 
 impl Default for RecallSettings {
@@ -147,6 +156,8 @@ impl Default for RecallSettings {
             vector_weight: 1.0,
             fts_weight: 1.0,
             user_bonus: 0.02,
+            supersede: true,
+            supersede_ratio: 0.85,
         }
     }
 }
@@ -511,6 +522,7 @@ impl Profile {
             ("recall.vector_weight", raw.recall.vector_weight),
             ("recall.fts_weight", raw.recall.fts_weight),
             ("recall.user_bonus", raw.recall.user_bonus),
+            ("recall.supersede_ratio", raw.recall.supersede_ratio),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -523,6 +535,8 @@ impl Profile {
             vector_weight: raw.recall.vector_weight,
             fts_weight: raw.recall.fts_weight,
             user_bonus: raw.recall.user_bonus,
+            supersede: raw.recall.supersede,
+            supersede_ratio: raw.recall.supersede_ratio,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

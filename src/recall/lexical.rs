@@ -183,7 +183,10 @@ mod tests {
 
     #[test]
     fn tokens_split_like_the_fts_tokenizer() {
-        assert_eq!(tokens("Don't use v3.11-beta!"), ["don", "t", "use", "v3", "11", "beta"]);
+        assert_eq!(
+            tokens("Don't use v3.11-beta!"),
+            ["don", "t", "use", "v3", "11", "beta"]
+        );
         assert!(tokens("  ,;  ").is_empty());
     }
 
@@ -213,7 +216,12 @@ mod tests {
     #[test]
     fn top_k_is_the_prefix_of_the_full_ranking_with_ties_to_the_older() {
         let docs: Vec<(u64, String)> = (0..200u64)
-            .map(|i| (1000 - i, format!("alpha {} beta {}", "gamma ".repeat((i % 7) as usize), i % 3)))
+            .map(|i| {
+                (
+                    1000 - i,
+                    format!("alpha {} beta {}", "gamma ".repeat((i % 7) as usize), i % 3),
+                )
+            })
             .collect();
         let refs: Vec<(u64, &str)> = docs.iter().map(|(i, t)| (*i, t.as_str())).collect();
         let p = index(&refs);

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 pub mod lexical;
+pub mod supersede;
 
 /// RRF constant (Cormack et al.): dampens the head of each list.
 pub const RRF_K: f64 = 60.0;
