@@ -17,7 +17,7 @@ use rusqlite::params;
 
 use crate::cognition::{Cognition, RippleParams};
 use crate::governance::ErasureReceipt;
-use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent};
+use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent, Role};
 use crate::recall::lexical::{self, Postings};
 use crate::recall::{self, Fused, Pack, Ranked, supersede};
 use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
@@ -44,6 +44,24 @@ fn read_lock<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 fn write_lock<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     m.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Derived text indexes of one project, rebuilt from the ledger on first use.
+#[derive(Debug, Default)]
+struct ProjectText {
+    /// BM25 postings.
+    postings: Postings,
+    /// Events stating standing directives ([`recall::directives`]), oldest first.
+    directives: Vec<u64>,
+}
+
+impl ProjectText {
+    fn add(&mut self, id: u64, role: Role, text: &str, tokens: &[String]) {
+        self.postings.add(id, tokens);
+        if recall::directives::is_directive(role, text) {
+            self.directives.push(id);
+        }
+    }
 }
 
 /// A recalled memory with its score breakdown and source anchor.
@@ -203,7 +221,7 @@ pub struct Memory {
     /// parallel, each keeping its own symbol cache) and put back afterwards.
     encoders: Mutex<Vec<TextEncoder>>,
     /// Lexical (BM25) postings per project, built from the ledger on first use.
-    lexicon: RwLock<HashMap<ProjectId, Arc<RwLock<Postings>>>>,
+    lexicon: RwLock<HashMap<ProjectId, Arc<RwLock<ProjectText>>>>,
     /// Held across a ledger append and the indexing of its events (and across a lazy
     /// build), so every event is indexed exactly once.
     append_lock: Mutex<()>,
@@ -297,8 +315,8 @@ impl Memory {
         self.with_encoder(|e| e.encode(text, &UniformWeights).ok())
     }
 
-    /// The lexical postings of `project`, built from the ledger if not yet loaded.
-    fn postings(&self, project: &ProjectId) -> Result<Arc<RwLock<Postings>>> {
+    /// The text indexes of `project`, built from the ledger if not yet loaded.
+    fn project_text(&self, project: &ProjectId) -> Result<Arc<RwLock<ProjectText>>> {
         if let Some(p) = read_lock(&self.lexicon).get(project) {
             return Ok(p.clone());
         }
@@ -309,20 +327,21 @@ impl Memory {
         let contents = self.ledger.contents(project)?;
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
-            .map(|(_, text)| lexical::tokens(text))
+            .map(|(_, _, text)| lexical::tokens(text))
             .collect();
-        let mut postings = Postings::default();
-        for ((id, _), t) in contents.iter().zip(&tokens) {
-            postings.add(id.0, t);
+        let mut text = ProjectText::default();
+        for ((id, role, content), t) in contents.iter().zip(&tokens) {
+            text.add(id.0, *role, content, t);
         }
         tracing::debug!(
             project = project.as_str(),
-            documents = postings.documents(),
+            documents = text.postings.documents(),
+            directives = text.directives.len(),
             "lexical index built"
         );
-        let postings = Arc::new(RwLock::new(postings));
-        write_lock(&self.lexicon).insert(project.clone(), postings.clone());
-        Ok(postings)
+        let text = Arc::new(RwLock::new(text));
+        write_lock(&self.lexicon).insert(project.clone(), text.clone());
+        Ok(text)
     }
 
     /// BM25 IDF weights of the words of `text` in `project`, so rare words dominate a
@@ -399,6 +418,11 @@ impl Memory {
         Ok(repaired)
     }
 
+    /// Directive slots of a `k`-result recall: the profile's number, at most a third of `k`.
+    fn directive_slots(&self, k: usize) -> usize {
+        self.profile.recall.directive_slots.min(k / 3)
+    }
+
     /// Records one observation (see [`observe_batch`](Self::observe_batch)).
     ///
     /// # Errors
@@ -426,7 +450,7 @@ impl Memory {
             let lexicon = read_lock(&self.lexicon);
             for ((e, id), (_, tokens)) in events.iter().zip(&ids).zip(&prepared) {
                 if let Some(p) = lexicon.get(&e.project) {
-                    write_lock(p).add(id.0, tokens);
+                    write_lock(p).add(id.0, e.role, &e.content, tokens);
                 }
             }
             ids
@@ -481,9 +505,23 @@ impl Memory {
         let (query, k) = (rq.text, rq.k);
         let mut similarity = std::collections::HashMap::new();
         let mut lists = Vec::new();
-        let postings = self.postings(project)?;
-        let idf = self.idf(&read_lock(&postings), query);
+        let text = self.project_text(project)?;
+        let idf = self.idf(&read_lock(&text).postings, query);
+        // Standing directives most similar to the query (their own slots, below).
+        let mut directives: Vec<(u64, f64)> = Vec::new();
         if let Some(q) = self.encode_idf(query, &idf) {
+            let slots = self.directive_slots(k);
+            if slots > 0 {
+                let ids = read_lock(&text).directives.clone();
+                let d = self.profile.dim.bits() as f64;
+                for id in ids {
+                    if let Some(v) = self.vectors.get(project, VectorId(id))? {
+                        directives.push((id, 1.0 - 2.0 * f64::from(q.hamming(&v)) / d));
+                    }
+                }
+                directives.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                directives.truncate(slots);
+            }
             let hits = self
                 .vectors
                 .search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
@@ -501,7 +539,7 @@ impl Memory {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
             // (unless nothing else remains).
-            let postings = read_lock(&postings);
+            let postings = &read_lock(&text).postings;
             let n = postings.documents();
             let terms = lexical::tokens(query);
             let distinctive: Vec<String> = terms
@@ -572,6 +610,30 @@ impl Memory {
                 supersedes.extend(moves);
             }
         }
+        // Directive slots: the standing directives closest to the query that rank fusion
+        // left out of the top k take the last places (filters apply to them too).
+        let mut slot_items = Vec::new();
+        for (rank, &(id, sim)) in directives.iter().enumerate() {
+            if all.iter().take(k).any(|(f, _)| f.id == id) {
+                continue;
+            }
+            if let Some(event) = self.ledger.get(project, EventId(id))? {
+                if let Some(reason) = rq.suppresses(&event) {
+                    suppressed.push((event.id, reason));
+                    continue;
+                }
+                similarity.insert(id, sim);
+                let fused = Fused {
+                    id,
+                    score: 0.0,
+                    breakdown: vec![("directive", rank + 1, 0.0)],
+                };
+                slot_items.push((fused, event));
+            }
+        }
+        all.retain(|(f, _)| !slot_items.iter().any(|(s, _)| s.id == f.id));
+        all.truncate(k.saturating_sub(slot_items.len()));
+        all.extend(slot_items);
         for (fused, event) in all.into_iter().take(k) {
             out.push(RecallItem {
                 supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
@@ -679,6 +741,18 @@ impl Memory {
         let mut below_floor = Vec::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
+            if let Some(&("directive", rank, _)) = item.fused.breakdown.first() {
+                candidates.push((
+                    item.event.id.0,
+                    "directive",
+                    format!(
+                        "standing directive, #{rank} by similarity ({:.3})",
+                        item.similarity.unwrap_or(0.0)
+                    ),
+                    item.event.content.clone(),
+                ));
+                continue;
+            }
             if evidence(item) < RELEVANCE_FLOOR * best {
                 below_floor.push(recall::ReceiptLine {
                     id: item.event.id.0,
@@ -738,7 +812,7 @@ impl Memory {
         let _append = lock(&self.append_lock);
         let lexical = write_lock(&self.lexicon)
             .remove(project)
-            .map_or(0, |p| read_lock(&p).documents());
+            .map_or(0, |p| read_lock(&p).postings.documents());
         let ledger = self.ledger.forget_project(project)?;
         let vectors = self.vectors.drop_project(project)?;
         self.cognition.forget_project_state(project);

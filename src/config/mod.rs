@@ -118,6 +118,7 @@ struct RawRecall {
     user_bonus: f64,
     supersede: bool,
     supersede_ratio: f64,
+    directive_slots: usize,
 }
 
 impl Default for RawRecall {
@@ -129,6 +130,7 @@ impl Default for RawRecall {
             user_bonus: r.user_bonus,
             supersede: r.supersede,
             supersede_ratio: r.supersede_ratio,
+            directive_slots: r.directive_slots,
         }
     }
 }
@@ -148,6 +150,10 @@ pub struct RecallSettings {
     pub supersede: bool,
     /// ... when its rank-fusion evidence is at least this share of the older one's.
     pub supersede_ratio: f64,
+    /// Places of a recall's top k (at most a third of k) reserved for the standing
+    /// directives most similar to the query ([`crate::recall::directives`]) when rank
+    /// fusion left them out; 0 disables.
+    pub directive_slots: usize,
 }
 
 impl Default for RecallSettings {
@@ -158,6 +164,7 @@ impl Default for RecallSettings {
             user_bonus: 0.02,
             supersede: true,
             supersede_ratio: 0.85,
+            directive_slots: 3,
         }
     }
 }
@@ -537,6 +544,7 @@ impl Profile {
             user_bonus: raw.recall.user_bonus,
             supersede: raw.recall.supersede,
             supersede_ratio: raw.recall.supersede_ratio,
+            directive_slots: raw.recall.directive_slots,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

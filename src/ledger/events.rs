@@ -289,10 +289,11 @@ const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, sessio
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
     ingested_at, source, source_offset, source_len, ordering_confidence";
 
+fn parse_err(column: usize, e: LedgerError) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
+}
+
 fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
-    let parse_err = |i: usize, e: LedgerError| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    };
     let role: String = r.get(10)?;
     let kind: String = r.get(11)?;
     let causality: Option<String> = r.get(15)?;
@@ -586,17 +587,22 @@ impl Ledger {
         )
     }
 
-    /// `(id, content)` of every event of `project`, oldest first: what derived indexes are
-    /// rebuilt from.
+    /// `(id, role, content)` of every event of `project`, oldest first: what derived
+    /// indexes are rebuilt from.
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<(EventId, String)>> {
+    pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<(EventId, Role, String)>> {
         self.read(|c| {
-            c.prepare_cached("SELECT id, content FROM events WHERE project = ?1 ORDER BY id")
+            c.prepare_cached("SELECT id, role, content FROM events WHERE project = ?1 ORDER BY id")
                 .and_then(|mut s| {
                     s.query_map([project.as_str()], |r| {
-                        Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?))
+                        let role: String = r.get(1)?;
+                        Ok((
+                            EventId(r.get::<_, i64>(0)? as u64),
+                            Role::parse(&role).map_err(|e| parse_err(1, e))?,
+                            r.get(2)?,
+                        ))
                     })?
                     .collect()
                 })

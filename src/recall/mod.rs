@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+pub mod directives;
 pub mod lexical;
 pub mod supersede;
 
@@ -81,7 +82,7 @@ pub fn estimate_tokens(text: &str) -> usize {
 pub struct ReceiptLine {
     /// The item.
     pub id: u64,
-    /// Slot (`direct`, `associative`, `belief`, `procedure`).
+    /// Slot (`belief`, `procedure`, `direct`, `directive`, `associative`).
     pub slot: &'static str,
     /// Tokens it takes.
     pub tokens: usize,

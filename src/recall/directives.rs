@@ -1,0 +1,86 @@
+//! Standing directives: what a user asked to hold from now on ("Always include version
+//! numbers when I ask about dependencies", "I prefer minimal dependencies").
+//!
+//! Such a statement governs future answers on its topic, yet a later request rarely repeats
+//! its words ("Which libraries does this project use?"), so neither similarity source ranks
+//! it high. Recall keeps the project's directives apart and ranks them against every query
+//! as a source of their own (see `Memory::recall_with`). Detection is lexical and English:
+//! a sentence that opens with an imperative of permanence (`always`, `never`, `from now on`,
+//! optionally after `please`), or a first-person preference (`I prefer`, `I'd rather`,
+//! `my preference`).
+
+use crate::ledger::Role;
+
+/// Sentence openings that make a standing instruction.
+const OPENINGS: &[&[&str]] = &[
+    &["always"],
+    &["never"],
+    &["from", "now", "on"],
+    &["please", "always"],
+    &["please", "never"],
+    &["make", "sure", "to", "always"],
+    &["do", "not", "ever"],
+];
+
+/// First-person preference phrases (anywhere in a sentence).
+const PREFERENCES: &[&[&str]] = &[
+    &["i", "prefer"],
+    &["i", "d", "prefer"],
+    &["i", "would", "prefer"],
+    &["i", "d", "rather"],
+    &["i", "would", "rather"],
+    &["my", "preference"],
+    &["i", "always", "prefer"],
+];
+
+/// Whether an event states a standing directive: a user sentence opening with an
+/// imperative of permanence, or a first-person preference.
+pub fn is_directive(role: Role, text: &str) -> bool {
+    if role != Role::User {
+        return false;
+    }
+    text.split(['.', '!', '?', '\n', ';'])
+        .map(super::lexical::tokens)
+        .any(|words| {
+            let matches = |at: &[String], phrase: &[&str]| {
+                at.len() >= phrase.len() && at.iter().zip(phrase).all(|(w, p)| w == p)
+            };
+            OPENINGS.iter().any(|o| matches(&words, o))
+                || PREFERENCES
+                    .iter()
+                    .any(|p| (0..words.len()).any(|i| matches(&words[i..], p)))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_and_preferences_are_directives() {
+        for text in [
+            "Always include version numbers when I ask about libraries.",
+            "Thanks! Please never use emojis in replies.",
+            "From now on, answer in French",
+            "I'm trying to keep it small, so I prefer simple, minimal dependencies, how?",
+            "For trips I'd rather take the train",
+        ] {
+            assert!(is_directive(Role::User, text), "{text}");
+        }
+    }
+
+    #[test]
+    fn other_statements_and_other_speakers_are_not() {
+        for text in [
+            "It always crashes when I click save",
+            "Can you help me deploy this?",
+            "What do you prefer?",
+        ] {
+            assert!(!is_directive(Role::User, text), "{text}");
+        }
+        assert!(!is_directive(
+            Role::Assistant,
+            "Always include version numbers."
+        ));
+    }
+}
