@@ -8,6 +8,21 @@ use super::{Cognition, EpisodeId};
 use crate::ledger::{EventId, LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
+/// The learning signals of one recall, applied by [`Cognition::record_recalls`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallTrace {
+    /// Project recalled.
+    pub project: ProjectId,
+    /// Query text.
+    pub query: String,
+    /// Best HDC similarity among the results.
+    pub best_similarity: f64,
+    /// Top results (their synapses are strengthened pairwise).
+    pub hits: Vec<u64>,
+    /// When the recall happened (ms).
+    pub at: i64,
+}
+
 crate::ledger::string_enum!(
     /// Lifecycle of a self-improvement proposal.
     ProposalStatus {
@@ -293,13 +308,50 @@ impl Cognition {
         hits: &[u64],
     ) -> LedgerResult<()> {
         let now = self.ledger.now_ms();
+        self.ledger
+            .write(|tx| self.log_query_in(tx, project, query, best_similarity, hits, now))
+    }
+
+    fn log_query_in(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        project: &ProjectId,
+        query: &str,
+        best_similarity: f64,
+        hits: &[u64],
+        at: i64,
+    ) -> LedgerResult<()> {
+        tx.prepare_cached(
+            "INSERT INTO query_log (project, query, best_similarity, hits, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                project.as_str(),
+                query,
+                best_similarity,
+                serde_json::to_string(hits).expect("ids serialize"),
+                at
+            ])
+        })
+        .map(|_| ())
+        .map_err(|e| self.ledger.sql(e))
+    }
+
+    /// Applies the learning signals of many recalls in one transaction: each strengthens
+    /// the synapses among its top hits (as of its own time) and is logged for gap detection.
+    ///
+    /// # Errors
+    /// SQLite errors; nothing is applied then.
+    pub fn record_recalls(&self, recalls: &[RecallTrace]) -> LedgerResult<()> {
+        if recalls.is_empty() {
+            return Ok(());
+        }
         self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO query_log (project, query, best_similarity, hits, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![project.as_str(), query, best_similarity, serde_json::to_string(hits).expect("ids serialize"), now],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
+            for r in recalls {
+                self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
+                self.log_query_in(tx, &r.project, &r.query, r.best_similarity, &r.hits, r.at)?;
+            }
+            Ok(())
         })
     }
 

@@ -21,7 +21,7 @@ use hdv::{Bundler, Dim, Hypervector};
 
 pub use curator::{CandidateRefusal, Curated};
 pub use episodes::{AppendOutcome, Concept, ConceptId, Episode, EpisodeId, EpisodeStatus};
-pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus};
+pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus, RecallTrace};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
 pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};

@@ -73,15 +73,7 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn strengthen(&self, project: &ProjectId, ids: &[u64]) -> LedgerResult<usize> {
-        let mut ids: Vec<u64> = ids.iter().copied().take(MAX_COACTIVE).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let pairs: Vec<(u64, u64)> = ids
-            .iter()
-            .enumerate()
-            .flat_map(|(i, &a)| ids[i + 1..].iter().map(move |&b| (a, b)))
-            .collect();
-        self.strengthen_pairs(project, &pairs)
+        self.strengthen_pairs(project, &Self::coactive_pairs(ids))
     }
 
     /// Strengthens each listed synapse once, all in one transaction (bulk co-activation,
@@ -95,31 +87,62 @@ impl Cognition {
         pairs: &[(u64, u64)],
     ) -> LedgerResult<usize> {
         let now = self.ledger.now_ms();
+        self.ledger
+            .write(|tx| self.strengthen_in(tx, project, pairs, now))
+    }
+
+    /// The pairs of the first 16 of `ids`, each once.
+    pub(crate) fn coactive_pairs(ids: &[u64]) -> Vec<(u64, u64)> {
+        let mut ids: Vec<u64> = ids.iter().copied().take(MAX_COACTIVE).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.iter()
+            .enumerate()
+            .flat_map(|(i, &a)| ids[i + 1..].iter().map(move |&b| (a, b)))
+            .collect()
+    }
+
+    /// Strengthens `pairs` inside `tx` as of `now`.
+    pub(crate) fn strengthen_in(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        project: &ProjectId,
+        pairs: &[(u64, u64)],
+        now: i64,
+    ) -> LedgerResult<usize> {
         let rate = self.config.synapse_rate;
-        self.ledger.write(|tx| {
-            let mut n = 0;
-            let mut get = tx
-                .prepare_cached("SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3")
-                .map_err(|e| self.ledger.sql(e))?;
-            let mut put = tx
-                .prepare_cached("INSERT OR REPLACE INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(|e| self.ledger.sql(e))?;
-            for &(x, y) in pairs {
-                if x == y {
-                    continue;
-                }
-                let (a, b) = (x.min(y), x.max(y));
-                let old: Option<(f64, i64)> = get
-                    .query_row(params![project.as_str(), a as i64, b as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-                    .map_err(|e| self.ledger.sql(e))?;
-                let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
-                put.execute(params![project.as_str(), a as i64, b as i64, w + rate * (1.0 - w), now])
-                    .map_err(|e| self.ledger.sql(e))?;
-                n += 1;
+        let mut n = 0;
+        let mut get = tx
+            .prepare_cached(
+                "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
+            )
+            .map_err(|e| self.ledger.sql(e))?;
+        let mut put = tx
+            .prepare_cached("INSERT OR REPLACE INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(|e| self.ledger.sql(e))?;
+        for &(x, y) in pairs {
+            if x == y {
+                continue;
             }
-            Ok(n)
-        })
+            let (a, b) = (x.min(y), x.max(y));
+            let old: Option<(f64, i64)> = get
+                .query_row(params![project.as_str(), a as i64, b as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+                .map_err(|e| self.ledger.sql(e))?;
+            let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
+            put.execute(params![
+                project.as_str(),
+                a as i64,
+                b as i64,
+                w + rate * (1.0 - w),
+                now
+            ])
+            .map_err(|e| self.ledger.sql(e))?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Current (decayed) weight of the synapse between `a` and `b`.
