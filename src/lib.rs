@@ -26,7 +26,9 @@ pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, Result};
-pub use memory::{ForgetReceipt, Memory, RecallItem, RecallQuery, RecallResult, time_hint};
+pub use memory::{
+    ForgetReceipt, Memory, ProjectStats, RecallItem, RecallQuery, RecallResult, time_hint,
+};
 
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {

@@ -616,3 +616,125 @@ fn recall_feedback_is_applied_in_batches_and_on_close() {
     assert_eq!(m.ledger().count_rows("query_log", &p).unwrap(), 4);
     assert!(m.cognition().synapse(&p, a.0, b.0).unwrap() > 0.0);
 }
+
+#[test]
+fn the_facade_covers_the_agent_api() {
+    use hypermem::cognition::{AppendOutcome, Step};
+    use hypermem::governance::{Ownership, PlanOutcome};
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    // Events and episodes (the episode takes the vector stored for the event).
+    let first = m
+        .record_event(say(
+            "p",
+            "s",
+            Role::User,
+            "I live in Berlin and cycle to work",
+        ))
+        .unwrap();
+    assert_eq!(first.project, "p");
+    let second = m
+        .record_event(say(
+            "p",
+            "s",
+            Role::User,
+            "I cycle to work in Berlin every day",
+        ))
+        .unwrap();
+    assert_eq!(second.prev, Some(first.id), "thread chronology");
+    let ep = m.start_episode(&p, "agent").unwrap();
+    assert_eq!(
+        m.append_event(&p, ep, first.id).unwrap(),
+        AppendOutcome::Appended(0)
+    );
+    let other = m
+        .record_event(say("q", "s", Role::User, "another project"))
+        .unwrap();
+    let err = m.append_event(&p, ep, other.id).unwrap_err().to_string();
+    assert!(err.contains(&other.id.to_string()), "{err}");
+    m.end_episode(&p, ep, Some("done"), Some(1.0)).unwrap();
+    // Beliefs: propose, correct, current, history, at.
+    let created = m
+        .propose(
+            &p,
+            "home.city",
+            "Berlin",
+            Ownership::User,
+            &[first.id],
+            "k1",
+        )
+        .unwrap();
+    assert!(
+        matches!(created, PlanOutcome::Applied { .. }),
+        "{created:?}"
+    );
+    assert!(matches!(
+        m.propose(
+            &p,
+            "home.city",
+            "Berlin",
+            Ownership::User,
+            &[first.id],
+            "k1"
+        )
+        .unwrap(),
+        PlanOutcome::AlreadyApplied { .. }
+    ));
+    let moved = m
+        .record_event(say("p", "s2", Role::User, "I moved to Lisbon last month"))
+        .unwrap();
+    let before = m.ledger().now_ms();
+    assert!(matches!(
+        m.correct(&p, "home.city", "Lisbon", &[moved.id], Some(1), "k2")
+            .unwrap(),
+        PlanOutcome::Applied { .. }
+    ));
+    assert_eq!(
+        m.current(&p, "home.city").unwrap().unwrap().statement,
+        "Lisbon"
+    );
+    let history = m.belief_history(&p, "home.city").unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(m.belief_at(&p, "home.city", before - 1).unwrap().is_some());
+    // Procedures.
+    let id = m
+        .add_procedure(
+            &p,
+            "deploy",
+            "deploy the web service to production",
+            &[Step {
+                instruction: "run tools/deploy.sh".into(),
+                code: None,
+                tool_call: None,
+            }],
+        )
+        .unwrap();
+    let s = m
+        .suggest_procedures(&p, "how do I deploy the web service?", 3)
+        .unwrap();
+    assert_eq!(s[0].procedure.id, id);
+    assert!(
+        m.record_procedure_outcome(&p, id, true)
+            .unwrap()
+            .reliability
+            > 0.5
+    );
+    assert!(m.add_procedure(&p, "empty", " ,; ", &[]).is_err());
+    // Meta-memory and pulse.
+    m.recall(&p, "zebra migration patterns in the serengeti", 3)
+        .unwrap();
+    assert!(
+        !m.knowledge_gaps(&p, 10).unwrap().is_empty(),
+        "a weak recall is a gap"
+    );
+    let receipt = m.pulse_tick(&p).unwrap();
+    assert!(!receipt.phases.is_empty());
+    m.associations(&p, 10).unwrap();
+    m.proposals(&p).unwrap();
+    // Stats cover every project.
+    let stats = m.stats().unwrap();
+    let ps = stats.iter().find(|s| s.project == "p").unwrap();
+    assert_eq!((ps.events, ps.vectors, ps.active_beliefs), (3, 3, 1));
+    assert!(stats.iter().any(|s| s.project == "q"));
+}

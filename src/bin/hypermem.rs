@@ -12,7 +12,7 @@ use hypermem::governance::{
     BeliefId, BeliefStatus, Op, Ownership, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
 };
 use hypermem::ledger::{EventId, EventKind, NewEvent, Role};
-use hypermem::store::{ProjectId, VectorTier};
+use hypermem::store::ProjectId;
 use hypermem::{Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -656,8 +656,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     Some((project(&p)?, ik, op))
                 }
                 BeliefAction::Current { project: p, key } => {
-                    let value =
-                        serde_json::to_value(memory.ledger().current_belief(&project(&p)?, &key)?)?;
+                    let value = serde_json::to_value(memory.current(&project(&p)?, &key)?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
@@ -666,23 +665,18 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     key,
                     at,
                 } => {
-                    let value = serde_json::to_value(memory.ledger().belief_at(
-                        &project(&p)?,
-                        &key,
-                        at,
-                    )?)?;
+                    let value = serde_json::to_value(memory.belief_at(&project(&p)?, &key, at)?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
                 BeliefAction::History { project: p, key } => {
-                    let value =
-                        serde_json::to_value(memory.ledger().belief_history(&project(&p)?, &key)?)?;
+                    let value = serde_json::to_value(memory.belief_history(&project(&p)?, &key)?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
             };
             if let Some((p, key, op)) = write {
-                let outcome = memory.ledger().apply_plan(&Plan::single(p, key, op))?;
+                let outcome = memory.apply_plan(&Plan::single(p, key, op))?;
                 let rejected = matches!(outcome, PlanOutcome::Rejected(_));
                 let value = serde_json::to_value(&outcome)?;
                 print(value.clone(), serde_json::to_string_pretty(&value)?);
@@ -698,7 +692,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("cannot read plan {}: {e}", file.display()))?;
             let plan: Plan = serde_json::from_str(&text)
                 .map_err(|e| format!("invalid plan {}: {e}", file.display()))?;
-            let outcome = memory.ledger().apply_plan(&plan)?;
+            let outcome = memory.apply_plan(&plan)?;
             let rejected = matches!(outcome, PlanOutcome::Rejected(_));
             let value = serde_json::to_value(&outcome)?;
             print(value.clone(), serde_json::to_string_pretty(&value)?);
@@ -720,17 +714,19 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         Command::Stats => {
-            let mut rows = Vec::new();
-            for p in memory.vectors().projects() {
-                rows.push(json!({"project": p.as_str(), "events": memory.ledger().count(&p)?, "vectors": memory.vectors().len(&p)}));
-            }
-            let text = rows
+            let stats = memory.stats()?;
+            let text = stats
                 .iter()
-                .map(|r| r.to_string())
+                .map(|s| {
+                    format!(
+                        "{}: {} events, {} vectors, {} active beliefs, {} standing directives",
+                        s.project, s.events, s.vectors, s.active_beliefs, s.directives
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("\n");
             print(
-                json!(rows),
+                serde_json::to_value(&stats)?,
                 if text.is_empty() {
                     "no projects".into()
                 } else {
@@ -739,9 +735,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         Command::Pulse { project: p } => {
-            let receipt = memory
-                .cognition()
-                .tick(&project(&p)?, profile.pulse.budget)?;
+            let receipt = memory.pulse_tick(&project(&p)?)?;
             let text = receipt
                 .phases
                 .iter()
@@ -756,7 +750,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             print(serde_json::to_value(&receipt)?, text);
         }
         Command::Gaps { project: p } => {
-            let gaps = memory.cognition().knowledge_gaps(&project(&p)?, 20)?;
+            let gaps = memory.knowledge_gaps(&project(&p)?, 20)?;
             let text = gaps
                 .iter()
                 .map(|g| format!("[{:?} {:.2}] {}", g.kind, g.score, g.description))
@@ -765,7 +759,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             print(serde_json::to_value(&gaps)?, text);
         }
         Command::Proposals { project: p } => {
-            let proposals = memory.cognition().proposals(&project(&p)?)?;
+            let proposals = memory.proposals(&project(&p)?)?;
             let text = proposals
                 .iter()
                 .map(|p| format!("#{} [{}] {} — {}", p.id, p.status, p.title, p.rationale))
@@ -795,7 +789,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         Command::Episode { action } => match action {
             EpisodeAction::Start { project: p, agent } => {
-                let id = memory.cognition().start_episode(&project(&p)?, &agent)?;
+                let id = memory.start_episode(&project(&p)?, &agent)?;
                 print(
                     json!({"episode": id.0}),
                     format!("started episode {}", id.0),
@@ -806,20 +800,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 episode,
                 event,
             } => {
-                let p = project(&p)?;
-                let e = memory
-                    .ledger()
-                    .get(&p, EventId(event))?
-                    .ok_or_else(|| format!("no event {event} in project `{p}`"))?;
-                let v = memory
-                    .encode(&e.content)
-                    .ok_or("the event has no text to encode")?;
-                let outcome = memory.cognition().append_to_episode(
-                    &p,
-                    EpisodeId(episode),
-                    EventId(event),
-                    &v,
-                )?;
+                let outcome =
+                    memory.append_event(&project(&p)?, EpisodeId(episode), EventId(event))?;
                 print(
                     json!({"outcome": format!("{outcome:?}")}),
                     format!("{outcome:?}"),
@@ -831,7 +813,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 outcome,
                 reward,
             } => {
-                memory.cognition().end_episode(
+                memory.end_episode(
                     &project(&p)?,
                     EpisodeId(episode),
                     outcome.as_deref(),
@@ -850,9 +832,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 trigger,
                 steps,
             } => {
-                let v = memory
-                    .encode(&trigger)
-                    .ok_or("the trigger has no text to encode")?;
                 let steps: Vec<Step> = steps
                     .into_iter()
                     .map(|instruction| Step {
@@ -861,10 +840,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         tool_call: None,
                     })
                     .collect();
-                let id =
-                    memory
-                        .cognition()
-                        .add_procedure(&project(&p)?, &name, &trigger, &v, &steps)?;
+                let id = memory.add_procedure(&project(&p)?, &name, &trigger, &steps)?;
                 print(
                     json!({"procedure": id.0}),
                     format!("added procedure {}", id.0),
@@ -875,12 +851,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 k,
                 query,
             } => {
-                let v = memory
-                    .encode(&query)
-                    .ok_or("the query has no text to encode")?;
-                let s = memory
-                    .cognition()
-                    .suggest_procedures(&project(&p)?, &v, k)?;
+                let s = memory.suggest_procedures(&project(&p)?, &query, k)?;
                 let text = s
                     .iter()
                     .map(|s| {
@@ -898,11 +869,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 id,
                 success,
             } => {
-                let proc_ = memory.cognition().record_procedure_outcome(
-                    &project(&p)?,
-                    ProcedureId(id),
-                    success,
-                )?;
+                let proc_ =
+                    memory.record_procedure_outcome(&project(&p)?, ProcedureId(id), success)?;
                 print(
                     serde_json::to_value(&proc_)?,
                     format!("{} reliability {:.3}", proc_.name, proc_.reliability),
@@ -1026,7 +994,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         Command::Associations { project: p } => {
-            let list = memory.cognition().associations(&project(&p)?, 50)?;
+            let list = memory.associations(&project(&p)?, 50)?;
             let text = list
                 .iter()
                 .map(|a| format!("[{:.2}] {}", a.confidence, a.suggestion))

@@ -3,6 +3,9 @@
 //! encoded, stored in the vector tier and linked (synapse to its thread predecessor) in one
 //! call; recall fuses HDC similarity with bm25; erasure covers every store.
 //!
+//! The rest of the API (episodes, beliefs, procedures, meta-memory, pulse, stats) is in
+//! [`ops`].
+//!
 //! Layout of a data directory: `ledger.db` (SQLite: events, beliefs, cognition) and
 //! `vectors/` (the mmap segment store).
 
@@ -22,6 +25,9 @@ use crate::recall::lexical::{self, Postings};
 use crate::recall::{self, Fused, Pack, Ranked, supersede};
 use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
 use crate::{Profile, Result};
+
+mod ops;
+pub use ops::ProjectStats;
 
 /// Candidates gathered from each source before fusion.
 const CANDIDATES: usize = 50;
@@ -438,6 +444,12 @@ impl Memory {
             tracing::warn!(repaired, "re-encoded events whose vectors were not stored");
         }
         Ok(repaired)
+    }
+
+    /// Standing directives recall keeps for `project` (loads its text index).
+    fn directive_count(&self, project: &ProjectId) -> Result<usize> {
+        let text = self.project_text(project)?;
+        Ok(read_lock(&text).directives.len())
     }
 
     /// Directive slots of a `k`-result recall: the profile's number, at most a third of `k`.

@@ -1,0 +1,294 @@
+//! The rest of the agent-facing API (DESIGN.md, "Agent-facing API") on the `Memory`
+//! facade: events, episodes, beliefs, procedures, meta-memory, pulse and stats. Each call
+//! goes to the layer that owns the data; where a layer needs a vector, the facade supplies
+//! it (the stored vector of an event, or the profile's text encoding).
+
+use crate::cognition::{
+    AppendOutcome, Association, EpisodeId, Gap, Procedure, ProcedureId, Proposal, PulseReceipt,
+    Step, Suggestion,
+};
+use crate::governance::{Belief, Op, Ownership, Plan, PlanOutcome};
+use crate::ledger::{Event, EventId, LedgerError, NewEvent};
+use crate::store::{ProjectId, VectorId, VectorTier};
+use crate::{Memory, Result};
+
+/// Per-project counts of [`Memory::stats`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ProjectStats {
+    /// The project.
+    pub project: String,
+    /// Raw events in the ledger.
+    pub events: u64,
+    /// Vectors in the vector store.
+    pub vectors: usize,
+    /// Active beliefs.
+    pub active_beliefs: usize,
+    /// Standing directives recall keeps apart.
+    pub directives: usize,
+}
+
+impl Memory {
+    /// Records one event (see [`observe_batch`](Self::observe_batch)) and returns it as
+    /// stored: id, thread position, links.
+    ///
+    /// # Errors
+    /// As [`observe_batch`](Self::observe_batch).
+    pub fn record_event(&self, event: NewEvent) -> Result<Event> {
+        let project = event.project.clone();
+        let id = self.observe(event)?;
+        self.ledger()
+            .get(&project, id)?
+            .ok_or_else(|| LedgerError::UnknownEvent(id).into())
+    }
+
+    /// Opens an episode for `agent` (an open one of the agent is soft-sealed first).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn start_episode(&self, project: &ProjectId, agent: &str) -> Result<EpisodeId> {
+        Ok(self.cognition.start_episode(project, agent)?)
+    }
+
+    /// Appends the observed event `event` to `episode`, with the vector stored for it.
+    ///
+    /// # Errors
+    /// [`LedgerError::UnknownEvent`] if the event is not in `project` (or has no vector:
+    /// it has no text); episode errors (sealed, unknown, another project).
+    pub fn append_event(
+        &self,
+        project: &ProjectId,
+        episode: EpisodeId,
+        event: EventId,
+    ) -> Result<AppendOutcome> {
+        let vector = self
+            .vectors
+            .get(project, VectorId(event.0))?
+            .ok_or(LedgerError::UnknownEvent(event))?;
+        Ok(self
+            .cognition
+            .append_to_episode(project, episode, event, &vector)?)
+    }
+
+    /// Seals `episode` with its outcome and reward.
+    ///
+    /// # Errors
+    /// Episode errors (unknown, already sealed).
+    pub fn end_episode(
+        &self,
+        project: &ProjectId,
+        episode: EpisodeId,
+        outcome: Option<&str>,
+        reward: Option<f64>,
+    ) -> Result<()> {
+        Ok(self
+            .cognition
+            .end_episode(project, episode, outcome, reward)?)
+    }
+
+    /// Applies a governance plan (all operations and their audit rows in one transaction;
+    /// a rejected plan writes nothing and names its reason).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn apply_plan(&self, plan: &Plan) -> Result<PlanOutcome> {
+        Ok(self.ledger().apply_plan(plan)?)
+    }
+
+    /// Proposes a belief backed by `evidence` (a one-operation plan: `Assert`). A
+    /// user-owned belief needs user evidence; a different statement while one is active is
+    /// recorded as a possible conflict.
+    ///
+    /// # Errors
+    /// SQLite errors (rejections are outcomes, not errors).
+    pub fn propose(
+        &self,
+        project: &ProjectId,
+        key: &str,
+        statement: &str,
+        ownership: Ownership,
+        evidence: &[EventId],
+        idempotency_key: &str,
+    ) -> Result<PlanOutcome> {
+        self.apply_plan(&Plan::single(
+            project.clone(),
+            idempotency_key,
+            Op::Assert {
+                key: key.to_owned(),
+                statement: statement.to_owned(),
+                ownership,
+                agent: None,
+                confidence: 1.0,
+                evidence: evidence.to_vec(),
+            },
+        ))
+    }
+
+    /// Corrects the active belief of `key` (it is superseded, its window closed, both
+    /// linked); `expected_version` guards against a concurrent change.
+    ///
+    /// # Errors
+    /// SQLite errors (rejections are outcomes, not errors).
+    pub fn correct(
+        &self,
+        project: &ProjectId,
+        key: &str,
+        statement: &str,
+        evidence: &[EventId],
+        expected_version: Option<u64>,
+        idempotency_key: &str,
+    ) -> Result<PlanOutcome> {
+        self.apply_plan(&Plan::single(
+            project.clone(),
+            idempotency_key,
+            Op::Correct {
+                key: key.to_owned(),
+                statement: statement.to_owned(),
+                evidence: evidence.to_vec(),
+                expected_version,
+                confidence: 1.0,
+            },
+        ))
+    }
+
+    /// The active belief of `key` (never a superseded one).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn current(&self, project: &ProjectId, key: &str) -> Result<Option<Belief>> {
+        Ok(self.ledger().current_belief(project, key)?)
+    }
+
+    /// The version of `key` valid at `at` (ms).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn belief_at(&self, project: &ProjectId, key: &str, at: i64) -> Result<Option<Belief>> {
+        Ok(self.ledger().belief_at(project, key, at)?)
+    }
+
+    /// Every version of `key`, oldest first.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn belief_history(&self, project: &ProjectId, key: &str) -> Result<Vec<Belief>> {
+        Ok(self.ledger().belief_history(project, key)?)
+    }
+
+    /// Adds a procedure whose `trigger` text is encoded for matching.
+    ///
+    /// # Errors
+    /// A trigger without words; SQLite errors.
+    pub fn add_procedure(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        trigger: &str,
+        steps: &[Step],
+    ) -> Result<ProcedureId> {
+        let v = self.encode(trigger).ok_or(LedgerError::Invalid {
+            what: "trigger",
+            reason: "has no words to encode".to_owned(),
+        })?;
+        Ok(self
+            .cognition
+            .add_procedure(project, name, trigger, &v, steps)?)
+    }
+
+    /// The `k` procedures whose trigger best matches `query`, weighted by reliability.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn suggest_procedures(
+        &self,
+        project: &ProjectId,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<Suggestion>> {
+        match self.encode(query) {
+            Some(v) => Ok(self.cognition.suggest_procedures(project, &v, k)?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Records a success or failure of a procedure (its reliability is the Beta posterior).
+    ///
+    /// # Errors
+    /// Unknown procedure; SQLite errors.
+    pub fn record_procedure_outcome(
+        &self,
+        project: &ProjectId,
+        id: ProcedureId,
+        success: bool,
+    ) -> Result<Procedure> {
+        Ok(self
+            .cognition
+            .record_procedure_outcome(project, id, success)?)
+    }
+
+    /// Knowledge gaps: weak recalls, unanswered questions, failing concepts.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn knowledge_gaps(&self, project: &ProjectId, limit: usize) -> Result<Vec<Gap>> {
+        Ok(self.cognition().knowledge_gaps(project, limit)?)
+    }
+
+    /// Candidate associations found by pulse ticks.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn associations(&self, project: &ProjectId, limit: usize) -> Result<Vec<Association>> {
+        Ok(self.cognition().associations(project, limit)?)
+    }
+
+    /// Self-improvement proposals.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn proposals(&self, project: &ProjectId) -> Result<Vec<Proposal>> {
+        Ok(self.cognition().proposals(project)?)
+    }
+
+    /// One bounded pulse tick over `project` with the profile's budgets.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn pulse_tick(&self, project: &ProjectId) -> Result<PulseReceipt> {
+        Ok(self.cognition().tick(project, self.profile.pulse.budget)?)
+    }
+
+    /// Counts per project (every project of the ledger or the vector store).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn stats(&self) -> Result<Vec<ProjectStats>> {
+        let mut projects: Vec<String> = self.ledger().read(|c| {
+            c.prepare("SELECT DISTINCT project FROM events")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(|e| self.ledger().sql(e))
+        })?;
+        projects.extend(
+            self.vectors
+                .projects()
+                .iter()
+                .map(|p| p.as_str().to_owned()),
+        );
+        projects.sort_unstable();
+        projects.dedup();
+        let mut out = Vec::with_capacity(projects.len());
+        for name in projects {
+            let project = ProjectId::new(name.clone())?;
+            out.push(ProjectStats {
+                events: self.ledger().count(&project)?,
+                vectors: self.vectors.len(&project),
+                active_beliefs: self
+                    .ledger()
+                    .beliefs_with_status(&project, crate::governance::BeliefStatus::Active)?
+                    .len(),
+                directives: self.directive_count(&project)?,
+                project: name,
+            });
+        }
+        Ok(out)
+    }
+}
