@@ -26,9 +26,8 @@ pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, Result};
-pub use memory::{
-    ForgetReceipt, Memory, ProjectStats, RecallItem, RecallQuery, RecallResult, time_hint,
-};
+pub use memory::{ForgetReceipt, Memory, ProjectStats, RecallItem, RecallQuery, RecallResult};
+pub use recall::query::time_hint;
 
 /// The deployment profile this build was compiled for.
 pub const PROFILE: &str = if cfg!(feature = "scale") {

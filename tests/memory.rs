@@ -738,3 +738,78 @@ fn the_facade_covers_the_agent_api() {
     assert_eq!((ps.events, ps.vectors, ps.active_beliefs), (3, 3, 1));
     assert!(stats.iter().any(|s| s.project == "q"));
 }
+
+#[test]
+fn query_text_compiles_to_phrases_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let exact = m
+        .observe(
+            say(
+                "p",
+                "s1",
+                Role::User,
+                "The blue heron nests by the old mill",
+            )
+            .agent("ana"),
+        )
+        .unwrap();
+    let scrambled = m
+        .observe(say("p", "s1", Role::User, "The heron is blue; the mill is old").agent("ana"))
+        .unwrap();
+    let reply = m
+        .observe(
+            say(
+                "p",
+                "s1",
+                Role::Assistant,
+                "A blue heron by the old mill, noted",
+            )
+            .agent("bot"),
+        )
+        .unwrap();
+    m.observe_batch(&chatter("p", 20)).unwrap();
+    let ids = |q: &str| -> Vec<_> {
+        m.recall_with(&p, &hypermem::RecallQuery::new(q, 10))
+            .unwrap()
+            .items
+            .iter()
+            .map(|h| h.event.id)
+            .collect()
+    };
+    let phrase = m
+        .recall_with(
+            &p,
+            &hypermem::RecallQuery::new(r#"where does the "Blue  Heron" nest"#, 10),
+        )
+        .unwrap();
+    let found: Vec<_> = phrase.items.iter().map(|h| h.event.id).collect();
+    assert!(found.contains(&exact) && found.contains(&reply));
+    assert!(!found.contains(&scrambled));
+    assert!(
+        phrase
+            .suppressed
+            .iter()
+            .any(|(id, why)| *id == scrambled && why.contains("blue heron")),
+        "{:?}",
+        phrase.suppressed
+    );
+    assert_eq!(ids("heron mill role:user agent:ana \"old mill\""), [exact]);
+    assert_eq!(ids("heron mill agent:bot"), [reply]);
+    assert!(ids("heron thread:elsewhere").is_empty());
+    assert!(ids("heron until:1970-01-02").is_empty());
+    let err = m
+        .recall(&p, "heron project:other", 5)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("other") && err.contains("never crosses projects"),
+        "{err}"
+    );
+    let err = m.recall(&p, "heron role:robot", 5).unwrap_err().to_string();
+    assert!(err.contains("robot"), "{err}");
+    let assistant = m.recall(&p, "heron project:p role:assistant", 10).unwrap();
+    assert_eq!(assistant[0].event.id, reply);
+    assert!(assistant.iter().all(|h| h.event.role == Role::Assistant));
+}

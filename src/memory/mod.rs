@@ -22,6 +22,7 @@ use crate::cognition::{Cognition, RecallTrace, RippleParams};
 use crate::governance::ErasureReceipt;
 use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent, Role};
 use crate::recall::lexical::{self, Postings};
+use crate::recall::query::CompiledQuery;
 use crate::recall::{self, Fused, Pack, Ranked, supersede};
 use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
 use crate::{Profile, Result};
@@ -118,22 +119,62 @@ impl<'a> RecallQuery<'a> {
             session: None,
         }
     }
+}
 
+/// The filters of one recall: the caller's ([`RecallQuery`]) and those compiled from the
+/// query text ([`CompiledQuery`]); an event must pass both.
+struct Filters<'a> {
+    rq: &'a RecallQuery<'a>,
+    compiled: &'a CompiledQuery,
+}
+
+impl Filters<'_> {
     /// Why `event` must not be returned, if it must not.
     fn suppresses(&self, event: &Event) -> Option<String> {
-        if self.session.is_some() && event.session.as_deref() == self.session {
+        let (rq, q) = (self.rq, self.compiled);
+        if rq.session.is_some() && event.session.as_deref() == rq.session {
             return Some("same-session echo".to_owned());
         }
-        if self.since.is_some_and(|t| event.created_at < t)
-            || self.until.is_some_and(|t| event.created_at >= t)
-        {
+        let outside = |since: Option<i64>, until: Option<i64>| {
+            since.is_some_and(|t| event.created_at < t)
+                || until.is_some_and(|t| event.created_at >= t)
+        };
+        if outside(rq.since, rq.until) || outside(q.since, q.until) {
             return Some("outside the time window".to_owned());
         }
-        if self.agent.is_some() && event.agent.as_deref() != self.agent {
+        let differs = |want: Option<&str>, have: Option<&str>| want.is_some() && want != have;
+        if differs(rq.agent, event.agent.as_deref())
+            || differs(q.agent.as_deref(), event.agent.as_deref())
+        {
             return Some("another agent".to_owned());
         }
-        if self.thread.is_some() && event.thread.as_deref() != self.thread {
+        if differs(rq.thread, event.thread.as_deref())
+            || differs(q.thread.as_deref(), event.thread.as_deref())
+        {
             return Some("another thread".to_owned());
+        }
+        if differs(q.session.as_deref(), event.session.as_deref()) {
+            return Some("another session".to_owned());
+        }
+        if q.role.is_some_and(|r| r != event.role) {
+            return Some(format!(
+                "role {} is not {}",
+                event.role,
+                q.role.expect("checked")
+            ));
+        }
+        if q.kind.is_some_and(|k| k != event.kind) {
+            return Some(format!(
+                "kind {} is not {}",
+                event.kind,
+                q.kind.expect("checked")
+            ));
+        }
+        if !q.phrases.is_empty() {
+            let content = recall::query::normalize(&event.content);
+            if let Some(missing) = q.phrases.iter().find(|p| !content.contains(p.as_str())) {
+                return Some(format!("does not contain the phrase \"{missing}\""));
+            }
         }
         None
     }
@@ -146,65 +187,6 @@ pub struct RecallResult {
     pub items: Vec<RecallItem>,
     /// Suppressed candidates with the reason.
     pub suppressed: Vec<(EventId, String)>,
-}
-
-/// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
-/// `last week`, `last month`, `last N days`, or an ISO date `YYYY-MM-DD`. Returns the
-/// window `(since, until)` in ms, if any.
-pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
-    const DAY: i64 = 86_400_000;
-    let lower = text.to_lowercase();
-    let today = now_ms - now_ms.rem_euclid(DAY);
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '-')
-        .filter(|w| !w.is_empty())
-        .collect();
-    for w in words.windows(3) {
-        if w[0] == "last"
-            && w[2].starts_with("day")
-            && let Ok(n) = w[1].parse::<i64>()
-        {
-            return Some((today - n * DAY, now_ms + 1));
-        }
-    }
-    if lower.contains("yesterday") {
-        return Some((today - DAY, today));
-    }
-    if lower.contains("today") {
-        return Some((today, today + DAY));
-    }
-    if lower.contains("last week") {
-        return Some((today - 7 * DAY, now_ms + 1));
-    }
-    if lower.contains("this week") {
-        return Some((today - 6 * DAY, now_ms + 1));
-    }
-    if lower.contains("last month") {
-        return Some((today - 30 * DAY, now_ms + 1));
-    }
-    for w in &words {
-        let parts: Vec<&str> = w.split('-').collect();
-        if let [y, m, d] = parts[..]
-            && y.len() == 4
-            && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
-            && (1..=12).contains(&m)
-            && (1..=31).contains(&d)
-        {
-            let start = days_from_civil(y, m, d) * DAY;
-            return Some((start, start + DAY));
-        }
-    }
-    None
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// What `forget_project` removed.
@@ -537,7 +519,23 @@ impl Memory {
     /// # Errors
     /// As [`recall`](Self::recall).
     pub fn recall_with(&self, project: &ProjectId, rq: &RecallQuery<'_>) -> Result<RecallResult> {
-        let (query, k) = (rq.text, rq.k);
+        let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
+        if let Some(named) = &compiled.project
+            && named != project.as_str()
+        {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "query",
+                reason: format!(
+                    "it names project `{named}` but recalls project `{project}`: recall never crosses projects"
+                ),
+            }
+            .into());
+        }
+        let filters = Filters {
+            rq,
+            compiled: &compiled,
+        };
+        let (query, k) = (compiled.text.as_str(), rq.k);
         let mut similarity = std::collections::HashMap::new();
         let mut lists = Vec::new();
         let text = self.project_text(project)?;
@@ -595,6 +593,21 @@ impl Memory {
                 weight: self.profile.recall.fts_weight,
                 ids: hits.iter().map(|h| h.0).collect(),
             });
+            if !compiled.phrases.is_empty() {
+                // Events holding every word of every phrase (the filter checks the phrase
+                // itself), best by BM25 over those words.
+                let words: Vec<String> = compiled
+                    .phrases
+                    .iter()
+                    .flat_map(|p| lexical::tokens(p))
+                    .collect();
+                let hits = postings.search_all(&words, CANDIDATES);
+                lists.push(Ranked {
+                    source: "phrase",
+                    weight: self.profile.recall.fts_weight,
+                    ids: hits.iter().map(|h| h.0).collect(),
+                });
+            }
             if distinctive.is_empty() {
                 terms
             } else {
@@ -609,7 +622,7 @@ impl Memory {
         let mut suppressed = Vec::new();
         for mut fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
             if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
-                if let Some(reason) = rq.suppresses(&event) {
+                if let Some(reason) = filters.suppresses(&event) {
                     suppressed.push((event.id, reason));
                     continue;
                 }
@@ -653,7 +666,7 @@ impl Memory {
                 continue;
             }
             if let Some(event) = self.ledger.get(project, EventId(id))? {
-                if let Some(reason) = rq.suppresses(&event) {
+                if let Some(reason) = filters.suppresses(&event) {
                     suppressed.push((event.id, reason));
                     continue;
                 }
@@ -706,8 +719,8 @@ impl Memory {
     /// touches, suggested procedures, direct recall results, then associative neighbours
     /// (ripple over synapses from the top results), greedily filled
     /// under the budget (`requested`, default 25 % of the available tokens, never above
-    /// 30 %). Time hints in the query (`yesterday`, `last week`, `2024-03-15`, ...) restrict
-    /// the window; events of the caller's own `session` are suppressed as echo. The receipt
+    /// 30 %). The query compiles as in [`recall_with`](Self::recall_with) (filters, phrases,
+    /// time hints); events of the caller's own `session` are suppressed as echo. The receipt
     /// lists every selected item and every suppressed candidate with its reason.
     ///
     /// # Errors
@@ -722,15 +735,18 @@ impl Memory {
     ) -> Result<Pack> {
         let budget = recall::pack_budget(available_tokens, requested);
         let mut rq = RecallQuery::new(query, 20);
-        if let Some((since, until)) = time_hint(query, self.ledger.now_ms()) {
-            rq.since = Some(since);
-            rq.until = Some(until);
-        }
         rq.session = session;
         let RecallResult {
             items: direct,
             suppressed,
         } = self.recall_with(project, &rq)?;
+        let compiled = recall::query::compile(query, self.ledger.now_ms())?;
+        let filters = Filters {
+            rq: &rq,
+            compiled: &compiled,
+        };
+        let query = compiled.text.as_str();
+        let mut associative_suppressed = Vec::new();
         let mut candidates = Vec::new();
         // Current beliefs touched by the query come first: concise and governed (only
         // active rows, never superseded ones; user-owned ones exist only with user evidence).
@@ -826,6 +842,15 @@ impl Memory {
             if seen.insert(a.id)
                 && let Some(e) = self.ledger.get(project, EventId(a.id))?
             {
+                if let Some(reason) = filters.suppresses(&e) {
+                    associative_suppressed.push(recall::ReceiptLine {
+                        id: a.id,
+                        slot: "associative",
+                        tokens: 0,
+                        reason,
+                    });
+                    continue;
+                }
                 candidates.push((
                     a.id,
                     "associative",
@@ -836,6 +861,7 @@ impl Memory {
         }
         let mut pack = recall::fill(budget, candidates);
         pack.suppressed.extend(below_floor);
+        pack.suppressed.extend(associative_suppressed);
         pack.suppressed.extend(
             suppressed
                 .into_iter()

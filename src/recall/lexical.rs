@@ -94,23 +94,34 @@ impl Postings {
     /// The `k` best documents for the query `terms` by BM25 (duplicates count once), as
     /// `(event id, score)`, best first; ties go to the older event.
     pub fn search(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
+        self.score(terms, k, false)
+    }
+
+    /// As [`search`](Self::search), among the documents containing every term only.
+    pub fn search_all(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
+        self.score(terms, k, true)
+    }
+
+    fn score(&self, terms: &[String], k: usize, conjunctive: bool) -> Vec<(u64, f32)> {
         if k == 0 || self.ids.is_empty() {
             return Vec::new();
         }
-        let mut lists: Vec<u32> = terms
+        let mut wanted: Vec<&str> = terms.iter().map(String::as_str).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let lists: Vec<u32> = wanted
             .iter()
-            .filter_map(|t| self.vocabulary.get(t.as_str()).copied())
+            .filter_map(|t| self.vocabulary.get(*t).copied())
             .collect();
-        lists.sort_unstable();
-        lists.dedup();
-        if lists.is_empty() {
+        if lists.is_empty() || (conjunctive && lists.len() < wanted.len()) {
             return Vec::new();
         }
         let n = self.documents();
         let avg = self.total_length as f32 / n as f32;
         let mut acc = vec![0.0f32; self.ids.len()];
+        let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
         let mut touched: Vec<u32> = Vec::new();
-        for t in lists {
+        for &t in &lists {
             let postings = &self.lists[t as usize];
             let w = idf(n, postings.len() as u64) as f32;
             for &(doc, tf) in postings {
@@ -121,7 +132,13 @@ impl Postings {
                     touched.push(doc);
                 }
                 *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                if conjunctive {
+                    matched[doc as usize] += 1;
+                }
             }
+        }
+        if conjunctive {
+            touched.retain(|&d| usize::from(matched[d as usize]) == lists.len());
         }
         let better = |a: &u32, b: &u32| {
             acc[*b as usize]
@@ -234,6 +251,18 @@ mod tests {
             assert!(w[0].1 > w[1].1 || (w[0].1 == w[1].1 && w[0].0 < w[1].0));
         }
         assert!(p.search(&q, 0).is_empty());
+        // Conjunctive: only documents with both terms, same scores.
+        let both = p.search_all(&q, 1000);
+        assert!(!both.is_empty() && both.len() < all.len());
+        for (id, score) in &both {
+            let text = &docs.iter().find(|d| d.0 == *id).unwrap().1;
+            assert!(text.contains("gamma") && text.ends_with(" 1"));
+            assert_eq!(all.iter().find(|h| h.0 == *id).unwrap().1, *score);
+        }
+        assert!(
+            p.search_all(&["gamma".to_owned(), "absent".to_owned()], 5)
+                .is_empty()
+        );
         assert!(Postings::default().search(&q, 5).is_empty());
     }
 }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 pub mod directives;
 pub mod lexical;
+pub mod query;
 pub mod supersede;
 
 /// RRF constant (Cormack et al.): dampens the head of each list.

@@ -1,0 +1,250 @@
+//! Query compilation: the text of a recall becomes free text plus explicit filters.
+//!
+//! Syntax (anything else is free text):
+//! - `"a quoted phrase"`: results must contain the phrase (case and spacing
+//!   insensitive); its words stay in the free text, and events holding the phrase are a
+//!   candidate source of their own (a quote without its closing partner is plain text);
+//! - `key:value` or `key:"value with spaces"` filters, for the keys `agent`, `thread`,
+//!   `session`, `role` (`user`, `assistant`, `tool`, `system`), `kind` (`message`,
+//!   `observation`, ...), `since` and `until` (`YYYY-MM-DD` or epoch milliseconds), and
+//!   `project` (must name the project recalled: recall never crosses projects);
+//! - time hints ([`time_hint`]): `today`, `yesterday`, `this week`, `last week`,
+//!   `last month`, `last N days`, an ISO date; they set the window unless `since` /
+//!   `until` are given, and their words stay in the free text.
+
+use crate::ledger::{EventKind, LedgerError, Role};
+
+/// A compiled recall query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompiledQuery {
+    /// Free text (filters removed, phrase words kept).
+    pub text: String,
+    /// Phrases the results must contain, normalized ([`normalize`]).
+    pub phrases: Vec<String>,
+    /// `agent:` filter.
+    pub agent: Option<String>,
+    /// `thread:` filter.
+    pub thread: Option<String>,
+    /// `session:` filter.
+    pub session: Option<String>,
+    /// `role:` filter.
+    pub role: Option<Role>,
+    /// `kind:` filter.
+    pub kind: Option<EventKind>,
+    /// Window start (ms, inclusive): `since:` or a time hint.
+    pub since: Option<i64>,
+    /// Window end (ms, exclusive): `until:` or a time hint.
+    pub until: Option<i64>,
+    /// `project:` named in the query.
+    pub project: Option<String>,
+}
+
+const KEYS: &[&str] = &[
+    "agent", "thread", "session", "role", "kind", "since", "until", "project",
+];
+
+fn invalid(reason: String) -> LedgerError {
+    LedgerError::Invalid {
+        what: "query",
+        reason,
+    }
+}
+
+/// Lowercase, NFKC-normalized words of `text` joined by single spaces: the form phrases
+/// are matched in.
+pub fn normalize(text: &str) -> String {
+    super::lexical::tokens(text).join(" ")
+}
+
+/// A `since`/`until` value: `YYYY-MM-DD` (midnight UTC) or epoch milliseconds.
+fn instant(key: &str, value: &str) -> Result<i64, LedgerError> {
+    if let Ok(ms) = value.parse::<i64>() {
+        return Ok(ms);
+    }
+    let parts: Vec<&str> = value.split('-').collect();
+    if let [y, m, d] = parts[..]
+        && y.len() == 4
+        && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
+        && (1..=12).contains(&m)
+        && (1..=31).contains(&d)
+    {
+        return Ok(days_from_civil(y, m, d) * DAY);
+    }
+    Err(invalid(format!(
+        "`{key}:{value}`: expected YYYY-MM-DD or epoch milliseconds"
+    )))
+}
+
+/// Compiles `text` (see the module documentation) relative to `now_ms`.
+///
+/// # Errors
+/// An unknown role or kind, a malformed date, a filter without a value, an unterminated
+/// quoted filter value.
+pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
+    let mut q = CompiledQuery::default();
+    let mut free: Vec<String> = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        // One item: a quoted phrase, or a whitespace-delimited word (a filter when it is
+        // `key:value` with a known key; the value may be quoted).
+        if let Some(body) = rest.strip_prefix('"')
+            && let Some(end) = body.find('"')
+        {
+            let phrase = normalize(&body[..end]);
+            if !phrase.is_empty() {
+                free.push(phrase.clone());
+                q.phrases.push(phrase);
+            }
+            rest = body[end + 1..].trim_start();
+            continue;
+        }
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        let filter = word
+            .split_once(':')
+            .filter(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()));
+        let Some((key, value)) = filter else {
+            free.push(word.to_owned());
+            rest = rest[word_end..].trim_start();
+            continue;
+        };
+        let key = key.to_ascii_lowercase();
+        let after_colon = &rest[key.len() + 1..];
+        let (value, consumed) = if let Some(body) = after_colon.strip_prefix('"') {
+            let end = body
+                .find('"')
+                .ok_or_else(|| invalid(format!("unterminated quote after `{key}:`")))?;
+            (body[..end].to_owned(), key.len() + 1 + end + 2)
+        } else {
+            (value.to_owned(), word_end)
+        };
+        rest = rest[consumed..].trim_start();
+        if value.is_empty() {
+            return Err(invalid(format!("`{key}:` has no value")));
+        }
+        match key.as_str() {
+            "agent" => q.agent = Some(value),
+            "thread" => q.thread = Some(value),
+            "session" => q.session = Some(value),
+            "project" => q.project = Some(value),
+            "role" => q.role = Some(Role::parse(&value.to_ascii_lowercase())?),
+            "kind" => q.kind = Some(EventKind::parse(&value.to_ascii_lowercase())?),
+            "since" => q.since = Some(instant(&key, &value)?),
+            "until" => q.until = Some(instant(&key, &value)?),
+            _ => unreachable!("only known keys are filters"),
+        }
+    }
+    q.text = free.join(" ");
+    if q.since.is_none()
+        && q.until.is_none()
+        && let Some((since, until)) = time_hint(&q.text, now_ms)
+    {
+        q.since = Some(since);
+        q.until = Some(until);
+    }
+    Ok(q)
+}
+
+const DAY: i64 = 86_400_000;
+
+/// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
+/// `last week`, `last month`, `last N days`, or an ISO date `YYYY-MM-DD`. Returns the
+/// window `(since, until)` in ms, if any.
+pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
+    let lower = text.to_lowercase();
+    let today = now_ms - now_ms.rem_euclid(DAY);
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    for w in words.windows(3) {
+        if w[0] == "last"
+            && w[2].starts_with("day")
+            && let Ok(n) = w[1].parse::<i64>()
+        {
+            return Some((today - n * DAY, now_ms + 1));
+        }
+    }
+    if lower.contains("yesterday") {
+        return Some((today - DAY, today));
+    }
+    if lower.contains("today") {
+        return Some((today, today + DAY));
+    }
+    if lower.contains("last week") {
+        return Some((today - 7 * DAY, now_ms + 1));
+    }
+    if lower.contains("this week") {
+        return Some((today - 6 * DAY, now_ms + 1));
+    }
+    if lower.contains("last month") {
+        return Some((today - 30 * DAY, now_ms + 1));
+    }
+    for w in &words {
+        let parts: Vec<&str> = w.split('-').collect();
+        if let [y, m, d] = parts[..]
+            && y.len() == 4
+            && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
+            && (1..=12).contains(&m)
+            && (1..=31).contains(&d)
+        {
+            let start = days_from_civil(y, m, d) * DAY;
+            return Some((start, start + DAY));
+        }
+    }
+    None
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_phrases_and_free_text_are_separated() {
+        let q = compile(
+            r#"what did "Release Train" agent:bob thread:"ops room" role:User say since:2024-03-01"#,
+            0,
+        )
+        .unwrap();
+        assert_eq!(q.text, "what did release train say");
+        assert_eq!(q.phrases, ["release train"]);
+        assert_eq!(q.agent.as_deref(), Some("bob"));
+        assert_eq!(q.thread.as_deref(), Some("ops room"));
+        assert_eq!(q.role, Some(Role::User));
+        assert_eq!(q.since, Some(days_from_civil(2024, 3, 1) * DAY));
+        assert_eq!(q.until, None, "an explicit bound replaces the time hints");
+    }
+
+    #[test]
+    fn unknown_keys_and_urls_stay_text_and_hints_set_the_window() {
+        let q = compile("see http://x.io note:this yesterday", 10 * DAY + 5).unwrap();
+        assert_eq!(q.text, "see http://x.io note:this yesterday");
+        assert_eq!((q.since, q.until), (Some(9 * DAY), Some(10 * DAY)));
+        let q = compile(r#"a 12" pizza"#, 0).unwrap();
+        assert_eq!((q.text.as_str(), q.phrases.len()), (r#"a 12" pizza"#, 0));
+    }
+
+    #[test]
+    fn bad_filters_are_errors_that_name_them() {
+        for (text, needle) in [
+            ("role:robot", "robot"),
+            ("since:yesterday", "since:yesterday"),
+            ("until:2024-13-01", "until:2024-13-01"),
+            (r#"thread:"ops"#, "unterminated"),
+            ("agent:", "agent:"),
+        ] {
+            let err = compile(text, 0).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+}
