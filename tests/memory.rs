@@ -813,3 +813,52 @@ fn query_text_compiles_to_phrases_and_filters() {
     assert_eq!(assistant[0].event.id, reply);
     assert!(assistant.iter().all(|h| h.event.role == Role::Assistant));
 }
+
+#[test]
+fn sealed_episodes_and_concepts_are_a_recall_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    m.observe_batch(&chatter("p", 30)).unwrap();
+    let ep = m.start_episode(&p, "agent").unwrap();
+    let lines = [
+        "We repotted the fig tree into a larger terracotta pot",
+        "The fig tree gets afternoon sun on the balcony",
+        "Fig leaves yellow when the pot stays wet",
+        "Watering the fig tree twice a week in summer",
+    ];
+    let mut ids = Vec::new();
+    for l in lines {
+        let e = m.record_event(say("p", "garden", Role::User, l)).unwrap();
+        m.append_event(&p, ep, e.id).unwrap();
+        ids.push(e.id);
+    }
+    let before = m.recall(&p, "fig tree care", 10).unwrap();
+    assert!(
+        before
+            .iter()
+            .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "episode"))
+    );
+    m.end_episode(&p, ep, Some("healthy tree"), Some(1.0))
+        .unwrap();
+    let after = m.recall(&p, "fig tree care", 10).unwrap();
+    let episodic: Vec<_> = after
+        .iter()
+        .filter(|h| h.fused.breakdown.iter().any(|b| b.0 == "episode"))
+        .map(|h| h.event.id)
+        .collect();
+    assert_eq!(episodic.len(), lines.len(), "{after:#?}");
+    assert!(episodic.iter().all(|id| ids.contains(id)));
+    // Consolidated into a concept, the episode is still reached (through its concept too).
+    m.pulse_tick(&p).unwrap();
+    assert!(!m.cognition().concepts(&p).unwrap().is_empty());
+    let again = m.recall(&p, "fig tree care", 10).unwrap();
+    assert!(
+        again
+            .iter()
+            .any(|h| h.fused.breakdown.iter().any(|b| b.0 == "episode"))
+    );
+    // Erasure drops the cached topics with the rows.
+    m.forget_project(&p).unwrap();
+    assert!(m.recall(&p, "fig tree care", 10).unwrap().is_empty());
+}

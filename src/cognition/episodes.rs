@@ -1,6 +1,8 @@
 //! Episodes (open → soft-sealed → sealed, chained per agent, vector = bundle of
 //! position-permuted event vectors) and concepts (consolidated prototypes kept as counters).
 
+use std::sync::Arc;
+
 use rusqlite::{OptionalExtension, params};
 
 use hdv::{Bundler, Hypervector, Scan};
@@ -293,6 +295,10 @@ impl Cognition {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&id);
+        self.topics
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(project);
         Ok(())
     }
 
@@ -390,13 +396,39 @@ impl Cognition {
         k: usize,
     ) -> LedgerResult<Vec<(EpisodeId, f64)>> {
         self.check_dim(vector)?;
-        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
-        self.rank(rows, vector, k)
+        let cached = self
+            .topics
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(project)
+            .cloned();
+        let topics = match cached {
+            Some(t) => t,
+            None => {
+                let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
+                    c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
+                        .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                        .map_err(|e| self.ledger.sql(e))
+                })?;
+                let t = Arc::new(self.decode_rows(&rows)?);
+                self.topics
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(project.clone(), t.clone());
+                t
+            }
+        };
+        self.rank_words(&topics.0, &topics.1, vector, k)
             .map(|v| v.into_iter().map(|(id, s)| (EpisodeId(id), s)).collect())
+    }
+
+    /// Row ids and the packed words of their vectors.
+    fn decode_rows(&self, rows: &[(i64, Vec<u8>)]) -> LedgerResult<(Vec<i64>, Vec<u64>)> {
+        let mut words = Vec::with_capacity(rows.len() * self.dim.words());
+        for (_, blob) in rows {
+            words.extend_from_slice(self.decode(blob)?.words());
+        }
+        Ok((rows.iter().map(|r| r.0).collect(), words))
     }
 
     /// Exact top-k over stored vectors.
@@ -406,24 +438,27 @@ impl Cognition {
         query: &Hypervector,
         k: usize,
     ) -> LedgerResult<Vec<(u64, f64)>> {
-        let mut words = Vec::with_capacity(rows.len() * self.dim.words());
-        for (_, blob) in &rows {
-            words.extend_from_slice(self.decode(blob)?.words());
-        }
+        let (ids, words) = self.decode_rows(&rows)?;
+        self.rank_words(&ids, &words, query, k)
+    }
+
+    /// Exact top-k over packed vectors (`ids[i]` owns the i-th vector).
+    fn rank_words(
+        &self,
+        ids: &[i64],
+        words: &[u64],
+        query: &Hypervector,
+        k: usize,
+    ) -> LedgerResult<Vec<(u64, f64)>> {
         let block =
-            hdv::Block::new(&words, self.dim).map_err(|e| invalid("vectors", e.to_string()))?;
+            hdv::Block::new(words, self.dim).map_err(|e| invalid("vectors", e.to_string()))?;
         let hits = Scan::new(k)
             .top_k(&block, query)
             .map_err(|e| invalid("query", e.to_string()))?;
         let d = self.dim.bits() as f64;
         Ok(hits
             .into_iter()
-            .map(|h| {
-                (
-                    rows[h.index].0 as u64,
-                    1.0 - 2.0 * f64::from(h.distance) / d,
-                )
-            })
+            .map(|h| (ids[h.index] as u64, 1.0 - 2.0 * f64::from(h.distance) / d))
             .collect())
     }
 

@@ -78,6 +78,9 @@ pub struct Cognition {
     working: Mutex<HashMap<(ProjectId, String), WorkingMemory>>,
     /// Open episodes' (positional, topic) counters.
     open: Mutex<HashMap<EpisodeId, (Bundler, Bundler)>>,
+    /// Topic vectors of sealed episodes per project (ids, packed words), loaded on first
+    /// use and dropped when an episode of the project is sealed: recall ranks them per query.
+    topics: Mutex<HashMap<ProjectId, Arc<(Vec<i64>, Vec<u64>)>>>,
 }
 
 impl std::fmt::Debug for Cognition {
@@ -98,6 +101,7 @@ impl Cognition {
             config,
             working: Mutex::new(HashMap::new()),
             open: Mutex::new(HashMap::new()),
+            topics: Mutex::new(HashMap::new()),
         }
     }
 
@@ -201,6 +205,10 @@ impl Cognition {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
+        self.topics
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(project);
     }
 }
 

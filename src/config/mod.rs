@@ -119,6 +119,7 @@ struct RawRecall {
     supersede: bool,
     supersede_ratio: f64,
     directive_slots: usize,
+    episode_weight: f64,
 }
 
 impl Default for RawRecall {
@@ -131,6 +132,7 @@ impl Default for RawRecall {
             supersede: r.supersede,
             supersede_ratio: r.supersede_ratio,
             directive_slots: r.directive_slots,
+            episode_weight: r.episode_weight,
         }
     }
 }
@@ -154,6 +156,9 @@ pub struct RecallSettings {
     /// directives most similar to the query ([`crate::recall::directives`]) when rank
     /// fusion left them out; 0 disables.
     pub directive_slots: usize,
+    /// Weight of the episodic source: events of the sealed episodes (and of the episodes
+    /// of the concept) nearest the query; 0 disables.
+    pub episode_weight: f64,
 }
 
 impl Default for RecallSettings {
@@ -165,6 +170,7 @@ impl Default for RecallSettings {
             supersede: true,
             supersede_ratio: 0.85,
             directive_slots: 3,
+            episode_weight: 0.5,
         }
     }
 }
@@ -530,6 +536,7 @@ impl Profile {
             ("recall.fts_weight", raw.recall.fts_weight),
             ("recall.user_bonus", raw.recall.user_bonus),
             ("recall.supersede_ratio", raw.recall.supersede_ratio),
+            ("recall.episode_weight", raw.recall.episode_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -545,6 +552,7 @@ impl Profile {
             supersede: raw.recall.supersede,
             supersede_ratio: raw.recall.supersede_ratio,
             directive_slots: raw.recall.directive_slots,
+            episode_weight: raw.recall.episode_weight,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

@@ -36,6 +36,11 @@ const CANDIDATES: usize = 50;
 const COMMON_IDF: f64 = 1.386;
 /// Direct results under this fraction of the best rank-fusion score stay out of packs.
 const RELEVANCE_FLOOR: f64 = 0.5;
+/// Episodes (and concept-supporting episodes) whose events join recall as a source.
+const EPISODES: usize = 2;
+/// Topic (or prototype) similarity an episode (or concept) needs to be a source: about
+/// 4.5 standard deviations of chance (1/√D) at D = 8,192.
+const EPISODE_SIMILARITY: f64 = 0.05;
 /// Head of the fused ranking that recall-time supersession reorders.
 const RERANK_WINDOW: usize = 10;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
@@ -434,6 +439,42 @@ impl Memory {
         Ok(read_lock(&text).directives.len())
     }
 
+    /// Events of the sealed episodes whose topic is nearest `query`, and of the episodes
+    /// supporting the nearest concept (each only above [`EPISODE_SIMILARITY`]), best first
+    /// by their own similarity to the query.
+    fn episodic_candidates(&self, project: &ProjectId, query: &Hypervector) -> Result<Vec<u64>> {
+        let mut episodes: Vec<crate::cognition::EpisodeId> = self
+            .cognition
+            .similar_episodes(project, query, EPISODES)?
+            .into_iter()
+            .filter(|(_, s)| *s >= EPISODE_SIMILARITY)
+            .map(|(id, _)| id)
+            .collect();
+        let best_concept = self
+            .cognition
+            .concepts(project)?
+            .into_iter()
+            .map(|c| (query.similarity(&c.prototype), c))
+            .filter(|(s, _)| *s >= EPISODE_SIMILARITY)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.0.cmp(&a.1.id.0)));
+        if let Some((_, concept)) = best_concept {
+            episodes.extend(concept.support.iter().take(EPISODES));
+        }
+        episodes.sort_unstable();
+        episodes.dedup();
+        let mut scored = Vec::new();
+        for id in episodes {
+            for event in self.cognition.episode(project, id)?.events {
+                if let Some(v) = self.vectors.get(project, VectorId(event.0))? {
+                    scored.push((query.hamming(&v), event.0));
+                }
+            }
+        }
+        scored.sort_unstable();
+        scored.dedup_by_key(|s| s.1);
+        Ok(scored.into_iter().take(CANDIDATES).map(|s| s.1).collect())
+    }
+
     /// Directive slots of a `k`-result recall: the profile's number, at most a third of `k`.
     fn directive_slots(&self, k: usize) -> usize {
         self.profile.recall.directive_slots.min(k / 3)
@@ -567,6 +608,16 @@ impl Memory {
                 weight: self.profile.recall.vector_weight,
                 ids: hits.iter().map(|h| h.id.0).collect(),
             });
+            if self.profile.recall.episode_weight > 0.0 {
+                let ids = self.episodic_candidates(project, &q)?;
+                if !ids.is_empty() {
+                    lists.push(Ranked {
+                        source: "episode",
+                        weight: self.profile.recall.episode_weight,
+                        ids,
+                    });
+                }
+            }
         }
         let query_terms = {
             // Words in more than a quarter of the project's events add almost nothing to
