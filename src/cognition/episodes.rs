@@ -423,7 +423,7 @@ impl Cognition {
     }
 
     /// Row ids and the packed words of their vectors.
-    fn decode_rows(&self, rows: &[(i64, Vec<u8>)]) -> LedgerResult<(Vec<i64>, Vec<u64>)> {
+    fn decode_rows(&self, rows: &[(i64, Vec<u8>)]) -> LedgerResult<super::PackedVectors> {
         let mut words = Vec::with_capacity(rows.len() * self.dim.words());
         for (_, blob) in rows {
             words.extend_from_slice(self.decode(blob)?.words());

@@ -70,6 +70,9 @@ impl Default for CognitionConfig {
     }
 }
 
+/// Row ids and the packed words of their vectors (`ids[i]` owns the i-th vector).
+type PackedVectors = (Vec<i64>, Vec<u64>);
+
 /// The cognitive layers of one ledger.
 pub struct Cognition {
     ledger: Arc<Ledger>,
@@ -80,7 +83,7 @@ pub struct Cognition {
     open: Mutex<HashMap<EpisodeId, (Bundler, Bundler)>>,
     /// Topic vectors of sealed episodes per project (ids, packed words), loaded on first
     /// use and dropped when an episode of the project is sealed: recall ranks them per query.
-    topics: Mutex<HashMap<ProjectId, Arc<(Vec<i64>, Vec<u64>)>>>,
+    topics: Mutex<HashMap<ProjectId, Arc<PackedVectors>>>,
 }
 
 impl std::fmt::Debug for Cognition {
