@@ -27,7 +27,7 @@ fn observe_recall_beliefs_plans_and_erasure() {
     let d = dir.path();
     let (ok, out, _) = hm(d, &["--json", "init"]);
     assert!(ok);
-    assert_eq!(json(&out)["schema_version"], 4);
+    assert_eq!(json(&out)["schema_version"], 5);
     let (ok, out, _) = hm(
         d,
         &[
@@ -149,7 +149,9 @@ fn observe_recall_beliefs_plans_and_erasure() {
     assert_eq!(json(&out)["migrations"].as_array().unwrap().len(), 0);
     let (ok, out, _) = hm(d, &["--json", "pulse", "--project", "acme"]);
     assert!(ok);
-    assert_eq!(json(&out)["phases"].as_array().unwrap().len(), 7);
+    let phases = json(&out)["phases"].as_array().unwrap().clone();
+    assert_eq!(phases.len(), 8);
+    assert_eq!(phases[7]["phase"], "tiers");
     let (ok, out, _) = hm(d, &["--json", "forget-project", "--project", "acme"]);
     assert!(ok);
     assert_eq!(json(&out)["vectors"], 2);

@@ -862,3 +862,78 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
     m.forget_project(&p).unwrap();
     assert!(m.recall(&p, "fig tree care", 10).unwrap().is_empty());
 }
+
+#[test]
+fn recall_potentiates_memories_and_pulse_places_them_by_strength() {
+    use hypermem::clock::ManualClock;
+    use hypermem::store::{Tier, VectorId};
+    use std::sync::Arc;
+    const DAY: f64 = 86_400.0;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(1.7e9));
+    let p = project("p");
+    let open = || Memory::open_with_clock(&profile(), Some(dir.path()), clock.clone()).unwrap();
+    let (star, others) = {
+        let m = open();
+        let star = m
+            .observe(say(
+                "p",
+                "s",
+                Role::User,
+                "The observatory dome opens at dusk",
+            ))
+            .unwrap();
+        let others = m.observe_batch(&chatter("p", 20)).unwrap();
+        for _ in 0..4 {
+            assert_eq!(
+                m.recall(&p, "observatory dome", 1).unwrap()[0].event.id,
+                star
+            );
+        }
+        let trace = m.vectors().trace(&p, VectorId(star.0)).unwrap();
+        assert_eq!(trace.accesses, 5, "stored once, recalled four times");
+        let receipt = m.pulse_tick(&p).unwrap();
+        let tiers = receipt
+            .phases
+            .iter()
+            .find(|ph| ph.phase == "tiers")
+            .unwrap();
+        assert!(tiers.produced.starts_with("1 promoted to hot"), "{tiers:?}");
+        assert!(m.vectors().trace(&p, VectorId(star.0)).unwrap().in_hot);
+        (star, others)
+    };
+    // Reopened later: the accesses were persisted; a month without use weakens everything.
+    clock.advance(30.0 * DAY);
+    let m = open();
+    let trace = m.vectors().trace(&p, VectorId(star.0)).unwrap();
+    assert_eq!((trace.accesses, trace.in_hot), (5, false));
+    let receipt = m.pulse_tick(&p).unwrap();
+    let tiers = receipt
+        .phases
+        .iter()
+        .find(|ph| ph.phase == "tiers")
+        .unwrap();
+    assert_eq!(tiers.items, 1 + others.len(), "{tiers:?}");
+    for id in others.iter().chain([&star]) {
+        assert_eq!(
+            m.vectors().trace(&p, VectorId(id.0)).unwrap().home,
+            Tier::Cold
+        );
+    }
+    assert!(dir.path().join("vectors-cold").exists());
+    // Cold is slower to reach, never invisible; and a recall warms the memory again.
+    assert_eq!(
+        m.recall(&p, "observatory dome", 1).unwrap()[0].event.id,
+        star
+    );
+    drop(m);
+    let m = open();
+    assert_eq!(
+        m.vectors().trace(&p, VectorId(star.0)).unwrap().home,
+        Tier::Cold
+    );
+    assert_eq!(m.vectors().trace(&p, VectorId(star.0)).unwrap().accesses, 6);
+    let receipt = m.forget_project(&p).unwrap();
+    assert_eq!(receipt.vectors, 1 + others.len());
+    assert_eq!(m.ledger().count_rows("memory_traces", &p).unwrap(), 0);
+}

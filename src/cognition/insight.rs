@@ -338,7 +338,9 @@ impl Cognition {
     }
 
     /// Applies the learning signals of many recalls in one transaction: each strengthens
-    /// the synapses among its top hits (as of its own time) and is logged for gap detection.
+    /// the synapses among its top hits (as of its own time), counts an access of each hit
+    /// in `memory_traces` (LTP: a first recall makes two accesses, storage being the
+    /// first) and is logged for gap detection.
     ///
     /// # Errors
     /// SQLite errors; nothing is applied then.
@@ -347,9 +349,22 @@ impl Cognition {
             return Ok(());
         }
         self.ledger.write(|tx| {
+            let mut access = tx
+                .prepare_cached(
+                    "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
+                     VALUES (?1, ?2, 1.0, 2, ?3)
+                     ON CONFLICT (project, id) DO UPDATE SET
+                        accesses = accesses + 1, last_access = max(last_access, excluded.last_access)",
+                )
+                .map_err(|e| self.ledger.sql(e))?;
             for r in recalls {
                 self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
                 self.log_query_in(tx, &r.project, &r.query, r.best_similarity, &r.hits, r.at)?;
+                for &id in &r.hits {
+                    access
+                        .execute(params![r.project.as_str(), id as i64, r.at])
+                        .map_err(|e| self.ledger.sql(e))?;
+                }
             }
             Ok(())
         })

@@ -154,6 +154,11 @@ impl Ledger {
         self.path.as_deref()
     }
 
+    /// The ledger's clock.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     /// Current time in milliseconds on the ledger's clock.
     pub fn now_ms(&self) -> i64 {
         now_ms(self.clock.as_ref())

@@ -273,4 +273,21 @@ CREATE TABLE associations (
 );
 "#,
     },
+    Migration {
+        version: 5,
+        name: "memory traces: LTP statistics of recalled memories",
+        sql: r#"
+-- One row per memory that has been accessed since it was stored (recalled or used); a
+-- memory without a row has importance 1, one access (its storage) and its event's
+-- created_at as last access. Its tier is where its vector lives, not stored here.
+CREATE TABLE memory_traces (
+    project      TEXT    NOT NULL,
+    id           INTEGER NOT NULL,
+    importance   REAL    NOT NULL,
+    accesses     INTEGER NOT NULL,
+    last_access  INTEGER NOT NULL,
+    PRIMARY KEY (project, id)
+) WITHOUT ROWID;
+"#,
+    },
 ];

@@ -24,7 +24,9 @@ use crate::ledger::{Event, EventId, Ledger, LedgerConfig, NewEvent, Role};
 use crate::recall::lexical::{self, Postings};
 use crate::recall::query::CompiledQuery;
 use crate::recall::{self, Fused, Pack, Ranked, supersede};
-use crate::store::{ProjectId, SearchRequest, SegmentStore, VectorId, VectorTier};
+use crate::store::{
+    HotTier, ProjectId, SearchRequest, SegmentStore, TierManager, VectorId, VectorTier,
+};
 use crate::{Profile, Result};
 
 mod ops;
@@ -210,7 +212,12 @@ pub struct Memory {
     profile: Profile,
     data_dir: PathBuf,
     ledger: Arc<Ledger>,
-    vectors: SegmentStore,
+    /// Hot (RAM copies) + warm + cold vector tiers with LTP placement.
+    tiers: TierManager,
+    /// The warm tier: mmap segments under `vectors/`.
+    warm: Arc<SegmentStore>,
+    /// The cold tier: mmap segments (HNSW above its threshold) under `vectors-cold/`.
+    cold: Arc<SegmentStore>,
     cognition: Arc<Cognition>,
     /// Encoders ready for use: one is taken per encoding task (so threads encode in
     /// parallel, each keeping its own symbol cache) and put back afterwards.
@@ -240,17 +247,44 @@ impl Memory {
     /// # Errors
     /// Ledger or store errors (wrong dimension, corruption, lock held by another process).
     pub fn open(profile: &Profile, data_dir: Option<&Path>) -> Result<Self> {
+        Self::open_with_clock(profile, data_dir, Arc::new(crate::clock::SystemClock))
+    }
+
+    /// [`open`](Self::open) on another clock (event times, LTP ages, synapse decay; tests
+    /// and simulations inject a [`crate::clock::ManualClock`]).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_clock(
+        profile: &Profile,
+        data_dir: Option<&Path>,
+        clock: Arc<dyn crate::clock::Clock>,
+    ) -> Result<Self> {
         let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
         std::fs::create_dir_all(&data_dir).map_err(|source| crate::store::StoreError::Io {
             path: data_dir.clone(),
             source,
         })?;
-        let ledger = Arc::new(Ledger::open(
-            data_dir.join("ledger.db"),
-            LedgerConfig::default(),
+        let ledger = Arc::new(
+            Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?.with_clock(clock),
+        );
+        let warm = Arc::new(SegmentStore::open_or_create(
+            data_dir.join("vectors"),
+            profile.dim,
+            profile.store,
         )?);
-        let vectors =
-            SegmentStore::open_or_create(data_dir.join("vectors"), profile.dim, profile.store)?;
+        let cold = Arc::new(SegmentStore::open_or_create(
+            data_dir.join("vectors-cold"),
+            profile.dim,
+            profile.store,
+        )?);
+        let tiers = TierManager::new(
+            HotTier::new(profile.dim, profile.hot_capacity),
+            warm.clone(),
+            cold.clone(),
+            profile.tiers,
+            ledger.clock(),
+        );
         let cognition = Arc::new(Cognition::new(
             ledger.clone(),
             profile.dim,
@@ -260,7 +294,9 @@ impl Memory {
             profile: profile.clone(),
             data_dir,
             ledger,
-            vectors,
+            tiers,
+            warm,
+            cold,
             cognition,
             encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
@@ -268,6 +304,7 @@ impl Memory {
             feedback: Mutex::new(Vec::new()),
         };
         memory.repair()?;
+        memory.restore_traces()?;
         Ok(memory)
     }
 
@@ -286,7 +323,7 @@ impl Memory {
     }
 
     /// Applies the buffered learning signals of recent recalls (synapse strengthening
-    /// among their top results, the query log) in one transaction. Recall buffers them so
+    /// among their top results, their LTP accesses, the query log) in one transaction. Recall buffers them so
     /// a query costs no disk sync; they are applied every [`FEEDBACK_BATCH`] recalls, by
     /// observations, packs, [`flush`](Self::flush), cognition access and on drop. They are
     /// derived signals: a crash loses at most one batch of them, never an observation.
@@ -298,9 +335,50 @@ impl Memory {
         Ok(self.cognition.record_recalls(&batch)?)
     }
 
-    /// The vector store.
-    pub fn vectors(&self) -> &SegmentStore {
-        &self.vectors
+    /// The vector tiers (hot, warm, cold) and their LTP traces.
+    pub fn vectors(&self) -> &TierManager {
+        &self.tiers
+    }
+
+    /// Restores the LTP statistics of every stored memory: persisted ones from
+    /// `memory_traces`, else importance 1, one access, last access = the event's time.
+    fn restore_traces(&self) -> Result<()> {
+        type Row = (String, i64, i64, Option<f64>, Option<i64>, Option<i64>);
+        let rows: Vec<Row> = self.ledger.read(|c| {
+            c.prepare(
+                "SELECT e.project, e.id, e.created_at, t.importance, t.accesses, t.last_access
+                 FROM events e LEFT JOIN memory_traces t ON t.project = e.project AND t.id = e.id",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut project: Option<ProjectId> = None;
+        for (name, id, created, importance, accesses, last) in rows {
+            if project.as_ref().is_none_or(|p| p.as_str() != name) {
+                project = Some(ProjectId::new(name)?);
+            }
+            let p = project.as_ref().expect("set above");
+            self.tiers.restore(
+                p,
+                VectorId(id as u64),
+                importance.unwrap_or(1.0),
+                accesses.map_or(1, |a| a as u64),
+                last.unwrap_or(created) as f64 / 1000.0,
+            );
+        }
+        Ok(())
     }
 
     /// The data directory.
@@ -394,12 +472,6 @@ impl Memory {
         let mut repaired = 0;
         for name in projects {
             let project = ProjectId::new(name)?;
-            let stored: std::collections::HashSet<u64> = self
-                .vectors
-                .ids(&project)
-                .into_iter()
-                .map(|v| v.0)
-                .collect();
             let ids: Vec<i64> = self.ledger.read(|c| {
                 c.prepare("SELECT id FROM events WHERE project = ?1 ORDER BY id")
                     .and_then(|mut s| {
@@ -411,7 +483,7 @@ impl Memory {
             let missing: Vec<EventId> = ids
                 .into_iter()
                 .map(|i| EventId(i as u64))
-                .filter(|i| !stored.contains(&i.0))
+                .filter(|i| self.tiers.trace(&project, VectorId(i.0)).is_none())
                 .collect();
             for chunk in missing.chunks(1000) {
                 let mut items = Vec::new();
@@ -423,7 +495,7 @@ impl Memory {
                     }
                 }
                 let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
-                self.vectors.insert_batch(&project, &batch)?;
+                self.tiers.insert_batch(&project, &batch, 1.0)?;
                 repaired += batch.len();
             }
         }
@@ -465,7 +537,7 @@ impl Memory {
         let mut scored = Vec::new();
         for id in episodes {
             for event in self.cognition.episode(project, id)?.events {
-                if let Some(v) = self.vectors.get(project, VectorId(event.0))? {
+                if let Some(v) = self.tiers.get(project, VectorId(event.0))? {
                     scored.push((query.hamming(&v), event.0));
                 }
             }
@@ -532,7 +604,7 @@ impl Memory {
         }
         for (project, items) in by_project {
             let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
-            self.vectors.insert_batch(project, &batch)?;
+            self.tiers.insert_batch(project, &batch, 1.0)?;
         }
         for (project, pairs) in links {
             self.cognition.strengthen_pairs(project, &pairs)?;
@@ -589,7 +661,7 @@ impl Memory {
                 let ids = read_lock(&text).directives.clone();
                 let d = self.profile.dim.bits() as f64;
                 for id in ids {
-                    if let Some(v) = self.vectors.get(project, VectorId(id))? {
+                    if let Some(v) = self.tiers.get(project, VectorId(id))? {
                         directives.push((id, 1.0 - 2.0 * f64::from(q.hamming(&v)) / d));
                     }
                 }
@@ -597,7 +669,7 @@ impl Memory {
                 directives.truncate(slots);
             }
             let hits = self
-                .vectors
+                .tiers
                 .search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
             let d = self.profile.dim.bits() as f64;
             for h in &hits {
@@ -746,6 +818,10 @@ impl Memory {
             .filter_map(|i| i.similarity)
             .fold(0.0f64, f64::max);
         let top: Vec<u64> = out.iter().take(5).map(|i| i.event.id.0).collect();
+        // Long-term potentiation: the top results count an access now (in RAM; persisted
+        // with the feedback batch) and grow stronger for tier placement.
+        let accessed: Vec<VectorId> = top.iter().map(|&id| VectorId(id)).collect();
+        self.tiers.touch(project, &accessed);
         let pending = {
             let mut feedback = lock(&self.feedback);
             feedback.push(RecallTrace {
@@ -938,7 +1014,7 @@ impl Memory {
             .remove(project)
             .map_or(0, |p| read_lock(&p).postings.documents());
         let ledger = self.ledger.forget_project(project)?;
-        let vectors = self.vectors.drop_project(project)?;
+        let vectors = self.tiers.drop_project(project)?;
         self.cognition.forget_project_state(project);
         Ok(ForgetReceipt {
             ledger,
@@ -953,7 +1029,8 @@ impl Memory {
     /// Store errors.
     pub fn flush(&self) -> Result<()> {
         self.flush_feedback()?;
-        Ok(self.vectors.flush()?)
+        self.warm.flush()?;
+        Ok(self.cold.flush()?)
     }
 }
 

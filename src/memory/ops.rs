@@ -4,8 +4,8 @@
 //! it (the stored vector of an event, or the profile's text encoding).
 
 use crate::cognition::{
-    AppendOutcome, Association, EpisodeId, Gap, Procedure, ProcedureId, Proposal, PulseReceipt,
-    Step, Suggestion,
+    AppendOutcome, Association, EpisodeId, Gap, PhaseReceipt, Procedure, ProcedureId, Proposal,
+    PulseReceipt, Step, Suggestion,
 };
 use crate::governance::{Belief, Op, Ownership, Plan, PlanOutcome};
 use crate::ledger::{Event, EventId, LedgerError, NewEvent};
@@ -61,7 +61,7 @@ impl Memory {
         event: EventId,
     ) -> Result<AppendOutcome> {
         let vector = self
-            .vectors
+            .tiers
             .get(project, VectorId(event.0))?
             .ok_or(LedgerError::UnknownEvent(event))?;
         Ok(self
@@ -249,12 +249,33 @@ impl Memory {
         Ok(self.cognition().proposals(project)?)
     }
 
-    /// One bounded pulse tick over `project` with the profile's budgets.
+    /// One bounded pulse tick over `project` with the profile's budgets: the cognitive
+    /// phases, then tier placement by LTP strength (at most `items_per_phase` moves).
     ///
     /// # Errors
     /// SQLite errors.
     pub fn pulse_tick(&self, project: &ProjectId) -> Result<PulseReceipt> {
-        Ok(self.cognition().tick(project, self.profile.pulse.budget)?)
+        let budget = self.profile.pulse.budget;
+        let mut receipt = self.cognition().tick(project, budget)?;
+        // Tier placement by LTP strength, bounded like every phase.
+        let t = std::time::Instant::now();
+        let r = self
+            .tiers
+            .rebalance_bounded(project, budget.items_per_phase)?;
+        let moves = r.promoted + r.demoted_from_hot + r.demoted_to_cold + r.rehomed_to_warm;
+        let elapsed_ms = t.elapsed().as_secs_f64() * 1e3;
+        receipt.elapsed_ms += elapsed_ms;
+        receipt.phases.push(PhaseReceipt {
+            phase: "tiers",
+            items: moves,
+            elapsed_ms,
+            produced: format!(
+                "{} promoted to hot, {} dropped from hot, {} moved to cold, {} back to warm",
+                r.promoted, r.demoted_from_hot, r.demoted_to_cold, r.rehomed_to_warm
+            ),
+            budget_exhausted: moves >= budget.items_per_phase,
+        });
+        Ok(receipt)
     }
 
     /// Counts per project (every project of the ledger or the vector store).
@@ -267,12 +288,9 @@ impl Memory {
                 .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
                 .map_err(|e| self.ledger().sql(e))
         })?;
-        projects.extend(
-            self.vectors
-                .projects()
-                .iter()
-                .map(|p| p.as_str().to_owned()),
-        );
+        for tier in [&self.warm, &self.cold] {
+            projects.extend(tier.projects().iter().map(|p| p.as_str().to_owned()));
+        }
         projects.sort_unstable();
         projects.dedup();
         let mut out = Vec::with_capacity(projects.len());
@@ -280,7 +298,7 @@ impl Memory {
             let project = ProjectId::new(name.clone())?;
             out.push(ProjectStats {
                 events: self.ledger().count(&project)?,
-                vectors: self.vectors.len(&project),
+                vectors: self.tiers.len(&project),
                 active_beliefs: self
                     .ledger()
                     .beliefs_with_status(&project, crate::governance::BeliefStatus::Active)?

@@ -240,6 +240,28 @@ impl TierManager {
         )
     }
 
+    /// Restores the statistics of a stored trace (persisted by the caller: importance,
+    /// accesses, last access in clock seconds); returns whether the trace exists.
+    pub fn restore(
+        &self,
+        project: &ProjectId,
+        id: VectorId,
+        importance: f64,
+        accesses: u64,
+        last_access: f64,
+    ) -> bool {
+        let mut traces = self.traces.write().expect("lock");
+        match traces.get_mut(project).and_then(|m| m.get_mut(&id)) {
+            Some(t) => {
+                t.importance = importance;
+                t.accesses = accesses.max(1);
+                t.last_access = last_access;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Records an access (a recall or use): `A += 1`, last access = now.
     pub fn touch(&self, project: &ProjectId, ids: &[VectorId]) {
         let now = self.clock.now();
@@ -338,6 +360,20 @@ impl TierManager {
     /// # Errors
     /// Tier I/O errors; a failure leaves every vector in at least one durable tier.
     pub fn rebalance(&self, project: &ProjectId) -> StoreResult<Rebalance> {
+        self.rebalance_bounded(project, usize::MAX)
+    }
+
+    /// [`rebalance`](Self::rebalance) stopping after `max_moves` moves (a bounded pulse
+    /// phase). Traces are visited strongest first, so promotions come before demotions and a
+    /// later call continues with what this one left.
+    ///
+    /// # Errors
+    /// As [`rebalance`](Self::rebalance).
+    pub fn rebalance_bounded(
+        &self,
+        project: &ProjectId,
+        max_moves: usize,
+    ) -> StoreResult<Rebalance> {
         let now = self.clock.now();
         let mut report = Rebalance::default();
         let mut ranked: Vec<(VectorId, f64, Trace)> = self
@@ -353,6 +389,13 @@ impl TierManager {
             .unwrap_or_default();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (id, s, t) in ranked {
+            let moves = report.promoted
+                + report.demoted_from_hot
+                + report.demoted_to_cold
+                + report.rehomed_to_warm;
+            if moves >= max_moves {
+                break;
+            }
             let mut t2 = t.clone();
             if s >= self.policy.promote {
                 if t.home == Tier::Cold {
