@@ -7,7 +7,6 @@ mod common;
 use common::project;
 use hypermem::hdv::Dim;
 use hypermem::ledger::{EventKind, NewEvent, Role};
-use hypermem::store::VectorTier;
 use hypermem::{Memory, Profile, ProfileKind};
 
 fn profile() -> Profile {
