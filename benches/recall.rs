@@ -1,7 +1,8 @@
 //! End to end through `Memory` on the lite profile: observe throughput (ledger + encode +
 //! vector store + synapse link, batches of 1,000) and recall latency (p50 / p99 over 200
 //! distinct queries, on one core) at 10,000 and 100,000 memories (1,000,000 with
-//! `HYPERMEM_BENCH_LARGE=1`).
+//! `HYPERMEM_BENCH_LARGE=1`), then the cost of a restart: reopening the data directory and
+//! the first recall (which rebuilds the lexical index).
 //!
 //! `cargo bench --bench recall`
 
@@ -115,6 +116,18 @@ fn recall(c: &mut Criterion) {
             "recall bench: n = {n}: recall latency p50 {:.2} ms, p99 {:.2} ms (one core, 200 queries)",
             percentile(&times, 0.5),
             percentile(&times, 0.99)
+        );
+        // A restart: open (repair check, trace restore) and the first recall, which builds
+        // the project's lexical index from the ledger.
+        drop(memory);
+        let t = Instant::now();
+        let memory = Memory::open(&profile, Some(dir.path())).unwrap();
+        let open_secs = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        one_core.install(|| memory.recall(&p, &queries[0], 10).unwrap());
+        println!(
+            "recall bench: n = {n}: reopen {open_secs:.2} s, first recall after reopen {:.1} ms (builds the lexical index)",
+            t.elapsed().as_secs_f64() * 1e3
         );
         let mut g = c.benchmark_group(format!("recall_n{n}"));
         g.sample_size(20);

@@ -45,6 +45,8 @@ const QUERIES: &[&str] = &[
     "what food allergy does the user have",
     "rate limit of the search API",
     "why did the mobile app crash at login",
+    // Query syntax: a quoted phrase the results must contain, and a filter.
+    "\"search endpoint\" role:user",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -95,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             evidence: vec![ids[0]],
         },
     );
-    memory.ledger().apply_plan(&plan)?;
+    memory.apply_plan(&plan)?;
     let switch = memory.observe(
         NewEvent::new(
             project.clone(),
@@ -117,19 +119,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             confidence: 1.0,
         },
     );
-    if let PlanOutcome::Applied { results } = memory.ledger().apply_plan(&correction)? {
+    if let PlanOutcome::Applied { results } = memory.apply_plan(&correction)? {
         println!("belief user.editor_theme corrected: {results:?}");
     }
 
     for query in QUERIES {
         println!("\nquery: {query}");
         for hit in memory.recall(&project, query, 3)? {
-            let parts: Vec<String> = hit
+            let mut parts: Vec<String> = hit
                 .fused
                 .breakdown
                 .iter()
                 .map(|(s, rank, _)| format!("{s}#{rank}"))
                 .collect();
+            if let Some(old) = hit.supersedes {
+                parts.push(format!("newer than #{old}"));
+            }
             println!(
                 "  {:.4} [{}] #{} {}",
                 hit.fused.score,

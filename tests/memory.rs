@@ -469,8 +469,11 @@ fn the_lexical_index_follows_the_ledger_across_loads_reopens_and_erasure() {
 #[test]
 fn standing_directives_take_their_slots_in_recall_and_packs() {
     let dir = tempfile::tempdir().unwrap();
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    // The lite profile's dimension: slots go to directives 3 σ above chance (1/√D).
+    let lite = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    let m = Memory::open(&lite, Some(dir.path())).unwrap();
     let p = project("p");
+    const QUERY: &str = "which dependency versions does the project pull in?";
     m.observe_batch(&[
         say(
             "p",
@@ -486,7 +489,7 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
         ),
     ])
     .unwrap();
-    m.observe_batch(&chatter("p", 60)).unwrap();
+    m.observe_batch(&chatter("p", 200)).unwrap();
     m.observe_batch(
         &(0..30)
             .map(|i| {
@@ -494,15 +497,13 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
                     "p",
                     "s2",
                     Role::User,
-                    &format!("which project uses the parser library {i}?"),
+                    &format!("dependency {i} of the project: pull it in lazily"),
                 )
             })
             .collect::<Vec<_>>(),
     )
     .unwrap();
-    let hits = m
-        .recall(&p, "what packages does this project pull in?", 10)
-        .unwrap();
+    let hits = m.recall(&p, QUERY, 10).unwrap();
     let directive: Vec<_> = hits
         .iter()
         .filter(|h| h.event.content.starts_with("Always include"))
@@ -523,23 +524,20 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
             .any(|h| h.event.content.starts_with("Always happy")),
         "what the assistant says is no directive"
     );
+    // A directive unrelated to the query gets no slot.
+    let unrelated = m.recall(&p, "lunch plans and the weather", 10).unwrap();
+    assert!(
+        unrelated
+            .iter()
+            .all(|h| !h.event.content.starts_with("Always include"))
+    );
     // Fewer results than three slots' worth: no slot.
-    let two = m
-        .recall(&p, "what packages does this project pull in?", 2)
-        .unwrap();
+    let two = m.recall(&p, QUERY, 2).unwrap();
     assert!(
         two.iter()
             .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "directive"))
     );
-    let pack = m
-        .recall_pack(
-            &p,
-            "what packages does this project pull in?",
-            None,
-            4000,
-            None,
-        )
-        .unwrap();
+    let pack = m.recall_pack(&p, QUERY, None, 4000, None).unwrap();
     assert!(
         pack.items
             .iter()

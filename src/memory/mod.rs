@@ -666,6 +666,10 @@ impl Memory {
                     }
                 }
                 directives.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                // Only directives clearly above chance (3 standard deviations of the
+                // similarity of unrelated vectors, 1/√D) take a slot.
+                let chance = 1.0 / d.sqrt();
+                directives.retain(|&(_, sim)| sim >= 3.0 * chance);
                 directives.truncate(slots);
             }
             let hits = self
