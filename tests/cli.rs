@@ -69,8 +69,8 @@ fn observe_recall_beliefs_plans_and_erasure() {
         ],
     );
     assert!(ok);
-    let hits = json(&out);
-    let hits = hits.as_array().unwrap();
+    let result = json(&out);
+    let hits = result["items"].as_array().unwrap();
     assert_eq!(
         hits.len(),
         2,
@@ -81,6 +81,34 @@ fn observe_recall_beliefs_plans_and_erasure() {
             .any(|h| h["event"]["id"].as_u64() == Some(event))
     );
     assert!(hits.iter().all(|h| h["event"]["project"] == "acme"));
+    // Query syntax and context windows.
+    let (ok, out, _) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "acme",
+            "--context",
+            "1",
+            "mode role:assistant",
+        ],
+    );
+    assert!(ok);
+    let result = json(&out);
+    let items = result["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["event"]["content"], "Noted, dark mode.");
+    assert_eq!(items[0]["context"]["before"][0]["id"].as_u64(), Some(event));
+    assert!(
+        result["suppressed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s[1].as_str().unwrap().contains("role user"))
+    );
+    let (ok, _, err) = hm(d, &["recall", "--project", "acme", "mode since:someday"]);
+    assert!(!ok && err.contains("since:someday"), "{err}");
     let (ok, out, _) = hm(
         d,
         &[

@@ -81,10 +81,14 @@ enum Command {
         /// Requested budget in tokens (for --pack; capped at 30 % of --available).
         #[arg(long)]
         budget: Option<usize>,
-        /// The caller's current session (for --pack): its own events are suppressed as echo.
+        /// The caller's current session: its own events are suppressed as echo.
         #[arg(long)]
         session: Option<String>,
-        /// The query.
+        /// Attach this many chronological neighbours on each side of every result.
+        #[arg(long, default_value_t = 0)]
+        context: usize,
+        /// The query: free text, "quoted phrases", and filters agent:, thread:, session:,
+        /// role:, kind:, since:, until:, project:.
         query: String,
     },
     /// Read beliefs.
@@ -575,6 +579,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             available,
             budget,
             session,
+            context,
             query,
         } => {
             let p = project(&p)?;
@@ -594,23 +599,42 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 );
                 print(serde_json::to_value(&pack)?, text);
             } else {
-                let hits = memory.recall(&p, &query, k)?;
-                let text = hits
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| {
-                        format!(
-                            "{:>2}. {:.4} #{} [{}] {}",
-                            i + 1,
-                            h.fused.score,
-                            h.event.id,
-                            h.event.thread.as_deref().unwrap_or("-"),
-                            h.event.content
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                print(serde_json::to_value(&hits)?, text);
+                let mut rq = hypermem::RecallQuery::new(&query, k);
+                rq.session = session.as_deref();
+                rq.context = context;
+                let result = memory.recall_with(&p, &rq)?;
+                let hits = &result.items;
+                let mut lines = Vec::new();
+                for (i, h) in hits.iter().enumerate() {
+                    let sources: Vec<String> = h
+                        .fused
+                        .breakdown
+                        .iter()
+                        .map(|(s, r, _)| format!("{s}#{r}"))
+                        .collect();
+                    lines.push(format!(
+                        "{:>2}. {:.4} #{} [{}] ({}){} {}",
+                        i + 1,
+                        h.fused.score,
+                        h.event.id,
+                        h.event.thread.as_deref().unwrap_or("-"),
+                        sources.join(" "),
+                        h.supersedes
+                            .map(|old| format!(" newer than #{old}"))
+                            .unwrap_or_default(),
+                        h.event.content
+                    ));
+                    if let Some(c) = &h.context {
+                        for e in c.before.iter().chain(&c.after) {
+                            lines.push(format!("      #{} {}: {}", e.id, e.role, e.content));
+                        }
+                    }
+                }
+                for (id, why) in &result.suppressed {
+                    lines.push(format!("    suppressed #{id}: {why}"));
+                }
+                let text = lines.join("\n");
+                print(serde_json::to_value(&result)?, text);
             }
         }
         Command::Belief { action } => {

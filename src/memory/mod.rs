@@ -92,6 +92,8 @@ pub struct RecallItem {
     /// The older event this one was moved above because it states a newer value
     /// (recall-time supersession, [`recall::supersede`]).
     pub supersedes: Option<EventId>,
+    /// The `event_context` window around the anchor, when [`RecallQuery::context`] asks.
+    pub context: Option<crate::ledger::EventContext>,
 }
 
 /// A recall request: the text, how many results, and filters.
@@ -111,6 +113,9 @@ pub struct RecallQuery<'a> {
     pub thread: Option<&'a str>,
     /// The caller's current session: its own events are suppressed (same-session echo).
     pub session: Option<&'a str>,
+    /// Chronological neighbours (this many on each side, with parent and children) to
+    /// attach to each result as its `context`; 0 attaches none.
+    pub context: usize,
 }
 
 impl<'a> RecallQuery<'a> {
@@ -124,6 +129,7 @@ impl<'a> RecallQuery<'a> {
             agent: None,
             thread: None,
             session: None,
+            context: 0,
         }
     }
 }
@@ -810,7 +816,16 @@ impl Memory {
         all.truncate(k.saturating_sub(slot_items.len()));
         all.extend(slot_items);
         for (fused, event) in all.into_iter().take(k) {
+            let context = if rq.context > 0 {
+                Some(
+                    self.ledger
+                        .event_context(project, event.id, rq.context, rq.context)?,
+                )
+            } else {
+                None
+            };
             out.push(RecallItem {
+                context,
                 supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
                 similarity: similarity.get(&fused.id).copied(),
                 event,
