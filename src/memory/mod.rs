@@ -1042,7 +1042,8 @@ impl Memory {
         })
     }
 
-    /// Makes derived data durable (HNSW graphs).
+    /// Applies pending recall feedback and makes derived data durable (HNSW graphs); also
+    /// done on drop.
     ///
     /// # Errors
     /// Store errors.
@@ -1054,9 +1055,12 @@ impl Memory {
 }
 
 impl Drop for Memory {
+    /// Applies pending recall feedback and saves derived indexes (HNSW graphs), so the next
+    /// open reloads them instead of rebuilding. Errors are logged: everything acknowledged
+    /// is already durable, and what is derived is rebuilt on open.
     fn drop(&mut self) {
-        if let Err(e) = self.flush_feedback() {
-            tracing::warn!(error = %e, "recall feedback not applied on close");
+        if let Err(e) = self.flush() {
+            tracing::warn!(error = %e, "flush on close failed");
         }
     }
 }
