@@ -102,14 +102,19 @@ fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// The agent of the events of an import with `episodes` (each session one episode).
+pub const EPISODE_AGENT: &str = "eval";
+
 /// Ingests `conversations.jsonl` (one project per conversation, turns as events with their
-/// turn id as source id, sessions as threads); `progress` is called with turns done.
+/// turn id as source id, sessions as threads; with `episodes`, each session also becomes an
+/// episode of agent [`EPISODE_AGENT`]); `progress` is called with turns done.
 ///
 /// # Errors
 /// Malformed files (naming file and line), ledger and store errors.
 pub fn import(
     memory: &Memory,
     dir: &Path,
+    episodes: bool,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<usize> {
     let conversations = read_jsonl(&dir.join("conversations.jsonl"))?;
@@ -157,10 +162,27 @@ pub fn import(
                 batch.push(e);
             }
         }
-        for chunk in batch.chunks(1000) {
-            memory.observe_batch(chunk)?;
-            done += chunk.len();
-            progress(done, total);
+        if episodes {
+            for e in &mut batch {
+                e.agent = Some(EPISODE_AGENT.to_owned());
+            }
+        }
+        // One episode per session when asked (started before its first event, sealed after
+        // its last; a topic shift inside a session starts a chained one).
+        for session in batch.chunk_by(|a, b| a.session == b.session) {
+            if episodes {
+                memory.start_episode(&project, EPISODE_AGENT)?;
+            }
+            for chunk in session.chunks(1000) {
+                memory.observe_batch(chunk)?;
+                done += chunk.len();
+                progress(done, total);
+            }
+            if episodes
+                && let Some(ep) = memory.cognition().open_episode(&project, EPISODE_AGENT)?
+            {
+                memory.end_episode(&project, ep, None, None)?;
+            }
         }
     }
     Ok(done)
@@ -175,10 +197,11 @@ pub fn evaluate(
     memory: &Memory,
     dir: &Path,
     k: usize,
+    episodes: bool,
     progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
     let t = Instant::now();
-    let turns = import(memory, dir, progress)?;
+    let turns = import(memory, dir, episodes, progress)?;
     let ingest_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     #[derive(Default)]

@@ -814,7 +814,9 @@ fn query_text_compiles_to_phrases_and_filters() {
 #[test]
 fn sealed_episodes_and_concepts_are_a_recall_source() {
     let dir = tempfile::tempdir().unwrap();
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let mut with_episodes = profile();
+    with_episodes.recall.episode_weight = 0.5;
+    let m = Memory::open(&with_episodes, Some(dir.path())).unwrap();
     let p = project("p");
     m.observe_batch(&chatter("p", 30)).unwrap();
     let ep = m.start_episode(&p, "agent").unwrap();
@@ -933,4 +935,53 @@ fn recall_potentiates_memories_and_pulse_places_them_by_strength() {
     let receipt = m.forget_project(&p).unwrap();
     assert_eq!(receipt.vectors, 1 + others.len());
     assert_eq!(m.ledger().count_rows("memory_traces", &p).unwrap(), 0);
+}
+
+#[test]
+fn observations_join_their_agents_open_episode_and_segment_on_topic_shifts() {
+    let dir = tempfile::tempdir().unwrap();
+    // Unrelated short texts share function words: their encodings sit around 0.03-0.1
+    // similarity, above the profile's default shift threshold (calibrated on random
+    // vectors); this test sets one between unrelated and related text.
+    let mut lite = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    lite.cognition.topic_shift_similarity = 0.06;
+    let m = Memory::open(&lite, Some(dir.path())).unwrap();
+    let p = project("p");
+    // Without an open episode nothing is linked.
+    m.observe(say("p", "s", Role::User, "before any episode").agent("bot"))
+        .unwrap();
+    let first = m.start_episode(&p, "bot").unwrap();
+    let baking: Vec<_> = [
+        "feed the sourdough starter with rye flour",
+        "the sourdough starter doubled overnight",
+        "knead the bread dough and fold the sourdough",
+        "proof the sourdough loaf in a floured basket",
+        "bake the sourdough bread in a hot dutch oven",
+        "the sourdough crust came out dark and crisp",
+    ]
+    .iter()
+    .map(|t| say("p", "s", Role::User, t).agent("bot"))
+    .collect();
+    let ids = m.observe_batch(&baking).unwrap();
+    // Another agent's events and events without an agent stay out.
+    m.observe(say("p", "s", Role::User, "sourdough too").agent("other"))
+        .unwrap();
+    let cognition = m.cognition();
+    assert_eq!(cognition.episode(&p, first).unwrap().events, ids);
+    // A different topic in the same batch: the episode soft-seals and a chained one continues.
+    let taxes: Vec<_> = [
+        "quarterly VAT return: invoices and receipts",
+        "deductible expenses for the VAT return",
+        "submit the VAT return before the deadline",
+        "VAT invoices from the contractor are missing",
+    ]
+    .iter()
+    .map(|t| say("p", "s", Role::User, t).agent("bot"))
+    .collect();
+    let tax_ids = m.observe_batch(&taxes).unwrap();
+    let first_episode = cognition.episode(&p, first).unwrap();
+    assert_eq!(first_episode.events, ids, "nothing off-topic joined it");
+    let second = first_episode.next.expect("a chained episode took the rest");
+    assert_eq!(cognition.episode(&p, second).unwrap().events, tax_ids);
+    assert_eq!(cognition.open_episode(&p, "bot").unwrap(), Some(second));
 }

@@ -164,6 +164,9 @@ enum Command {
         /// Directory holding conversations.jsonl.
         #[arg(long)]
         data: PathBuf,
+        /// Make each session an episode (agent `eval`), sealed at its end.
+        #[arg(long)]
+        episodes: bool,
     },
     /// Retrieval evaluation: import a data set into a fresh memory and score recall.
     Eval {
@@ -176,6 +179,9 @@ enum Command {
         /// Also write each question's evidence ranks to this file (JSON Lines).
         #[arg(long)]
         per_question: Option<PathBuf>,
+        /// Make each session an episode (agent `eval`), sealed at its end.
+        #[arg(long)]
+        episodes: bool,
     },
 }
 
@@ -484,12 +490,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         data,
         k,
         per_question,
+        episodes,
     } = &cli.command
     {
         let scratch = tempfile::tempdir()?;
         let memory = Memory::open(&profile, Some(scratch.path()))?;
         let bar = progress_bar(cli.json);
-        let report = hypermem::eval::evaluate(&memory, data, *k, |done, total| {
+        let report = hypermem::eval::evaluate(&memory, data, *k, *episodes, |done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         })?;
@@ -801,9 +808,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 ),
             );
         }
-        Command::Import { data } => {
+        Command::Import { data, episodes } => {
             let bar = progress_bar(cli.json);
-            let n = hypermem::eval::import(&memory, &data, |done, total| {
+            let n = hypermem::eval::import(&memory, &data, episodes, |done, total| {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             })?;

@@ -239,6 +239,93 @@ impl Cognition {
         Ok(AppendOutcome::Appended(n))
     }
 
+    /// The agent's open episode in `project`, if any (soft-sealed and sealed ones are
+    /// not open).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn open_episode(
+        &self,
+        project: &ProjectId,
+        agent: &str,
+    ) -> LedgerResult<Option<EpisodeId>> {
+        self.ledger.read(|c| {
+            c.query_row(
+                "SELECT id FROM episodes WHERE project = ?1 AND agent = ?2 AND status = 'open' ORDER BY id DESC LIMIT 1",
+                params![project.as_str(), agent],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|id| id.map(|id| EpisodeId(id as u64)))
+            .map_err(|e| self.ledger.sql(e))
+        })
+    }
+
+    /// Appends events (already checked to be of `project`) with their vectors to an open
+    /// or soft-sealed episode in one transaction, in order, stopping at the first topic
+    /// shift (the episode is then soft-sealed, as with
+    /// [`append_to_episode`](Self::append_to_episode)). Returns how many were appended.
+    ///
+    /// # Errors
+    /// Unknown or sealed episode, wrong dimension, SQLite errors (nothing appended then).
+    pub fn append_batch_to_episode(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        events: &[(EventId, &Hypervector)],
+    ) -> LedgerResult<usize> {
+        for (_, v) in events {
+            self.check_dim(v)?;
+        }
+        let (status, start) = self.episode_row(project, id)?;
+        if status == EpisodeStatus::Sealed {
+            return Err(invalid(
+                "episode",
+                format!("episode {} is sealed and cannot be reopened", id.0),
+            ));
+        }
+        let (mut positional, mut topic) = self.episode_bundles(id)?;
+        let mut shifted = false;
+        let mut accepted = Vec::new();
+        for (n, (event, vector)) in (start..).zip(events) {
+            if n >= self.config.topic_min_events
+                && similarity(&topic.binarize(id.0)?, vector) < self.config.topic_shift_similarity
+            {
+                shifted = true;
+                break;
+            }
+            positional.add(&vector.permute(n));
+            topic.add(vector);
+            accepted.push((*event, *vector, n));
+        }
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            let mut put = tx
+                .prepare_cached("INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(|e| self.ledger.sql(e))?;
+            for (event, vector, pos) in &accepted {
+                put.execute(params![id.0 as i64, *pos as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()])
+                    .map_err(|e| self.ledger.sql(e))?;
+            }
+            tx.execute(
+                "UPDATE episodes SET status = ?2, last_event_at = ?3 WHERE id = ?1",
+                params![id.0 as i64, if shifted { "soft_sealed" } else { "open" }, now],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if shifted {
+            open.remove(&id);
+        } else {
+            open.insert(id, (positional, topic));
+        }
+        Ok(accepted.len())
+    }
+
     fn set_status(
         &self,
         project: &ProjectId,

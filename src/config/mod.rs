@@ -157,7 +157,7 @@ pub struct RecallSettings {
     /// fusion left them out; 0 disables.
     pub directive_slots: usize,
     /// Weight of the episodic source: events of the sealed episodes (and of the episodes
-    /// of the concept) nearest the query; 0 disables.
+    /// of the concept) nearest the query; 0 (the default) disables it.
     pub episode_weight: f64,
 }
 
@@ -170,7 +170,7 @@ impl Default for RecallSettings {
             supersede: true,
             supersede_ratio: 0.85,
             directive_slots: 3,
-            episode_weight: 0.5,
+            episode_weight: 0.0,
         }
     }
 }

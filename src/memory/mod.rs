@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use hdv::Hypervector;
 use hdv::encode::{TextEncoder, UniformWeights};
+use hdv::{HvRef, Hypervector};
 use rayon::prelude::*;
 use rusqlite::params;
 
@@ -567,8 +567,9 @@ impl Memory {
     }
 
     /// Records observations: appended to the ledger in one transaction, encoded (in
-    /// parallel), stored in the vector tier under their event ids (synced), and linked to
-    /// their thread predecessor by a synapse. Acknowledged when it returns.
+    /// parallel), stored in the vector tier under their event ids (synced), linked to
+    /// their thread predecessor by a synapse and appended to their agent's open episode
+    /// (if the agent started one). Acknowledged when it returns.
     ///
     /// # Errors
     /// Ledger validation (content size, references), store and SQLite errors.
@@ -591,15 +592,15 @@ impl Memory {
             }
             ids
         };
-        let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, Hypervector)>> =
+        let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, HvRef<'_>)>> =
             Default::default();
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
-        for ((e, id), (v, _)) in events.iter().zip(&ids).zip(prepared) {
+        for ((e, id), (v, _)) in events.iter().zip(&ids).zip(&prepared) {
             if let Some(v) = v {
                 by_project
                     .entry(&e.project)
                     .or_default()
-                    .push((VectorId(id.0), v));
+                    .push((VectorId(id.0), v.view()));
             }
             if e.thread.is_some()
                 && let Some(stored) = self.ledger.get(&e.project, *id)?
@@ -608,14 +609,54 @@ impl Memory {
                 links.entry(&e.project).or_default().push((prev.0, id.0));
             }
         }
-        for (project, items) in by_project {
-            let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
+        for (project, batch) in by_project {
             self.tiers.insert_batch(project, &batch, 1.0)?;
         }
         for (project, pairs) in links {
             self.cognition.strengthen_pairs(project, &pairs)?;
         }
+        self.link_episodes(events, &ids, &prepared)?;
         Ok(ids)
+    }
+
+    /// Appends observed events to their agent's open episode, if the agent has one (an
+    /// agent opts in with [`start_episode`](Self::start_episode)). On a topic shift the
+    /// episode is soft-sealed and a new one, chained to it, takes the rest: episodes
+    /// segment themselves once started.
+    fn link_episodes(
+        &self,
+        events: &[NewEvent],
+        ids: &[EventId],
+        prepared: &[(Option<Hypervector>, Vec<String>)],
+    ) -> Result<()> {
+        let mut groups: std::collections::BTreeMap<
+            (&ProjectId, &str),
+            Vec<(EventId, &Hypervector)>,
+        > = Default::default();
+        for ((e, id), (v, _)) in events.iter().zip(ids).zip(prepared) {
+            if let (Some(agent), Some(v)) = (e.agent.as_deref(), v) {
+                groups
+                    .entry((&e.project, agent))
+                    .or_default()
+                    .push((*id, v));
+            }
+        }
+        for ((project, agent), items) in groups {
+            let Some(mut episode) = self.cognition.open_episode(project, agent)? else {
+                continue;
+            };
+            let mut rest = &items[..];
+            while !rest.is_empty() {
+                let appended = self
+                    .cognition
+                    .append_batch_to_episode(project, episode, rest)?;
+                rest = &rest[appended..];
+                if !rest.is_empty() {
+                    episode = self.cognition.start_episode(project, agent)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The `k` memories of `project` most relevant to `query`: HDC similarity and bm25
