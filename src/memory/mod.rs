@@ -206,7 +206,7 @@ impl Memory {
 
     /// Applies the buffered learning signals of recent recalls (synapse strengthening
     /// among their top results, their LTP accesses, the query log) in one transaction. Recall buffers them so
-    /// a query costs no disk sync; they are applied every [`FEEDBACK_BATCH`] recalls, by
+    /// a query costs no disk sync; they are applied every 32 recalls (`FEEDBACK_BATCH`), by
     /// observations, packs, [`flush`](Self::flush), cognition access and on drop. They are
     /// derived signals: a crash loses at most one batch of them, never an observation.
     ///
