@@ -145,7 +145,17 @@ fn forget_project_erases_every_store_and_spares_the_others() {
         }
     }
     assert_eq!(m.vectors().len(&project("gone")), 0);
+    assert_eq!(
+        hypermem::store::VectorTier::len(m.vectors().hot(), &project("gone")),
+        0
+    );
     assert!(!dir.path().join("vectors/projects/gone").exists());
+    assert!(!dir.path().join("vectors-cold/projects/gone").exists());
+    assert!(
+        receipt.lexical >= 2,
+        "the lexical index was loaded by the recall"
+    );
+    assert!(m.stats().unwrap().iter().all(|s| s.project != "gone"));
     assert!(m.recall(&project("gone"), "tea", 5).unwrap().is_empty());
     assert_eq!(m.recall(&project("kept"), "green tea", 5).unwrap().len(), 2);
 }
