@@ -145,19 +145,18 @@ pub fn import(
                 .as_array()
                 .ok_or_else(|| bad("session", "missing turns"))?
             {
-                let role = if turn["role"].as_str() == Some("assistant") {
-                    Role::Assistant
-                } else {
-                    Role::User
+                let text = turn["text"].as_str().unwrap_or("");
+                // `user` and `assistant` are roles; any other value names a speaker of a
+                // multi-party conversation: role user, and the name leads the content (the
+                // only place recall can match "what did Caroline say ..." against).
+                let (role, content) = match turn["role"].as_str() {
+                    Some("assistant") => (Role::Assistant, text.to_owned()),
+                    Some("user") | None => (Role::User, text.to_owned()),
+                    Some(speaker) => (Role::User, format!("{speaker}: {text}")),
                 };
-                let mut e = NewEvent::new(
-                    project.clone(),
-                    role,
-                    EventKind::Message,
-                    turn["text"].as_str().unwrap_or(""),
-                )
-                .thread(sid)
-                .session(sid);
+                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, content)
+                    .thread(sid)
+                    .session(sid);
                 e.source_id = turn["turn_id"].as_str().map(str::to_owned);
                 batch.push(e);
             }

@@ -216,6 +216,7 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
     std::fs::write(
         data.join("conversations.jsonl"),
         r#"{"conversation_id":"c1","sessions":[{"session_id":"s1","date":null,"turns":[{"turn_id":"0","role":"user","text":"My sister Alice lives in Lisbon"},{"turn_id":"1","role":"assistant","text":"Lisbon is lovely"},{"turn_id":"2","role":"user","text":"Alice moved to Porto last month"},{"turn_id":"3","role":"user","text":"I am learning the cello"}]}]}
+{"conversation_id":"c2","sessions":[{"session_id":"s1","date":null,"turns":[{"turn_id":"0","role":"Caroline","text":"I research coral reefs at the marine lab"},{"turn_id":"1","role":"Melanie","text":"I research coral bleaching in the field"},{"turn_id":"2","role":"Melanie","text":"The lab has a new microscope"}]}]}
 "#,
     )
     .unwrap();
@@ -224,14 +225,34 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
         r#"{"conversation_id":"c1","question_id":"q1","category":"knowledge_update","question":"Where does Alice live now?","answer":"Porto","evidence":["2"],"superseded_evidence":["0"]}
 {"conversation_id":"c1","question_id":"q2","category":"information_extraction","question":"Which instrument am I learning?","answer":"cello","evidence":["3"]}
 {"conversation_id":"c1","question_id":"q3","category":"abstention","question":"What is my salary?","answer":"unknown","evidence":[]}
+{"conversation_id":"c2","question_id":"q4","category":"speakers","question":"What does Caroline research?","answer":"coral reefs","evidence":["0"]}
 "#,
     )
     .unwrap();
+    let report = dir.path().join("q.jsonl");
     let (ok, out, err) = hm(
         dir.path(),
-        &["eval", "--data", data.to_str().unwrap(), "--k", "10"],
+        &[
+            "eval",
+            "--data",
+            data.to_str().unwrap(),
+            "--k",
+            "10",
+            "--episodes",
+            "--per-question",
+            report.to_str().unwrap(),
+        ],
     );
     assert!(ok, "{err}");
+    // Speaker names lead the content, so a question naming the speaker finds her turn first.
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3, "questions with evidence only");
+    let q4 = rows.iter().find(|r| r["question_id"] == "q4").unwrap();
+    assert_eq!(q4["evidence_ranks"][0][1], 1, "{q4}");
     let last = out.lines().last().unwrap();
     assert!(last.starts_with("overall recall@10 "), "{last}");
     let fields: Vec<&str> = last.split_whitespace().collect();
