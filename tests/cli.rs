@@ -627,3 +627,46 @@ fn belief_propose_and_correct_are_governed() {
     assert_eq!(history[0]["status"], "superseded");
     assert_eq!(history[1]["statement"], "office in Lisbon");
 }
+
+#[test]
+fn eval_of_more_conversations_than_the_soft_open_file_limit() {
+    // One project per conversation, one open descriptor per segment: the binary raises its
+    // soft limit instead of failing at the first few hundred projects.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let (mut conversations, mut questions) = (String::new(), String::new());
+    for c in 0..300 {
+        conversations.push_str(&format!(
+            r#"{{"conversation_id":"c{c}","sessions":[{{"session_id":"s","date":null,"turns":[{{"turn_id":"0","role":"user","text":"note {c} about the garden"}},{{"turn_id":"1","role":"user","text":"marker{c} is the answer"}}]}}]}}"#
+        ));
+        conversations.push('\n');
+        questions.push_str(&format!(
+            r#"{{"conversation_id":"c{c}","question_id":"q{c}","category":"x","question":"where is marker{c}","answer":"","evidence":["1"]}}"#
+        ));
+        questions.push('\n');
+    }
+    std::fs::write(data.join("conversations.jsonl"), conversations).unwrap();
+    std::fs::write(data.join("questions.jsonl"), questions).unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -S -n 128 && exec {} eval --data {} --k 10",
+            env!("CARGO_BIN_EXE_hypermem"),
+            data.display()
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("overall recall@10 1.000 mrr 1.000 update_order 0.000"),
+        "{stdout}"
+    );
+}

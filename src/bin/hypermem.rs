@@ -1039,6 +1039,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> ExitCode {
+    // Every segment file of every project keeps its descriptor open (mapped for reads,
+    // written in place); a data set of a thousand conversations is a thousand projects.
+    // Raise the soft limit to the hard one, as databases do, instead of failing at 1,024.
+    if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+        eprintln!("warning: could not raise the open-file limit: {e}");
+    }
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
