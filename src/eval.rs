@@ -73,8 +73,13 @@ fn bad(what: &'static str, reason: impl Into<String>) -> crate::Error {
     .into()
 }
 
-/// The project of a conversation id (characters a project name cannot hold become `-`).
+/// The project of a conversation id: the id itself when it is a valid project name;
+/// otherwise its valid characters (others become `-`, at most 47 of them) followed by `-`
+/// and 16 hex digits of its XXH3 hash, so distinct ids never share a project.
 pub fn project_of(conversation: &str) -> Result<ProjectId> {
+    if let Ok(p) = ProjectId::new(conversation) {
+        return Ok(p);
+    }
     let clean: String = conversation
         .chars()
         .map(|c| {
@@ -84,9 +89,16 @@ pub fn project_of(conversation: &str) -> Result<ProjectId> {
                 '-'
             }
         })
-        .take(64)
+        .take(47)
         .collect();
-    Ok(ProjectId::new(clean.trim_start_matches('-').to_owned())?)
+    let hash = xxhash_rust::xxh3::xxh3_64(conversation.as_bytes());
+    let clean = clean.trim_start_matches('-');
+    let name = if clean.is_empty() {
+        format!("c{hash:016x}")
+    } else {
+        format!("{clean}-{hash:016x}")
+    };
+    Ok(ProjectId::new(name)?)
 }
 
 fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
@@ -318,4 +330,33 @@ pub fn evaluate(
         overall,
         questions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversation_ids_map_to_distinct_valid_projects() {
+        assert_eq!(project_of("beam100k-1").unwrap().as_str(), "beam100k-1");
+        let ids = [
+            "c 1",
+            "c-1",
+            "c/1",
+            "-c1",
+            "é",
+            "",
+            &"x".repeat(80),
+            &"x".repeat(81),
+        ];
+        let projects: Vec<String> = ids
+            .iter()
+            .map(|id| project_of(id).unwrap().as_str().to_owned())
+            .collect();
+        let mut unique = projects.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{projects:?}");
+        assert_eq!(project_of("c 1").unwrap(), project_of("c 1").unwrap());
+    }
 }
