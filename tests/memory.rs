@@ -995,3 +995,54 @@ fn observations_join_their_agents_open_episode_and_segment_on_topic_shifts() {
     assert_eq!(cognition.episode(&p, second).unwrap().events, tax_ids);
     assert_eq!(cognition.open_episode(&p, "bot").unwrap(), Some(second));
 }
+
+#[test]
+fn the_lexical_index_is_saved_caught_up_and_rebuilt_when_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("p");
+    let file = dir.path().join("lexical/p.lex");
+    let bm25_finds = |m: &Memory, word: &str| {
+        m.recall(&p, word, 5).unwrap().iter().any(|h| {
+            h.event.content.contains(word) && h.fused.breakdown.iter().any(|b| b.0 == "bm25")
+        })
+    };
+    {
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        m.observe_batch(&chatter("p", 20)).unwrap();
+        m.observe(say("p", "s", Role::User, "the wombat burrow is deep"))
+            .unwrap();
+        assert!(bm25_finds(&m, "wombat"));
+    }
+    assert!(file.exists(), "saved on close");
+    let saved = std::fs::read(&file).unwrap();
+    {
+        // Observed while the index is not loaded: the saved file does not know it.
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        m.observe(say("p", "s", Role::User, "the platypus swims at dusk"))
+            .unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        saved,
+        "nothing loaded, nothing rewritten"
+    );
+    {
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        assert!(bm25_finds(&m, "platypus"), "caught up from the ledger");
+        assert!(bm25_finds(&m, "wombat"), "read from the file");
+    }
+    // A damaged file is ignored and rebuilt.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&file, &bytes).unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    assert!(bm25_finds(&m, "wombat") && bm25_finds(&m, "platypus"));
+    m.flush().unwrap();
+    assert_ne!(std::fs::read(&file).unwrap(), bytes, "rewritten whole");
+    // Erasure removes the file with the project's words.
+    m.forget_project(&p).unwrap();
+    assert!(!file.exists());
+    drop(m);
+    assert!(!file.exists(), "not written back on close");
+}

@@ -593,20 +593,35 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<(EventId, Role, String)>> {
+        self.contents_after(project, EventId(0))
+    }
+
+    /// As [`contents`](Self::contents), only events with an id above `after` (what a saved
+    /// derived index has not seen).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn contents_after(
+        &self,
+        project: &ProjectId,
+        after: EventId,
+    ) -> LedgerResult<Vec<(EventId, Role, String)>> {
         self.read(|c| {
-            c.prepare_cached("SELECT id, role, content FROM events WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| {
-                    s.query_map([project.as_str()], |r| {
-                        let role: String = r.get(1)?;
-                        Ok((
-                            EventId(r.get::<_, i64>(0)? as u64),
-                            Role::parse(&role).map_err(|e| parse_err(1, e))?,
-                            r.get(2)?,
-                        ))
-                    })?
-                    .collect()
-                })
-                .map_err(|e| self.sql(e))
+            c.prepare_cached(
+                "SELECT id, role, content FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str(), after.0 as i64], |r| {
+                    let role: String = r.get(1)?;
+                    Ok((
+                        EventId(r.get::<_, i64>(0)? as u64),
+                        Role::parse(&role).map_err(|e| parse_err(1, e))?,
+                        r.get(2)?,
+                    ))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
         })
     }
 

@@ -60,14 +60,22 @@ fn write_lock<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     m.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Derived text indexes of one project, rebuilt from the ledger on first use.
+/// Derived text indexes of one project: loaded from `lexical/<project>.lex` (then caught
+/// up with the events the file has not seen) or built from the ledger on first use.
 #[derive(Debug, Default)]
 struct ProjectText {
     /// BM25 postings.
     postings: Postings,
     /// Events stating standing directives ([`crate::recall::directives`]), oldest first.
     directives: Vec<u64>,
+    /// The highest event id indexed.
+    last_id: u64,
+    /// Whether it changed since it was loaded or saved.
+    dirty: bool,
 }
+
+/// Magic and version of a saved lexical index.
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX001";
 
 impl ProjectText {
     fn add(&mut self, id: u64, role: Role, text: &str, tokens: &[String]) {
@@ -75,6 +83,44 @@ impl ProjectText {
         if crate::recall::directives::is_directive(role, text) {
             self.directives.push(id);
         }
+        self.last_id = self.last_id.max(id);
+        self.dirty = true;
+    }
+
+    /// The file image: magic, payload (last id, postings, directives), XXH3-64 of the
+    /// payload; all little-endian.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = LEXICAL_MAGIC.to_vec();
+        out.extend_from_slice(&self.last_id.to_le_bytes());
+        self.postings.write_to(&mut out);
+        out.extend_from_slice(&(self.directives.len() as u64).to_le_bytes());
+        for d in &self.directives {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&out[LEXICAL_MAGIC.len()..]);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Parses a file image; `None` if it is damaged or of another version.
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let body = bytes.strip_prefix(LEXICAL_MAGIC)?;
+        let (payload, sum) = body.split_at_checked(body.len().checked_sub(8)?)?;
+        if xxhash_rust::xxh3::xxh3_64(payload) != u64::from_le_bytes(sum.try_into().ok()?) {
+            return None;
+        }
+        let mut input = payload;
+        let last_id = lexical::Reader(&mut input).u64()?;
+        let postings = Postings::read_from(&mut input)?;
+        let mut r = lexical::Reader(&mut input);
+        let n = usize::try_from(r.u64()?).ok()?;
+        let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
+        input.is_empty().then_some(Self {
+            postings,
+            directives,
+            last_id,
+            dirty: false,
+        })
     }
 }
 
@@ -290,7 +336,16 @@ impl Memory {
         self.with_encoder(|e| e.encode(text, &UniformWeights).ok())
     }
 
-    /// The text indexes of `project`, built from the ledger if not yet loaded.
+    /// Where the lexical index of `project` is saved.
+    fn lexical_path(&self, project: &ProjectId) -> PathBuf {
+        self.data_dir
+            .join("lexical")
+            .join(format!("{}.lex", project.as_str()))
+    }
+
+    /// The text indexes of `project`: already loaded; else read from its file and caught
+    /// up with the events appended since it was saved; else (no file, or a damaged one,
+    /// which is reported) built from the ledger.
     fn project_text(&self, project: &ProjectId) -> Result<Arc<RwLock<ProjectText>>> {
         if let Some(p) = read_lock(&self.lexicon).get(project) {
             return Ok(p.clone());
@@ -299,24 +354,74 @@ impl Memory {
         if let Some(p) = read_lock(&self.lexicon).get(project) {
             return Ok(p.clone());
         }
-        let contents = self.ledger.contents(project)?;
+        let path = self.lexical_path(project);
+        let saved = match std::fs::read(&path) {
+            Ok(bytes) => {
+                let parsed = ProjectText::from_bytes(&bytes);
+                if parsed.is_none() {
+                    tracing::warn!(path = %path.display(), "damaged lexical index ignored; rebuilding from the ledger");
+                }
+                parsed
+            }
+            Err(_) => None,
+        };
+        let mut text = saved.unwrap_or_default();
+        let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
             .map(|(_, _, text)| lexical::tokens(text))
             .collect();
-        let mut text = ProjectText::default();
         for ((id, role, content), t) in contents.iter().zip(&tokens) {
             text.add(id.0, *role, content, t);
         }
         tracing::debug!(
             project = project.as_str(),
             documents = text.postings.documents(),
+            caught_up = contents.len(),
             directives = text.directives.len(),
-            "lexical index built"
+            "lexical index ready"
         );
         let text = Arc::new(RwLock::new(text));
         write_lock(&self.lexicon).insert(project.clone(), text.clone());
         Ok(text)
+    }
+
+    /// Saves every loaded lexical index that changed (atomically: a synced temporary
+    /// file renamed over the old one). A file is derived data: a damaged one is rebuilt.
+    fn save_lexicon(&self) -> Result<()> {
+        // Under the append lock: an erasure cannot run between reading an index and
+        // writing its file (which would bring the erased project's words back).
+        let _append = lock(&self.append_lock);
+        let loaded: Vec<(ProjectId, Arc<RwLock<ProjectText>>)> = read_lock(&self.lexicon)
+            .iter()
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        for (project, text) in loaded {
+            let bytes = {
+                let t = read_lock(&text);
+                if !t.dirty {
+                    continue;
+                }
+                t.to_bytes()
+            };
+            let path = self.lexical_path(&project);
+            let io = |source| crate::store::StoreError::Io {
+                path: path.clone(),
+                source,
+            };
+            let dir = path.parent().expect("lexical/<project>.lex");
+            std::fs::create_dir_all(dir).map_err(io)?;
+            let tmp = path.with_extension("lex.tmp");
+            {
+                use std::io::Write;
+                let mut f = std::fs::File::create(&tmp).map_err(io)?;
+                f.write_all(&bytes).map_err(io)?;
+                f.sync_all().map_err(io)?;
+            }
+            std::fs::rename(&tmp, &path).map_err(io)?;
+            write_lock(&text).dirty = false;
+        }
+        Ok(())
     }
 
     /// BM25 IDF weights of the words of `text` in `project`, so rare words dominate a
@@ -505,6 +610,13 @@ impl Memory {
         let lexical = write_lock(&self.lexicon)
             .remove(project)
             .map_or(0, |p| read_lock(&p).postings.documents());
+        let saved = self.lexical_path(project);
+        if saved.exists() {
+            std::fs::remove_file(&saved).map_err(|source| crate::store::StoreError::Io {
+                path: saved.clone(),
+                source,
+            })?;
+        }
         let ledger = self.ledger.forget_project(project)?;
         let vectors = self.tiers.drop_project(project)?;
         self.cognition.forget_project_state(project);
@@ -515,13 +627,14 @@ impl Memory {
         })
     }
 
-    /// Applies pending recall feedback and makes derived data durable (HNSW graphs); also
-    /// done on drop.
+    /// Applies pending recall feedback and makes derived data durable (lexical indexes,
+    /// HNSW graphs); also done on drop.
     ///
     /// # Errors
     /// Store errors.
     pub fn flush(&self) -> Result<()> {
         self.flush_feedback()?;
+        self.save_lexicon()?;
         self.warm.flush()?;
         Ok(self.cold.flush()?)
     }

@@ -156,11 +156,103 @@ impl Postings {
             .collect()
     }
 
+    /// Appends the postings to `out` (little-endian; layout in `docs/FORMAT.md`).
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.ids.len() as u64).to_le_bytes());
+        for id in &self.ids {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+        for len in &self.lengths {
+            out.extend_from_slice(&len.to_le_bytes());
+        }
+        out.extend_from_slice(&self.total_length.to_le_bytes());
+        let mut terms: Vec<(&str, u32)> = self
+            .vocabulary
+            .iter()
+            .map(|(t, &i)| (t.as_ref(), i))
+            .collect();
+        terms.sort_unstable_by_key(|&(_, i)| i);
+        out.extend_from_slice(&(terms.len() as u64).to_le_bytes());
+        for (term, i) in terms {
+            out.extend_from_slice(&(term.len() as u32).to_le_bytes());
+            out.extend_from_slice(term.as_bytes());
+            let list = &self.lists[i as usize];
+            out.extend_from_slice(&(list.len() as u64).to_le_bytes());
+            for &(doc, tf) in list {
+                out.extend_from_slice(&doc.to_le_bytes());
+                out.extend_from_slice(&tf.to_le_bytes());
+            }
+        }
+    }
+
+    /// Reads postings written by [`write_to`](Self::write_to) from the front of `input`
+    /// (advancing it); `None` if they are malformed.
+    pub fn read_from(input: &mut &[u8]) -> Option<Self> {
+        let mut r = Reader(input);
+        let n = usize::try_from(r.u64()?).ok()?;
+        let ids = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
+        let lengths = (0..n).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+        let total_length = r.u64()?;
+        if lengths.iter().map(|&l| u64::from(l)).sum::<u64>() != total_length {
+            return None;
+        }
+        let terms = usize::try_from(r.u64()?).ok()?;
+        let mut vocabulary = HashMap::with_capacity(terms);
+        let mut lists = Vec::with_capacity(terms);
+        for i in 0..terms {
+            let len = r.u32()? as usize;
+            let term = std::str::from_utf8(r.bytes(len)?).ok()?;
+            let count = usize::try_from(r.u64()?).ok()?;
+            let mut list = Vec::with_capacity(count.min(n));
+            for _ in 0..count {
+                let (doc, tf) = (r.u32()?, r.u32()?);
+                if doc as usize >= n || tf == 0 {
+                    return None;
+                }
+                list.push((doc, tf));
+            }
+            if vocabulary.insert(term.into(), i as u32).is_some() {
+                return None;
+            }
+            lists.push(list);
+        }
+        Some(Self {
+            vocabulary,
+            lists,
+            ids,
+            lengths,
+            total_length,
+        })
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         let postings: usize = self.lists.iter().map(|l| l.capacity() * 8 + 24).sum();
         let vocabulary: usize = self.vocabulary.keys().map(|k| k.len() + 24).sum();
         postings + vocabulary + self.ids.capacity() * 8 + self.lengths.capacity() * 4
+    }
+}
+
+/// A little-endian cursor that fails instead of panicking on short input.
+pub(crate) struct Reader<'a, 'b>(pub(crate) &'a mut &'b [u8]);
+
+impl<'b> Reader<'_, 'b> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
+        let input: &'b [u8] = self.0;
+        if input.len() < n {
+            return None;
+        }
+        let (head, tail) = input.split_at(n);
+        *self.0 = tail;
+        Some(head)
+    }
+
+    pub(crate) fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
     }
 }
 
@@ -196,6 +288,30 @@ mod tests {
                 idf(n, df) as f32 * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg))
             })
             .sum()
+    }
+
+    #[test]
+    fn postings_round_trip_and_damage_is_detected() {
+        let docs = [
+            (3, "alpha beta beta"),
+            (9, "beta gamma"),
+            (12, "délta alpha"),
+        ];
+        let p = index(&docs);
+        let mut bytes = Vec::new();
+        p.write_to(&mut bytes);
+        let mut input = &bytes[..];
+        let back = Postings::read_from(&mut input).unwrap();
+        assert!(input.is_empty());
+        let q = ["alpha".to_owned(), "beta".to_owned(), "délta".to_owned()];
+        assert_eq!(back.search(&q, 10), p.search(&q, 10));
+        assert_eq!(back.df("beta"), 2);
+        for cut in [0, 7, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                Postings::read_from(&mut &bytes[..cut]).is_none(),
+                "cut at {cut}"
+            );
+        }
     }
 
     #[test]
