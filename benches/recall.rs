@@ -2,7 +2,7 @@
 //! vector store + synapse link, batches of 1,000) and recall latency (p50 / p99 over 200
 //! distinct queries, on one core) at 10,000 and 100,000 memories (1,000,000 with
 //! `HYPERMEM_BENCH_LARGE=1`), then the cost of a restart: reopening the data directory and
-//! the first recall (which rebuilds the lexical index).
+//! the first recall (which loads the lexical index saved on close).
 //!
 //! `cargo bench --bench recall`
 
@@ -117,8 +117,8 @@ fn recall(c: &mut Criterion) {
             percentile(&times, 0.5),
             percentile(&times, 0.99)
         );
-        // A restart: open (repair check, trace restore) and the first recall, which builds
-        // the project's lexical index from the ledger.
+        // A restart: open (repair check, trace restore) and the first recall, which loads
+        // the project's lexical index saved on close.
         drop(memory);
         let t = Instant::now();
         let memory = Memory::open(&profile, Some(dir.path())).unwrap();
@@ -126,7 +126,7 @@ fn recall(c: &mut Criterion) {
         let t = Instant::now();
         one_core.install(|| memory.recall(&p, &queries[0], 10).unwrap());
         println!(
-            "recall bench: n = {n}: reopen {open_secs:.2} s, first recall after reopen {:.1} ms (builds the lexical index)",
+            "recall bench: n = {n}: reopen {open_secs:.2} s, first recall after reopen {:.1} ms (loads the saved lexical index)",
             t.elapsed().as_secs_f64() * 1e3
         );
         let mut g = c.benchmark_group(format!("recall_n{n}"));
