@@ -1,13 +1,16 @@
-//! `Memory`: the one facade agents use. It wires the ledger, the vector store, the text
+//! `Memory`: the one facade agents use. It wires the ledger, the vector tiers, the text
 //! encoder, cognition and recall together: an observation is appended to the ledger,
-//! encoded, stored in the vector tier and linked (synapse to its thread predecessor) in one
-//! call; recall fuses HDC similarity with bm25; erasure covers every store.
+//! indexed, encoded, stored in the vector tiers and linked (a synapse to its thread
+//! predecessor, its agent's open episode) in one call; recall (`recall.rs`) compiles the
+//! query, fuses HDC similarity with BM25 and returns anchored, explained results or a
+//! budgeted pack; erasure covers every store.
 //!
 //! The rest of the API (episodes, beliefs, procedures, meta-memory, pulse, stats) is in
-//! [`ops`].
+//! `ops.rs`.
 //!
-//! Layout of a data directory: `ledger.db` (SQLite: events, beliefs, cognition) and
-//! `vectors/` (the mmap segment store).
+//! Layout of a data directory: `ledger.db` (SQLite: events, beliefs, cognition, memory
+//! traces), `vectors/` (warm mmap segments), `vectors-cold/` (cold mmap segments) and
+//! `lexical/` (saved lexical indexes, one file per project).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
