@@ -314,6 +314,35 @@ fn packs_carry_current_beliefs_never_superseded_ones() {
     assert_eq!(beliefs.len(), 1);
     assert!(beliefs[0].contains("Lisbon") && !beliefs[0].contains("Berlin"));
     assert_eq!(pack.items[0].0.slot, "belief", "beliefs lead the pack");
+    // The corrected statement itself stays out of the pack (only in history), with its
+    // reason, while its correction is in.
+    assert!(
+        pack.items
+            .iter()
+            .all(|(l, _)| l.id != old.0 || l.slot == "belief")
+    );
+    assert!(
+        pack.items
+            .iter()
+            .any(|(l, _)| l.id == new.0 && l.slot == "direct")
+    );
+    assert!(
+        pack.suppressed
+            .iter()
+            .any(|l| l.id == old.0 && l.reason.contains("user.office_city v1")),
+        "{:?}",
+        pack.suppressed
+    );
+    // Ranked recall keeps it, after the current evidence, saying what it backs.
+    let hits = m.recall(&p, "office Berlin Lisbon", 5).unwrap();
+    let rank = |id| hits.iter().position(|h| h.event.id == id).unwrap();
+    assert!(rank(new) < rank(old));
+    assert_eq!(
+        hits[rank(old)].superseded_belief,
+        Some(("user.office_city".to_owned(), 1))
+    );
+    assert_eq!(hits[rank(new)].superseded_belief, None);
+    assert_eq!(m.belief_history(&p, "user.office_city").unwrap().len(), 2);
 }
 
 #[test]

@@ -233,6 +233,44 @@ impl Ledger {
         })
     }
 
+    /// `(belief id, key, version, status)` of every belief of `project` that cites `event`
+    /// as evidence, oldest first (recall uses it to recognise evidence of superseded
+    /// beliefs).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn beliefs_citing(
+        &self,
+        project: &ProjectId,
+        event: crate::ledger::EventId,
+    ) -> LedgerResult<Vec<(BeliefId, String, u64, BeliefStatus)>> {
+        self.read(|c| {
+            let rows: Vec<(i64, String, i64, String)> = c
+                .prepare_cached(
+                    "SELECT b.id, b.key, b.version, b.status FROM belief_evidence e
+                     JOIN beliefs b ON b.id = e.belief_id
+                     WHERE e.event_id = ?2 AND e.project = ?1 AND b.project = ?1 ORDER BY b.id",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![project.as_str(), event.0 as i64], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    })?
+                    .collect()
+                })
+                .map_err(|e| self.sql(e))?;
+            rows.into_iter()
+                .map(|(id, key, version, status)| {
+                    Ok((
+                        BeliefId(id as u64),
+                        key,
+                        version as u64,
+                        BeliefStatus::parse(&status)?,
+                    ))
+                })
+                .collect()
+        })
+    }
+
     /// Beliefs of `project` with `status`, oldest first.
     ///
     /// # Errors

@@ -12,6 +12,7 @@ use super::{
     RERANK_WINDOW, lock, read_lock,
 };
 use crate::cognition::{RecallTrace, RippleParams};
+use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId};
 use crate::recall::query::CompiledQuery;
 use crate::recall::{self, Fused, Pack, Ranked, lexical, supersede};
@@ -32,6 +33,9 @@ pub struct RecallItem {
     pub supersedes: Option<EventId>,
     /// The `event_context` window around the anchor, when [`RecallQuery::context`] asks.
     pub context: Option<crate::ledger::EventContext>,
+    /// `(key, version)` of the superseded belief this event is evidence of, when it backs
+    /// no current belief: what the user said was later corrected.
+    pub superseded_belief: Option<(String, u64)>,
 }
 
 /// A recall request: the text, how many results, and filters.
@@ -355,6 +359,23 @@ impl Memory {
                 supersedes.extend(moves);
             }
         }
+        // Governed supersession: an event that is evidence only of superseded beliefs (a
+        // fact the user corrected) goes after the other results of the reranked head, and
+        // says which belief version it backs.
+        let mut outdated: HashMap<u64, (String, u64)> = HashMap::new();
+        let head = all.len().min(RERANK_WINDOW);
+        for (f, _) in &all[..head] {
+            let cited = self.ledger.beliefs_citing(project, EventId(f.id))?;
+            let current = cited.iter().any(|b| b.3 != BeliefStatus::Superseded);
+            if let Some((_, key, version, _)) = cited.last()
+                && !current
+            {
+                outdated.insert(f.id, (key.clone(), *version));
+            }
+        }
+        if !outdated.is_empty() {
+            all[..head].sort_by_key(|(f, _)| outdated.contains_key(&f.id));
+        }
         // Directive slots: the standing directives closest to the query that rank fusion
         // left out of the top k take the last places (filters apply to them too).
         let mut slot_items = Vec::new();
@@ -389,6 +410,7 @@ impl Memory {
                 None
             };
             out.push(RecallItem {
+                superseded_belief: outdated.remove(&fused.id),
                 context,
                 supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
                 similarity: similarity.get(&fused.id).copied(),
@@ -522,6 +544,17 @@ impl Memory {
                     ),
                     item.event.content.clone(),
                 ));
+                continue;
+            }
+            if let Some((key, version)) = &item.superseded_belief {
+                below_floor.push(recall::ReceiptLine {
+                    id: item.event.id.0,
+                    slot: "direct",
+                    tokens: recall::estimate_tokens(&item.event.content),
+                    reason: format!(
+                        "evidence of belief {key} v{version}, since superseded (the current version is governed; history keeps the old one)"
+                    ),
+                });
                 continue;
             }
             if evidence(item) < RELEVANCE_FLOOR * best {
