@@ -271,6 +271,24 @@ impl Ledger {
         })
     }
 
+    /// Whether `project` has any belief with `status` (one indexed lookup).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn has_beliefs_with_status(
+        &self,
+        project: &ProjectId,
+        status: BeliefStatus,
+    ) -> LedgerResult<bool> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM beliefs WHERE project = ?1 AND status = ?2)",
+            )
+            .and_then(|mut s| s.query_row(params![project.as_str(), status.as_str()], |r| r.get(0)))
+            .map_err(|e| self.sql(e))
+        })
+    }
+
     /// Beliefs of `project` with `status`, oldest first.
     ///
     /// # Errors

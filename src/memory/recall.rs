@@ -364,7 +364,10 @@ impl Memory {
         // says which belief version it backs.
         let mut outdated: HashMap<u64, (String, u64)> = HashMap::new();
         let head = all.len().min(RERANK_WINDOW);
-        for (f, _) in &all[..head] {
+        let any_superseded = self
+            .ledger
+            .has_beliefs_with_status(project, BeliefStatus::Superseded)?;
+        for (f, _) in all[..head].iter().filter(|_| any_superseded) {
             let cited = self.ledger.beliefs_citing(project, EventId(f.id))?;
             let current = cited.iter().any(|b| b.3 != BeliefStatus::Superseded);
             if let Some((_, key, version, _)) = cited.last()
