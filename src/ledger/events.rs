@@ -335,16 +335,10 @@ pub fn content_hash(content: &str) -> String {
 /// Builds an FTS5 query from free text: every word becomes a quoted term, OR-ed, so user
 /// text can never inject FTS syntax.
 fn fts_terms(text: &str) -> Option<String> {
-    // Split further on anything that is not a letter or digit, as the unicode61 tokenizer
-    // does, so every quoted term is one token (the index has no positions for phrases).
-    let terms: Vec<String> = crate::hdv::encode::TextEncoder::tokens(text)
+    // The lexical tokens split on anything that is not a letter or digit, as the unicode61
+    // tokenizer does, so every quoted term is one token (the index has no positions).
+    let terms: Vec<String> = crate::recall::lexical::tokens(text)
         .iter()
-        .flat_map(|t| {
-            t.split(|c: char| !c.is_alphanumeric())
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
         .map(|t| format!("\"{t}\""))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" OR "))
