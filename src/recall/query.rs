@@ -61,14 +61,8 @@ fn instant(key: &str, value: &str) -> Result<i64, LedgerError> {
     if let Ok(ms) = value.parse::<i64>() {
         return Ok(ms);
     }
-    let parts: Vec<&str> = value.split('-').collect();
-    if let [y, m, d] = parts[..]
-        && y.len() == 4
-        && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
-        && (1..=12).contains(&m)
-        && (1..=31).contains(&d)
-    {
-        return Ok(days_from_civil(y, m, d) * DAY);
+    if let Some(day) = iso_day(value) {
+        return Ok(day);
     }
     Err(invalid(format!(
         "`{key}:{value}`: expected YYYY-MM-DD or epoch milliseconds"
@@ -180,17 +174,22 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     if lower.contains("last month") {
         return Some((today - 30 * DAY, now_ms + 1));
     }
-    for w in &words {
-        let parts: Vec<&str> = w.split('-').collect();
-        if let [y, m, d] = parts[..]
-            && y.len() == 4
-            && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
-            && (1..=12).contains(&m)
-            && (1..=31).contains(&d)
-        {
-            let start = days_from_civil(y, m, d) * DAY;
-            return Some((start, start + DAY));
-        }
+    words
+        .iter()
+        .find_map(|w| iso_day(w))
+        .map(|start| (start, start + DAY))
+}
+
+/// Midnight UTC (ms) of an ISO date `YYYY-MM-DD`, if `text` is one.
+fn iso_day(text: &str) -> Option<i64> {
+    let parts: Vec<&str> = text.split('-').collect();
+    if let [y, m, d] = parts[..]
+        && y.len() == 4
+        && let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<i64>(), d.parse::<i64>())
+        && (1..=12).contains(&m)
+        && (1..=31).contains(&d)
+    {
+        return Some(days_from_civil(y, m, d) * DAY);
     }
     None
 }
