@@ -195,48 +195,15 @@ impl Cognition {
         vector: &Hypervector,
     ) -> LedgerResult<AppendOutcome> {
         self.check_dim(vector)?;
-        let (status, n) = self.episode_row(project, id)?;
-        if status == EpisodeStatus::Sealed {
-            return Err(invalid(
-                "episode",
-                format!("episode {} is sealed and cannot be reopened", id.0),
-            ));
-        }
         if self.ledger.get(project, event)?.is_none() {
             return Err(LedgerError::UnknownEvent(event));
         }
-        let (mut positional, mut topic) = self.episode_bundles(id)?;
-        if n >= self.config.topic_min_events {
-            let sim = similarity(&topic.binarize(id.0)?, vector);
-            if sim < self.config.topic_shift_similarity {
-                self.set_status(project, id, EpisodeStatus::SoftSealed)?;
-                self.open
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&id);
-                return Ok(AppendOutcome::TopicShift);
-            }
-        }
-        let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id.0 as i64, n as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()],
-            )
-            .map_err(|e| self.ledger.sql(e))?;
-            tx.execute(
-                "UPDATE episodes SET status = 'open', last_event_at = ?2 WHERE id = ?1",
-                params![id.0 as i64, now],
-            )
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        positional.add(&vector.permute(n));
-        topic.add(vector);
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, (positional, topic));
-        Ok(AppendOutcome::Appended(n))
+        Ok(
+            match self.append_batch_to_episode(project, id, &[(event, vector)])?[..] {
+                [position] => AppendOutcome::Appended(position),
+                _ => AppendOutcome::TopicShift,
+            },
+        )
     }
 
     /// The agent's open episode in `project`, if any (soft-sealed and sealed ones are
@@ -264,7 +231,8 @@ impl Cognition {
     /// Appends events (already checked to be of `project`) with their vectors to an open
     /// or soft-sealed episode in one transaction, in order, stopping at the first topic
     /// shift (the episode is then soft-sealed, as with
-    /// [`append_to_episode`](Self::append_to_episode)). Returns how many were appended.
+    /// [`append_to_episode`](Self::append_to_episode)). Returns the positions the appended
+    /// events took.
     ///
     /// # Errors
     /// Unknown or sealed episode, wrong dimension, SQLite errors (nothing appended then).
@@ -273,7 +241,7 @@ impl Cognition {
         project: &ProjectId,
         id: EpisodeId,
         events: &[(EventId, &Hypervector)],
-    ) -> LedgerResult<usize> {
+    ) -> LedgerResult<Vec<usize>> {
         for (_, v) in events {
             self.check_dim(v)?;
         }
@@ -307,9 +275,16 @@ impl Cognition {
                 put.execute(params![id.0 as i64, *pos as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()])
                     .map_err(|e| self.ledger.sql(e))?;
             }
+            // A refused event is no activity: the idle clock moves only with appends.
             tx.execute(
-                "UPDATE episodes SET status = ?2, last_event_at = ?3 WHERE id = ?1",
-                params![id.0 as i64, if shifted { "soft_sealed" } else { "open" }, now],
+                "UPDATE episodes SET status = ?2,
+                    last_event_at = CASE WHEN ?4 THEN ?3 ELSE last_event_at END WHERE id = ?1",
+                params![
+                    id.0 as i64,
+                    if shifted { "soft_sealed" } else { "open" },
+                    now,
+                    !accepted.is_empty()
+                ],
             )
             .map(|_| ())
             .map_err(|e| self.ledger.sql(e))
@@ -323,7 +298,7 @@ impl Cognition {
         } else {
             open.insert(id, (positional, topic));
         }
-        Ok(accepted.len())
+        Ok(accepted.iter().map(|a| a.2).collect())
     }
 
     fn set_status(

@@ -592,7 +592,8 @@ impl Memory {
             while !rest.is_empty() {
                 let appended = self
                     .cognition
-                    .append_batch_to_episode(project, episode, rest)?;
+                    .append_batch_to_episode(project, episode, rest)?
+                    .len();
                 rest = &rest[appended..];
                 if !rest.is_empty() {
                     episode = self.cognition.start_episode(project, agent)?;
