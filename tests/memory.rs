@@ -428,6 +428,13 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
     );
 }
 
+/// Whether a recall for `query` returns an event containing `needle` found by BM25.
+fn bm25_finds(m: &Memory, p: &hypermem::store::ProjectId, query: &str, needle: &str) -> bool {
+    m.recall(p, query, 5).unwrap().iter().any(|h| {
+        h.event.content.contains(needle) && h.fused.breakdown.iter().any(|b| b.0 == "bm25")
+    })
+}
+
 fn chatter(p: &str, n: usize) -> Vec<NewEvent> {
     (0..n)
         .map(|i| {
@@ -449,11 +456,7 @@ fn chatter(p: &str, n: usize) -> Vec<NewEvent> {
 fn the_lexical_index_follows_the_ledger_across_loads_reopens_and_erasure() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");
-    let bm25_finds = |m: &Memory, q: &str, needle: &str| {
-        m.recall(&p, q, 5).unwrap().iter().any(|h| {
-            h.event.content.contains(needle) && h.fused.breakdown.iter().any(|b| b.0 == "bm25")
-        })
-    };
+    let bm25_finds = |m: &Memory, q: &str, needle: &str| bm25_finds(m, &p, q, needle);
     {
         let m = Memory::open(&profile(), Some(dir.path())).unwrap();
         m.observe_batch(&chatter("p", 20)).unwrap();
@@ -1030,11 +1033,7 @@ fn the_lexical_index_is_saved_caught_up_and_rebuilt_when_damaged() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");
     let file = dir.path().join("lexical/p.lex");
-    let bm25_finds = |m: &Memory, word: &str| {
-        m.recall(&p, word, 5).unwrap().iter().any(|h| {
-            h.event.content.contains(word) && h.fused.breakdown.iter().any(|b| b.0 == "bm25")
-        })
-    };
+    let bm25_finds = |m: &Memory, word: &str| bm25_finds(m, &p, word, word);
     {
         let m = Memory::open(&profile(), Some(dir.path())).unwrap();
         m.observe_batch(&chatter("p", 20)).unwrap();
