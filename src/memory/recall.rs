@@ -233,16 +233,15 @@ impl Memory {
             let slots = self.directive_slots(k);
             if slots > 0 {
                 let ids = read_lock(&text).directives.clone();
-                let d = self.profile.dim.bits() as f64;
                 for id in ids {
                     if let Some(v) = self.tiers.get(project, VectorId(id))? {
-                        directives.push((id, 1.0 - 2.0 * f64::from(q.hamming(&v)) / d));
+                        directives.push((id, q.similarity(&v)));
                     }
                 }
                 directives.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 // Only directives clearly above chance (3 standard deviations of the
                 // similarity of unrelated vectors, 1/√D) take a slot.
-                let chance = 1.0 / d.sqrt();
+                let chance = 1.0 / (self.profile.dim.bits() as f64).sqrt();
                 directives.retain(|&(_, sim)| sim >= 3.0 * chance);
                 directives.truncate(slots);
             }
