@@ -147,8 +147,8 @@ pub struct RecallSettings {
     /// Added to the fused score of user-role events among the top candidates (a role
     /// prior: fused scores are at most `Σ weights / 61`, so 0.02 ranks user statements first).
     pub user_bonus: f64,
-    /// Recall-time supersession (see [`crate::recall::supersede`]): a newer event stating a
-    /// different value, with a revision cue, moves above the older one.
+    /// Recall-time supersession (see [`crate::recall::supersede`]): a newer event that sets a
+    /// different value of the same kind for the same thing moves above the older one.
     pub supersede: bool,
     /// ... when its rank-fusion evidence is at least this share of the older one's.
     pub supersede_ratio: f64,
@@ -168,7 +168,7 @@ impl Default for RecallSettings {
             fts_weight: 1.0,
             user_bonus: 0.02,
             supersede: true,
-            supersede_ratio: 0.85,
+            supersede_ratio: 0.4,
             directive_slots: 3,
             episode_weight: 0.0,
         }

@@ -338,15 +338,17 @@ impl Memory {
             let mut ranked: Vec<supersede::Candidate> = all
                 .iter()
                 .take(RERANK_WINDOW)
-                .map(|(f, e)| supersede::Candidate {
-                    id: f.id,
-                    role: e.role,
-                    tokens: lexical::tokens(&e.content),
-                    evidence: f.breakdown.iter().map(|b| b.2).sum(),
+                .map(|(f, e)| {
+                    supersede::Candidate::new(
+                        f.id,
+                        e.role,
+                        &e.content,
+                        f.breakdown.iter().map(|b| b.2).sum(),
+                    )
                 })
                 .collect();
             let moves = supersede::reorder(
-                &query_terms,
+                &supersede::Query::new(query, &query_terms),
                 &mut ranked,
                 self.profile.recall.supersede_ratio,
             );

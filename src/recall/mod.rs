@@ -12,6 +12,7 @@ pub mod directives;
 pub mod lexical;
 pub mod query;
 pub mod supersede;
+pub mod values;
 
 /// RRF constant (Cormack et al.): dampens the head of each list.
 pub const RRF_K: f64 = 60.0;

@@ -1,0 +1,564 @@
+//! Typed values in free text: amounts, percentages, dates, clock times, durations, counts.
+//!
+//! Supersession needs to know that "$550" and "$500" are two values of the same kind while
+//! "March 22" and "3 PM" are not, and that "rescheduled to March 22 at 4:30 PM" states a new
+//! value where "on March 22 at 3 PM" stated the old one. The lexical tokens lose the `$`,
+//! `%` and `:` that carry this, so values are read from the raw text with a small
+//! rule-based scanner: no model, no locale data beyond English month and unit names.
+
+/// What a number measures.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// An amount of money (`$1,200`, `40 dollars`).
+    Money,
+    /// A percentage (`95%`, `15 percent`).
+    Percent,
+    /// A calendar day (`March 22`, `22 March`, `2024-03-22`).
+    Date,
+    /// A time of day (`4:30 PM`, `3pm`).
+    Clock,
+    /// A span of time, with its unit (`5-7 months`).
+    Duration,
+    /// A count of something, with the counted noun when one follows (`165 commits`).
+    Count(Option<String>),
+}
+
+/// One value: its kind and a normalised spelling (equal spellings mean equal values).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value {
+    /// What it measures.
+    pub kind: Kind,
+    /// Normalised text (`550`, `march 22`, `16:30`, `5-7 month`).
+    pub value: String,
+    /// Index of the word it starts at, in [`words`] of the text.
+    pub word: usize,
+}
+
+const MONTHS: &[(&str, &str)] = &[
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may", "may"),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sep"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+];
+
+const DURATION_UNITS: &[&str] = &[
+    "second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "hr",
+];
+
+/// Words that say nothing about what a number measures: they never name a counted noun
+/// ("165, and ...") nor tie a value to a query ("what was ...").
+const FUNCTION_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "currently",
+    "did",
+    "do",
+    "does",
+    "each",
+    "ever",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "many",
+    "me",
+    "more",
+    "most",
+    "much",
+    "my",
+    "now",
+    "of",
+    "on",
+    "or",
+    "our",
+    "over",
+    "per",
+    "should",
+    "since",
+    "so",
+    "some",
+    "than",
+    "that",
+    "the",
+    "their",
+    "then",
+    "there",
+    "these",
+    "this",
+    "those",
+    "to",
+    "under",
+    "until",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+];
+
+/// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
+/// function word, not a number and not part of a value's own spelling (a month, a unit).
+pub fn is_content_word(word: &str) -> bool {
+    word.len() > 1
+        && word.chars().all(char::is_alphabetic)
+        && !FUNCTION_WORDS.contains(&word)
+        && month_of(word).is_none()
+        && !DURATION_UNITS.contains(&singular(word).as_str())
+        && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
+}
+
+/// The text's words as written: split on whitespace, surrounding punctuation removed except
+/// a leading currency sign and a trailing `%`.
+pub fn raw_words(text: &str) -> Vec<&str> {
+    split(text).into_iter().map(|(w, _)| w).collect()
+}
+
+/// [`raw_words`], each with whether punctuation that ends a phrase (`,.;:!?`) followed it.
+fn split(text: &str) -> Vec<(&str, bool)> {
+    text.split_whitespace()
+        .filter_map(|w| {
+            let start = w.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
+            let word = start.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '%'));
+            let tail = &start[word.len()..];
+            (!word.is_empty()).then(|| (word, tail.contains([',', '.', ';', ':', '!', '?'])))
+        })
+        .collect()
+}
+
+/// [`raw_words`], lowercased: the words values are read from.
+pub fn words(text: &str) -> Vec<String> {
+    raw_words(text).iter().map(|w| w.to_lowercase()).collect()
+}
+
+/// Whether `word` (lowercase) names a month.
+pub fn is_month(word: &str) -> bool {
+    month_of(word).is_some()
+}
+
+fn month_of(word: &str) -> Option<&'static str> {
+    MONTHS.iter().find_map(|&(full, short)| {
+        (word == full || word == short || (word == "sept" && short == "sep")).then_some(short)
+    })
+}
+
+/// A plain number: digits with optional thousands commas and one decimal point, or a range
+/// of two (`5-7`). Returns the normalised spelling.
+fn number(word: &str) -> Option<String> {
+    if let Some((a, b)) = word.split_once(['-', '–'])
+        && let (Some(a), Some(b)) = (number(a), number(b))
+    {
+        return Some(format!("{a}-{b}"));
+    }
+    let mut groups = word.split(',');
+    let first = groups.next()?;
+    let rest: Vec<&str> = groups.collect();
+    // "1,200" is a thousands separator; "2,27" (a list) is not a number.
+    if !rest
+        .iter()
+        .all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let joined: String = std::iter::once(first).chain(rest).collect();
+    let (int, frac) = joined.split_once('.').unwrap_or((&joined, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !digits(frac) {
+        return None;
+    }
+    let frac = frac.trim_end_matches('0');
+    Some(if frac.is_empty() {
+        int.trim_start_matches('0').to_owned().max("0".to_owned())
+    } else {
+        format!("{}.{frac}", int.trim_start_matches('0'))
+    })
+}
+
+/// A light English singular (`stories` → `story`, `branches` → `branch`, `hours` →
+/// `hour`, `class` unchanged): enough to match a counted noun with a query word, both
+/// passed through it.
+pub fn singular(word: &str) -> String {
+    if word.len() <= 3 || word.ends_with("ss") || word.ends_with("us") {
+        return word.to_owned();
+    }
+    if let Some(stem) = word.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    for suffix in ["ches", "shes", "sses", "xes", "zes"] {
+        if word.ends_with(suffix) {
+            return word[..word.len() - 2].to_owned();
+        }
+    }
+    word.strip_suffix('s').unwrap_or(word).to_owned()
+}
+
+fn is_year(n: &str) -> bool {
+    n.len() == 4 && n.parse::<u32>().is_ok_and(|y| (1900..=2100).contains(&y))
+}
+
+fn clock(hour: &str, minute: &str, meridiem: Option<&str>) -> Option<String> {
+    let mut h: u32 = hour.parse().ok()?;
+    let m: u32 = if minute.is_empty() {
+        0
+    } else {
+        minute.parse().ok()?
+    };
+    if m >= 60 || h > 24 {
+        return None;
+    }
+    match meridiem {
+        Some("pm" | "p.m") if h < 12 => h += 12,
+        Some("am" | "a.m") if h == 12 => h = 0,
+        Some(_) if h > 12 => return None,
+        _ => {}
+    }
+    Some(format!("{h:02}:{m:02}"))
+}
+
+/// The kinds of value a question asks for, from its wording: "how long" and "how many
+/// hours" a duration, "when" and "what date" a date, "what time" a clock time, "how much"
+/// with a money word an amount, "percentage" or "rate" a percentage. Empty when the
+/// question does not say.
+pub fn asked_kinds(question: &str) -> Vec<Kind> {
+    let w = words(question);
+    let has = |x: &str| w.iter().any(|t| t == x);
+    let pair = |a: &str, b: &dyn Fn(&str) -> bool| w.windows(2).any(|p| p[0] == a && b(&p[1]));
+    let mut out = Vec::new();
+    let duration = |t: &str| DURATION_UNITS.contains(&singular(t).as_str());
+    if pair("how", &|t| t == "long")
+        || w.windows(4)
+            .any(|p| p[0] == "how" && p[1] == "many" && p[2..].iter().any(|t| duration(t)))
+    {
+        out.push(Kind::Duration);
+    }
+    if has("when") || pair("what", &|t| matches!(t, "date" | "day")) {
+        out.push(Kind::Date);
+    }
+    if pair("what", &|t| t == "time") {
+        out.push(Kind::Clock);
+    }
+    let money = |t: &str| {
+        matches!(
+            t,
+            "budget"
+                | "cost"
+                | "costs"
+                | "price"
+                | "spend"
+                | "spent"
+                | "pay"
+                | "paid"
+                | "salary"
+                | "fee"
+                | "fees"
+                | "rent"
+        ) || t.starts_with('$')
+    };
+    if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t)))
+        || w.iter().any(|t| t == "budget")
+    {
+        out.push(Kind::Money);
+    }
+    if has("percentage") || has("percent") || has("rate") {
+        out.push(Kind::Percent);
+    }
+    out
+}
+
+/// Every value in `text`, in order.
+pub fn values(text: &str) -> Vec<Value> {
+    let (w, breaks): (Vec<String>, Vec<bool>) = split(text)
+        .into_iter()
+        .map(|(w, b)| (w.to_lowercase(), b))
+        .unzip();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        let next = w.get(i + 1).map(String::as_str);
+        let push = |out: &mut Vec<Value>, kind: Kind, value: String| {
+            out.push(Value {
+                kind,
+                value,
+                word: i,
+            });
+        };
+        let word = w[i].as_str();
+        // "version 6.0" names a release, not a quantity.
+        if i > 0 && w[i - 1] == "version" {
+            i += 1;
+            continue;
+        }
+        // Month name then day ("March 22"), skipping a following year.
+        if let Some(month) = month_of(word)
+            && let Some(day) = next
+                .map(|n| n.trim_end_matches("st").trim_end_matches("nd"))
+                .map(|n| n.trim_end_matches("rd").trim_end_matches("th"))
+                .and_then(number)
+            && day.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+        {
+            push(&mut out, Kind::Date, format!("{month} {day}"));
+            i += 2;
+            if w.get(i).is_some_and(|y| is_year(y)) {
+                i += 1;
+            }
+            continue;
+        }
+        // ISO date.
+        if word.len() == 10
+            && let [y, m, d] = word.split('-').collect::<Vec<_>>()[..]
+            && is_year(y)
+            && let (Ok(m), Ok(d)) = (m.parse::<usize>(), d.parse::<u32>())
+            && (1..=12).contains(&m)
+        {
+            push(&mut out, Kind::Date, format!("{} {d}", MONTHS[m - 1].1));
+            i += 1;
+            continue;
+        }
+        // Clock time: "4:30", "4:30pm", "3pm", "3 pm".
+        if let Some((h, rest)) = word.split_once(':')
+            && let Some(m) = rest.get(..2)
+            && let Some(t) = clock(
+                h,
+                m,
+                Some(&rest[2..])
+                    .filter(|s| !s.is_empty())
+                    .or(next.filter(|n| matches!(*n, "am" | "pm" | "a.m" | "p.m"))),
+            )
+        {
+            push(&mut out, Kind::Clock, t);
+            i += 1;
+            continue;
+        }
+        let (sign, body) = match word.chars().next() {
+            Some(c @ ('$' | '€' | '£')) => (Some(c), &word[c.len_utf8()..]),
+            _ => (None, word),
+        };
+        let (body, percent) = match body.strip_suffix('%') {
+            Some(b) => (b, true),
+            None => (body, false),
+        };
+        let (body, meridiem) = ["am", "pm"]
+            .iter()
+            .find_map(|m| body.strip_suffix(m).map(|b| (b, Some(*m))))
+            .unwrap_or((body, None));
+        let (body, thousands) = match body.strip_suffix('k') {
+            Some(b) if sign.is_some() => (b, true),
+            _ => (body, false),
+        };
+        let Some(mut n) = number(body) else {
+            i += 1;
+            continue;
+        };
+        if thousands && let Ok(x) = n.parse::<f64>() {
+            n = format!("{}", x * 1000.0);
+        }
+        if sign.is_some() || next.is_some_and(|n| matches!(n, "dollars" | "usd" | "euros")) {
+            push(&mut out, Kind::Money, n);
+        } else if percent || next == Some("percent") {
+            push(&mut out, Kind::Percent, n);
+        } else if let Some(m) =
+            meridiem.or(next.filter(|n| matches!(*n, "am" | "pm" | "a.m" | "p.m")))
+            && let Some(t) = clock(&n, "", Some(m))
+        {
+            push(&mut out, Kind::Clock, t);
+        } else if let Some(month) = next.and_then(month_of)
+            && n.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+        {
+            push(&mut out, Kind::Date, format!("{month} {n}"));
+            i += 1;
+        } else if let Some(unit) = next
+            .map(singular)
+            .filter(|u| DURATION_UNITS.contains(&u.as_str()))
+        {
+            push(&mut out, Kind::Duration, format!("{n} {unit}"));
+            i += 1;
+        } else if !is_year(&n) {
+            // The counted noun follows in the same phrase ("165, and" counts nothing).
+            let noun = next
+                .filter(|_| !breaks[i])
+                .filter(|n| n.chars().all(char::is_alphabetic) && !FUNCTION_WORDS.contains(n))
+                .map(singular);
+            push(&mut out, Kind::Count(noun), n);
+        }
+        i += 1;
+    }
+    // "from 12 to 5 hours": the bare first number measures what the second does.
+    for j in 1..out.len() {
+        let (a, b) = (&out[j - 1], &out[j]);
+        if a.kind == Kind::Count(None)
+            && a.word > 0
+            && w[a.word - 1] == "from"
+            && w.get(a.word + 1).is_some_and(|t| t == "to")
+            && b.word == a.word + 2
+        {
+            let value = match &b.kind {
+                Kind::Duration => b
+                    .value
+                    .split_once(' ')
+                    .map(|(_, unit)| format!("{} {unit}", a.value)),
+                Kind::Count(Some(_)) | Kind::Money | Kind::Percent => Some(a.value.clone()),
+                _ => None,
+            };
+            if let Some(value) = value {
+                out[j - 1] = Value {
+                    kind: b.kind.clone(),
+                    value,
+                    word: a.word,
+                };
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(Kind, String)> {
+        values(text)
+            .into_iter()
+            .map(|v| (v.kind, v.value))
+            .collect()
+    }
+
+    #[test]
+    fn reads_each_kind() {
+        use Kind::*;
+        assert_eq!(
+            kinds("rescheduled to March 22, 2024 at 4:30 PM"),
+            [(Date, "mar 22".into()), (Clock, "16:30".into())]
+        );
+        assert_eq!(
+            kinds("on 22 March at 3pm"),
+            [(Date, "mar 22".into()), (Clock, "15:00".into())]
+        );
+        assert_eq!(
+            kinds("a budget of $1,200 (up 15%) for 5-7 months"),
+            [
+                (Money, "1200".into()),
+                (Percent, "15".into()),
+                (Duration, "5-7 month".into())
+            ]
+        );
+        assert_eq!(
+            kinds("$5k or 40 dollars"),
+            [(Money, "5000".into()), (Money, "40".into())]
+        );
+        assert_eq!(
+            kinds("150 commits and 12 branches, now 165."),
+            [
+                (Count(Some("commit".into())), "150".into()),
+                (Count(Some("branch".into())), "12".into()),
+                (Count(None), "165".into())
+            ]
+        );
+        assert_eq!(kinds("due 2024-04-05"), [(Date, "apr 5".into())]);
+    }
+
+    #[test]
+    fn a_range_start_takes_the_kind_of_its_end() {
+        use Kind::*;
+        assert_eq!(
+            kinds("from 12 to 5 hours, from 1,200 to 1,500 words"),
+            [
+                (Duration, "12 hour".into()),
+                (Duration, "5 hour".into()),
+                (Count(Some("word".into())), "1200".into()),
+                (Count(Some("word".into())), "1500".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn singulars() {
+        for (plural, one) in [
+            ("stories", "story"),
+            ("branches", "branch"),
+            ("boxes", "box"),
+            ("hours", "hour"),
+            ("class", "class"),
+            ("status", "status"),
+            ("gas", "gas"),
+            ("commit", "commit"),
+        ] {
+            assert_eq!(singular(plural), one);
+        }
+    }
+
+    #[test]
+    fn ignores_what_is_not_a_value() {
+        assert!(kinds("in 2024 ->-> 2,27 v1.0.0 word").is_empty());
+        assert!(kinds("no numbers here at all").is_empty());
+    }
+
+    #[test]
+    fn equal_values_normalise_equally() {
+        assert_eq!(kinds("$500.00"), kinds("$500"));
+        assert_eq!(kinds("4:30 pm"), kinds("4:30pm"));
+        assert_eq!(kinds("5 days"), kinds("5 day"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_scans_without_panicking(text in "[ -~\\u{80}-\\u{2FF}\n]{0,80}") {
+            let w = words(&text);
+            for v in values(&text) {
+                proptest::prop_assert!(v.word < w.len());
+                proptest::prop_assert!(!v.value.is_empty());
+            }
+            let _ = asked_kinds(&text);
+        }
+
+        #[test]
+        fn a_value_reads_the_same_anywhere(n in 1u32..100_000, pad in "[a-z]{1,8}") {
+            let alone = values(&format!("${n}"));
+            let inside = values(&format!("{pad} ${n} {pad}"));
+            proptest::prop_assert_eq!(alone.len(), 1);
+            proptest::prop_assert_eq!(&alone[0].value, &inside[0].value);
+            proptest::prop_assert_eq!(&alone[0].value, &n.to_string());
+        }
+    }
+}
