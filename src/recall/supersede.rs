@@ -68,7 +68,7 @@ const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
 /// Words after a revision cue in which the value it sets is looked for.
 pub const UPDATE_SPAN: usize = 6;
 
-/// Words after a value adjective (`new`, `latest`) in which the value it qualifies is looked for.
+/// Words after `new` or `latest` in which the value it qualifies is looked for.
 pub const ADJECTIVE_SPAN: usize = 4;
 
 /// Words on each side of a value searched for what it is the value of.
