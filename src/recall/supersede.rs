@@ -24,7 +24,6 @@
 //! 0.69 and cost MRR: without types and anchors it moved unrelated numbers.
 
 use crate::ledger::Role;
-use crate::recall::lexical;
 use crate::recall::values::{self, Kind, Value};
 
 /// Words that announce a changed value in the words after them.
@@ -172,9 +171,9 @@ impl Candidate {
             words: words
                 .iter()
                 .map(|w| {
-                    lexical::tokens(w)
-                        .iter()
-                        .map(|t| values::singular(t))
+                    w.split(|c: char| !c.is_alphanumeric())
+                        .filter(|p| !p.is_empty())
+                        .map(values::singular)
                         .collect()
                 })
                 .collect(),
@@ -271,6 +270,7 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recall::lexical;
 
     fn query(q: &str) -> Query {
         Query::new(q, &lexical::tokens(q))
