@@ -26,7 +26,10 @@ pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, Result};
-pub use memory::{ForgetReceipt, Memory, ProjectStats, RecallItem, RecallQuery, RecallResult};
+pub use memory::{
+    ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, Memory, MemoryMap,
+    ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,
+};
 pub use recall::query::time_hint;
 
 /// The deployment profile this build was compiled for.

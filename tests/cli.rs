@@ -180,6 +180,19 @@ fn observe_recall_beliefs_plans_and_erasure() {
     let phases = json(&out)["phases"].as_array().unwrap().clone();
     assert_eq!(phases.len(), 8);
     assert_eq!(phases[7]["phase"], "tiers");
+    let (ok, out, _) = hm(d, &["--json", "map", "--project", "acme"]);
+    assert!(ok);
+    let map = json(&out);
+    assert_eq!(map["events"], 2);
+    assert_eq!(map["tiers"]["warm"], 2);
+    assert_eq!(map["beliefs"][0][0], "active");
+    let (ok, out, _) = hm(d, &["map", "--project", "acme", "--limit", "1"]);
+    assert!(ok && out.starts_with("project acme: 2 events"), "{out}");
+    let (ok, _, err) = hm(d, &["map", "--project", "nope"]);
+    assert!(
+        !ok && err.contains("`nope`") && err.contains("acme"),
+        "{err}"
+    );
     let (ok, out, _) = hm(d, &["--json", "forget-project", "--project", "acme"]);
     assert!(ok);
     assert_eq!(json(&out)["vectors"], 2);

@@ -156,6 +156,8 @@ fn forget_project_erases_every_store_and_spares_the_others() {
         "the lexical index was loaded by the recall"
     );
     assert!(m.stats().unwrap().iter().all(|s| s.project != "gone"));
+    assert!(m.map(&project("gone"), 5).is_err());
+    assert_eq!(m.map(&project("kept"), 5).unwrap().events, 2);
     assert!(m.recall(&project("gone"), "tea", 5).unwrap().is_empty());
     assert_eq!(m.recall(&project("kept"), "green tea", 5).unwrap().len(), 2);
 }
@@ -776,6 +778,33 @@ fn the_facade_covers_the_agent_api() {
     let ps = stats.iter().find(|s| s.project == "p").unwrap();
     assert_eq!((ps.events, ps.vectors, ps.active_beliefs), (3, 3, 1));
     assert!(stats.iter().any(|s| s.project == "q"));
+    // The map: exact totals of this project only, lists cut to the limit.
+    let map = m.map(&p, 10).unwrap();
+    assert_eq!(map.events, 3);
+    assert_eq!(map.roles, [("user".to_owned(), 3)]);
+    assert_eq!(map.tiers.warm + map.tiers.cold, 3);
+    assert_eq!(map.thread_count, 2);
+    assert_eq!(map.threads[0].thread, "s");
+    assert_eq!(map.threads[0].events, 2);
+    assert_eq!((map.episode_count, map.episodes[0].events), (1, 1));
+    assert_eq!(map.episodes[0].status, "sealed");
+    assert_eq!(
+        map.beliefs,
+        [("active".to_owned(), 1), ("superseded".to_owned(), 1)]
+    );
+    assert_eq!(map.procedures, 1);
+    assert!(map.synapse_count > 0 && !map.hubs.is_empty());
+    for hub in &map.hubs {
+        assert!(m.ledger().get(&p, hub.event).unwrap().is_some());
+        assert!(!hub.preview.is_empty());
+    }
+    let (a, b) = map.span.unwrap();
+    assert!(a <= b);
+    let short = m.map(&p, 1).unwrap();
+    assert_eq!((short.threads.len(), short.thread_count), (1, 2));
+    assert_eq!(m.map(&project("q"), 10).unwrap().events, 1);
+    let err = m.map(&project("nope"), 10).unwrap_err().to_string();
+    assert!(err.contains("nope") && err.contains("p, q"), "{err}");
 }
 
 #[test]

@@ -109,6 +109,16 @@ enum Command {
     },
     /// Counts per project.
     Stats,
+    /// One project at a glance: sizes, time span, threads, tiers, episodes and their
+    /// topics, concepts, synapse hubs, beliefs, directives, procedures.
+    Map {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Longest list shown.
+        #[arg(long, default_value_t = hypermem::DEFAULT_MAP_LIMIT)]
+        limit: usize,
+    },
     /// Run one pulse tick for a project.
     Pulse {
         /// Project.
@@ -765,6 +775,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 },
             );
         }
+        Command::Map { project: p, limit } => {
+            let map = memory.map(&project(&p)?, limit)?;
+            print(serde_json::to_value(&map)?, map_text(&map));
+        }
         Command::Pulse { project: p } => {
             let receipt = memory.pulse_tick(&project(&p)?)?;
             let text = receipt
@@ -1051,5 +1065,116 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `ms` since the epoch as a UTC date and time (`2024-03-15 14:02`).
+fn utc(ms: i64) -> String {
+    let (days, rem) = (
+        ms.div_euclid(86_400_000),
+        ms.rem_euclid(86_400_000) / 60_000,
+    );
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rem / 60,
+        rem % 60
+    )
+}
+
+/// The text form of `hypermem map`.
+fn map_text(m: &hypermem::MemoryMap) -> String {
+    let span = |(a, b): (i64, i64)| format!("{} → {}", utc(a), utc(b));
+    let counts = |pairs: &[(String, u64)]| {
+        pairs
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = vec![
+        format!(
+            "project {}: {} events ({}){}",
+            m.project,
+            m.events,
+            counts(&m.roles),
+            m.span.map(|s| format!(", {}", span(s))).unwrap_or_default()
+        ),
+        format!(
+            "tiers: {} warm, {} cold, {} hot copies",
+            m.tiers.warm, m.tiers.cold, m.tiers.hot
+        ),
+        format!(
+            "beliefs: {}; {} standing directives; {} procedures; {} open prospective items",
+            if m.beliefs.is_empty() {
+                "none".to_owned()
+            } else {
+                counts(&m.beliefs)
+            },
+            m.directives,
+            m.procedures,
+            m.prospective_open
+        ),
+        format!("threads ({}):", m.thread_count),
+    ];
+    for t in &m.threads {
+        out.push(format!(
+            "  {:<24} {:>6} events  {}",
+            t.thread,
+            t.events,
+            span(t.span)
+        ));
+    }
+    out.push(format!("episodes ({}), latest first:", m.episode_count));
+    for e in &m.episodes {
+        out.push(format!(
+            "  #{:<5} {:<12} {:<11} {:>5} events  {}  {}",
+            e.id,
+            e.agent,
+            e.status,
+            e.events,
+            span(e.span),
+            e.topic.join(" ")
+        ));
+    }
+    out.push(format!("concepts ({}):", m.concept_count));
+    for c in &m.concepts {
+        out.push(format!(
+            "  #{:<5} support {:<4} {}",
+            c.id, c.support, c.label
+        ));
+    }
+    out.push(format!(
+        "synapses ({}), most connected memories:",
+        m.synapse_count
+    ));
+    for h in &m.hubs {
+        out.push(format!(
+            "  event {:<8} {:>4} links  strength {:>7.3}  {}",
+            h.event.0, h.degree, h.strength, h.preview
+        ));
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(utc(1_710_511_320_000), "2024-03-15 14:02");
+        assert_eq!(utc(-60_000), "1969-12-31 23:59");
     }
 }

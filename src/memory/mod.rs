@@ -28,8 +28,12 @@ use crate::recall::lexical::{self, Postings};
 use crate::store::{HotTier, ProjectId, SegmentStore, TierManager, VectorId, VectorTier};
 use crate::{Profile, Result};
 
+mod map;
 mod ops;
 mod recall;
+pub use map::{
+    ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, Hub, MemoryMap, ThreadSummary, TierCensus,
+};
 pub use ops::ProjectStats;
 pub use recall::{RecallItem, RecallQuery, RecallResult};
 

@@ -350,6 +350,20 @@ impl TierManager {
             .map_or(0, HashMap::len)
     }
 
+    /// How many memories of `project` live in each tier: `(hot copies, warm, cold)`.
+    pub fn census(&self, project: &ProjectId) -> (usize, usize, usize) {
+        let traces = self.traces.read().expect("lock");
+        traces.get(project).map_or((0, 0, 0), |m| {
+            m.values().fold((0, 0, 0), |(h, w, c), t| {
+                (
+                    h + usize::from(t.in_hot),
+                    w + usize::from(t.home == Tier::Warm),
+                    c + usize::from(t.home == Tier::Cold),
+                )
+            })
+        })
+    }
+
     /// Whether `project` has no trace.
     pub fn is_empty(&self, project: &ProjectId) -> bool {
         self.len(project) == 0
