@@ -317,13 +317,14 @@ fn preview(content: &str) -> String {
 
 /// The [`TOPIC_WORDS`] words of `contents` with the highest IDF summed over their
 /// occurrences: frequent in these events, rare in the project. Words in a quarter or more
-/// of the project's events, numbers and one-letter words are left out.
+/// of the project's events and words that are not content words (function words, numbers,
+/// months, units) are left out.
 fn topic(postings: &lexical::Postings, contents: &[String]) -> Vec<String> {
     let n = postings.documents();
     let mut score: HashMap<String, f64> = HashMap::new();
     for content in contents {
         for t in lexical::tokens(content) {
-            if t.chars().count() < 2 || t.chars().all(|c| c.is_ascii_digit()) {
+            if !crate::recall::values::is_content_word(&t) {
                 continue;
             }
             let df = postings.df(&t);
@@ -367,6 +368,14 @@ mod tests {
             "the cat sleeps",
             "the tea is hot",
             "the plan is set",
+            "the door is open",
+            "the road is long",
+            "the sky is blue",
+            "the phone rang",
+            "the river froze",
+            "the garden grew",
+            "the train left",
+            "the music stopped",
         ];
         for (i, d) in docs.iter().enumerate() {
             postings.add(i as u64 + 1, &lexical::tokens(d));
