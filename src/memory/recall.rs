@@ -342,6 +342,7 @@ impl Memory {
                     supersede::Candidate::new(
                         f.id,
                         e.role,
+                        e.agent.as_deref(),
                         &e.content,
                         f.breakdown.iter().map(|b| b.2).sum(),
                     )

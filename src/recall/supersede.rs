@@ -106,6 +106,9 @@ pub struct Candidate {
     pub id: u64,
     /// Speaker role.
     pub role: Role,
+    /// Who spoke, beyond the role: the agent of a non-user event, and a leading speaker
+    /// name ("Caroline: ...") of a multi-party transcript.
+    speaker: (Option<String>, Option<String>),
     /// Rank-fusion evidence (priors excluded).
     pub evidence: f64,
     /// Per word of the content ([`values::words`]), its lexical pieces, singular.
@@ -121,8 +124,9 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// Reads the values and update statements of `content`.
-    pub fn new(id: u64, role: Role, content: &str, evidence: f64) -> Self {
+    /// Reads the speaker, values and update statements of `content`, said in `role` by
+    /// `agent`.
+    pub fn new(id: u64, role: Role, agent: Option<&str>, content: &str, evidence: f64) -> Self {
         let raw = values::raw_words(content);
         let words = values::words(content);
         let values = values::values(content);
@@ -167,6 +171,10 @@ impl Candidate {
         Self {
             id,
             role,
+            speaker: (
+                agent.filter(|_| role != Role::User).map(str::to_owned),
+                speaker_name(content).map(str::to_owned),
+            ),
             evidence,
             words: words
                 .iter()
@@ -207,11 +215,22 @@ impl Candidate {
     }
 }
 
+/// The name a transcript line opens with (`Caroline: ...`, `Dr Jane Roe: ...`): up to
+/// three capitalised words, then a colon.
+fn speaker_name(content: &str) -> Option<&str> {
+    let (name, _) = content.split_once(':')?;
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let capitalised = |w: &&str| {
+        w.starts_with(char::is_uppercase) && w.chars().all(|c| c.is_alphabetic() || c == '.')
+    };
+    (!words.is_empty() && words.len() <= 3 && words.iter().all(capitalised)).then_some(name.trim())
+}
+
 /// Whether `newer` revises `older`: same speaker, later, and it sets a value that `older`
 /// states differently for the same thing (conditions 2–5 of the module documentation).
 /// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
-    if newer.id <= older.id || newer.role != older.role {
+    if newer.id <= older.id || newer.role != older.role || newer.speaker != older.speaker {
         return false;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
@@ -277,7 +296,7 @@ mod tests {
     }
 
     fn cand(id: u64, text: &str, evidence: f64) -> Candidate {
-        Candidate::new(id, Role::User, text, evidence)
+        Candidate::new(id, Role::User, None, text, evidence)
     }
 
     fn ids(ranked: &[Candidate]) -> Vec<u64> {
@@ -319,6 +338,7 @@ mod tests {
         let assistant = Candidate::new(
             9,
             Role::Assistant,
+            None,
             "moved the sprint deadline to April 5",
             1.0,
         );
@@ -417,6 +437,29 @@ mod tests {
             &budget,
             &cand(2, "my new sneaker budget: $250", 1.0)
         ));
+    }
+
+    #[test]
+    fn another_speaker_does_not_revise() {
+        let q = query("how many dogs");
+        let older = cand(1, "Caroline: I have 2 dogs now", 1.0);
+        assert!(!revises(
+            &q,
+            &older,
+            &cand(2, "Melanie: now I have 3 dogs", 1.0)
+        ));
+        assert!(revises(
+            &q,
+            &older,
+            &cand(2, "Caroline: now I have 3 dogs", 1.0)
+        ));
+        let bot = |agent| Candidate::new(2, Role::Assistant, Some(agent), "now 3 dogs", 1.0);
+        let older = Candidate::new(1, Role::Assistant, Some("a"), "there are 2 dogs", 1.0);
+        assert!(revises(&q, &older, &bot("a")));
+        assert!(!revises(&q, &older, &bot("b")));
+        assert_eq!(speaker_name("Dr. Jane Roe: hi"), Some("Dr. Jane Roe"));
+        assert_eq!(speaker_name("note: the plan"), None);
+        assert_eq!(speaker_name("At 9: we left"), None);
     }
 
     #[test]
