@@ -5,7 +5,9 @@
 //! a question about the deadline, usually the older one better (it states the fact plainly).
 //! Without an extraction model, recall recognises the pattern when all of these hold:
 //!
-//! 1. **Same speaker, newer**: the later event has the same role as the earlier one.
+//! 1. **Same speaker, newer**: the later event has the same role, the same agent when the
+//!    role is not the user's, and the same leading speaker name in a multi-party
+//!    transcript ("Caroline: ..."); one person's new value never supersedes another's.
 //! 2. **An update statement**: the newer event sets a value — a typed value
 //!    ([`values`]) within a few words after a revision cue ("moved ... to April 5",
 //!    "increased to $550", "the new April 25 deadline", "from 12 to 5 hours").
