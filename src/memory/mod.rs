@@ -77,9 +77,14 @@ struct ProjectText {
     directives: Vec<u64>,
     /// The highest event id indexed.
     last_id: u64,
-    /// Whether it changed since it was loaded or saved.
-    dirty: bool,
+    /// Documents in the valid file on disk (as loaded or last saved); `None` when there is
+    /// none (missing or damaged).
+    saved_documents: Option<u64>,
 }
+
+/// Documents a saved lexical index may lag its project before it is rewritten (catching
+/// them up from the ledger on load takes a few milliseconds).
+const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
 const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX001";
@@ -91,7 +96,17 @@ impl ProjectText {
             self.directives.push(id);
         }
         self.last_id = self.last_id.max(id);
-        self.dirty = true;
+    }
+
+    /// Whether the file must be written: there is no valid file, or it lags the index by
+    /// [`LEXICAL_LAG`] documents or more. A smaller lag is caught up from the ledger on the
+    /// next load, so a process that adds a few events does not rewrite the whole file.
+    fn needs_save(&self) -> bool {
+        let documents = self.postings.documents();
+        match self.saved_documents {
+            None => documents > 0,
+            Some(saved) => documents.saturating_sub(saved) >= LEXICAL_LAG,
+        }
     }
 
     /// The file image: magic, payload (last id, postings, directives), XXH3-64 of the
@@ -109,7 +124,8 @@ impl ProjectText {
         out
     }
 
-    /// Parses a file image; `None` if it is damaged or of another version.
+    /// Parses a file image (which is then the valid file on disk); `None` if it is damaged
+    /// or of another version.
     fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let body = bytes.strip_prefix(LEXICAL_MAGIC)?;
         let (payload, sum) = body.split_at_checked(body.len().checked_sub(8)?)?;
@@ -122,11 +138,11 @@ impl ProjectText {
         let mut r = lexical::Reader(&mut input);
         let n = usize::try_from(r.u64()?).ok()?;
         let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
-        input.is_empty().then_some(Self {
+        input.is_empty().then(|| Self {
+            saved_documents: Some(postings.documents()),
             postings,
             directives,
             last_id,
-            dirty: false,
         })
     }
 }
@@ -393,8 +409,9 @@ impl Memory {
         Ok(text)
     }
 
-    /// Saves every loaded lexical index that changed (atomically: a synced temporary
-    /// file renamed over the old one). A file is derived data: a damaged one is rebuilt.
+    /// Saves every loaded lexical index whose file is missing, damaged or lags it by
+    /// [`LEXICAL_LAG`] documents or more (atomically: a synced temporary file renamed over
+    /// the old one). A file is derived data: a damaged one is rebuilt.
     fn save_lexicon(&self) -> Result<()> {
         // Under the append lock: an erasure cannot run between reading an index and
         // writing its file (which would bring the erased project's words back).
@@ -404,12 +421,12 @@ impl Memory {
             .map(|(p, t)| (p.clone(), t.clone()))
             .collect();
         for (project, text) in loaded {
-            let bytes = {
+            let (bytes, documents) = {
                 let t = read_lock(&text);
-                if !t.dirty {
+                if !t.needs_save() {
                     continue;
                 }
-                t.to_bytes()
+                (t.to_bytes(), t.postings.documents())
             };
             let path = self.lexical_path(&project);
             let io = |source| crate::store::StoreError::Io {
@@ -426,7 +443,7 @@ impl Memory {
                 f.sync_all().map_err(io)?;
             }
             std::fs::rename(&tmp, &path).map_err(io)?;
-            write_lock(&text).dirty = false;
+            write_lock(&text).saved_documents = Some(documents);
         }
         Ok(())
     }
@@ -656,5 +673,26 @@ impl Drop for Memory {
         if let Err(e) = self.flush() {
             tracing::warn!(error = %e, "flush on close failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lexical_file_is_rewritten_when_missing_damaged_or_lagging() {
+        let mut t = ProjectText::default();
+        assert!(!t.needs_save(), "nothing to save");
+        t.add(1, Role::User, "one", &["one".to_owned()]);
+        assert!(t.needs_save(), "no valid file");
+        let mut t = ProjectText::from_bytes(&t.to_bytes()).unwrap();
+        assert!(!t.needs_save(), "the file holds it all");
+        for id in 2..=LEXICAL_LAG {
+            t.add(id, Role::User, "more", &["more".to_owned()]);
+        }
+        assert!(!t.needs_save(), "lagging by one less than the limit");
+        t.add(LEXICAL_LAG + 1, Role::User, "more", &["more".to_owned()]);
+        assert!(t.needs_save());
     }
 }
