@@ -19,9 +19,13 @@
 //! 5. **Not a change of something else**: a "from X to Y" whose `X` the older event never
 //!    stated does not revise it.
 //!
+//! A newer event also revises an older one, cue or not, when it repeats the older one's
+//! count of a queried noun with the same predicate and another number ("I secured 3
+//! interviews" → "I secured 5 interviews").
+//!
 //! The newer event then moves directly above the older one when its rank-fusion evidence is
 //! at least `ratio` of the older one's. Measured on BEAM-100K (`hypermem eval`): update
-//! order 0.41 without reordering → 0.85, MRR 0.490 → 0.507 (see `docs/ARCHITECTURE.md`).
+//! order 0.41 without reordering → 0.90, MRR 0.490 → 0.508 (see `docs/ARCHITECTURE.md`).
 //! An earlier rule (a revision cue anywhere, differing numbers near a query term) reached
 //! 0.69 and cost MRR: without types and anchors it moved unrelated numbers.
 
@@ -72,6 +76,17 @@ pub const UPDATE_SPAN: usize = 6;
 /// Words after `new` or `latest` in which the value it qualifies is looked for.
 pub const ADJECTIVE_SPAN: usize = 4;
 
+/// Words before a number that relate it to another number, not to what it counts.
+const NOT_PREDICATES: &[&str] = &["and", "by", "from", "or", "than", "to"];
+
+/// A light stem for comparing predicates ("completed", "completing" → "complet").
+fn stem(word: &str) -> &str {
+    ["ing", "ed", "es", "s"]
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
+        .unwrap_or(word)
+}
+
 /// Words on each side of a value searched for what it is the value of.
 pub const ANCHOR_WINDOW: usize = 6;
 
@@ -117,6 +132,9 @@ pub struct Candidate {
     words: Vec<Vec<String>>,
     /// Typed values of the content.
     values: Vec<Value>,
+    /// Per value, the stem of the word right before it when that word can say what the
+    /// value is the value of ("secured" in "secured 5 interviews"; not "to", "by", ...).
+    predicates: Vec<Option<String>>,
     /// The values it says something was changed to: those within [`UPDATE_SPAN`] words
     /// after a revision cue (or [`ADJECTIVE_SPAN`] after "new"), and the `Y` of a "from X
     /// to Y" there; never the `X`, nor a difference ("by 20%").
@@ -170,6 +188,14 @@ impl Candidate {
             .collect();
         updates.sort();
         updates.dedup();
+        let predicates = values
+            .iter()
+            .map(|v| {
+                let w = words.get(v.word.checked_sub(1)?)?;
+                (w.chars().all(char::is_alphabetic) && !NOT_PREDICATES.contains(&w.as_str()))
+                    .then(|| stem(w).to_owned())
+            })
+            .collect();
         Self {
             id,
             role,
@@ -188,6 +214,7 @@ impl Candidate {
                 })
                 .collect(),
             values,
+            predicates,
             updates,
             origins,
         }
@@ -229,43 +256,67 @@ fn speaker_name(content: &str) -> Option<&str> {
 }
 
 /// Whether `newer` revises `older`: same speaker, later, and it sets a value that `older`
-/// states differently for the same thing (conditions 2–5 of the module documentation).
+/// states differently for the same thing (conditions 2–5 of the module documentation), or
+/// restates one of its counts with another number.
 /// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     if newer.id <= older.id || newer.role != older.role || newer.speaker != older.speaker {
         return false;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
-    newer.updates.iter().any(|u| {
-        let same_kind = |v: &&Value| match (&u.kind, &v.kind) {
-            (Kind::Count(None), Kind::Count(Some(noun))) => queried(noun),
-            (Kind::Count(None), Kind::Count(None)) => false,
-            (a, b) => a == b,
-        };
-        let old: Vec<&Value> = older.values.iter().filter(same_kind).collect();
-        let other_origin = newer
-            .origins
-            .iter()
-            .filter(|o| same_kind(o))
-            .any(|o| !old.iter().any(|v| v.value == o.value));
-        if old.is_empty() || other_origin || old.iter().any(|v| v.value == u.value) {
-            return false;
-        }
-        if query.asked.contains(&u.kind) || u.kind == Kind::Count(None) {
-            return true;
-        }
-        let u_anchors = newer.anchors(&query.content, u);
-        old.iter().any(|v| {
-            older
-                .anchors(&query.content, v)
+    restates(query, older, newer)
+        || newer.updates.iter().any(|u| {
+            let same_kind = |v: &&Value| match (&u.kind, &v.kind) {
+                (Kind::Count(None), Kind::Count(Some(noun))) => queried(noun),
+                (Kind::Count(None), Kind::Count(None)) => false,
+                (a, b) => a == b,
+            };
+            let old: Vec<&Value> = older.values.iter().filter(same_kind).collect();
+            let other_origin = newer
+                .origins
                 .iter()
-                .any(|a| u_anchors.contains(a))
-                || newer.beside(u).any(|a| {
-                    older
-                        .beside(v)
-                        .any(|b| a.kind == b.kind && a.value == b.value)
-                })
+                .filter(|o| same_kind(o))
+                .any(|o| !old.iter().any(|v| v.value == o.value));
+            if old.is_empty() || other_origin || old.iter().any(|v| v.value == u.value) {
+                return false;
+            }
+            if query.asked.contains(&u.kind) || u.kind == Kind::Count(None) {
+                return true;
+            }
+            let u_anchors = newer.anchors(&query.content, u);
+            old.iter().any(|v| {
+                older
+                    .anchors(&query.content, v)
+                    .iter()
+                    .any(|a| u_anchors.contains(a))
+                    || newer.beside(u).any(|a| {
+                        older
+                            .beside(v)
+                            .any(|b| a.kind == b.kind && a.value == b.value)
+                    })
+            })
         })
+}
+
+/// Whether `newer` restates a count of a queried noun that `older` gave, with the same
+/// predicate and a different number, and `older` never gave the new number ("I secured 3
+/// interviews" → "I secured 5 interviews"): no revision cue is needed when the statement is
+/// repeated word for word but for the number.
+fn restates(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    newer.values.iter().zip(&newer.predicates).any(|(u, pu)| {
+        let (Kind::Count(Some(noun)), Some(pu)) = (&u.kind, pu) else {
+            return false;
+        };
+        query.terms.iter().any(|t| t == noun)
+            && !older
+                .values
+                .iter()
+                .any(|v| v.kind == u.kind && v.value == u.value)
+            && older
+                .values
+                .iter()
+                .zip(&older.predicates)
+                .any(|(v, pv)| v.kind == u.kind && pv.as_ref() == Some(pu))
     })
 }
 
@@ -462,6 +513,36 @@ mod tests {
         assert_eq!(speaker_name("Dr. Jane Roe: hi"), Some("Dr. Jane Roe"));
         assert_eq!(speaker_name("note: the plan"), None);
         assert_eq!(speaker_name("At 9: we left"), None);
+    }
+
+    #[test]
+    fn a_count_restated_with_another_number_revises_without_a_cue() {
+        let q = query("how many interviews did I secure");
+        let older = cand(1, "I only secured 3 interviews this week", 1.0);
+        assert!(revises(
+            &q,
+            &older,
+            &cand(2, "so I secured 5 interviews", 1.0)
+        ));
+        // Another predicate, the same number, an unqueried noun, a range: no.
+        assert!(!revises(
+            &q,
+            &older,
+            &cand(2, "I declined 5 interviews", 1.0)
+        ));
+        assert!(!revises(
+            &q,
+            &older,
+            &cand(2, "I secured 3 interviews again", 1.0)
+        ));
+        assert!(!revises(&q, &older, &cand(2, "I secured 5 offers", 1.0)));
+        let older = cand(1, "my goal went to 3 interviews", 1.0);
+        assert!(!revises(
+            &q,
+            &older,
+            &cand(2, "it went to 5 interviews", 1.0)
+        ));
+        assert_eq!(stem("completed"), stem("completing"));
     }
 
     #[test]
