@@ -419,6 +419,32 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
     assert_eq!(r.items.len(), 1);
     assert!(r.items[0].event.content.starts_with("Is the release"));
     assert_eq!(r.suppressed[0].1, "outside the time window");
+    // A time hint is soft: it narrows to its window when something happened there...
+    let mut rq = RecallQuery::new("release train 1970-01-01", 5);
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert_eq!((r.items.len(), r.time_hint_ignored), (2, false));
+    m.observe(say(
+        "p",
+        "later",
+        Role::User,
+        "The release train is delayed",
+    ))
+    .unwrap();
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert!(!r.time_hint_ignored);
+    assert!(r.items.iter().all(|h| h.event.created_at < DAY));
+    assert!(
+        r.suppressed
+            .iter()
+            .any(|s| s.1 == "outside the time window")
+    );
+    // ... and is ignored, saying so, when nothing did; an explicit bound always applies.
+    rq.text = "release train 1999-01-01";
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert_eq!((r.items.len(), r.time_hint_ignored), (3, true));
+    rq.text = "release train since:1999-01-01 until:1999-01-02";
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert_eq!((r.items.len(), r.time_hint_ignored), (0, false));
     let mut rq = RecallQuery::new("release train", 5);
     rq.thread = Some("old");
     assert!(

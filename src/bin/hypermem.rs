@@ -650,6 +650,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 for (id, why) in &result.suppressed {
                     lines.push(format!("    suppressed #{id}: {why}"));
                 }
+                if result.time_hint_ignored {
+                    lines.push(
+                        "    time hint ignored: no candidate happened in its window".to_owned(),
+                    );
+                }
                 let text = lines.join("\n");
                 print(serde_json::to_value(&result)?, text);
             }

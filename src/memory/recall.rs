@@ -76,11 +76,18 @@ impl<'a> RecallQuery<'a> {
     }
 }
 
+/// Whether `event` happened outside the window `[since, until)`.
+fn outside(event: &Event, since: Option<i64>, until: Option<i64>) -> bool {
+    since.is_some_and(|t| event.created_at < t) || until.is_some_and(|t| event.created_at >= t)
+}
+
 /// The filters of one recall: the caller's ([`RecallQuery`]) and those compiled from the
 /// query text ([`CompiledQuery`]); an event must pass both.
 struct Filters<'a> {
     rq: &'a RecallQuery<'a>,
     compiled: &'a CompiledQuery,
+    /// The window of a time hint is ignored (no candidate fell inside it).
+    hint_ignored: bool,
 }
 
 impl Filters<'_> {
@@ -90,11 +97,8 @@ impl Filters<'_> {
         if rq.session.is_some() && event.session.as_deref() == rq.session {
             return Some("same-session echo".to_owned());
         }
-        let outside = |since: Option<i64>, until: Option<i64>| {
-            since.is_some_and(|t| event.created_at < t)
-                || until.is_some_and(|t| event.created_at >= t)
-        };
-        if outside(rq.since, rq.until) || outside(q.since, q.until) {
+        let hinted = !(q.hinted && self.hint_ignored);
+        if outside(event, rq.since, rq.until) || (hinted && outside(event, q.since, q.until)) {
             return Some("outside the time window".to_owned());
         }
         let differs = |want: Option<&str>, have: Option<&str>| want.is_some() && want != have;
@@ -142,6 +146,10 @@ pub struct RecallResult {
     pub items: Vec<RecallItem>,
     /// Suppressed candidates with the reason.
     pub suppressed: Vec<(EventId, String)>,
+    /// The query's time hint ("yesterday", "last week", an ISO date) was ignored because
+    /// none of the candidates happened in its window (an explicit `since:` / `until:`
+    /// always applies).
+    pub time_hint_ignored: bool,
 }
 
 impl Memory {
@@ -218,9 +226,10 @@ impl Memory {
             }
             .into());
         }
-        let filters = Filters {
+        let mut filters = Filters {
             rq,
             compiled: &compiled,
+            hint_ignored: false,
         };
         let (query, k) = (compiled.text.as_str(), rq.k);
         let mut similarity = std::collections::HashMap::new();
@@ -320,17 +329,26 @@ impl Memory {
         let user_bonus = self.profile.recall.user_bonus;
         let mut all = Vec::new();
         let mut suppressed = Vec::new();
-        for mut fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
+        let mut fetched = Vec::new();
+        for fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
             if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
-                if let Some(reason) = filters.suppresses(&event) {
-                    suppressed.push((event.id, reason));
-                    continue;
-                }
-                if event.role == crate::ledger::Role::User {
-                    fused.score += user_bonus;
-                }
-                all.push((fused, event));
+                fetched.push((fused, event));
             }
+        }
+        // A time hint is soft: when no candidate happened in its window, it is ignored.
+        filters.hint_ignored = compiled.hinted
+            && !fetched
+                .iter()
+                .any(|(_, e)| !outside(e, compiled.since, compiled.until));
+        for (mut fused, event) in fetched {
+            if let Some(reason) = filters.suppresses(&event) {
+                suppressed.push((event.id, reason));
+                continue;
+            }
+            if event.role == crate::ledger::Role::User {
+                fused.score += user_bonus;
+            }
+            all.push((fused, event));
         }
         all.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
         let mut supersedes = HashMap::new();
@@ -449,6 +467,7 @@ impl Memory {
         Ok(RecallResult {
             items: out,
             suppressed,
+            time_hint_ignored: filters.hint_ignored,
         })
     }
 
@@ -476,11 +495,13 @@ impl Memory {
         let RecallResult {
             items: direct,
             suppressed,
+            time_hint_ignored,
         } = self.recall_with(project, &rq)?;
         let compiled = recall::query::compile(query, self.ledger.now_ms())?;
         let filters = Filters {
             rq: &rq,
             compiled: &compiled,
+            hint_ignored: time_hint_ignored,
         };
         let query = compiled.text.as_str();
         let mut associative_suppressed = Vec::new();

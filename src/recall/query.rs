@@ -10,7 +10,8 @@
 //!   `project` (must name the project recalled: recall never crosses projects);
 //! - time hints ([`time_hint`]): `today`, `yesterday`, `this week`, `last week`,
 //!   `last month`, `last N days`, an ISO date; they set the window unless `since` /
-//!   `until` are given, and their words stay in the free text.
+//!   `until` are given, and their words stay in the free text. A hint is soft: recall
+//!   ignores its window when no candidate falls inside it (and says so).
 
 use crate::ledger::{EventKind, LedgerError, Role};
 
@@ -37,6 +38,9 @@ pub struct CompiledQuery {
     pub until: Option<i64>,
     /// `project:` named in the query.
     pub project: Option<String>,
+    /// Whether the window comes from a time hint in the free text (not from `since:` /
+    /// `until:`): recall then applies it only if some candidate falls inside it.
+    pub hinted: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -135,6 +139,7 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
     {
         q.since = Some(since);
         q.until = Some(until);
+        q.hinted = true;
     }
     Ok(q)
 }
