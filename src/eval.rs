@@ -1,6 +1,9 @@
 //! Retrieval evaluation on data sets in the format of `../shared/eval/FORMAT.md` (one
 //! project per conversation): ingest through `Memory`, ask every question with evidence,
 //! score recall@1/5/10, hit@10, MRR and update order per category and overall.
+//!
+//! Each turn is recorded as having happened at its `time`, else its session's `date`, when
+//! [`crate::clock::parse_when`] reads them, else at import time.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -153,6 +156,7 @@ pub fn import(
             .ok_or_else(|| bad("conversation", "missing sessions"))?
         {
             let sid = session["session_id"].as_str().unwrap_or("session");
+            let session_date = session["date"].as_str().and_then(crate::clock::parse_when);
             for turn in session["turns"]
                 .as_array()
                 .ok_or_else(|| bad("session", "missing turns"))?
@@ -169,6 +173,14 @@ pub fn import(
                 let mut e = NewEvent::new(project.clone(), role, EventKind::Message, content)
                     .thread(sid)
                     .session(sid);
+                // When it happened: the turn's time, else the session's date, else now.
+                if let Some(at) = turn["time"]
+                    .as_str()
+                    .and_then(crate::clock::parse_when)
+                    .or(session_date)
+                {
+                    e = e.at(at);
+                }
                 e.source_id = turn["turn_id"].as_str().map(str::to_owned);
                 batch.push(e);
             }

@@ -683,3 +683,39 @@ fn eval_of_more_conversations_than_the_soft_open_file_limit() {
         "{stdout}"
     );
 }
+
+#[test]
+fn import_keeps_the_data_sets_own_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        data.join("conversations.jsonl"),
+        r#"{"conversation_id":"c1","sessions":[{"session_id":"s1","date":"May 8, 2023","turns":[{"turn_id":"0","role":"user","text":"first","time":"1:56 pm on 8 May, 2023"},{"turn_id":"1","role":"user","text":"second"}]},{"session_id":"s2","date":"not a date","turns":[{"turn_id":"2","role":"user","text":"third"}]}]}
+"#,
+    )
+    .unwrap();
+    let d = dir.path().join("mem");
+    let (ok, _, err) = hm(&d, &["import", "--data", data.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = hm(&d, &["--json", "map", "--project", "c1"]);
+    assert!(ok, "{err}");
+    let threads = json(&out)["threads"].clone();
+    let span = |name: &str| {
+        let t = threads
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["thread"] == name)
+            .unwrap();
+        (
+            t["span"][0].as_i64().unwrap(),
+            t["span"][1].as_i64().unwrap(),
+        )
+    };
+    let may8 = 1_683_504_000_000; // 2023-05-08 00:00 UTC
+    // The turn's own time, then the session's date for a turn without one.
+    assert_eq!(span("s1"), (may8, may8 + 13 * 3_600_000 + 56 * 60_000));
+    // An unreadable date leaves the import time.
+    assert!(span("s2").0 > 1_700_000_000_000);
+}

@@ -1073,31 +1073,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// `ms` since the epoch as a UTC date and time (`2024-03-15 14:02`).
-fn utc(ms: i64) -> String {
-    let (days, rem) = (
-        ms.div_euclid(86_400_000),
-        ms.rem_euclid(86_400_000) / 60_000,
-    );
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rem / 60,
-        rem % 60
-    )
-}
-
 /// The text form of `hypermem map`.
 fn map_text(m: &hypermem::MemoryMap) -> String {
+    let utc = hypermem::clock::format_utc;
     let span = |(a, b): (i64, i64)| format!("{} → {}", utc(a), utc(b));
     let counts = |pairs: &[(String, u64)]| {
         pairs
@@ -1169,17 +1147,4 @@ fn map_text(m: &hypermem::MemoryMap) -> String {
         ));
     }
     out.join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
-        assert_eq!(utc(1_710_511_320_000), "2024-03-15 14:02");
-        assert_eq!(utc(-60_000), "1969-12-31 23:59");
-    }
 }

@@ -13,6 +13,7 @@
 //!   `until` are given, and their words stay in the free text. A hint is soft: recall
 //!   ignores its window when no candidate falls inside it (and says so).
 
+use crate::clock::{DAY_MS as DAY, days_from_civil};
 use crate::ledger::{EventKind, LedgerError, Role};
 
 /// A compiled recall query.
@@ -144,8 +145,6 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
     Ok(q)
 }
 
-const DAY: i64 = 86_400_000;
-
 /// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
 /// `last week`, `last month`, `last N days`, or an ISO date `YYYY-MM-DD`. Returns the
 /// window `(since, until)` in ms, if any.
@@ -197,16 +196,6 @@ fn iso_day(text: &str) -> Option<i64> {
         return Some(days_from_civil(y, m, d) * DAY);
     }
     None
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
