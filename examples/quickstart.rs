@@ -1,7 +1,8 @@
 //! Quick start on the lite profile: an agent's memories go into `Memory` (the governed
 //! ledger, the vector store, synapses), a belief is asserted and then corrected through a
-//! governance plan, and questions are answered by recall — ranked lists with their score
-//! breakdown, and a budgeted context pack with its receipt.
+//! governance plan, a raw value is revised, and questions are answered by recall — ranked
+//! lists with their score breakdown (a newer value first), a budgeted context pack with its
+//! receipt — and the project is mapped.
 //!
 //! ```sh
 //! cargo run --release --example quickstart
@@ -122,6 +123,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let PlanOutcome::Applied { results } = memory.apply_plan(&correction)? {
         println!("belief user.editor_theme corrected: {results:?}");
     }
+    // A raw revision, with no governance plan: recall orders the newer value first
+    // (recall-time supersession; the hit says which event it is newer than).
+    memory.observe(
+        NewEvent::new(
+            project.clone(),
+            Role::User,
+            EventKind::Message,
+            "The search endpoint rate limit was raised to 900 requests per minute.",
+        )
+        .thread("friday")
+        .session("friday"),
+    )?;
 
     for query in QUERIES {
         println!("\nquery: {query}");
@@ -163,6 +176,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("  suppressed: {}", pack.suppressed.len());
+
+    // The project at a glance.
+    let map = memory.map(&project, 3)?;
+    println!(
+        "\nmap: {} events in {} threads, {} warm / {} cold vectors, {} synapses, beliefs {:?}",
+        map.events,
+        map.thread_count,
+        map.tiers.warm,
+        map.tiers.cold,
+        map.synapse_count,
+        map.beliefs
+    );
+    for hub in &map.hubs {
+        println!(
+            "  hub #{} ({} links): {}",
+            hub.event, hub.degree, hub.preview
+        );
+    }
 
     // Structured memory: a role-filler record, queried by unbinding a role.
     let symbols = ItemMemory::new(profile.dim, profile.text.seed);
