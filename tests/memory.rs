@@ -1134,3 +1134,46 @@ fn the_lexical_index_is_saved_caught_up_and_rebuilt_when_damaged() {
     drop(m);
     assert!(!file.exists(), "not written back on close");
 }
+
+#[test]
+fn recall_expands_the_best_candidates_over_synapses() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("p");
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    m.observe_batch(&chatter("p", 30)).unwrap();
+    // Three clear matches take the three seed places; a thread links each event to the
+    // one before it, so the note after the first is one synapse away.
+    let kiln = m
+        .observe(say(
+            "p",
+            "studio",
+            Role::User,
+            "The kiln fires at 1200 degrees",
+        ))
+        .unwrap();
+    let next = m
+        .observe(say("p", "studio", Role::User, "Order a spare thermocouple"))
+        .unwrap();
+    for text in [
+        "kiln fires need dry pots",
+        "two kiln fires per week at most",
+    ] {
+        m.observe(say("p", "notes", Role::User, text)).unwrap();
+    }
+    let query = "kiln fires degrees";
+    let hits = m.recall(&p, query, 10).unwrap();
+    assert_eq!(hits[0].event.id, kiln);
+    let linked = hits.iter().find(|h| h.event.id == next).expect("recalled");
+    assert!(
+        linked.fused.breakdown.iter().any(|b| b.0 == "ripple"),
+        "{:?}",
+        linked.fused.breakdown
+    );
+    drop(m);
+    let mut off = profile();
+    off.recall.ripple_weight = 0.0;
+    let m = Memory::open(&off, Some(dir.path())).unwrap();
+    for h in m.recall(&p, query, 10).unwrap() {
+        assert!(h.fused.breakdown.iter().all(|b| b.0 != "ripple"));
+    }
+}

@@ -120,6 +120,7 @@ struct RawRecall {
     supersede_ratio: f64,
     directive_slots: usize,
     episode_weight: f64,
+    ripple_weight: f64,
 }
 
 impl Default for RawRecall {
@@ -133,6 +134,7 @@ impl Default for RawRecall {
             supersede_ratio: r.supersede_ratio,
             directive_slots: r.directive_slots,
             episode_weight: r.episode_weight,
+            ripple_weight: r.ripple_weight,
         }
     }
 }
@@ -159,6 +161,9 @@ pub struct RecallSettings {
     /// Weight of the episodic source: events of the sealed episodes (and of the episodes
     /// of the concept) nearest the query; 0 (the default) disables it.
     pub episode_weight: f64,
+    /// Weight of the ripple source: memories linked by synapses to the top three fused
+    /// candidates, by activation (one hop); 0 disables it.
+    pub ripple_weight: f64,
 }
 
 impl Default for RecallSettings {
@@ -171,6 +176,7 @@ impl Default for RecallSettings {
             supersede_ratio: 0.4,
             directive_slots: 3,
             episode_weight: 0.0,
+            ripple_weight: 0.1,
         }
     }
 }
@@ -537,6 +543,7 @@ impl Profile {
             ("recall.user_bonus", raw.recall.user_bonus),
             ("recall.supersede_ratio", raw.recall.supersede_ratio),
             ("recall.episode_weight", raw.recall.episode_weight),
+            ("recall.ripple_weight", raw.recall.ripple_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -553,6 +560,7 @@ impl Profile {
             supersede_ratio: raw.recall.supersede_ratio,
             directive_slots: raw.recall.directive_slots,
             episode_weight: raw.recall.episode_weight,
+            ripple_weight: raw.recall.ripple_weight,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

@@ -323,6 +323,32 @@ impl Memory {
                 distinctive
             }
         };
+        if self.profile.recall.ripple_weight > 0.0 {
+            // Spreading activation from the three best candidates of the other sources:
+            // what the memory links to them (thread neighbours, co-recalled memories).
+            let seeds: Vec<u64> = recall::fuse(&lists).iter().take(3).map(|f| f.id).collect();
+            let mut linked: Vec<(u64, f64)> = self
+                .cognition
+                .ripple(
+                    project,
+                    &seeds,
+                    // One hop: deeper hops gave the same results on BEAM, at more queries.
+                    RippleParams {
+                        max_depth: 1,
+                        ..RippleParams::default()
+                    },
+                )?
+                .into_iter()
+                .filter(|a| !seeds.contains(&a.id))
+                .map(|a| (a.id, a.activation))
+                .collect();
+            linked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            lists.push(Ranked {
+                source: "ripple",
+                weight: self.profile.recall.ripple_weight,
+                ids: linked.into_iter().map(|(id, _)| id).collect(),
+            });
+        }
         let mut out = Vec::with_capacity(k);
         // Role prior: what the user said outranks what was said back to the user, among the
         // top fused candidates (additive and bounded, like every boost).
