@@ -864,6 +864,9 @@ fn query_text_compiles_to_phrases_and_filters() {
         )
         .unwrap();
     m.observe_batch(&chatter("p", 20)).unwrap();
+    let mut from_doc = say("p", "s2", Role::Tool, "Field guide: the grey heron wades");
+    from_doc.source = Some("guides/birds.pdf".to_owned());
+    let from_doc = m.observe(from_doc).unwrap();
     let ids = |q: &str| -> Vec<_> {
         m.recall_with(&p, &hypermem::RecallQuery::new(q, 10))
             .unwrap()
@@ -891,6 +894,9 @@ fn query_text_compiles_to_phrases_and_filters() {
     );
     assert_eq!(ids("heron mill role:user agent:ana \"old mill\""), [exact]);
     assert_eq!(ids("heron mill agent:bot"), [reply]);
+    assert_eq!(ids(r#"heron source:"guides/birds.pdf""#), [from_doc]);
+    assert_eq!(ids("heron collection:guides/birds.pdf"), [from_doc]);
+    assert!(ids("heron source:other.pdf").is_empty());
     assert!(ids("heron thread:elsewhere").is_empty());
     assert!(ids("heron until:1970-01-02").is_empty());
     let err = m

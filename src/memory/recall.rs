@@ -115,6 +115,9 @@ impl Filters<'_> {
         if differs(q.session.as_deref(), event.session.as_deref()) {
             return Some("another session".to_owned());
         }
+        if differs(q.source.as_deref(), event.source.as_deref()) {
+            return Some("another source".to_owned());
+        }
         if q.role.is_some_and(|r| r != event.role) {
             return Some(format!(
                 "role {} is not {}",

@@ -6,8 +6,9 @@
 //!   candidate source of their own (a quote without its closing partner is plain text);
 //! - `key:value` or `key:"value with spaces"` filters, for the keys `agent`, `thread`,
 //!   `session`, `role` (`user`, `assistant`, `tool`, `system`), `kind` (`message`,
-//!   `observation`, ...), `since` and `until` (`YYYY-MM-DD` or epoch milliseconds), and
-//!   `project` (must name the project recalled: recall never crosses projects);
+//!   `observation`, ...), `since` and `until` (`YYYY-MM-DD` or epoch milliseconds),
+//!   `source` (alias `collection`: the document or collection an event was recorded
+//!   from), and `project` (must name the project recalled: recall never crosses projects);
 //! - time hints ([`time_hint`]): `today`, `yesterday`, `this week`, `last week`,
 //!   `last month`, `last N days`, an ISO date; they set the window unless `since` /
 //!   `until` are given, and their words stay in the free text. A hint is soft: recall
@@ -39,13 +40,25 @@ pub struct CompiledQuery {
     pub until: Option<i64>,
     /// `project:` named in the query.
     pub project: Option<String>,
+    /// `source:` (or `collection:`) filter: the source document or collection the event
+    /// was recorded from (its `source` field).
+    pub source: Option<String>,
     /// Whether the window comes from a time hint in the free text (not from `since:` /
     /// `until:`): recall then applies it only if some candidate falls inside it.
     pub hinted: bool,
 }
 
 const KEYS: &[&str] = &[
-    "agent", "thread", "session", "role", "kind", "since", "until", "project",
+    "agent",
+    "thread",
+    "session",
+    "role",
+    "kind",
+    "since",
+    "until",
+    "project",
+    "source",
+    "collection",
 ];
 
 fn invalid(reason: String) -> LedgerError {
@@ -126,6 +139,7 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
             "thread" => q.thread = Some(value),
             "session" => q.session = Some(value),
             "project" => q.project = Some(value),
+            "source" | "collection" => q.source = Some(value),
             "role" => q.role = Some(Role::parse(&value.to_ascii_lowercase())?),
             "kind" => q.kind = Some(EventKind::parse(&value.to_ascii_lowercase())?),
             "since" => q.since = Some(instant(&key, &value)?),
