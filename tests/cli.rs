@@ -215,6 +215,11 @@ fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
         !ok && err.contains("robot") && err.contains("user, assistant"),
         "{err}"
     );
+    let (ok, _, err) = hm(
+        dir.path(),
+        &["observe", "--project", "p", "--at", "someday", "x"],
+    );
+    assert!(!ok && err.contains("`someday` is not a date"), "{err}");
     let (ok, _, err) = hm(dir.path(), &["--profile", "/nonexistent.toml", "stats"]);
     assert!(!ok && err.contains("/nonexistent.toml"), "{err}");
     let (ok, _, err) = hm(dir.path(), &["eval", "--data", "/nonexistent"]);
@@ -718,4 +723,49 @@ fn import_keeps_the_data_sets_own_times() {
     assert_eq!(span("s1"), (may8, may8 + 13 * 3_600_000 + 56 * 60_000));
     // An unreadable date leaves the import time.
     assert!(span("s2").0 > 1_700_000_000_000);
+}
+
+#[test]
+fn observe_takes_a_source_and_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (text, source, at) in [
+        (
+            "the grey heron wades at dawn",
+            "guides/birds.pdf",
+            "May 8, 2023 2:30 pm",
+        ),
+        ("the heron statue in the park", "notes.txt", "2024-01-02"),
+    ] {
+        let (ok, _, err) = hm(
+            d,
+            &[
+                "observe",
+                "--project",
+                "p",
+                "--source",
+                source,
+                "--at",
+                at,
+                text,
+            ],
+        );
+        assert!(ok, "{err}");
+    }
+    let (ok, out, err) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "p",
+            "heron source:guides/birds.pdf",
+        ],
+    );
+    assert!(ok, "{err}");
+    let items = json(&out)["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["event"]["source"], "guides/birds.pdf");
+    // 2023-05-08 14:30 UTC.
+    assert_eq!(items[0]["event"]["created_at"], 1_683_556_200_000_i64);
 }

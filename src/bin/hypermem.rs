@@ -61,6 +61,13 @@ enum Command {
         /// Agent.
         #[arg(long)]
         agent: Option<String>,
+        /// The document or collection the content comes from (`source:` in queries).
+        #[arg(long)]
+        source: Option<String>,
+        /// When it happened (a date such as `2024-03-15`, `May 8, 2023 2:30 pm`, or epoch
+        /// ms); default now.
+        #[arg(long)]
+        at: Option<String>,
         /// The content.
         text: String,
     },
@@ -575,6 +582,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             thread,
             session,
             agent,
+            source,
+            at,
             text,
         } => {
             let mut e = NewEvent::new(
@@ -586,6 +595,22 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             e.thread = thread;
             e.session = session;
             e.agent = agent;
+            e.source = source;
+            if let Some(at) = at {
+                let ms = at
+                    .parse::<i64>()
+                    .ok()
+                    .or_else(|| hypermem::clock::parse_when(&at))
+                    .ok_or_else(|| {
+                        hypermem::ledger::LedgerError::Invalid {
+                            what: "--at",
+                            reason: format!(
+                                "`{at}` is not a date (e.g. 2024-03-15, May 8, 2023 2:30 pm) nor epoch ms"
+                            ),
+                        }
+                    })?;
+                e = e.at(ms);
+            }
             let id = memory.observe(e)?;
             print(json!({"event_id": id.0}), format!("observed event {id}"));
         }
