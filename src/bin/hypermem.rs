@@ -1111,9 +1111,10 @@ fn map_text(m: &hypermem::MemoryMap) -> String {
     };
     let mut out = vec![
         format!(
-            "project {}: {} events ({}){}",
+            "project {}: {} event{} ({}){}",
             m.project,
             m.events,
+            if m.events == 1 { "" } else { "s" },
             counts(&m.roles),
             m.span.map(|s| format!(", {}", span(s))).unwrap_or_default()
         ),
