@@ -90,25 +90,36 @@ pub fn format_utc(ms: i64) -> String {
     )
 }
 
+/// English month names, January first.
+pub const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The month (1–12) a lowercase word names: the full name or an abbreviation of at least
+/// three letters (`sep`, `sept`).
+pub fn month_number(word: &str) -> Option<i64> {
+    (word.len() >= 3)
+        .then(|| MONTHS.iter().position(|m| m.starts_with(word)))
+        .flatten()
+        .map(|i| i as i64 + 1)
+}
+
 /// A free-form date (and optional time of day) as ms since the epoch, UTC: what data sets
 /// write in their `date` / `time` fields. Reads `2024-03-15`, `2024/03/15 (Fri) 10:20`,
 /// `2024-03-15T10:20:00Z`, `March-15-2024`, `May 8, 2023`, `8 May 2023`,
 /// `1:56 pm on 8 May, 2023`. `None` without a four-digit year and a month and day.
 pub fn parse_when(text: &str) -> Option<i64> {
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let lower = text.to_lowercase();
     // Split on anything but letters, digits and ':'; a 'T' between date and time splits too.
     let words: Vec<&str> = lower
@@ -126,14 +137,9 @@ pub fn parse_when(text: &str) -> Option<i64> {
         .iter()
         .position(|w| w.len() == 4 && number(w).is_some_and(|y| (1000..=9999).contains(&y)))?;
     let year = number(words[year_at])?;
-    // A month name or its abbreviation ("Sep", "Sept").
-    let month_name = words.iter().find_map(|w| {
-        let w = w.trim_end_matches('.');
-        (w.len() >= 3)
-            .then(|| MONTHS.iter().position(|m| m.starts_with(w)))
-            .flatten()
-            .map(|i| i as i64 + 1)
-    });
+    let month_name = words
+        .iter()
+        .find_map(|w| month_number(w.trim_end_matches('.')));
     let small: Vec<(usize, i64)> = words
         .iter()
         .enumerate()

@@ -28,26 +28,11 @@ pub enum Kind {
 pub struct Value {
     /// What it measures.
     pub kind: Kind,
-    /// Normalised text (`550`, `march 22`, `16:30`, `5-7 month`).
+    /// Normalised text (`550`, `mar 22`, `16:30`, `5-7 month`).
     pub value: String,
     /// Index of the word it starts at, in [`words`] of the text.
     pub word: usize,
 }
-
-const MONTHS: &[(&str, &str)] = &[
-    ("january", "jan"),
-    ("february", "feb"),
-    ("march", "mar"),
-    ("april", "apr"),
-    ("may", "may"),
-    ("june", "jun"),
-    ("july", "jul"),
-    ("august", "aug"),
-    ("september", "sep"),
-    ("october", "oct"),
-    ("november", "nov"),
-    ("december", "dec"),
-];
 
 const DURATION_UNITS: &[&str] = &[
     "second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "hr",
@@ -178,10 +163,9 @@ pub fn is_month(word: &str) -> bool {
     month_of(word).is_some()
 }
 
+/// The three-letter name of the month `word` names ([`crate::clock::month_number`]).
 fn month_of(word: &str) -> Option<&'static str> {
-    MONTHS.iter().find_map(|&(full, short)| {
-        (word == full || word == short || (word == "sept" && short == "sep")).then_some(short)
-    })
+    crate::clock::month_number(word).map(|m| &crate::clock::MONTHS[m as usize - 1][..3])
 }
 
 /// A plain number: digits with optional thousands commas and one decimal point, or a range
@@ -352,7 +336,11 @@ pub fn values(text: &str) -> Vec<Value> {
             && let (Ok(m), Ok(d)) = (m.parse::<usize>(), d.parse::<u32>())
             && (1..=12).contains(&m)
         {
-            push(&mut out, Kind::Date, format!("{} {d}", MONTHS[m - 1].1));
+            push(
+                &mut out,
+                Kind::Date,
+                format!("{} {d}", &crate::clock::MONTHS[m - 1][..3]),
+            );
             i += 1;
             continue;
         }
