@@ -6,8 +6,8 @@
 //! Without an extraction model, recall recognises the pattern when all of these hold:
 //!
 //! 1. **Same speaker, newer**: the later event has the same role, the same agent when the
-//!    role is not the user's, and the same leading speaker name in a multi-party
-//!    transcript ("Caroline: ..."); one person's new value never supersedes another's.
+//!    role is not the user's, and, when both open with a speaker name ("Caroline: ..."),
+//!    the same name; one person's new value never supersedes another's.
 //! 2. **An update statement**: the newer event sets a value — a typed value
 //!    ([`values`]) within a few words after a revision cue ("moved ... to April 5",
 //!    "increased to $550", "the new April 25 deadline", "from 12 to 5 hours").
@@ -260,7 +260,14 @@ fn speaker_name(content: &str) -> Option<&str> {
 /// restates one of its counts with another number.
 /// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
-    if newer.id <= older.id || newer.role != older.role || newer.speaker != older.speaker {
+    // Leading names are compared only when both events have one: "Update: ..." after a
+    // plain sentence is the same speaker as far as anyone can tell.
+    let named_apart = matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
+    if newer.id <= older.id
+        || newer.role != older.role
+        || newer.speaker.0 != older.speaker.0
+        || named_apart
+    {
         return false;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
@@ -505,6 +512,12 @@ mod tests {
             &q,
             &older,
             &cand(2, "Caroline: now I have 3 dogs", 1.0)
+        ));
+        let plain = cand(1, "I have 2 dogs", 1.0);
+        assert!(revises(
+            &q,
+            &plain,
+            &cand(2, "Update: now I have 3 dogs", 1.0)
         ));
         let bot = |agent| Candidate::new(2, Role::Assistant, Some(agent), "now 3 dogs", 1.0);
         let older = Candidate::new(1, Role::Assistant, Some("a"), "there are 2 dogs", 1.0);
