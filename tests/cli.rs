@@ -21,6 +21,16 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
+/// `hypermem --json observe --project <project> <options...> <text>`: the new event id.
+fn observe(dir: &Path, project: &str, options: &[&str], text: &str) -> u64 {
+    let mut args = vec!["--json", "observe", "--project", project];
+    args.extend_from_slice(options);
+    args.push(text);
+    let (ok, out, err) = hm(dir, &args);
+    assert!(ok, "{err}");
+    json(&out)["event_id"].as_u64().unwrap()
+}
+
 #[test]
 fn observe_recall_beliefs_plans_and_erasure() {
     let dir = tempfile::tempdir().unwrap();
@@ -28,34 +38,19 @@ fn observe_recall_beliefs_plans_and_erasure() {
     let (ok, out, _) = hm(d, &["--json", "init"]);
     assert!(ok);
     assert_eq!(json(&out)["schema_version"], 5);
-    let (ok, out, _) = hm(
+    let event = observe(
         d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "acme",
-            "--thread",
-            "t1",
-            "I prefer dark mode in every editor",
-        ],
+        "acme",
+        &["--thread", "t1"],
+        "I prefer dark mode in every editor",
     );
-    assert!(ok);
-    let event = json(&out)["event_id"].as_u64().unwrap();
-    hm(
+    observe(
         d,
-        &[
-            "observe",
-            "--project",
-            "acme",
-            "--role",
-            "assistant",
-            "--thread",
-            "t1",
-            "Noted, dark mode.",
-        ],
+        "acme",
+        &["--role", "assistant", "--thread", "t1"],
+        "Noted, dark mode.",
     );
-    hm(d, &["observe", "--project", "other", "I prefer light mode"]);
+    observe(d, "other", &[], "I prefer light mode");
     let (ok, out, _) = hm(
         d,
         &[
@@ -288,32 +283,13 @@ fn episodes_procedures_prospective_and_candidates() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let id = |out: &str, key: &str| json(out)[key].as_u64().unwrap();
-    let (_, out, _) = hm(
+    let e1 = observe(
         d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "p",
-            "--thread",
-            "t",
-            "I prefer short answers. Remind me to renew the TLS certificate?",
-        ],
+        "p",
+        &["--thread", "t"],
+        "I prefer short answers. Remind me to renew the TLS certificate?",
     );
-    let e1 = id(&out, "event_id");
-    let (_, out, _) = hm(
-        d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "p",
-            "--thread",
-            "t",
-            "Yes please, go ahead.",
-        ],
-    );
-    let e2 = id(&out, "event_id");
+    let e2 = observe(d, "p", &["--thread", "t"], "Yes please, go ahead.");
     // Episodes.
     let (ok, out, _) = hm(
         d,
@@ -533,42 +509,15 @@ fn episodes_procedures_prospective_and_candidates() {
 fn belief_propose_and_correct_are_governed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let id = |out: &str| json(out)["event_id"].as_u64().unwrap().to_string();
-    let (_, out, _) = hm(
+    let e1 = observe(d, "p", &[], "My office is in Berlin").to_string();
+    let e2 = observe(
         d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "p",
-            "My office is in Berlin",
-        ],
-    );
-    let e1 = id(&out);
-    let (_, out, _) = hm(
-        d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "p",
-            "--role",
-            "assistant",
-            "Your office is in Paris, I think",
-        ],
-    );
-    let e2 = id(&out);
-    let (_, out, _) = hm(
-        d,
-        &[
-            "--json",
-            "observe",
-            "--project",
-            "p",
-            "I moved to the Lisbon office",
-        ],
-    );
-    let e3 = id(&out);
+        "p",
+        &["--role", "assistant"],
+        "Your office is in Paris, I think",
+    )
+    .to_string();
+    let e3 = observe(d, "p", &[], "I moved to the Lisbon office").to_string();
     let (ok, out, _) = hm(
         d,
         &[
@@ -737,20 +686,7 @@ fn observe_takes_a_source_and_a_time() {
         ),
         ("the heron statue in the park", "notes.txt", "2024-01-02"),
     ] {
-        let (ok, _, err) = hm(
-            d,
-            &[
-                "observe",
-                "--project",
-                "p",
-                "--source",
-                source,
-                "--at",
-                at,
-                text,
-            ],
-        );
-        assert!(ok, "{err}");
+        observe(d, "p", &["--source", source, "--at", at], text);
     }
     let (ok, out, err) = hm(
         d,
