@@ -16,7 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use hypermem::cognition::{Cognition, CognitionConfig, PulseBudget, RippleParams};
 use hypermem::hdv::encode::ItemMemory;
 use hypermem::hdv::{Bundler, Dim, Hypervector, SeededRng};
-use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
+use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent};
 use hypermem::store::ProjectId;
 
 fn topic_vector(words: &ItemMemory, dim: Dim, topic: u64, rng: &mut SeededRng) -> Hypervector {
@@ -50,11 +50,7 @@ fn cognition(c: &mut Criterion) {
             .map(|i| {
                 NewEvent::new(
                     p.clone(),
-                    if i % 2 == 0 {
-                        Role::User
-                    } else {
-                        Role::Assistant
-                    },
+                    common::turn_role(i),
                     EventKind::Message,
                     format!("memory {b}-{i} about topic {}", i % 50),
                 )

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hypermem::governance::{Op, Ownership, Plan};
 use hypermem::hdv::SeededRng;
-use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
+use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent};
 use hypermem::store::ProjectId;
 
 /// A Zipf-like vocabulary sampler: word `i` drawn with probability ∝ 1/(i+1).
@@ -75,11 +75,7 @@ impl Corpus {
 fn batch(corpus: &mut Corpus, project: &ProjectId, n: usize, start: usize) -> Vec<NewEvent> {
     (0..n)
         .map(|i| {
-            let role = if (start + i).is_multiple_of(2) {
-                Role::User
-            } else {
-                Role::Assistant
-            };
+            let role = common::turn_role(start + i);
             NewEvent::new(project.clone(), role, EventKind::Message, corpus.sentence())
                 .thread(format!("t{}", (start + i) / 50))
                 .session(format!("s{}", (start + i) / 500))

@@ -8,9 +8,11 @@
 
 use std::time::Instant;
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use hypermem::hdv::SeededRng;
-use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::ledger::{EventKind, NewEvent};
 use hypermem::store::ProjectId;
 use hypermem::{Memory, Profile, ProfileKind};
 
@@ -75,11 +77,7 @@ fn recall(c: &mut Criterion) {
                 .map(|i| {
                     NewEvent::new(
                         p.clone(),
-                        if i % 2 == 0 {
-                            Role::User
-                        } else {
-                            Role::Assistant
-                        },
+                        common::turn_role(i),
                         EventKind::Message,
                         sentence(&mut rng, i),
                     )

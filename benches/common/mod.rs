@@ -8,3 +8,12 @@ pub fn bench_dir() -> tempfile::TempDir {
         None => tempfile::tempdir().unwrap(),
     }
 }
+
+/// A conversation's speaker for turn `i`: the user on even turns, the assistant on odd ones.
+pub fn turn_role(i: usize) -> hypermem::ledger::Role {
+    if i.is_multiple_of(2) {
+        hypermem::ledger::Role::User
+    } else {
+        hypermem::ledger::Role::Assistant
+    }
+}
