@@ -128,7 +128,7 @@ pub struct Candidate {
     speaker: (Option<String>, Option<String>),
     /// Rank-fusion evidence (priors excluded).
     pub evidence: f64,
-    /// Per word of the content ([`values::words`]), its lexical pieces, singular.
+    /// Per word of the content ([`values::Scan::words`]), its lexical pieces, singular.
     words: Vec<Vec<String>>,
     /// Typed values of the content.
     values: Vec<Value>,
@@ -147,9 +147,7 @@ impl Candidate {
     /// Reads the speaker, values and update statements of `content`, said in `role` by
     /// `agent`.
     pub fn new(id: u64, role: Role, agent: Option<&str>, content: &str, evidence: f64) -> Self {
-        let raw = values::raw_words(content);
-        let words = values::words(content);
-        let values = values::values(content);
+        let values::Scan { raw, words, values } = values::scan(content);
         let after = |v: &Value, word: &str| v.word > 0 && words[v.word - 1] == word;
         let origins: Vec<Value> = values
             .iter()

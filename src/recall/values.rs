@@ -135,13 +135,33 @@ pub fn is_content_word(word: &str) -> bool {
         && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
 }
 
-/// The text's words as written: split on whitespace, surrounding punctuation removed except
-/// a leading currency sign and a trailing `%`.
-pub fn raw_words(text: &str) -> Vec<&str> {
-    split(text).into_iter().map(|(w, _)| w).collect()
+/// A text read once: its words as written, lowercased, and its values.
+#[derive(Debug, Clone)]
+pub struct Scan<'a> {
+    /// The words as written: split on whitespace, surrounding punctuation removed except a
+    /// leading currency sign and a trailing `%`.
+    pub raw: Vec<&'a str>,
+    /// The same words, lowercased (what values are read from; [`Value::word`] indexes them).
+    pub words: Vec<String>,
+    /// Every value, in order.
+    pub values: Vec<Value>,
 }
 
-/// [`raw_words`], each with whether punctuation that ends a phrase (`,.;:!?`) followed it.
+/// Reads `text` once into its words and values.
+pub fn scan(text: &str) -> Scan<'_> {
+    let split = split(text);
+    let words: Vec<String> = split.iter().map(|(w, _)| w.to_lowercase()).collect();
+    let breaks: Vec<bool> = split.iter().map(|&(_, b)| b).collect();
+    let values = read_values(&words, &breaks);
+    Scan {
+        raw: split.into_iter().map(|(w, _)| w).collect(),
+        words,
+        values,
+    }
+}
+
+/// The words of `text` as written, each with whether punctuation that ends a phrase
+/// (`,.;:!?`) followed it.
 fn split(text: &str) -> Vec<(&str, bool)> {
     text.split_whitespace()
         .filter_map(|w| {
@@ -153,9 +173,9 @@ fn split(text: &str) -> Vec<(&str, bool)> {
         .collect()
 }
 
-/// [`raw_words`], lowercased: the words values are read from.
+/// The lowercased words of `text` ([`Scan::words`]).
 pub fn words(text: &str) -> Vec<String> {
-    raw_words(text).iter().map(|w| w.to_lowercase()).collect()
+    split(text).iter().map(|(w, _)| w.to_lowercase()).collect()
 }
 
 /// Whether `word` (lowercase) names a month.
@@ -293,10 +313,11 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
 
 /// Every value in `text`, in order.
 pub fn values(text: &str) -> Vec<Value> {
-    let (w, breaks): (Vec<String>, Vec<bool>) = split(text)
-        .into_iter()
-        .map(|(w, b)| (w.to_lowercase(), b))
-        .unzip();
+    scan(text).values
+}
+
+/// The values in `w` (lowercased words; `breaks[i]`: a phrase ends after word `i`).
+fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < w.len() {
