@@ -137,46 +137,33 @@ pub fn parse_when(text: &str) -> Option<i64> {
         .iter()
         .position(|w| w.len() == 4 && number(w).is_some_and(|y| (1000..=9999).contains(&y)))?;
     let year = number(words[year_at])?;
-    let month_name = words
+    let month_name = words.iter().find_map(|w| month_number(w));
+    // One- and two-digit numbers: the day, and the month when it is not named.
+    let small: Vec<i64> = words
         .iter()
-        .find_map(|w| month_number(w.trim_end_matches('.')));
-    let small: Vec<(usize, i64)> = words
-        .iter()
-        .enumerate()
-        .filter(|&(i, w)| i != year_at && w.len() <= 2)
-        .filter_map(|(i, w)| number(w).map(|n| (i, n)))
+        .filter(|w| w.len() <= 2)
+        .filter_map(|w| number(w))
         .collect();
     let (month, day) = match month_name {
-        Some(m) => (
-            m,
-            small
-                .iter()
-                .map(|&(_, n)| n)
-                .find(|n| (1..=31).contains(n))?,
-        ),
+        Some(m) => (m, *small.iter().find(|n| (1..=31).contains(*n))?),
         // Numeric: month before day (2024-03-15, 2024/03/15, 03/15/2024).
-        None => (small.first()?.1, small.get(1)?.1),
+        None => (*small.first()?, *small.get(1)?),
     };
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    let mut ms = days_from_civil(year, month, day) * DAY_MS;
-    if let Some(i) = words.iter().position(|w| w.contains(':')) {
-        let mut parts = words[i].split(':');
-        let (h, m) = (
-            parts.next()?.parse::<i64>().ok()?,
-            parts.next()?.parse::<i64>().ok()?,
-        );
+    // The time of day, if one reads cleanly ("14:30", "2:30 pm"); else midnight.
+    let time = words.iter().enumerate().find_map(|(i, w)| {
+        let (h, rest) = w.split_once(':')?;
+        let (h, m) = (h.parse::<i64>().ok()?, rest.get(..2)?.parse::<i64>().ok()?);
         let h = match words.get(i + 1).copied() {
             Some("pm") if h < 12 => h + 12,
             Some("am") if h == 12 => 0,
             _ => h,
         };
-        if (0..24).contains(&h) && (0..60).contains(&m) {
-            ms += h * 3_600_000 + m * 60_000;
-        }
-    }
-    Some(ms)
+        ((0..24).contains(&h) && (0..60).contains(&m)).then_some(h * 3_600_000 + m * 60_000)
+    });
+    Some(days_from_civil(year, month, day) * DAY_MS + time.unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -208,6 +195,7 @@ mod calendar_tests {
             ("8 May 2023", day(2023, 5, 8)),
             ("1:56 pm on 8 May, 2023", day(2023, 5, 8) + hm(13, 56)),
             ("12:05 am on 1 Sept, 2023", day(2023, 9, 1) + hm(0, 5)),
+            ("2024-03-15 at 25:99", day(2024, 3, 15)),
         ] {
             assert_eq!(parse_when(text), Some(want), "{text}");
         }
