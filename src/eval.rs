@@ -117,6 +117,58 @@ fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// Applies an ablation to recall settings: with `sources`, every candidate source not
+/// named gets weight 0; each `name=x` of `weights` then sets that source's or prior's
+/// weight ([`crate::config::RecallSettings::weight_mut`]).
+///
+/// # Errors
+/// An unknown name or a weight that is not a finite number `>= 0`, naming it.
+pub fn ablate(
+    settings: &mut crate::config::RecallSettings,
+    sources: Option<&[String]>,
+    weights: &[String],
+) -> Result<()> {
+    if let Some(keep) = sources {
+        for name in keep {
+            if settings.weight_mut(name).is_none() {
+                return Err(bad(
+                    "--sources",
+                    format!(
+                        "unknown source `{name}` (known: {})",
+                        crate::config::RecallSettings::SOURCES.join(", ")
+                    ),
+                ));
+            }
+        }
+        for &source in crate::config::RecallSettings::SOURCES {
+            let named = keep.iter().any(|k| {
+                let mut probe = *settings;
+                let a = probe.weight_mut(k).map(|w| w as *const f64);
+                let b = probe.weight_mut(source).map(|w| w as *const f64);
+                a == b
+            });
+            if !named {
+                *settings.weight_mut(source).expect("a known source") = 0.0;
+            }
+        }
+    }
+    for w in weights {
+        let (name, value) = w
+            .split_once('=')
+            .ok_or_else(|| bad("--weight", format!("`{w}` is not NAME=X")))?;
+        let value: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| bad("--weight", format!("`{w}`: the weight must be a number >= 0")))?;
+        *settings
+            .weight_mut(name.trim())
+            .ok_or_else(|| bad("--weight", format!("unknown source or prior `{name}`")))? = value;
+    }
+    Ok(())
+}
+
 /// The agent of the events of an import with `episodes` (each session one episode).
 pub const EPISODE_AGENT: &str = "eval";
 
@@ -163,16 +215,17 @@ pub fn import(
             {
                 let text = turn["text"].as_str().unwrap_or("");
                 // `user` and `assistant` are roles; any other value names a speaker of a
-                // multi-party conversation: role user, and the name leads the content (the
-                // only place recall can match "what did Caroline say ..." against).
-                let (role, content) = match turn["role"].as_str() {
-                    Some("assistant") => (Role::Assistant, text.to_owned()),
-                    Some("user") | None => (Role::User, text.to_owned()),
-                    Some(speaker) => (Role::User, format!("{speaker}: {text}")),
+                // multi-party conversation: role user, the name in the event's speaker
+                // field (indexed for recall beside the text), the content raw.
+                let (role, speaker) = match turn["role"].as_str() {
+                    Some("assistant") => (Role::Assistant, None),
+                    Some("user") | None => (Role::User, None),
+                    Some(name) => (Role::User, Some(name.to_owned())),
                 };
-                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, content)
+                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, text)
                     .thread(sid)
                     .session(sid);
+                e.speaker = speaker;
                 // When it happened: the turn's time, else the session's date, else now.
                 if let Some(at) = turn["time"]
                     .as_str()

@@ -64,6 +64,10 @@ enum Command {
         /// The document or collection the content comes from (`source:` in queries).
         #[arg(long)]
         source: Option<String>,
+        /// Who spoke, by name (a conversation of named participants): a field of its own,
+        /// indexed for recall beside the text.
+        #[arg(long)]
+        speaker: Option<String>,
         /// When it happened (a date such as `2024-03-15`, `May 8, 2023 2:30 pm`, or epoch
         /// ms); default now.
         #[arg(long)]
@@ -199,6 +203,14 @@ enum Command {
         /// Make each session an episode (agent `eval`), sealed at its end.
         #[arg(long)]
         episodes: bool,
+        /// Only these candidate sources (comma-separated: bm25, vector, episode, ripple);
+        /// the others' weights become 0 for this run.
+        #[arg(long, value_delimiter = ',')]
+        sources: Option<Vec<String>>,
+        /// Override a source or prior weight for this run, `name=x` (bm25, vector,
+        /// episode, ripple, neighbour, session, user, hint); repeatable.
+        #[arg(long = "weight", value_name = "NAME=X")]
+        weights: Vec<String>,
     },
 }
 
@@ -508,8 +520,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         k,
         per_question,
         episodes,
+        sources,
+        weights,
     } = &cli.command
     {
+        let mut profile = profile.clone();
+        hypermem::eval::ablate(&mut profile.recall, sources.as_deref(), weights)?;
         let scratch = tempfile::tempdir()?;
         let memory = Memory::open(&profile, Some(scratch.path()))?;
         let bar = progress_bar(cli.json);
@@ -529,6 +545,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         if cli.json {
             println!("{}", serde_json::to_string(&report)?);
+            return Ok(());
         }
         println!(
             "ingested {} turns in {:.1} s ({:.0} turns/s); {} questions in {:.2} s ({:.1} ms each)",
@@ -583,6 +600,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             session,
             agent,
             source,
+            speaker,
             at,
             text,
         } => {
@@ -596,6 +614,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             e.session = session;
             e.agent = agent;
             e.source = source;
+            e.speaker = speaker;
             if let Some(at) = at {
                 let ms = at
                     .parse::<i64>()

@@ -121,6 +121,9 @@ struct RawRecall {
     directive_slots: usize,
     episode_weight: f64,
     ripple_weight: f64,
+    neighbour_weight: f64,
+    session_weight: f64,
+    hint_weight: f64,
 }
 
 impl Default for RawRecall {
@@ -135,6 +138,9 @@ impl Default for RawRecall {
             directive_slots: r.directive_slots,
             episode_weight: r.episode_weight,
             ripple_weight: r.ripple_weight,
+            neighbour_weight: r.neighbour_weight,
+            session_weight: r.session_weight,
+            hint_weight: r.hint_weight,
         }
     }
 }
@@ -164,6 +170,37 @@ pub struct RecallSettings {
     /// Weight of the ripple source: memories linked by synapses to the top three fused
     /// candidates, by activation (one hop); 0 disables it.
     pub ripple_weight: f64,
+    /// Share of a turn's normalized score each source gives the turns just before and
+    /// after it in its session (neighbour smoothing, [`crate::recall::fusion`]); 0 disables.
+    pub neighbour_weight: f64,
+    /// Share of the best direct score of a session added to each candidate of that session
+    /// (session prior); 0 disables.
+    pub session_weight: f64,
+    /// Added to candidates that happened inside the window of a time hint in the query
+    /// ("last week", "on March 24, 2025"); bounded like every prior.
+    pub hint_weight: f64,
+}
+
+impl RecallSettings {
+    /// The weight of a source or prior by the name recall reports it under (`bm25` alias
+    /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
+    /// `hint`), for ablations (`hypermem eval --weight`).
+    pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
+        Some(match name {
+            "bm25" | "lexical" | "fts" | "phrase" => &mut self.fts_weight,
+            "vector" => &mut self.vector_weight,
+            "episode" | "episodic" => &mut self.episode_weight,
+            "ripple" => &mut self.ripple_weight,
+            "neighbour" | "neighbor" => &mut self.neighbour_weight,
+            "session" => &mut self.session_weight,
+            "user" | "role" => &mut self.user_bonus,
+            "hint" | "time" => &mut self.hint_weight,
+            _ => return None,
+        })
+    }
+
+    /// The names [`weight_mut`](Self::weight_mut) knows that are candidate sources.
+    pub const SOURCES: &[&str] = &["bm25", "vector", "episode", "ripple"];
 }
 
 impl Default for RecallSettings {
@@ -177,6 +214,9 @@ impl Default for RecallSettings {
             directive_slots: 3,
             episode_weight: 0.0,
             ripple_weight: 0.1,
+            neighbour_weight: 0.3,
+            session_weight: 0.3,
+            hint_weight: 0.2,
         }
     }
 }
@@ -544,6 +584,9 @@ impl Profile {
             ("recall.supersede_ratio", raw.recall.supersede_ratio),
             ("recall.episode_weight", raw.recall.episode_weight),
             ("recall.ripple_weight", raw.recall.ripple_weight),
+            ("recall.neighbour_weight", raw.recall.neighbour_weight),
+            ("recall.session_weight", raw.recall.session_weight),
+            ("recall.hint_weight", raw.recall.hint_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -561,6 +604,9 @@ impl Profile {
             directive_slots: raw.recall.directive_slots,
             episode_weight: raw.recall.episode_weight,
             ripple_weight: raw.recall.ripple_weight,
+            neighbour_weight: raw.recall.neighbour_weight,
+            session_weight: raw.recall.session_weight,
+            hint_weight: raw.recall.hint_weight,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

@@ -148,6 +148,9 @@ pub struct NewEvent {
     pub source_len: Option<i64>,
     /// Confidence that the recorded order is the true order (1 = certain).
     pub ordering_confidence: f64,
+    /// Who spoke, by name, in a conversation of named participants (a field of its own:
+    /// the content stays what was said; recall's lexical index reads it beside the text).
+    pub speaker: Option<String>,
 }
 
 impl NewEvent {
@@ -175,7 +178,14 @@ impl NewEvent {
             source_offset: None,
             source_len: None,
             ordering_confidence: 1.0,
+            speaker: None,
         }
+    }
+
+    /// Sets the speaker's name.
+    pub fn speaker(mut self, speaker: impl Into<String>) -> Self {
+        self.speaker = Some(speaker.into());
+        self
     }
 
     /// Sets the thread.
@@ -259,6 +269,8 @@ pub struct Event {
     pub source_len: Option<i64>,
     /// Ordering confidence.
     pub ordering_confidence: f64,
+    /// Who spoke, by name (see [`NewEvent::speaker`]).
+    pub speaker: Option<String>,
 }
 
 /// Chronological neighbours of an event (anchor excluded) plus its parent and children.
@@ -287,7 +299,7 @@ pub struct FtsHit {
 
 const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
-    ingested_at, source, source_offset, source_len, ordering_confidence";
+    ingested_at, source, source_offset, source_len, ordering_confidence, speaker";
 
 fn parse_err(column: usize, e: LedgerError) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
@@ -324,6 +336,7 @@ fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
         source_offset: r.get(20)?,
         source_len: r.get(21)?,
         ordering_confidence: r.get(22)?,
+        speaker: r.get(23)?,
     })
 }
 
@@ -487,9 +500,10 @@ impl Ledger {
         tx.prepare_cached(
             "INSERT INTO events (project, source_id, agent, thread, thread_seq, session, session_seq,
                 turn, turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id,
-                created_at, ingested_at, source, source_offset, source_len, ordering_confidence)
+                created_at, ingested_at, source, source_offset, source_len, ordering_confidence,
+                speaker)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20, ?21, ?22)",
+                ?18, ?19, ?20, ?21, ?22, ?23)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -515,6 +529,7 @@ impl Ledger {
                 e.source_offset,
                 e.source_len,
                 e.ordering_confidence,
+                e.speaker,
             ])
         })
         .map_err(|err| match err {
@@ -581,12 +596,15 @@ impl Ledger {
         )
     }
 
-    /// `(id, role, content)` of every event of `project`, oldest first: what derived
-    /// indexes are rebuilt from.
+    /// `(id, role, content, speaker)` of every event of `project`, oldest first: what
+    /// derived indexes are rebuilt from.
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<(EventId, Role, String)>> {
+    pub fn contents(
+        &self,
+        project: &ProjectId,
+    ) -> LedgerResult<Vec<(EventId, Role, String, Option<String>)>> {
         self.contents_after(project, EventId(0))
     }
 
@@ -599,10 +617,10 @@ impl Ledger {
         &self,
         project: &ProjectId,
         after: EventId,
-    ) -> LedgerResult<Vec<(EventId, Role, String)>> {
+    ) -> LedgerResult<Vec<(EventId, Role, String, Option<String>)>> {
         self.read(|c| {
             c.prepare_cached(
-                "SELECT id, role, content FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
+                "SELECT id, role, content, speaker FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
             )
             .and_then(|mut s| {
                 s.query_map(params![project.as_str(), after.0 as i64], |r| {
@@ -611,7 +629,32 @@ impl Ledger {
                         EventId(r.get::<_, i64>(0)? as u64),
                         Role::parse(&role).map_err(|e| parse_err(1, e))?,
                         r.get(2)?,
+                        r.get(3)?,
                     ))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// The conversation place of every event of `project` after `after`, in append order:
+    /// `(id, session, else thread)` (what recall's neighbour smoothing follows).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn sessions_after(
+        &self,
+        project: &ProjectId,
+        after: EventId,
+    ) -> LedgerResult<Vec<(EventId, Option<String>)>> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT id, coalesce(session, thread) FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str(), after.0 as i64], |r| {
+                    Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?))
                 })?
                 .collect()
             })

@@ -290,4 +290,12 @@ CREATE TABLE memory_traces (
 ) WITHOUT ROWID;
 "#,
     },
+    Migration {
+        version: 6,
+        name: "events.speaker: who spoke, by name, beside the raw content",
+        sql: r#"
+-- NULL for events recorded before it (their content is unchanged either way).
+ALTER TABLE events ADD COLUMN speaker TEXT;
+"#,
+    },
 ];

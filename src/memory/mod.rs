@@ -39,6 +39,11 @@ pub use recall::{RecallItem, RecallQuery, RecallResult};
 
 /// Candidates gathered from each source before fusion.
 const CANDIDATES: usize = 50;
+/// Candidates each direct source of recall returns to fusion: deep enough that the last
+/// one (normalized to 0) is background, not a near miss.
+const SOURCE_DEPTH: usize = 100;
+/// Stored vectors sampled per project for the relevance floor's baseline.
+const BASELINE_SAMPLE: usize = 64;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
 const COMMON_IDF: f64 = 1.386;
 /// Direct results under this fraction of the best rank-fusion score stay out of packs.
@@ -80,6 +85,13 @@ struct ProjectText {
     /// Documents in the valid file on disk (as loaded or last saved); `None` when there is
     /// none (missing or damaged).
     saved_documents: Option<u64>,
+    /// Each event's session and its neighbours there (not saved: rebuilt from the ledger's
+    /// `(id, session)` column pairs when the index is loaded).
+    chronology: crate::recall::fusion::Chronology,
+    /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
+    /// query's similarity to unrelated memories is estimated (the relevance floor); refreshed
+    /// when the project has doubled since it was drawn.
+    baseline: Option<(u64, Vec<Hypervector>)>,
 }
 
 /// Documents a saved lexical index may lag its project before it is rewritten (catching
@@ -143,6 +155,8 @@ impl ProjectText {
             postings,
             directives,
             last_id,
+            chronology: Default::default(),
+            baseline: None,
         })
     }
 }
@@ -392,10 +406,13 @@ impl Memory {
         let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
-            .map(|(_, _, text)| lexical::tokens(text))
+            .map(|(_, _, text, speaker)| lexical::document_tokens(text, speaker.as_deref()))
             .collect();
-        for ((id, role, content), t) in contents.iter().zip(&tokens) {
+        for ((id, role, content, _), t) in contents.iter().zip(&tokens) {
             text.add(id.0, *role, content, t);
+        }
+        for (id, session) in self.ledger.sessions_after(project, EventId(0))? {
+            text.chronology.push(id.0, session.as_deref());
         }
         tracing::debug!(
             project = project.as_str(),
@@ -543,7 +560,12 @@ impl Memory {
         // measured on BEAM, IDF on the documents too lowered recall@10 from 0.442 to 0.386.
         let prepared: Vec<(Option<Hypervector>, Vec<String>)> = events
             .par_iter()
-            .map(|e| (self.encode(&e.content), lexical::tokens(&e.content)))
+            .map(|e| {
+                (
+                    self.encode(&e.content),
+                    lexical::document_tokens(&e.content, e.speaker.as_deref()),
+                )
+            })
             .collect();
         let ids = {
             let _append = lock(&self.append_lock);
@@ -551,7 +573,10 @@ impl Memory {
             let lexicon = read_lock(&self.lexicon);
             for ((e, id), (_, tokens)) in events.iter().zip(&ids).zip(&prepared) {
                 if let Some(p) = lexicon.get(&e.project) {
-                    write_lock(p).add(id.0, e.role, &e.content, tokens);
+                    let mut p = write_lock(p);
+                    p.add(id.0, e.role, &e.content, tokens);
+                    p.chronology
+                        .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
                 }
             }
             ids

@@ -7,15 +7,18 @@ use std::collections::HashMap;
 use hdv::Hypervector;
 use hdv::encode::TextEncoder;
 
+use std::sync::RwLock;
+
 use super::{
-    CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, FEEDBACK_BATCH, RELEVANCE_FLOOR,
-    RERANK_WINDOW, lock, read_lock,
+    BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, FEEDBACK_BATCH,
+    ProjectText, RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH, lock, read_lock, write_lock,
 };
 use crate::cognition::{RecallTrace, RippleParams};
 use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId};
 use crate::recall::query::CompiledQuery;
-use crate::recall::{self, Fused, Pack, Ranked, lexical, supersede};
+use crate::recall::fusion::{self, Evidence, FusionParams, Scored};
+use crate::recall::{self, Fused, Pack, lexical, supersede};
 use crate::store::{ProjectId, SearchRequest, VectorId};
 use crate::{Memory, Result};
 
@@ -36,6 +39,8 @@ pub struct RecallItem {
     /// `(key, version)` of the superseded belief this event is evidence of, when it backs
     /// no current belief: what the user said was later corrected.
     pub superseded_belief: Option<(String, u64)>,
+    /// Other events with exactly this content, collapsed into this item.
+    pub duplicates: Vec<EventId>,
 }
 
 /// A recall request: the text, how many results, and filters.
@@ -97,8 +102,9 @@ impl Filters<'_> {
         if rq.session.is_some() && event.session.as_deref() == rq.session {
             return Some("same-session echo".to_owned());
         }
-        let hinted = !(q.hinted && self.hint_ignored);
-        if outside(event, rq.since, rq.until) || (hinted && outside(event, q.since, q.until)) {
+        // A time hint's window only lifts what falls inside it (recall adds the prior);
+        // explicit `since:` / `until:` filter.
+        if outside(event, rq.since, rq.until) || (!q.hinted && outside(event, q.since, q.until)) {
             return Some("outside the time window".to_owned());
         }
         let differs = |want: Option<&str>, have: Option<&str>| want.is_some() && want != have;
@@ -158,8 +164,12 @@ pub struct RecallResult {
 impl Memory {
     /// Events of the sealed episodes whose topic is nearest `query`, and of the episodes
     /// supporting the nearest concept (each only above [`EPISODE_SIMILARITY`]), best first
-    /// by their own similarity to the query.
-    fn episodic_candidates(&self, project: &ProjectId, query: &Hypervector) -> Result<Vec<u64>> {
+    /// by their own similarity to the query, as `(event, similarity)`.
+    fn episodic_candidates(
+        &self,
+        project: &ProjectId,
+        query: &Hypervector,
+    ) -> Result<Vec<(u64, f64)>> {
         let mut episodes: Vec<crate::cognition::EpisodeId> = self
             .cognition
             .similar_episodes(project, query, EPISODES)?
@@ -189,7 +199,12 @@ impl Memory {
         }
         scored.sort_unstable();
         scored.dedup_by_key(|s| s.1);
-        Ok(scored.into_iter().take(CANDIDATES).map(|s| s.1).collect())
+        let d = self.profile.dim.bits() as f64;
+        Ok(scored
+            .into_iter()
+            .take(CANDIDATES)
+            .map(|(h, id)| (id, 1.0 - 2.0 * f64::from(h) / d))
+            .collect())
     }
 
     /// Directive slots of a `k`-result recall: the profile's number, at most a third of `k`.
@@ -197,10 +212,44 @@ impl Memory {
         self.profile.recall.directive_slots.min(k / 3)
     }
 
-    /// The `k` memories of `project` most relevant to `query`: HDC similarity and bm25
-    /// candidates fused by weighted reciprocal rank, each with its breakdown and anchor.
-    /// The top results strengthen their synapses, and the query is logged for gap
-    /// detection.
+    /// The mean and standard deviation of the similarity of `query` to the project's
+    /// baseline sample (memories drawn evenly over the project: for almost every query,
+    /// unrelated ones), drawing or refreshing the sample when the project has doubled.
+    fn baseline(
+        &self,
+        project: &ProjectId,
+        text: &RwLock<ProjectText>,
+        query: &Hypervector,
+    ) -> Result<Option<(f64, f64)>> {
+        let documents = read_lock(text).postings.documents();
+        let stale = read_lock(text)
+            .baseline
+            .as_ref()
+            .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
+        if stale && documents > 0 {
+            let ids = read_lock(text).postings.ids_spread(BASELINE_SAMPLE);
+            let mut sample = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(v) = self.tiers.get(project, VectorId(id))? {
+                    sample.push(v);
+                }
+            }
+            write_lock(text).baseline = Some((documents, sample));
+        }
+        let guard = read_lock(text);
+        let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
+            return Ok(None);
+        };
+        let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
+        let n = sims.len() as f64;
+        let mean = sims.iter().sum::<f64>() / n;
+        let var = sims.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        Ok(Some((mean, var.sqrt())))
+    }
+
+    /// The `k` memories of `project` most relevant to `query` (see
+    /// [`recall_with`](Self::recall_with)). The top results strengthen their synapses, and
+    /// the query is logged for gap detection.
     ///
     /// # Errors
     /// Store, ledger and SQLite errors.
@@ -210,9 +259,15 @@ impl Memory {
             .items)
     }
 
-    /// Recall with filters (see [`RecallQuery`]): candidates outside the time window, of
-    /// another agent or thread, or from the caller's own session (echo) are suppressed and
-    /// listed with the reason.
+    /// Recall in stages: the candidate **sources** ([`Source`]: lexical BM25, HDC vector,
+    /// phrases, episodes; then ripple over synapses from the best of them), **fusion**
+    /// ([`fusion`]: per-query normalization, neighbour smoothing, session prior, bounded
+    /// associative evidence and priors), the **governance filters** (candidates outside the
+    /// time window, of another agent or thread, or from the caller's own session are
+    /// suppressed and listed with the reason; exact duplicates collapse into one item; a
+    /// memory with no lexical support and a similarity within the project's unrelated
+    /// baseline is below the relevance floor) and the **rerank** (supersession by newer
+    /// values, governed supersession by corrected beliefs, directive slots).
     ///
     /// # Errors
     /// As [`recall`](Self::recall).
@@ -229,159 +284,169 @@ impl Memory {
             }
             .into());
         }
+        let settings = self.profile.recall;
         let mut filters = Filters {
             rq,
             compiled: &compiled,
             hint_ignored: false,
         };
         let (query, k) = (compiled.text.as_str(), rq.k);
-        let mut similarity = std::collections::HashMap::new();
-        let mut lists = Vec::new();
-        let text = self.project_text(project)?;
-        let idf = self.idf(&read_lock(&text).postings, query);
-        // Standing directives most similar to the query (their own slots, below).
-        let mut directives: Vec<(u64, f64)> = Vec::new();
-        if let Some(q) = self.encode_idf(query, &idf) {
-            let slots = self.directive_slots(k);
-            if slots > 0 {
-                let ids = read_lock(&text).directives.clone();
-                for id in ids {
-                    if let Some(v) = self.tiers.get(project, VectorId(id))? {
-                        directives.push((id, q.similarity(&v)));
-                    }
-                }
-                directives.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                // Only directives clearly above chance (3 standard deviations of the
-                // similarity of unrelated vectors, 1/√D) take a slot.
-                let chance = 1.0 / (self.profile.dim.bits() as f64).sqrt();
-                directives.retain(|&(_, sim)| sim >= 3.0 * chance);
-                directives.truncate(slots);
-            }
-            let hits = self
-                .tiers
-                .search(project, &SearchRequest::new(q.view(), CANDIDATES))?;
-            let d = self.profile.dim.bits() as f64;
-            for h in &hits {
-                similarity.insert(h.id.0, 1.0 - 2.0 * f64::from(h.distance) / d);
-            }
-            lists.push(Ranked {
-                source: "vector",
-                weight: self.profile.recall.vector_weight,
-                ids: hits.iter().map(|h| h.id.0).collect(),
-            });
-            if self.profile.recall.episode_weight > 0.0 {
-                let ids = self.episodic_candidates(project, &q)?;
-                if !ids.is_empty() {
-                    lists.push(Ranked {
-                        source: "episode",
-                        weight: self.profile.recall.episode_weight,
-                        ids,
-                    });
-                }
-            }
-        }
-        let query_terms = {
+        let text_lock = self.project_text(project)?;
+        let vector = {
+            let idf = self.idf(&read_lock(&text_lock).postings, query);
+            self.encode_idf(query, &idf)
+        };
+        let baseline = match &vector {
+            Some(v) => self.baseline(project, &text_lock, v)?,
+            None => None,
+        };
+        let text = read_lock(&text_lock);
+        let terms = {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
             // (unless nothing else remains).
-            let postings = &read_lock(&text).postings;
-            let n = postings.documents();
-            let terms = lexical::tokens(query);
+            let n = text.postings.documents();
+            let terms = if std::env::var("HM_NOSTOP").is_ok() { lexical::tokens(query) } else { lexical::query_terms(query) };
             let distinctive: Vec<String> = terms
                 .iter()
-                .filter(|t| lexical::idf(n, postings.df(t)) >= COMMON_IDF)
+                .filter(|t| lexical::idf(n, text.postings.df(t)) >= COMMON_IDF)
                 .cloned()
                 .collect();
-            let hits = postings.search(
-                if distinctive.is_empty() {
-                    &terms
-                } else {
-                    &distinctive
-                },
-                CANDIDATES,
-            );
-            lists.push(Ranked {
-                source: "bm25",
-                weight: self.profile.recall.fts_weight,
-                ids: hits.iter().map(|h| h.0).collect(),
-            });
-            if !compiled.phrases.is_empty() {
-                // Events holding every word of every phrase (the filter checks the phrase
-                // itself), best by BM25 over those words.
-                let words: Vec<String> = compiled
-                    .phrases
-                    .iter()
-                    .flat_map(|p| lexical::tokens(p))
-                    .collect();
-                let hits = postings.search_all(&words, CANDIDATES);
-                lists.push(Ranked {
-                    source: "phrase",
-                    weight: self.profile.recall.fts_weight,
-                    ids: hits.iter().map(|h| h.0).collect(),
-                });
-            }
             if distinctive.is_empty() {
                 terms
             } else {
                 distinctive
             }
         };
-        if self.profile.recall.ripple_weight > 0.0 {
-            // Spreading activation from the three best candidates of the other sources:
-            // what the memory links to them (thread neighbours, co-recalled memories).
-            let seeds: Vec<u64> = recall::fuse(&lists).iter().take(3).map(|f| f.id).collect();
-            let mut linked: Vec<(u64, f64)> = self
-                .cognition
-                .ripple(
-                    project,
-                    &seeds,
-                    // One hop: deeper hops gave the same results on BEAM, at more queries.
-                    RippleParams {
-                        max_depth: 1,
-                        ..RippleParams::default()
-                    },
-                )?
-                .into_iter()
-                .filter(|a| !seeds.contains(&a.id))
-                .map(|a| (a.id, a.activation))
-                .collect();
-            linked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            lists.push(Ranked {
-                source: "ripple",
-                weight: self.profile.recall.ripple_weight,
-                ids: linked.into_iter().map(|(id, _)| id).collect(),
-            });
-        }
-        let mut out = Vec::with_capacity(k);
-        // Role prior: what the user said outranks what was said back to the user, among the
-        // top fused candidates (additive and bounded, like every boost).
-        let user_bonus = self.profile.recall.user_bonus;
-        let mut all = Vec::new();
-        let mut suppressed = Vec::new();
-        let mut fetched = Vec::new();
-        for fused in recall::fuse(&lists).into_iter().take(k.max(40)) {
-            if let Some(event) = self.ledger.get(project, EventId(fused.id))? {
-                fetched.push((fused, event));
+        let mut probe = Probe {
+            project,
+            compiled: &compiled,
+            text: &text,
+            vector: vector.as_ref(),
+            terms,
+            seeds: Vec::new(),
+        };
+        let params = FusionParams {
+            neighbour: settings.neighbour_weight,
+            session: settings.session_weight,
+        };
+        let mut lists = Vec::new();
+        for source in SOURCES {
+            let weight = source.weight(&settings);
+            if weight <= 0.0 {
+                continue;
+            }
+            if source.evidence() == Evidence::Associative && probe.seeds.is_empty() {
+                // Associative sources start from the three best direct candidates.
+                probe.seeds = fusion::fuse(&lists, &text.chronology, params)
+                    .iter()
+                    .take(3)
+                    .map(|c| c.fused.id)
+                    .collect();
+            }
+            let hits = source.gather(self, &probe)?;
+            if !hits.is_empty() {
+                lists.push(Scored {
+                    source: source.name(),
+                    weight,
+                    evidence: source.evidence(),
+                    hits,
+                });
             }
         }
-        // A time hint is soft: when no candidate happened in its window, it is ignored.
-        filters.hint_ignored = compiled.hinted
-            && !fetched
-                .iter()
-                .any(|(_, e)| !outside(e, compiled.since, compiled.until));
-        for (mut fused, event) in fetched {
+        // Standing directives most similar to the query (their own slots, below).
+        let mut directives: Vec<(u64, f64)> = Vec::new();
+        let slots = self.directive_slots(k);
+        if let Some(q) = &vector
+            && slots > 0
+        {
+            for &id in &text.directives {
+                if let Some(v) = self.tiers.get(project, VectorId(id))? {
+                    directives.push((id, q.similarity(&v)));
+                }
+            }
+            directives.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Only directives clearly above chance (3 standard deviations of the
+            // similarity of unrelated vectors, 1/√D) take a slot.
+            let chance = 1.0 / (self.profile.dim.bits() as f64).sqrt();
+            directives.retain(|&(_, sim)| sim >= 3.0 * chance);
+            directives.truncate(slots);
+        }
+        let mut candidates = fusion::fuse(&lists, &text.chronology, params);
+        drop(text);
+        candidates.truncate(FETCH_WINDOW.max(k + k / 2));
+        let mut similarity = HashMap::new();
+        let mut fetched = Vec::new();
+        for c in candidates {
+            if let Some(event) = self.ledger.get(project, EventId(c.fused.id))? {
+                if let Some(q) = &vector
+                    && let Some(v) = self.tiers.get(project, VectorId(c.fused.id))?
+                {
+                    similarity.insert(c.fused.id, q.similarity(&v));
+                }
+                fetched.push((c, event));
+            }
+        }
+        // A time hint is soft: it lifts what happened in its window; when no candidate did,
+        // it is ignored (and reported).
+        let in_hint = |e: &Event| compiled.hinted && !outside(e, compiled.since, compiled.until);
+        filters.hint_ignored = compiled.hinted && !fetched.iter().any(|(_, e)| in_hint(e));
+        let mut suppressed = Vec::new();
+        let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
+        let mut duplicates: HashMap<u64, Vec<EventId>> = HashMap::new();
+        for (mut c, event) in fetched {
             if let Some(reason) = filters.suppresses(&event) {
                 suppressed.push((event.id, reason));
                 continue;
             }
-            if event.role == crate::ledger::Role::User {
-                fused.score += user_bonus;
+            // Relevance floor: no lexical evidence (its own or a neighbour's) and a
+            // similarity within the spread of unrelated memories of this project.
+            let lexical = c.fused.breakdown.iter().any(|b| LEXICAL.contains(&b.0));
+            if !lexical
+                && std::env::var("HM_NOFLOOR").is_err()
+                && let Some((mean, sd)) = baseline
+                && similarity
+                    .get(&c.fused.id)
+                    .is_none_or(|&s| s < mean + FLOOR_SIGMAS * sd)
+            {
+                suppressed.push((
+                    event.id,
+                    format!(
+                        "below the relevance floor (no lexical match; similarity {:.3} within the project's unrelated baseline {mean:.3} + {FLOOR_SIGMAS} x {sd:.3})",
+                        similarity.get(&c.fused.id).copied().unwrap_or(0.0)
+                    ),
+                ));
+                continue;
             }
-            all.push((fused, event));
+            if let Some((first, _)) = kept
+                .iter()
+                .find(|(_, e)| e.content_hash == event.content_hash && e.content == event.content)
+            {
+                duplicates
+                    .entry(first.fused.id)
+                    .or_default()
+                    .push(event.id);
+                continue;
+            }
+            if event.role == crate::ledger::Role::User {
+                fusion::add_prior(&mut c, "user", settings.user_bonus);
+            }
+            if in_hint(&event) && !filters.hint_ignored {
+                fusion::add_prior(&mut c, "hint", settings.hint_weight);
+            }
+            kept.push((c, event));
         }
-        all.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
+        let mut events: HashMap<u64, Event> =
+            kept.iter().map(|(c, e)| (c.fused.id, e.clone())).collect();
+        let mut all: Vec<(Fused, Event)> = fusion::order(kept.into_iter().map(|(c, _)| c).collect())
+            .into_iter()
+            .map(|c| {
+                let e = events.remove(&c.fused.id).expect("fetched");
+                (c.fused, e)
+            })
+            .collect();
         let mut supersedes = HashMap::new();
-        if self.profile.recall.supersede {
+        if settings.supersede {
             let mut ranked: Vec<supersede::Candidate> = all
                 .iter()
                 .take(RERANK_WINDOW)
@@ -391,14 +456,18 @@ impl Memory {
                         e.role,
                         e.agent.as_deref(),
                         &e.content,
-                        f.breakdown.iter().map(|b| b.2).sum(),
+                        f.breakdown
+                            .iter()
+                            .filter(|b| !PRIORS.contains(&b.0))
+                            .map(|b| b.2)
+                            .sum(),
                     )
                 })
                 .collect();
             let moves = supersede::reorder(
-                &supersede::Query::new(query, &query_terms),
+                &supersede::Query::new(query, &probe_terms(query)),
                 &mut ranked,
-                self.profile.recall.supersede_ratio,
+                settings.supersede_ratio,
             );
             if !moves.is_empty() {
                 let order: HashMap<u64, usize> =
@@ -428,8 +497,8 @@ impl Memory {
         if !outdated.is_empty() {
             all[..head].sort_by_key(|(f, _)| outdated.contains_key(&f.id));
         }
-        // Directive slots: the standing directives closest to the query that rank fusion
-        // left out of the top k take the last places (filters apply to them too).
+        // Directive slots: the standing directives closest to the query that fusion left
+        // out of the top k take the last places (filters apply to them too).
         let mut slot_items = Vec::new();
         for (rank, &(id, sim)) in directives.iter().enumerate() {
             if all.iter().take(k).any(|(f, _)| f.id == id) {
@@ -452,6 +521,7 @@ impl Memory {
         all.retain(|(f, _)| !slot_items.iter().any(|(s, _)| s.id == f.id));
         all.truncate(k.saturating_sub(slot_items.len()));
         all.extend(slot_items);
+        let mut out = Vec::with_capacity(k);
         for (fused, event) in all.into_iter().take(k) {
             let context = if rq.context > 0 {
                 Some(
@@ -466,6 +536,7 @@ impl Memory {
                 context,
                 supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
                 similarity: similarity.get(&fused.id).copied(),
+                duplicates: duplicates.remove(&fused.id).unwrap_or_default(),
                 event,
                 fused,
             });
@@ -672,4 +743,187 @@ impl Memory {
         );
         Ok(pack)
     }
+}
+
+/// Candidates fusion reads from the best of the fused list before the filters (at least
+/// 1.5 × k).
+const FETCH_WINDOW: usize = 60;
+/// The relevance floor: standard deviations above the mean similarity of the project's
+/// unrelated baseline a memory without lexical evidence must reach.
+const FLOOR_SIGMAS: f64 = 3.0;
+/// Breakdown entries that are lexical evidence.
+const LEXICAL: &[&str] = &["bm25", "phrase"];
+/// Breakdown entries that are priors, not evidence.
+const PRIORS: &[&str] = &["user", "hint", "session"];
+
+/// The query's lexical terms as supersession reads them (stop words out).
+fn probe_terms(query: &str) -> Vec<String> {
+    lexical::query_terms(query)
+}
+
+/// What the sources of one recall read.
+struct Probe<'a> {
+    project: &'a ProjectId,
+    compiled: &'a CompiledQuery,
+    text: &'a ProjectText,
+    /// The query's HDC vector (IDF-weighted), when it has words.
+    vector: Option<&'a Hypervector>,
+    /// Its lexical terms: stop words and words common in the project left out.
+    terms: Vec<String>,
+    /// The best fused candidates of the direct sources (where associative ones start).
+    seeds: Vec<u64>,
+}
+
+/// A candidate source of recall: scores memories for a query, best first, as
+/// `(event id, raw score)` (higher is better; fusion normalizes per query).
+trait Source: Sync {
+    /// The name in score breakdowns, `--sources` and `--weight`.
+    fn name(&self) -> &'static str;
+    /// Direct (the memory's own content matched) or associative (linked to what did).
+    fn evidence(&self) -> Evidence {
+        Evidence::Direct
+    }
+    /// Its weight in the profile (0: off).
+    fn weight(&self, settings: &crate::config::RecallSettings) -> f64;
+    /// Its candidates.
+    fn gather(&self, memory: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>>;
+}
+
+/// BM25 over the in-memory postings ([`lexical`]).
+struct LexicalSource;
+/// BM25 over the words of the quoted phrases, among events holding all of them (the
+/// filter then checks each phrase itself).
+struct PhraseSource;
+/// HDC similarity of the query vector, searched in the vector tiers.
+struct VectorSource;
+/// Events of the episodes (and concept) nearest the query.
+struct EpisodicSource;
+/// Spreading activation over synapses from the seeds (thread neighbours, co-recalled
+/// memories), one hop.
+struct RippleSource;
+
+/// The sources in the order they run (direct ones first: ripple starts from them).
+const SOURCES: &[&dyn Source] = &[
+    &LexicalSource,
+    &PhraseSource,
+    &VectorSource,
+    &EpisodicSource,
+    &RippleSource,
+];
+
+impl Source for LexicalSource {
+    fn name(&self) -> &'static str {
+        "bm25"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.fts_weight
+    }
+    fn gather(&self, _: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        Ok(probe
+            .text
+            .postings
+            .search(&probe.terms, depth())
+            .into_iter()
+            .map(|(id, s)| (id, f64::from(s)))
+            .collect())
+    }
+}
+
+impl Source for PhraseSource {
+    fn name(&self) -> &'static str {
+        "phrase"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.fts_weight
+    }
+    fn gather(&self, _: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        if probe.compiled.phrases.is_empty() {
+            return Ok(Vec::new());
+        }
+        let words: Vec<String> = probe
+            .compiled
+            .phrases
+            .iter()
+            .flat_map(|p| lexical::tokens(p))
+            .collect();
+        Ok(probe
+            .text
+            .postings
+            .search_all(&words, SOURCE_DEPTH)
+            .into_iter()
+            .map(|(id, s)| (id, f64::from(s)))
+            .collect())
+    }
+}
+
+impl Source for VectorSource {
+    fn name(&self) -> &'static str {
+        "vector"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.vector_weight
+    }
+    fn gather(&self, memory: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        let Some(q) = probe.vector else {
+            return Ok(Vec::new());
+        };
+        let hits = memory
+            .tiers
+            .search(probe.project, &SearchRequest::new(q.view(), depth()))?;
+        let d = memory.profile.dim.bits() as f64;
+        Ok(hits
+            .iter()
+            .map(|h| (h.id.0, 1.0 - 2.0 * f64::from(h.distance) / d))
+            .collect())
+    }
+}
+
+impl Source for EpisodicSource {
+    fn name(&self) -> &'static str {
+        "episode"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.episode_weight
+    }
+    fn gather(&self, memory: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        match probe.vector {
+            Some(q) => memory.episodic_candidates(probe.project, q),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+impl Source for RippleSource {
+    fn name(&self) -> &'static str {
+        "ripple"
+    }
+    fn evidence(&self) -> Evidence {
+        Evidence::Associative
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.ripple_weight
+    }
+    fn gather(&self, memory: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        let mut linked: Vec<(u64, f64)> = memory
+            .cognition
+            .ripple(
+                probe.project,
+                &probe.seeds,
+                // One hop: deeper hops gave the same results on BEAM, at more queries.
+                RippleParams {
+                    max_depth: 1,
+                    ..RippleParams::default()
+                },
+            )?
+            .into_iter()
+            .filter(|a| !probe.seeds.contains(&a.id))
+            .map(|a| (a.id, a.activation))
+            .collect();
+        linked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(linked)
+    }
+}
+
+fn depth() -> usize {
+    std::env::var("HM_DEPTH").ok().and_then(|v| v.parse().ok()).unwrap_or(SOURCE_DEPTH)
 }

@@ -35,6 +35,43 @@ pub fn tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The lexical tokens of an event: its content's [`tokens`], then its speaker's name
+/// (the speaker is a field of its own, indexed beside the text it said).
+pub fn document_tokens(content: &str, speaker: Option<&str>) -> Vec<String> {
+    let mut out = tokens(content);
+    if let Some(name) = speaker {
+        out.extend(tokens(name));
+    }
+    out
+}
+
+/// English function words (articles, pronouns, auxiliaries, prepositions, conjunctions,
+/// question words): left out of a query's lexical terms, where they only add noise to
+/// BM25 (documents keep them: phrases and the HDC encoder read the whole text).
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "during", "each", "for", "from", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "my", "no", "nor", "not", "of", "on", "or", "our", "ours", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "to", "too", "us", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "yes", "you", "your", "yours",
+];
+
+/// Whether `token` (already lowercase) is one of the [`STOP_WORDS`].
+pub fn is_stop_word(token: &str) -> bool {
+    STOP_WORDS.binary_search(&token).is_ok()
+}
+
+/// The lexical terms of a query: its [`tokens`] without the [`STOP_WORDS`] (all of them
+/// when nothing else remains).
+pub fn query_terms(text: &str) -> Vec<String> {
+    let all = tokens(text);
+    let content: Vec<String> = all.iter().filter(|t| !is_stop_word(t)).cloned().collect();
+    if content.is_empty() { all } else { content }
+}
+
 /// BM25 IDF, always positive: `ln(1 + (N − df + ½) / (df + ½))`.
 pub fn idf(documents: u64, df: u64) -> f64 {
     let (n, d) = (documents as f64, df as f64);
@@ -84,6 +121,16 @@ impl Postings {
         self.ids.len() as u64
     }
 
+    /// Up to `n` indexed event ids spread evenly over the index (first, then every
+    /// `documents / n`-th).
+    pub fn ids_spread(&self, n: usize) -> Vec<u64> {
+        if n == 0 || self.ids.is_empty() {
+            return Vec::new();
+        }
+        let step = self.ids.len().div_ceil(n);
+        self.ids.iter().step_by(step).copied().collect()
+    }
+
     /// Documents containing `term`.
     pub fn df(&self, term: &str) -> u64 {
         self.vocabulary
@@ -118,6 +165,8 @@ impl Postings {
         }
         let n = self.documents();
         let avg = self.total_length as f32 / n as f32;
+        let k1: f32 = std::env::var("HM_K1").ok().and_then(|v| v.parse().ok()).unwrap_or(K1);
+        let b: f32 = std::env::var("HM_B").ok().and_then(|v| v.parse().ok()).unwrap_or(B);
         let mut acc = vec![0.0f32; self.ids.len()];
         let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
         let mut touched: Vec<u32> = Vec::new();
@@ -131,7 +180,7 @@ impl Postings {
                 if *s == 0.0 {
                     touched.push(doc);
                 }
-                *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                *s += w * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
                 if conjunctive {
                     matched[doc as usize] += 1;
                 }
@@ -258,6 +307,16 @@ impl<'b> Reader<'_, 'b> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stop_words_are_sorted_and_left_out_of_queries() {
+        assert!(super::STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            super::query_terms("What is the name of my dog?"),
+            ["name", "dog"]
+        );
+        assert_eq!(super::query_terms("who is it"), ["who", "is", "it"]);
+    }
+
     use super::*;
 
     fn index(docs: &[(u64, &str)]) -> Postings {

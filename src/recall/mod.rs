@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 pub mod directives;
+pub mod fusion;
 pub mod lexical;
 pub mod query;
 pub mod supersede;

@@ -192,10 +192,30 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     if lower.contains("last month") {
         return Some((today - 30 * DAY, now_ms + 1));
     }
-    words
-        .iter()
-        .find_map(|w| iso_day(w))
-        .map(|start| (start, start + DAY))
+    if let Some(start) = words.iter().find_map(|w| iso_day(w)) {
+        return Some((start, start + DAY));
+    }
+    // A date in any form `clock::parse_when` reads ("March 24, 2025", "24 March 2025",
+    // "2025/03/24"): the shortest run of up to four words around a four-digit year.
+    let raw: Vec<&str> = text.split_whitespace().collect();
+    let is_year = |w: &str| {
+        let digits: String = w.chars().filter(char::is_ascii_digit).collect();
+        digits.len() == 4 && w.chars().filter(char::is_ascii_alphabetic).count() == 0
+    };
+    for (i, _) in raw.iter().enumerate().filter(|(_, w)| is_year(w)) {
+        for len in 2..=4 {
+            for start in i.saturating_sub(len - 1)..=i {
+                let Some(run) = raw.get(start..start + len) else {
+                    continue;
+                };
+                if let Some(at) = crate::clock::parse_when(&run.join(" ")) {
+                    let day = at - at.rem_euclid(DAY);
+                    return Some((day, day + DAY));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Midnight UTC (ms) of an ISO date `YYYY-MM-DD`, if `text` is one.

@@ -1,0 +1,364 @@
+//! The fusion stage of recall: candidate lists with raw scores from each source become
+//! one ranking.
+//!
+//! 1. **Per-query normalization.** Each list's scores are mapped to `[0, 1]` by min-max
+//!    over the list (its best candidate 1, its last 0), so a source whose raw scale is
+//!    narrow (HDC similarity, 0.1–0.3) counts as much as one whose scale is wide (BM25).
+//!    Reciprocal rank fusion threw the score gaps away; on the development sets it lost to
+//!    linear fusion (`docs/EXPERIMENTS.md`).
+//! 2. **Neighbour smoothing.** In a conversation the answer is often the turn next to the
+//!    one that matches (a question and its reply): every normalized score also adds
+//!    `neighbour ×` its score to the turns just before and after it in the same session,
+//!    symmetrically.
+//! 3. **Weighted sum** of the smoothed lists of the *direct* sources (those that scored the
+//!    query against the memory itself), then a **session prior**: every candidate adds
+//!    `session ×` the best direct score of its session.
+//! 4. **Bounded associative evidence.** Associative lists (ripple over synapses) and priors
+//!    (role, time hint) add at most their weight. They may reorder candidates with direct
+//!    evidence, or fill places no direct candidate takes, but never lift an item above one
+//!    that every direct source scored higher ([`order`]).
+
+use std::collections::HashMap;
+
+use super::Fused;
+
+/// Whether a source scored the query against the memory itself or only followed links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// Lexical, vector, semantic, phrase, episodic: the item's own content matched.
+    Direct,
+    /// Ripple, directives, priors: the item is linked to what matched.
+    Associative,
+}
+
+/// One source's candidates with raw scores (higher is better), best first.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// Source name, used in breakdowns and in `--sources` / `--weight`.
+    pub source: &'static str,
+    /// Its weight in the sum.
+    pub weight: f64,
+    /// Direct or associative.
+    pub evidence: Evidence,
+    /// `(item, raw score)`, best first.
+    pub hits: Vec<(u64, f64)>,
+}
+
+/// Where each item sits in its conversation: its session and the items just before and
+/// after it there.
+#[derive(Debug, Default, Clone)]
+pub struct Chronology {
+    /// Item → (session index, previous, next).
+    place: HashMap<u64, (u32, Option<u64>, Option<u64>)>,
+    /// Session name → (index, last item).
+    sessions: HashMap<Box<str>, (u32, u64)>,
+}
+
+impl Chronology {
+    /// Appends `id` (ids arrive in append order) to `session` (`None`: no session, no
+    /// neighbours).
+    pub fn push(&mut self, id: u64, session: Option<&str>) {
+        let Some(name) = session else { return };
+        let next_index = self.sessions.len() as u32;
+        match self.sessions.get_mut(name) {
+            Some((index, last)) => {
+                let prev = *last;
+                *last = id;
+                let index = *index;
+                if let Some(p) = self.place.get_mut(&prev) {
+                    p.2 = Some(id);
+                }
+                self.place.insert(id, (index, Some(prev), None));
+            }
+            None => {
+                self.sessions.insert(name.into(), (next_index, id));
+                self.place.insert(id, (next_index, None, None));
+            }
+        }
+    }
+
+    /// The session index of `id`.
+    pub fn session(&self, id: u64) -> Option<u32> {
+        self.place.get(&id).map(|p| p.0)
+    }
+
+    /// The items just before and after `id` in its session.
+    pub fn neighbours(&self, id: u64) -> [Option<u64>; 2] {
+        self.place.get(&id).map_or([None, None], |p| [p.1, p.2])
+    }
+
+    /// Items placed.
+    pub fn len(&self) -> usize {
+        self.place.len()
+    }
+
+    /// Whether nothing is placed.
+    pub fn is_empty(&self) -> bool {
+        self.place.is_empty()
+    }
+}
+
+/// Fusion settings (profile `[recall]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionParams {
+    /// Share of a turn's normalized score given to each neighbour in its session.
+    pub neighbour: f64,
+    /// Share of the best direct score of a session added to each of its candidates.
+    pub session: f64,
+}
+
+/// Min-max normalization of one list: best 1, worst 0 (a list of equal scores: all 1).
+fn normalized(hits: &[(u64, f64)]) -> Vec<(u64, f64)> {
+    let mode = std::env::var("HM_NORM").unwrap_or_default();
+    if mode == "rrf" {
+        return hits.iter().enumerate().map(|(i, &(id, _))| (id, 61.0 / (60.0 + i as f64 + 1.0))).collect();
+    }
+    if mode == "z" {
+        let n = hits.len() as f64;
+        let mean = hits.iter().map(|h| h.1).sum::<f64>() / n;
+        let sd = (hits.iter().map(|h| (h.1 - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-12);
+        return hits.iter().map(|&(id, s)| (id, ((s - mean) / sd).max(0.0))).collect();
+    }
+    if mode == "max" {
+        let max = hits.iter().map(|h| h.1).fold(0.0, f64::max).max(1e-12);
+        return hits.iter().map(|&(id, s)| (id, s / max)).collect();
+    }
+    let max = hits.iter().map(|h| h.1).fold(f64::NEG_INFINITY, f64::max);
+    let min = hits.iter().map(|h| h.1).fold(f64::INFINITY, f64::min);
+    let span = max - min;
+    hits.iter()
+        .map(|&(id, s)| (id, if span > 0.0 { (s - min) / span } else { 1.0 }))
+        .collect()
+}
+
+/// A fused candidate: its direct score per source (for [`order`]), its fused score.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The fused item, with its breakdown.
+    pub fused: Fused,
+    /// Weighted, smoothed, normalized score of each direct source (in list order), then
+    /// the session prior.
+    pub direct: Vec<f64>,
+    /// The direct part of the score (sum of `direct` plus the session prior).
+    pub direct_score: f64,
+}
+
+/// Fuses the lists (normalize, smooth, weigh, session prior, bounded associative
+/// evidence); candidates best first by fused score (ties: lower id first). Associative
+/// contributions are capped at their weight. Use [`order`] for the final ranking.
+pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> Vec<Candidate> {
+    let directs: Vec<&Scored> = lists
+        .iter()
+        .filter(|l| l.evidence == Evidence::Direct)
+        .collect();
+    let mut by_id: HashMap<u64, Candidate> = HashMap::new();
+    for (d, list) in directs.iter().enumerate() {
+        let mut smoothed: HashMap<u64, f64> = HashMap::new();
+        let norm = normalized(&list.hits);
+        for &(id, s) in &norm {
+            *smoothed.entry(id).or_default() += s;
+            if params.neighbour > 0.0 {
+                for n in chronology.neighbours(id).into_iter().flatten() {
+                    *smoothed.entry(n).or_default() += params.neighbour * s;
+                }
+            }
+        }
+        let rank: HashMap<u64, usize> = list
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.0, i + 1))
+            .collect();
+        for (id, s) in smoothed {
+            if s <= 0.0 {
+                continue;
+            }
+            let c = by_id.entry(id).or_insert_with(|| Candidate {
+                fused: Fused {
+                    id,
+                    score: 0.0,
+                    breakdown: Vec::new(),
+                },
+                direct: vec![0.0; directs.len() + 1],
+                direct_score: 0.0,
+            });
+            let w = list.weight * s;
+            c.direct[d] = w;
+            c.direct_score += w;
+            c.fused
+                .breakdown
+                .push((list.source, rank.get(&id).copied().unwrap_or(0), w));
+        }
+    }
+    if params.session > 0.0 {
+        let mut best: HashMap<u32, f64> = HashMap::new();
+        for c in by_id.values() {
+            if let Some(s) = chronology.session(c.fused.id) {
+                let b = best.entry(s).or_default();
+                *b = b.max(c.direct_score);
+            }
+        }
+        for c in by_id.values_mut() {
+            if let Some(s) = chronology.session(c.fused.id) {
+                let prior = params.session * best[&s];
+                if prior > 0.0 {
+                    c.direct_score += prior;
+                    *c.direct.last_mut().expect("one place per direct source and the prior") = prior;
+                    c.fused.breakdown.push(("session", 0, prior));
+                }
+            }
+        }
+    }
+    for c in by_id.values_mut() {
+        c.fused.score = c.direct_score;
+    }
+    for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
+        for (i, (id, s)) in normalized(&list.hits).into_iter().enumerate() {
+            let c = by_id.entry(id).or_insert_with(|| Candidate {
+                fused: Fused {
+                    id,
+                    score: 0.0,
+                    breakdown: Vec::new(),
+                },
+                direct: vec![0.0; directs.len() + 1],
+                direct_score: 0.0,
+            });
+            let w = list.weight * s;
+            if w > 0.0 && c.fused.breakdown.iter().all(|b| b.0 != list.source) {
+                c.fused.score += w;
+                c.fused.breakdown.push((list.source, i + 1, w));
+            }
+        }
+    }
+    let mut out: Vec<Candidate> = by_id.into_values().collect();
+    out.sort_by(|a, b| {
+        b.fused
+            .score
+            .total_cmp(&a.fused.score)
+            .then(a.fused.id.cmp(&b.fused.id))
+    });
+    out
+}
+
+/// Adds a bounded prior (`bonus ≥ 0`) to a candidate's fused score, recorded in its
+/// breakdown under `name`.
+pub fn add_prior(c: &mut Candidate, name: &'static str, bonus: f64) {
+    if bonus > 0.0 {
+        c.fused.score += bonus;
+        c.fused.breakdown.push((name, 0, bonus));
+    }
+}
+
+/// Whether `a` dominates `b`: every direct source scored `a` at least as high as `b`,
+/// and one strictly higher.
+fn dominates(a: &Candidate, b: &Candidate) -> bool {
+    let m: f64 = std::env::var("HM_MARGIN").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let mut strict = false;
+    for (x, y) in a.direct.iter().zip(&b.direct) {
+        if *x < *y + m {
+            return false;
+        }
+        strict |= x > y;
+    }
+    strict
+}
+
+/// The final order: by fused score (ties: lower id), except that no candidate is placed
+/// above one that dominates it on direct evidence: associative evidence and priors can
+/// reorder, never overturn what every direct source agrees on. Greedy: each place goes to
+/// the best remaining candidate that no remaining candidate dominates.
+pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
+    candidates.sort_by(|a, b| {
+        b.fused
+            .score
+            .total_cmp(&a.fused.score)
+            .then(a.fused.id.cmp(&b.fused.id))
+    });
+    let mut out = Vec::with_capacity(candidates.len());
+    if std::env::var("HM_NODOM").is_ok() {
+        return candidates;
+    }
+    while !candidates.is_empty() {
+        let pick = (0..candidates.len())
+            .find(|&i| {
+                !candidates
+                    .iter()
+                    .enumerate()
+                    .any(|(j, other)| j != i && dominates(other, &candidates[i]))
+            })
+            .unwrap_or(0);
+        out.push(candidates.remove(pick));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(source: &'static str, evidence: Evidence, hits: &[(u64, f64)]) -> Scored {
+        Scored {
+            source,
+            weight: 1.0,
+            evidence,
+            hits: hits.to_vec(),
+        }
+    }
+
+    const NONE: FusionParams = FusionParams {
+        neighbour: 0.0,
+        session: 0.0,
+    };
+
+    #[test]
+    fn agreement_wins_and_fusion_is_deterministic() {
+        let lists = [
+            list("vector", Evidence::Direct, &[(1, 0.3), (2, 0.2), (3, 0.1)]),
+            list("bm25", Evidence::Direct, &[(3, 9.0), (4, 1.0), (1, 0.5)]),
+        ];
+        let f = order(fuse(&lists, &Chronology::default(), NONE));
+        assert_eq!(f[0].fused.id, 1, "first by one source, present in both");
+        let again = order(fuse(&lists, &Chronology::default(), NONE));
+        let ids = |v: &[Candidate]| v.iter().map(|c| c.fused.id).collect::<Vec<_>>();
+        assert_eq!(ids(&f), ids(&again));
+    }
+
+    #[test]
+    fn neighbours_in_a_session_share_their_score() {
+        let mut chron = Chronology::default();
+        for (id, s) in [(1, "a"), (2, "a"), (3, "b"), (4, "a")] {
+            chron.push(id, Some(s));
+        }
+        assert_eq!(chron.neighbours(2), [Some(1), Some(4)]);
+        assert_eq!(chron.neighbours(3), [None, None]);
+        let lists = [list("bm25", Evidence::Direct, &[(2, 5.0), (3, 1.0)])];
+        let params = FusionParams {
+            neighbour: 0.5,
+            session: 0.0,
+        };
+        let f = fuse(&lists, &chron, params);
+        let score = |id| f.iter().find(|c| c.fused.id == id).map(|c| c.fused.score);
+        assert_eq!(score(2), Some(1.0));
+        assert_eq!(score(1), Some(0.5), "the turn before gets half");
+        assert_eq!(score(4), Some(0.5), "the turn after, in the same session");
+        assert_eq!(score(3), None, "min-max puts the last of the list at 0");
+    }
+
+    #[test]
+    fn associative_evidence_never_overturns_direct_agreement() {
+        let lists = [
+            list("vector", Evidence::Direct, &[(1, 0.3), (2, 0.2), (9, 0.0)]),
+            list("bm25", Evidence::Direct, &[(1, 9.0), (2, 3.0), (9, 0.0)]),
+            list("ripple", Evidence::Associative, &[(2, 5.0), (7, 1.0), (8, 0.0)]),
+        ];
+        let mut c = fuse(&lists, &Chronology::default(), NONE);
+        for cand in &mut c {
+            if cand.fused.id == 2 {
+                add_prior(cand, "user", 10.0);
+            }
+        }
+        let ids: Vec<u64> = order(c).iter().map(|c| c.fused.id).collect();
+        assert_eq!(ids[0], 1, "both direct sources rank 1 above 2: {ids:?}");
+        assert!(ids.contains(&7), "an associative-only item fills a place");
+    }
+}
