@@ -24,6 +24,9 @@ pub enum Error {
     /// Hypervector algebra.
     #[error(transparent)]
     Hdv(#[from] hdv::Error),
+    /// The profile's semantic model.
+    #[error(transparent)]
+    Model(#[from] crate::semantic::ModelError),
 }
 
 /// Result alias of the engine.

@@ -117,6 +117,127 @@ fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// Caller-supplied embeddings of a data set (`embeddings/<model>-turns.npy` and
+/// `-questions.npy`, rows in the order of `turns.tsv` and `questions.tsv`;
+/// `../shared/eval/FORMAT.md`).
+#[derive(Debug, Default)]
+pub struct Embeddings {
+    turns: HashMap<(String, String), Vec<f32>>,
+    questions: HashMap<String, Vec<f32>>,
+}
+
+impl Embeddings {
+    /// Reads the embeddings of `model` under `data/embeddings/`.
+    ///
+    /// # Errors
+    /// Missing or malformed files (naming the file), row counts that differ from the
+    /// `.tsv` files.
+    pub fn load(data: &Path, model: &str) -> Result<Self> {
+        let dir = data.join("embeddings");
+        let rows = |name: &str| -> Result<Vec<Vec<f32>>> { read_npy(&dir.join(name)) };
+        let lines = |name: &str| -> Result<Vec<String>> {
+            let path = dir.join(name);
+            Ok(std::fs::read_to_string(&path)
+                .map_err(|e| bad("embeddings", format!("{}: {e}", path.display())))?
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect())
+        };
+        let (turn_rows, turn_ids) = (rows(&format!("{model}-turns.npy"))?, lines("turns.tsv")?);
+        let (q_rows, q_ids) = (
+            rows(&format!("{model}-questions.npy"))?,
+            lines("questions.tsv")?,
+        );
+        if turn_rows.len() != turn_ids.len() || q_rows.len() != q_ids.len() {
+            return Err(bad(
+                "embeddings",
+                format!(
+                    "{}: {} turn rows for {} turns.tsv lines, {} question rows for {} questions.tsv lines",
+                    dir.display(),
+                    turn_rows.len(),
+                    turn_ids.len(),
+                    q_rows.len(),
+                    q_ids.len()
+                ),
+            ));
+        }
+        let mut turns = HashMap::new();
+        for (line, row) in turn_ids.iter().zip(turn_rows) {
+            let (conv, turn) = line
+                .split_once('\t')
+                .ok_or_else(|| bad("embeddings", format!("turns.tsv line {line:?} has no tab")))?;
+            turns.insert((conv.to_owned(), turn.to_owned()), row);
+        }
+        let questions = q_ids.into_iter().zip(q_rows).collect();
+        Ok(Self { turns, questions })
+    }
+}
+
+/// A little-endian `float32`, C-order, two-dimensional NumPy `.npy` file, as rows.
+fn read_npy(path: &Path) -> Result<Vec<Vec<f32>>> {
+    let malformed = |why: &str| bad("embeddings", format!("{}: {why}", path.display()));
+    let bytes =
+        std::fs::read(path).map_err(|e| bad("embeddings", format!("{}: {e}", path.display())))?;
+    let rest = bytes
+        .strip_prefix(b"\x93NUMPY")
+        .ok_or_else(|| malformed("not a .npy file"))?;
+    let (major, rest) = rest
+        .split_at_checked(2)
+        .ok_or_else(|| malformed("truncated"))?;
+    let (len, rest) = match major[0] {
+        1 => {
+            let (l, r) = rest
+                .split_at_checked(2)
+                .ok_or_else(|| malformed("truncated"))?;
+            (usize::from(u16::from_le_bytes([l[0], l[1]])), r)
+        }
+        2 | 3 => {
+            let (l, r) = rest
+                .split_at_checked(4)
+                .ok_or_else(|| malformed("truncated"))?;
+            (u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize, r)
+        }
+        v => return Err(malformed(&format!("unknown .npy version {v}"))),
+    };
+    let (header, data) = rest
+        .split_at_checked(len)
+        .ok_or_else(|| malformed("truncated"))?;
+    let header = String::from_utf8_lossy(header);
+    if !header.contains("'<f4'") || header.contains("'fortran_order': True") {
+        return Err(malformed("not little-endian float32 in C order"));
+    }
+    let shape = header
+        .split_once("'shape':")
+        .and_then(|(_, r)| r.split_once('('))
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(dims, _)| {
+            dims.split(',')
+                .filter(|d| !d.trim().is_empty())
+                .map(|d| d.trim().parse::<usize>())
+                .collect::<std::result::Result<Vec<_>, _>>()
+        })
+        .and_then(|r| r.ok())
+        .ok_or_else(|| malformed("no readable shape"))?;
+    let [rows, cols] = shape[..] else {
+        return Err(malformed("not a matrix"));
+    };
+    if cols == 0 || data.len() != rows * cols * 4 {
+        return Err(malformed(&format!(
+            "{} data bytes for shape ({rows}, {cols})",
+            data.len()
+        )));
+    }
+    Ok(data
+        .chunks_exact(cols * 4)
+        .map(|row| {
+            row.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect())
+}
+
 /// Applies an ablation to recall settings: with `sources`, every candidate source not
 /// named gets weight 0; each `name=x` of `weights` then sets that source's or prior's
 /// weight ([`crate::config::RecallSettings::weight_mut`]).
@@ -161,7 +282,12 @@ pub fn ablate(
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| bad("--weight", format!("`{w}`: the weight must be a number >= 0")))?;
+            .ok_or_else(|| {
+                bad(
+                    "--weight",
+                    format!("`{w}`: the weight must be a number >= 0"),
+                )
+            })?;
         *settings
             .weight_mut(name.trim())
             .ok_or_else(|| bad("--weight", format!("unknown source or prior `{name}`")))? = value;
@@ -182,6 +308,7 @@ pub fn import(
     memory: &Memory,
     dir: &Path,
     episodes: bool,
+    embeddings: Option<&Embeddings>,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<usize> {
     let conversations = read_jsonl(&dir.join("conversations.jsonl"))?;
@@ -197,11 +324,10 @@ pub fn import(
         .sum();
     let mut done = 0;
     for conv in &conversations {
-        let project = project_of(
-            conv["conversation_id"]
-                .as_str()
-                .ok_or_else(|| bad("conversation", "missing conversation_id"))?,
-        )?;
+        let conversation = conv["conversation_id"]
+            .as_str()
+            .ok_or_else(|| bad("conversation", "missing conversation_id"))?;
+        let project = project_of(conversation)?;
         let mut batch = Vec::new();
         for session in conv["sessions"]
             .as_array()
@@ -235,6 +361,20 @@ pub fn import(
                     e = e.at(at);
                 }
                 e.source_id = turn["turn_id"].as_str().map(str::to_owned);
+                if let (Some(embeddings), Some(turn_id)) = (embeddings, &e.source_id) {
+                    e.embedding = Some(
+                        embeddings
+                            .turns
+                            .get(&(conversation.to_owned(), turn_id.clone()))
+                            .ok_or_else(|| {
+                                bad(
+                                    "embeddings",
+                                    format!("no embedding for turn {turn_id} of {conversation}"),
+                                )
+                            })?
+                            .clone(),
+                    );
+                }
                 batch.push(e);
             }
         }
@@ -265,7 +405,8 @@ pub fn import(
 }
 
 /// Ingests the data set into `memory`, asks every question with evidence (top `k`) and
-/// scores the rankings.
+/// scores the rankings; with `embeddings`, every turn and question carries its
+/// caller-supplied embedding.
 ///
 /// # Errors
 /// As [`import`].
@@ -274,10 +415,11 @@ pub fn evaluate(
     dir: &Path,
     k: usize,
     episodes: bool,
+    embeddings: Option<&Embeddings>,
     progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
     let t = Instant::now();
-    let turns = import(memory, dir, episodes, progress)?;
+    let turns = import(memory, dir, episodes, embeddings, progress)?;
     let ingest_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     #[derive(Default)]
@@ -314,7 +456,17 @@ pub fn evaluate(
                 .as_str()
                 .ok_or_else(|| bad("question", "missing conversation_id"))?,
         )?;
-        let hits = memory.recall(&project, q["question"].as_str().unwrap_or(""), k.max(10))?;
+        let question_id = q["question_id"].as_str().unwrap_or("");
+        let mut rq = crate::RecallQuery::new(q["question"].as_str().unwrap_or(""), k.max(10));
+        if let Some(embeddings) = embeddings {
+            rq.embedding = Some(embeddings.questions.get(question_id).ok_or_else(|| {
+                bad(
+                    "embeddings",
+                    format!("no embedding for question {question_id}"),
+                )
+            })?);
+        }
+        let hits = memory.recall_with(&project, &rq)?.items;
         let rank_of: HashMap<String, usize> = hits
             .iter()
             .enumerate()

@@ -22,6 +22,7 @@ pub mod index;
 pub mod ledger;
 mod memory;
 pub mod recall;
+pub mod semantic;
 pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};

@@ -211,6 +211,14 @@ enum Command {
         /// episode, ripple, neighbour, session, user, hint); repeatable.
         #[arg(long = "weight", value_name = "NAME=X")]
         weights: Vec<String>,
+        /// Recall with the data set's own embeddings of this model (`embeddings/<MODEL>-turns.npy`
+        /// and `-questions.npy`): the semantic source on caller-supplied vectors.
+        #[arg(long, value_name = "MODEL")]
+        embeddings: Option<String>,
+        /// Recall with this static embedding model (model2vec format) as the semantic
+        /// source, instead of the profile's.
+        #[arg(long, value_name = "DIR")]
+        semantic_model: Option<PathBuf>,
     },
 }
 
@@ -522,17 +530,33 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         episodes,
         sources,
         weights,
+        embeddings,
+        semantic_model,
     } = &cli.command
     {
         let mut profile = profile.clone();
         hypermem::eval::ablate(&mut profile.recall, sources.as_deref(), weights)?;
+        if semantic_model.is_some() {
+            profile.semantic.model.clone_from(semantic_model);
+        }
+        let embeddings = embeddings
+            .as_deref()
+            .map(|model| hypermem::eval::Embeddings::load(data, model))
+            .transpose()?;
         let scratch = tempfile::tempdir()?;
         let memory = Memory::open(&profile, Some(scratch.path()))?;
         let bar = progress_bar(cli.json);
-        let report = hypermem::eval::evaluate(&memory, data, *k, *episodes, |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
+        let report = hypermem::eval::evaluate(
+            &memory,
+            data,
+            *k,
+            *episodes,
+            embeddings.as_ref(),
+            |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            },
+        )?;
         bar.finish_and_clear();
         if let Some(path) = per_question {
             let mut out = String::new();
@@ -873,7 +897,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         Command::Import { data, episodes } => {
             let bar = progress_bar(cli.json);
-            let n = hypermem::eval::import(&memory, &data, episodes, |done, total| {
+            let n = hypermem::eval::import(&memory, &data, episodes, None, |done, total| {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             })?;

@@ -108,6 +108,44 @@ struct RawProfile {
     pulse: RawPulse,
     #[serde(default)]
     recall: RawRecall,
+    #[serde(default)]
+    semantic: RawSemantic,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawSemantic {
+    model: Option<PathBuf>,
+    bits: usize,
+}
+
+impl Default for RawSemantic {
+    fn default() -> Self {
+        Self {
+            model: None,
+            bits: SemanticSettings::default().bits.bits(),
+        }
+    }
+}
+
+/// Semantic recall settings of a profile (`[semantic]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticSettings {
+    /// A static embedding model directory in model2vec format (`tokenizer.json`,
+    /// `model.safetensors`); `None`: only caller-supplied embeddings are semantic. A relative
+    /// path is read from the working directory.
+    pub model: Option<PathBuf>,
+    /// Bits of the sign projection every embedding is stored as.
+    pub bits: Dim,
+}
+
+impl Default for SemanticSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            bits: Dim::new(8192).expect("a multiple of 64"),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,6 +162,7 @@ struct RawRecall {
     neighbour_weight: f64,
     session_weight: f64,
     hint_weight: f64,
+    semantic_weight: f64,
 }
 
 impl Default for RawRecall {
@@ -141,6 +180,7 @@ impl Default for RawRecall {
             neighbour_weight: r.neighbour_weight,
             session_weight: r.session_weight,
             hint_weight: r.hint_weight,
+            semantic_weight: r.semantic_weight,
         }
     }
 }
@@ -179,6 +219,9 @@ pub struct RecallSettings {
     /// Added to candidates that happened inside the window of a time hint in the query
     /// ("last week", "on March 24, 2025"); bounded like every prior.
     pub hint_weight: f64,
+    /// Weight of the semantic source (embeddings: the caller's or the profile's static
+    /// model); it runs only where the project has semantic vectors.
+    pub semantic_weight: f64,
 }
 
 impl RecallSettings {
@@ -189,6 +232,7 @@ impl RecallSettings {
         Some(match name {
             "bm25" | "lexical" | "fts" | "phrase" => &mut self.fts_weight,
             "vector" => &mut self.vector_weight,
+            "semantic" => &mut self.semantic_weight,
             "episode" | "episodic" => &mut self.episode_weight,
             "ripple" => &mut self.ripple_weight,
             "neighbour" | "neighbor" => &mut self.neighbour_weight,
@@ -200,7 +244,7 @@ impl RecallSettings {
     }
 
     /// The names [`weight_mut`](Self::weight_mut) knows that are candidate sources.
-    pub const SOURCES: &[&str] = &["bm25", "vector", "episode", "ripple"];
+    pub const SOURCES: &[&str] = &["bm25", "vector", "semantic", "episode", "ripple"];
 }
 
 impl Default for RecallSettings {
@@ -217,6 +261,7 @@ impl Default for RecallSettings {
             neighbour_weight: 0.3,
             session_weight: 0.3,
             hint_weight: 0.2,
+            semantic_weight: 1.0,
         }
     }
 }
@@ -406,6 +451,8 @@ pub struct Profile {
     pub pulse: PulseSettings,
     /// Recall fusion settings.
     pub recall: RecallSettings,
+    /// The semantic space: model and projection.
+    pub semantic: SemanticSettings,
 }
 
 impl Profile {
@@ -587,6 +634,7 @@ impl Profile {
             ("recall.neighbour_weight", raw.recall.neighbour_weight),
             ("recall.session_weight", raw.recall.session_weight),
             ("recall.hint_weight", raw.recall.hint_weight),
+            ("recall.semantic_weight", raw.recall.semantic_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -607,6 +655,7 @@ impl Profile {
             neighbour_weight: raw.recall.neighbour_weight,
             session_weight: raw.recall.session_weight,
             hint_weight: raw.recall.hint_weight,
+            semantic_weight: raw.recall.semantic_weight,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
@@ -637,6 +686,15 @@ impl Profile {
                 gap_similarity: cg.gap_similarity,
             },
             recall,
+            semantic: SemanticSettings {
+                model: raw.semantic.model,
+                bits: Dim::new(raw.semantic.bits).map_err(|e| {
+                    invalid(
+                        "semantic.bits",
+                        format!("{e} (a positive multiple of 64, e.g. 8192)"),
+                    )
+                })?,
+            },
             pulse: PulseSettings {
                 background: pu.background,
                 interval: std::time::Duration::from_secs_f64(pu.interval_secs),

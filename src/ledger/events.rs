@@ -151,6 +151,10 @@ pub struct NewEvent {
     /// Who spoke, by name, in a conversation of named participants (a field of its own:
     /// the content stays what was said; recall's lexical index reads it beside the text).
     pub speaker: Option<String>,
+    /// A dense embedding of the content supplied by the caller (any model, one dimension
+    /// per project): stored as its sign projection in the project's semantic space, not in
+    /// the raw event.
+    pub embedding: Option<Vec<f32>>,
 }
 
 impl NewEvent {
@@ -179,6 +183,7 @@ impl NewEvent {
             source_len: None,
             ordering_confidence: 1.0,
             speaker: None,
+            embedding: None,
         }
     }
 
@@ -395,6 +400,20 @@ impl Ledger {
     /// [`LedgerError::ContentTooLarge`], [`LedgerError::UnknownEvent`] /
     /// [`LedgerError::CrossProject`] for a bad parent, a duplicate `source_id`, SQLite errors.
     pub fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
+        self.append_batch_with(events, &[])
+    }
+
+    /// As [`append_batch`](Self::append_batch), and in the same transaction the semantic
+    /// vector of each event that has one (`semantic[i]` belongs to `events[i]`; a shorter
+    /// slice leaves the rest without): `(embedding dimensions, projected bits)`.
+    ///
+    /// # Errors
+    /// As [`append_batch`](Self::append_batch).
+    pub fn append_batch_with(
+        &self,
+        events: &[NewEvent],
+        semantic: &[Option<(u32, Vec<u8>)>],
+    ) -> LedgerResult<Vec<EventId>> {
         let limit = self.config.max_content_bytes;
         if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
             return Err(LedgerError::ContentTooLarge {
@@ -418,8 +437,19 @@ impl Ledger {
             for p in projects {
                 ensure_fts(tx, p).map_err(|err| self.sql(err))?;
             }
-            for e in events {
-                ids.push(self.insert_event(tx, e, now, &mut cursors)?);
+            for (i, e) in events.iter().enumerate() {
+                let id = self.insert_event(tx, e, now, &mut cursors)?;
+                if let Some(Some((input, bits))) = semantic.get(i) {
+                    tx.prepare_cached(
+                        "INSERT INTO semantic_vectors (project, event_id, input_dim, bits)
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![e.project.as_str(), id.0 as i64, input, bits])
+                    })
+                    .map_err(|err| self.sql(err))?;
+                }
+                ids.push(id);
             }
             Ok(ids)
         })
@@ -655,6 +685,31 @@ impl Ledger {
             .and_then(|mut s| {
                 s.query_map(params![project.as_str(), after.0 as i64], |r| {
                     Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// The semantic vectors of `project` after event `after`, in event order:
+    /// `(event, embedding dimensions, bits)`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn semantic_vectors_after(
+        &self,
+        project: &ProjectId,
+        after: EventId,
+    ) -> LedgerResult<Vec<(EventId, u32, Vec<u8>)>> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT event_id, input_dim, bits FROM semantic_vectors
+                 WHERE project = ?1 AND event_id > ?2 ORDER BY event_id",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str(), after.0 as i64], |r| {
+                    Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?, r.get(2)?))
                 })?
                 .collect()
             })

@@ -292,10 +292,19 @@ CREATE TABLE memory_traces (
     },
     Migration {
         version: 6,
-        name: "events.speaker: who spoke, by name, beside the raw content",
+        name: "events.speaker and the semantic vector space",
         sql: r#"
--- NULL for events recorded before it (their content is unchanged either way).
+-- Who spoke, by name; NULL for events recorded before it (their content is unchanged).
 ALTER TABLE events ADD COLUMN speaker TEXT;
+-- The sign projection of an event's dense embedding (the caller's or the static model's),
+-- written in the transaction that appends the event.
+CREATE TABLE semantic_vectors (
+    project    TEXT    NOT NULL,
+    event_id   INTEGER NOT NULL REFERENCES events(id),
+    input_dim  INTEGER NOT NULL,
+    bits       BLOB    NOT NULL,
+    PRIMARY KEY (project, event_id)
+) WITHOUT ROWID;
 "#,
     },
 ];

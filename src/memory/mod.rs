@@ -194,6 +194,10 @@ pub struct Memory {
     /// Held across a ledger append and the indexing of its events (and across a lazy
     /// build), so every event is indexed exactly once.
     append_lock: Mutex<()>,
+    /// Projects embeddings to bits; embeds text with the profile's static model, if any.
+    embedder: crate::semantic::Embedder,
+    /// Semantic vectors per project, loaded from the ledger on first use.
+    spaces: RwLock<HashMap<ProjectId, Arc<RwLock<crate::semantic::Space>>>>,
 }
 
 impl std::fmt::Debug for Memory {
@@ -255,7 +259,13 @@ impl Memory {
             profile.dim,
             profile.cognition,
         ));
+        let model = match &profile.semantic.model {
+            Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
+            None => None,
+        };
         let memory = Self {
+            embedder: crate::semantic::Embedder::new(model, profile.semantic.bits),
+            spaces: RwLock::new(HashMap::new()),
             profile: profile.clone(),
             data_dir,
             ledger,
@@ -426,6 +436,97 @@ impl Memory {
         Ok(text)
     }
 
+    /// The semantic vector of each event: its caller-supplied embedding, else the static
+    /// model's embedding of its content (none without a model), projected to bits, with
+    /// the embedding's dimensions. Every embedding of a project must have the dimensions
+    /// of the project's semantic space.
+    ///
+    /// # Errors
+    /// `embedding` invalid: empty, non-finite, or of another dimension than the project's.
+    fn semantic_bits(&self, events: &[NewEvent]) -> Result<Vec<Option<(usize, Hypervector)>>> {
+        let mut dims: HashMap<&ProjectId, usize> = HashMap::new();
+        for e in events {
+            let input = match (&e.embedding, self.embedder.model()) {
+                (Some(v), _) => v.len(),
+                (None, Some(m)) => m.dim(),
+                (None, None) => continue,
+            };
+            let have = match dims.get(&e.project) {
+                Some(&d) => Some(d),
+                None => {
+                    let space = self.space(&e.project)?;
+                    let d = read_lock(&space).input;
+                    (d > 0).then_some(d)
+                }
+            };
+            if let Some(have) = have
+                && have != input
+            {
+                return Err(crate::ledger::LedgerError::Invalid {
+                    what: "embedding",
+                    reason: format!(
+                        "has {input} dimensions; the semantic space of project `{}` holds {have}-dimensional embeddings",
+                        e.project
+                    ),
+                }
+                .into());
+            }
+            dims.insert(&e.project, input);
+        }
+        events
+            .par_iter()
+            .map(|e| {
+                let embedding = match &e.embedding {
+                    Some(v) => Some(std::borrow::Cow::Borrowed(v.as_slice())),
+                    None => self
+                        .embedder
+                        .embed_text(&e.content)
+                        .map(std::borrow::Cow::Owned),
+                };
+                match embedding {
+                    Some(v) => self
+                        .embedder
+                        .project(&v)
+                        .map(|bits| Some((v.len(), bits)))
+                        .map_err(|err| {
+                            crate::ledger::LedgerError::Invalid {
+                                what: "embedding",
+                                reason: err.to_string(),
+                            }
+                            .into()
+                        }),
+                    None => Ok(None),
+                }
+            })
+            .collect()
+    }
+
+    /// The semantic space of `project`, loaded from the ledger on first use.
+    fn space(&self, project: &ProjectId) -> Result<Arc<RwLock<crate::semantic::Space>>> {
+        if let Some(s) = read_lock(&self.spaces).get(project) {
+            return Ok(s.clone());
+        }
+        let mut space = crate::semantic::Space::default();
+        let dim = self.embedder.bits();
+        for (id, input, bytes) in self.ledger.semantic_vectors_after(project, EventId(0))? {
+            let words: Vec<u64> = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
+            // Vectors of another projection size (a changed profile) are skipped.
+            if let Ok(v) = Hypervector::from_words(words)
+                && v.dim() == dim
+            {
+                space.push(id.0, input as usize, &v);
+            }
+        }
+        let mut spaces = write_lock(&self.spaces);
+        Ok(spaces
+            .entry(project.clone())
+            .or_insert_with(|| Arc::new(RwLock::new(space)))
+            .clone())
+    }
+
     /// Saves every loaded lexical index whose file is missing, damaged or lags it by
     /// [`LEXICAL_LAG`] documents or more (atomically: a synced temporary file renamed over
     /// the old one). A file is derived data: a damaged one is rebuilt.
@@ -567,9 +668,28 @@ impl Memory {
                 )
             })
             .collect();
+        let semantic = self.semantic_bits(events)?;
         let ids = {
             let _append = lock(&self.append_lock);
-            let ids = self.ledger.append_batch(events)?;
+            let rows: Vec<Option<(u32, Vec<u8>)>> = semantic
+                .iter()
+                .map(|s| {
+                    s.as_ref().map(|(input, v)| {
+                        (
+                            *input as u32,
+                            v.words().iter().flat_map(|w| w.to_le_bytes()).collect(),
+                        )
+                    })
+                })
+                .collect();
+            let ids = self.ledger.append_batch_with(events, &rows)?;
+            let spaces = read_lock(&self.spaces);
+            for ((e, id), s) in events.iter().zip(&ids).zip(&semantic) {
+                if let (Some((input, v)), Some(space)) = (s, spaces.get(&e.project)) {
+                    write_lock(space).push(id.0, *input, v);
+                }
+            }
+            drop(spaces);
             let lexicon = read_lock(&self.lexicon);
             for ((e, id), (_, tokens)) in events.iter().zip(&ids).zip(&prepared) {
                 if let Some(p) = lexicon.get(&e.project) {
@@ -660,6 +780,7 @@ impl Memory {
         let lexical = write_lock(&self.lexicon)
             .remove(project)
             .map_or(0, |p| read_lock(&p).postings.documents());
+        write_lock(&self.spaces).remove(project);
         let saved = self.lexical_path(project);
         if saved.exists() {
             std::fs::remove_file(&saved).map_err(|source| crate::store::StoreError::Io {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use hdv::Hypervector;
 use hdv::encode::TextEncoder;
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use super::{
     BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, FEEDBACK_BATCH,
@@ -16,8 +16,8 @@ use super::{
 use crate::cognition::{RecallTrace, RippleParams};
 use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId};
-use crate::recall::query::CompiledQuery;
 use crate::recall::fusion::{self, Evidence, FusionParams, Scored};
+use crate::recall::query::CompiledQuery;
 use crate::recall::{self, Fused, Pack, lexical, supersede};
 use crate::store::{ProjectId, SearchRequest, VectorId};
 use crate::{Memory, Result};
@@ -63,6 +63,10 @@ pub struct RecallQuery<'a> {
     /// Chronological neighbours (this many on each side, with parent and children) to
     /// attach to each result as its `context`; 0 attaches none.
     pub context: usize,
+    /// The query's dense embedding (the model the project's events were embedded with):
+    /// searched in the project's semantic space. Without it, the profile's static model
+    /// embeds the query text, if there is one.
+    pub embedding: Option<&'a [f32]>,
 }
 
 impl<'a> RecallQuery<'a> {
@@ -77,6 +81,7 @@ impl<'a> RecallQuery<'a> {
             thread: None,
             session: None,
             context: 0,
+            embedding: None,
         }
     }
 }
@@ -207,6 +212,57 @@ impl Memory {
             .collect())
     }
 
+    /// The project's semantic space and the bits of the query in it: the caller's
+    /// `embedding`, else the static model's embedding of `text`; `None` when the project
+    /// has no semantic vectors or there is nothing to embed.
+    ///
+    /// # Errors
+    /// An embedding of another dimension than the project's space, or not finite.
+    fn semantic_query(
+        &self,
+        project: &ProjectId,
+        embedding: Option<&[f32]>,
+        text: &str,
+    ) -> Result<Option<(Arc<RwLock<crate::semantic::Space>>, Hypervector)>> {
+        if embedding.is_none() && self.embedder.model().is_none() {
+            return Ok(None);
+        }
+        let space = self.space(project)?;
+        let input = read_lock(&space).input;
+        let owned;
+        let query = match embedding {
+            Some(v) => v,
+            None => match self.embedder.embed_text(text) {
+                Some(v) => {
+                    owned = v;
+                    &owned
+                }
+                None => return Ok(None),
+            },
+        };
+        if input == 0 {
+            return Ok(None);
+        }
+        if query.len() != input {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "embedding",
+                reason: format!(
+                    "the query embedding has {} dimensions; the semantic space of project `{project}` holds {input}-dimensional embeddings",
+                    query.len()
+                ),
+            }
+            .into());
+        }
+        let bits =
+            self.embedder
+                .project(query)
+                .map_err(|e| crate::ledger::LedgerError::Invalid {
+                    what: "embedding",
+                    reason: e.to_string(),
+                })?;
+        Ok(Some((space, bits)))
+    }
+
     /// Directive slots of a `k`-result recall: the profile's number, at most a third of `k`.
     fn directive_slots(&self, k: usize) -> usize {
         self.profile.recall.directive_slots.min(k / 3)
@@ -306,7 +362,11 @@ impl Memory {
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
             // (unless nothing else remains).
             let n = text.postings.documents();
-            let terms = if std::env::var("HM_NOSTOP").is_ok() { lexical::tokens(query) } else { lexical::query_terms(query) };
+            let terms = if std::env::var("HM_NOSTOP").is_ok() {
+                lexical::tokens(query)
+            } else {
+                lexical::query_terms(query)
+            };
             let distinctive: Vec<String> = terms
                 .iter()
                 .filter(|t| lexical::idf(n, text.postings.df(t)) >= COMMON_IDF)
@@ -318,7 +378,9 @@ impl Memory {
                 distinctive
             }
         };
+        let semantic = self.semantic_query(project, rq.embedding, query)?;
         let mut probe = Probe {
+            semantic: semantic.as_ref(),
             project,
             compiled: &compiled,
             text: &text,
@@ -375,6 +437,13 @@ impl Memory {
         let mut candidates = fusion::fuse(&lists, &text.chronology, params);
         drop(text);
         candidates.truncate(FETCH_WINDOW.max(k + k / 2));
+        // The semantic side of the relevance floor: the query's similarity to memories
+        // spread over the project's semantic space.
+        let semantic_floor = semantic.as_ref().and_then(|(space, q)| {
+            read_lock(space)
+                .baseline(q, BASELINE_SAMPLE)
+                .map(|(mean, sd)| (space, q, mean, sd))
+        });
         let mut similarity = HashMap::new();
         let mut fetched = Vec::new();
         for c in candidates {
@@ -402,7 +471,13 @@ impl Memory {
             // Relevance floor: no lexical evidence (its own or a neighbour's) and a
             // similarity within the spread of unrelated memories of this project.
             let lexical = c.fused.breakdown.iter().any(|b| LEXICAL.contains(&b.0));
+            let semantic_support = semantic_floor.is_some_and(|(space, q, mean, sd)| {
+                read_lock(space)
+                    .similarity(q, c.fused.id)
+                    .is_some_and(|s| s >= mean + std::env::var("HM_SF").ok().and_then(|v| v.parse().ok()).unwrap_or(FLOOR_SIGMAS) * sd)
+            });
             if !lexical
+                && !semantic_support
                 && std::env::var("HM_NOFLOOR").is_err()
                 && let Some((mean, sd)) = baseline
                 && similarity
@@ -422,10 +497,7 @@ impl Memory {
                 .iter()
                 .find(|(_, e)| e.content_hash == event.content_hash && e.content == event.content)
             {
-                duplicates
-                    .entry(first.fused.id)
-                    .or_default()
-                    .push(event.id);
+                duplicates.entry(first.fused.id).or_default().push(event.id);
                 continue;
             }
             if event.role == crate::ledger::Role::User {
@@ -438,13 +510,14 @@ impl Memory {
         }
         let mut events: HashMap<u64, Event> =
             kept.iter().map(|(c, e)| (c.fused.id, e.clone())).collect();
-        let mut all: Vec<(Fused, Event)> = fusion::order(kept.into_iter().map(|(c, _)| c).collect())
-            .into_iter()
-            .map(|c| {
-                let e = events.remove(&c.fused.id).expect("fetched");
-                (c.fused, e)
-            })
-            .collect();
+        let mut all: Vec<(Fused, Event)> =
+            fusion::order(kept.into_iter().map(|(c, _)| c).collect())
+                .into_iter()
+                .map(|c| {
+                    let e = events.remove(&c.fused.id).expect("fetched");
+                    (c.fused, e)
+                })
+                .collect();
         let mut supersedes = HashMap::new();
         if settings.supersede {
             let mut ranked: Vec<supersede::Candidate> = all
@@ -750,7 +823,7 @@ impl Memory {
 const FETCH_WINDOW: usize = 60;
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
-const FLOOR_SIGMAS: f64 = 3.0;
+const FLOOR_SIGMAS: f64 = 2.0;
 /// Breakdown entries that are lexical evidence.
 const LEXICAL: &[&str] = &["bm25", "phrase"];
 /// Breakdown entries that are priors, not evidence.
@@ -772,6 +845,8 @@ struct Probe<'a> {
     terms: Vec<String>,
     /// The best fused candidates of the direct sources (where associative ones start).
     seeds: Vec<u64>,
+    /// The project's semantic space and the query's bits in it, when both exist.
+    semantic: Option<&'a (Arc<RwLock<crate::semantic::Space>>, Hypervector)>,
 }
 
 /// A candidate source of recall: scores memories for a query, best first, as
@@ -796,6 +871,9 @@ struct LexicalSource;
 struct PhraseSource;
 /// HDC similarity of the query vector, searched in the vector tiers.
 struct VectorSource;
+/// Embedding similarity in the project's semantic space (the caller's embeddings or the
+/// static model's).
+struct SemanticSource;
 /// Events of the episodes (and concept) nearest the query.
 struct EpisodicSource;
 /// Spreading activation over synapses from the seeds (thread neighbours, co-recalled
@@ -807,6 +885,7 @@ const SOURCES: &[&dyn Source] = &[
     &LexicalSource,
     &PhraseSource,
     &VectorSource,
+    &SemanticSource,
     &EpisodicSource,
     &RippleSource,
 ];
@@ -878,6 +957,21 @@ impl Source for VectorSource {
     }
 }
 
+impl Source for SemanticSource {
+    fn name(&self) -> &'static str {
+        "semantic"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.semantic_weight
+    }
+    fn gather(&self, _: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        let Some((space, q)) = probe.semantic else {
+            return Ok(Vec::new());
+        };
+        Ok(read_lock(space).search(q, depth())?)
+    }
+}
+
 impl Source for EpisodicSource {
     fn name(&self) -> &'static str {
         "episode"
@@ -925,5 +1019,8 @@ impl Source for RippleSource {
 }
 
 fn depth() -> usize {
-    std::env::var("HM_DEPTH").ok().and_then(|v| v.parse().ok()).unwrap_or(SOURCE_DEPTH)
+    std::env::var("HM_DEPTH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SOURCE_DEPTH)
 }

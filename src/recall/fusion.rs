@@ -111,13 +111,22 @@ pub struct FusionParams {
 fn normalized(hits: &[(u64, f64)]) -> Vec<(u64, f64)> {
     let mode = std::env::var("HM_NORM").unwrap_or_default();
     if mode == "rrf" {
-        return hits.iter().enumerate().map(|(i, &(id, _))| (id, 61.0 / (60.0 + i as f64 + 1.0))).collect();
+        return hits
+            .iter()
+            .enumerate()
+            .map(|(i, &(id, _))| (id, 61.0 / (60.0 + i as f64 + 1.0)))
+            .collect();
     }
     if mode == "z" {
         let n = hits.len() as f64;
         let mean = hits.iter().map(|h| h.1).sum::<f64>() / n;
-        let sd = (hits.iter().map(|h| (h.1 - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-12);
-        return hits.iter().map(|&(id, s)| (id, ((s - mean) / sd).max(0.0))).collect();
+        let sd = (hits.iter().map(|h| (h.1 - mean).powi(2)).sum::<f64>() / n)
+            .sqrt()
+            .max(1e-12);
+        return hits
+            .iter()
+            .map(|&(id, s)| (id, ((s - mean) / sd).max(0.0)))
+            .collect();
     }
     if mode == "max" {
         let max = hits.iter().map(|h| h.1).fold(0.0, f64::max).max(1e-12);
@@ -203,7 +212,9 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
                 let prior = params.session * best[&s];
                 if prior > 0.0 {
                     c.direct_score += prior;
-                    *c.direct.last_mut().expect("one place per direct source and the prior") = prior;
+                    *c.direct
+                        .last_mut()
+                        .expect("one place per direct source and the prior") = prior;
                     c.fused.breakdown.push(("session", 0, prior));
                 }
             }
@@ -252,7 +263,10 @@ pub fn add_prior(c: &mut Candidate, name: &'static str, bonus: f64) {
 /// Whether `a` dominates `b`: every direct source scored `a` at least as high as `b`,
 /// and one strictly higher.
 fn dominates(a: &Candidate, b: &Candidate) -> bool {
-    let m: f64 = std::env::var("HM_MARGIN").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let m: f64 = std::env::var("HM_MARGIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
     let mut strict = false;
     for (x, y) in a.direct.iter().zip(&b.direct) {
         if *x < *y + m {
@@ -349,7 +363,11 @@ mod tests {
         let lists = [
             list("vector", Evidence::Direct, &[(1, 0.3), (2, 0.2), (9, 0.0)]),
             list("bm25", Evidence::Direct, &[(1, 9.0), (2, 3.0), (9, 0.0)]),
-            list("ripple", Evidence::Associative, &[(2, 5.0), (7, 1.0), (8, 0.0)]),
+            list(
+                "ripple",
+                Evidence::Associative,
+                &[(2, 5.0), (7, 1.0), (8, 0.0)],
+            ),
         ];
         let mut c = fuse(&lists, &Chronology::default(), NONE);
         for cand in &mut c {

@@ -50,13 +50,13 @@ pub fn document_tokens(content: &str, speaker: Option<&str>) -> Vec<String> {
 /// BM25 (documents keep them: phrases and the HDC encoder read the whole text).
 pub const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "during", "each", "for", "from", "had", "has", "have", "having", "he", "her",
-    "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me",
-    "my", "no", "nor", "not", "of", "on", "or", "our", "ours", "she", "should", "so", "some",
-    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "too", "us", "very", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "whom", "why", "will", "with", "would", "yes", "you", "your", "yours",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "during", "each", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "nor",
+    "not", "of", "on", "or", "our", "ours", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us",
+    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "yes", "you", "your", "yours",
 ];
 
 /// Whether `token` (already lowercase) is one of the [`STOP_WORDS`].
@@ -165,8 +165,14 @@ impl Postings {
         }
         let n = self.documents();
         let avg = self.total_length as f32 / n as f32;
-        let k1: f32 = std::env::var("HM_K1").ok().and_then(|v| v.parse().ok()).unwrap_or(K1);
-        let b: f32 = std::env::var("HM_B").ok().and_then(|v| v.parse().ok()).unwrap_or(B);
+        let k1: f32 = std::env::var("HM_K1")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(K1);
+        let b: f32 = std::env::var("HM_B")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(B);
         let mut acc = vec![0.0f32; self.ids.len()];
         let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
         let mut touched: Vec<u32> = Vec::new();
