@@ -251,7 +251,7 @@ pub fn ablate(
 ) -> Result<()> {
     if let Some(keep) = sources {
         for name in keep {
-            if settings.weight_mut(name).is_none() {
+            if crate::config::RecallSettings::canonical(name).is_none() {
                 return Err(bad(
                     "--sources",
                     format!(
@@ -261,14 +261,12 @@ pub fn ablate(
                 ));
             }
         }
+        let named: Vec<&str> = keep
+            .iter()
+            .filter_map(|k| crate::config::RecallSettings::canonical(k))
+            .collect();
         for &source in crate::config::RecallSettings::SOURCES {
-            let named = keep.iter().any(|k| {
-                let mut probe = *settings;
-                let a = probe.weight_mut(k).map(|w| w as *const f64);
-                let b = probe.weight_mut(source).map(|w| w as *const f64);
-                a == b
-            });
-            if !named {
+            if !named.contains(&source) {
                 *settings.weight_mut(source).expect("a known source") = 0.0;
             }
         }

@@ -163,6 +163,7 @@ struct RawRecall {
     session_weight: f64,
     hint_weight: f64,
     semantic_weight: f64,
+    bigram_weight: f64,
 }
 
 impl Default for RawRecall {
@@ -181,6 +182,7 @@ impl Default for RawRecall {
             session_weight: r.session_weight,
             hint_weight: r.hint_weight,
             semantic_weight: r.semantic_weight,
+            bigram_weight: r.bigram_weight,
         }
     }
 }
@@ -222,29 +224,52 @@ pub struct RecallSettings {
     /// Weight of the semantic source (embeddings: the caller's or the profile's static
     /// model); it runs only where the project has semantic vectors.
     pub semantic_weight: f64,
+    /// Weight of the word-pair BM25 source.
+    pub bigram_weight: f64,
 }
 
 impl RecallSettings {
     /// The weight of a source or prior by the name recall reports it under (`bm25` alias
     /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
-    /// `hint`), for ablations (`hypermem eval --weight`).
+    /// `hint`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
     pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
-        Some(match name {
-            "bm25" | "lexical" | "fts" | "phrase" => &mut self.fts_weight,
+        Some(match Self::canonical(name)? {
+            "bm25" => &mut self.fts_weight,
+            "bigram" => &mut self.bigram_weight,
             "vector" => &mut self.vector_weight,
             "semantic" => &mut self.semantic_weight,
-            "episode" | "episodic" => &mut self.episode_weight,
+            "episode" => &mut self.episode_weight,
             "ripple" => &mut self.ripple_weight,
-            "neighbour" | "neighbor" => &mut self.neighbour_weight,
+            "neighbour" => &mut self.neighbour_weight,
             "session" => &mut self.session_weight,
-            "user" | "role" => &mut self.user_bonus,
-            "hint" | "time" => &mut self.hint_weight,
+            "user" => &mut self.user_bonus,
+            "hint" => &mut self.hint_weight,
+            _ => &mut self.supersede_ratio,
+        })
+    }
+
+    /// The canonical name of a source or prior (`lexical`, `fts` and `phrase` are
+    /// `bm25`; `episodic` is `episode`; `neighbor` is `neighbour`; `role` is `user`;
+    /// `time` is `hint`), `None` for an unknown one.
+    pub fn canonical(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "bm25" | "lexical" | "fts" | "phrase" => "bm25",
+            "bigram" => "bigram",
+            "vector" => "vector",
+            "semantic" => "semantic",
+            "episode" | "episodic" => "episode",
+            "ripple" => "ripple",
+            "neighbour" | "neighbor" => "neighbour",
+            "session" => "session",
+            "user" | "role" => "user",
+            "hint" | "time" => "hint",
+            "supersede" => "supersede",
             _ => return None,
         })
     }
 
     /// The names [`weight_mut`](Self::weight_mut) knows that are candidate sources.
-    pub const SOURCES: &[&str] = &["bm25", "vector", "semantic", "episode", "ripple"];
+    pub const SOURCES: &[&str] = &["bm25", "bigram", "vector", "semantic", "episode", "ripple"];
 }
 
 impl Default for RecallSettings {
@@ -262,6 +287,7 @@ impl Default for RecallSettings {
             session_weight: 0.3,
             hint_weight: 0.2,
             semantic_weight: 1.0,
+            bigram_weight: 0.5,
         }
     }
 }
@@ -635,6 +661,7 @@ impl Profile {
             ("recall.session_weight", raw.recall.session_weight),
             ("recall.hint_weight", raw.recall.hint_weight),
             ("recall.semantic_weight", raw.recall.semantic_weight),
+            ("recall.bigram_weight", raw.recall.bigram_weight),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(
@@ -656,6 +683,7 @@ impl Profile {
             session_weight: raw.recall.session_weight,
             hint_weight: raw.recall.hint_weight,
             semantic_weight: raw.recall.semantic_weight,
+            bigram_weight: raw.recall.bigram_weight,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

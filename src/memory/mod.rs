@@ -78,6 +78,8 @@ fn write_lock<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 struct ProjectText {
     /// BM25 postings.
     postings: Postings,
+    /// BM25 postings of word pairs ([`lexical::bigrams`]).
+    bigrams: Postings,
     /// Events stating standing directives ([`crate::recall::directives`]), oldest first.
     directives: Vec<u64>,
     /// The highest event id indexed.
@@ -99,11 +101,12 @@ struct ProjectText {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX001";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX002";
 
 impl ProjectText {
     fn add(&mut self, id: u64, role: Role, text: &str, tokens: &[String]) {
         self.postings.add(id, tokens);
+        self.bigrams.add(id, &lexical::bigrams(tokens));
         if crate::recall::directives::is_directive(role, text) {
             self.directives.push(id);
         }
@@ -121,12 +124,14 @@ impl ProjectText {
         }
     }
 
-    /// The file image: magic, payload (last id, postings, directives), XXH3-64 of the
+    /// The file image: magic, payload (last id, postings, bigram postings, directives),
+    /// XXH3-64 of the
     /// payload; all little-endian.
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = LEXICAL_MAGIC.to_vec();
         out.extend_from_slice(&self.last_id.to_le_bytes());
         self.postings.write_to(&mut out);
+        self.bigrams.write_to(&mut out);
         out.extend_from_slice(&(self.directives.len() as u64).to_le_bytes());
         for d in &self.directives {
             out.extend_from_slice(&d.to_le_bytes());
@@ -147,12 +152,14 @@ impl ProjectText {
         let mut input = payload;
         let last_id = lexical::Reader(&mut input).u64()?;
         let postings = Postings::read_from(&mut input)?;
+        let bigrams = Postings::read_from(&mut input)?;
         let mut r = lexical::Reader(&mut input);
         let n = usize::try_from(r.u64()?).ok()?;
         let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
         input.is_empty().then(|| Self {
             saved_documents: Some(postings.documents()),
             postings,
+            bigrams,
             directives,
             last_id,
             chronology: Default::default(),

@@ -535,6 +535,7 @@ impl Memory {
                             .map(|b| b.2)
                             .sum(),
                     )
+                    .speaker(e.speaker.as_deref())
                 })
                 .collect();
             let moves = supersede::reorder(
@@ -825,7 +826,7 @@ const FETCH_WINDOW: usize = 60;
 /// unrelated baseline a memory without lexical evidence must reach.
 const FLOOR_SIGMAS: f64 = 2.0;
 /// Breakdown entries that are lexical evidence.
-const LEXICAL: &[&str] = &["bm25", "phrase"];
+const LEXICAL: &[&str] = &["bm25", "bigram", "phrase"];
 /// Breakdown entries that are priors, not evidence.
 const PRIORS: &[&str] = &["user", "hint", "session"];
 
@@ -866,6 +867,9 @@ trait Source: Sync {
 
 /// BM25 over the in-memory postings ([`lexical`]).
 struct LexicalSource;
+/// BM25 over the query's word pairs ([`lexical::bigrams`]): phrasing the query shares
+/// with a memory beyond its single words.
+struct BigramSource;
 /// BM25 over the words of the quoted phrases, among events holding all of them (the
 /// filter then checks each phrase itself).
 struct PhraseSource;
@@ -883,6 +887,7 @@ struct RippleSource;
 /// The sources in the order they run (direct ones first: ripple starts from them).
 const SOURCES: &[&dyn Source] = &[
     &LexicalSource,
+    &BigramSource,
     &PhraseSource,
     &VectorSource,
     &SemanticSource,
@@ -902,6 +907,25 @@ impl Source for LexicalSource {
             .text
             .postings
             .search(&probe.terms, depth())
+            .into_iter()
+            .map(|(id, s)| (id, f64::from(s)))
+            .collect())
+    }
+}
+
+impl Source for BigramSource {
+    fn name(&self) -> &'static str {
+        "bigram"
+    }
+    fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
+        s.bigram_weight
+    }
+    fn gather(&self, _: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
+        let pairs = lexical::bigrams(&lexical::tokens(&probe.compiled.text));
+        Ok(probe
+            .text
+            .bigrams
+            .search(&pairs, depth())
             .into_iter()
             .map(|(id, s)| (id, f64::from(s)))
             .collect())

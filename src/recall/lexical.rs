@@ -64,6 +64,18 @@ pub fn is_stop_word(token: &str) -> bool {
     STOP_WORDS.binary_search(&token).is_ok()
 }
 
+/// The word pairs of a token sequence: each two consecutive tokens that are not
+/// [`STOP_WORDS`] (stop words are dropped first, so "name of my dog" gives "name dog"),
+/// as one term `"a b"`. Documents and queries pair the same way.
+pub fn bigrams(tokens: &[String]) -> Vec<String> {
+    let content: Vec<&str> = tokens
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !is_stop_word(t))
+        .collect();
+    content.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect()
+}
+
 /// The lexical terms of a query: its [`tokens`] without the [`STOP_WORDS`] (all of them
 /// when nothing else remains).
 pub fn query_terms(text: &str) -> Vec<String> {

@@ -15,7 +15,9 @@
 //! 4. **For the same thing**: the two values share a query content word within
 //!    [`ANCHOR_WINDOW`] words, or a neighbouring value ("March 22 at 3 PM" → "March 22 at
 //!    4:30 PM"), or the question asks for that kind of value ("how long", "when", "what
-//!    time", "how much ... budget", "what percentage"; [`values::asked_kinds`]).
+//!    time", "how much ... budget", "what percentage"; [`values::asked_kinds`]) *and* a
+//!    content word stands near both values (the same subject: a new time for the dentist
+//!    does not revise the time of the standup).
 //! 5. **Not a change of something else**: a "from X to Y" whose `X` the older event never
 //!    stated does not revise it.
 //!
@@ -218,6 +220,16 @@ impl Candidate {
         }
     }
 
+    /// The speaker's name from the event's own field (it replaces a name read from a
+    /// leading "Name: " of the content).
+    #[must_use]
+    pub fn speaker(mut self, name: Option<&str>) -> Self {
+        if let Some(name) = name {
+            self.speaker.1 = Some(name.to_owned());
+        }
+        self
+    }
+
     /// The values this event says something was changed to.
     pub fn updates(&self) -> &[Value] {
         &self.updates
@@ -231,6 +243,23 @@ impl Candidate {
         terms
             .iter()
             .filter(|t| near.iter().any(|pieces| pieces.contains(t)))
+            .collect()
+    }
+
+    /// The content words within [`ANCHOR_WINDOW`] words of `v` (revision cues and value
+    /// adjectives left out): what the statement says `v` is the value of.
+    fn subject(&self, v: &Value) -> Vec<&String> {
+        let lo = v.word.saturating_sub(ANCHOR_WINDOW);
+        let hi = (v.word + ANCHOR_WINDOW + 1).min(self.words.len());
+        self.words[lo..hi]
+            .iter()
+            .flatten()
+            .filter(|w| {
+                values::is_content_word(w)
+                    && !REVISION_CUES.contains(&w.as_str())
+                    && !VALUE_ADJECTIVES.contains(&w.as_str())
+                    && !w.chars().all(|c| c.is_ascii_digit())
+            })
             .collect()
     }
 
@@ -256,7 +285,9 @@ fn speaker_name(content: &str) -> Option<&str> {
 /// Whether `newer` revises `older`: same speaker, later, and it sets a value that `older`
 /// states differently for the same thing (conditions 2–5 of the module documentation), or
 /// restates one of its counts with another number.
-/// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits").
+/// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits"),
+/// and with another bare number near the same query words ("the locker code is 1234" →
+/// "changed the locker code; it is now 4821").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     // Leading names are compared only when both events have one: "Update: ..." after a
     // plain sentence is the same speaker as far as anyone can tell.
@@ -273,7 +304,7 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
         || newer.updates.iter().any(|u| {
             let same_kind = |v: &&Value| match (&u.kind, &v.kind) {
                 (Kind::Count(None), Kind::Count(Some(noun))) => queried(noun),
-                (Kind::Count(None), Kind::Count(None)) => false,
+                (Kind::Count(None), Kind::Count(None)) => true,
                 (a, b) => a == b,
             };
             let old: Vec<&Value> = older.values.iter().filter(same_kind).collect();
@@ -285,8 +316,22 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
             if old.is_empty() || other_origin || old.iter().any(|v| v.value == u.value) {
                 return false;
             }
-            if query.asked.contains(&u.kind) || u.kind == Kind::Count(None) {
+            if u.kind == Kind::Count(None)
+                && old.iter().any(|v| matches!(v.kind, Kind::Count(Some(_))))
+            {
                 return true;
+            }
+            if query.asked.contains(&u.kind) {
+                // The question asks for this kind of value; the two statements must still
+                // be about the same thing: a content word near both values (or, below, a
+                // shared query word or neighbouring value).
+                let subject = newer.subject(u);
+                if old
+                    .iter()
+                    .any(|v| older.subject(v).iter().any(|w| subject.contains(w)))
+                {
+                    return true;
+                }
             }
             let u_anchors = newer.anchors(&query.content, u);
             old.iter().any(|v| {
@@ -425,6 +470,56 @@ mod tests {
     }
 
     #[test]
+    fn a_new_value_of_something_else_does_not_revise() {
+        let cases = [
+            (
+                "what time is the standup",
+                "the standup is at 9 AM",
+                "I rescheduled the dentist to 4 PM",
+            ),
+            (
+                "when is my dentist appointment",
+                "my dentist appointment is on May 3",
+                "I moved my haircut to May 10",
+            ),
+            (
+                "what is my monthly budget for books",
+                "my monthly budget for books is $50",
+                "my rent increased to $1,400",
+            ),
+        ];
+        for (q, older, newer) in cases {
+            let mut ranked = vec![cand(1, older, 1.0), cand(5, newer, 0.9)];
+            assert!(
+                reorder(&query(q), &mut ranked, 0.2).is_empty(),
+                "{newer:?} must not supersede {older:?} for {q:?}"
+            );
+            assert_eq!(ids(&ranked), [1, 5]);
+        }
+        // The same subject with a new value does.
+        let mut ranked = vec![
+            cand(1, "the standup is at 9 AM", 1.0),
+            cand(5, "we moved the standup to 10 AM", 0.9),
+        ];
+        assert_eq!(
+            reorder(&query("what time is the standup"), &mut ranked, 0.2),
+            [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn a_code_changed_to_a_new_number_revises() {
+        let mut ranked = vec![
+            cand(1, "the locker code is 1234", 1.0),
+            cand(5, "Sam changed the locker code; it is now 4821", 0.8),
+        ];
+        assert_eq!(
+            reorder(&query("what is the locker code"), &mut ranked, 0.2),
+            [(5, 1)]
+        );
+    }
+
+    #[test]
     fn a_shared_neighbouring_value_ties_two_values_together() {
         let q = query("what time is the review");
         let older = cand(1, "the review with Dana is on March 22 at 3 PM", 1.0);
@@ -439,8 +534,9 @@ mod tests {
             "please remind me that it's rescheduled to March 23 at 4:30 PM",
             1.0,
         );
-        // "what time" asks for a clock time, so the kind alone ties them.
-        assert!(revises(&q, &older, &other_day));
+        // "what time" asks for a clock time, but the kind alone does not tie them: no
+        // content word stands near both values.
+        assert!(!revises(&q, &older, &other_day));
         let q = query("tell me about the review");
         assert!(revises(&q, &older, &newer));
         assert!(!revises(&q, &older, &other_day));
