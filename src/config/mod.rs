@@ -277,9 +277,9 @@ impl Default for RecallSettings {
         Self {
             vector_weight: 1.0,
             fts_weight: 1.0,
-            user_bonus: 0.02,
+            user_bonus: 1.0,
             supersede: true,
-            supersede_ratio: 0.4,
+            supersede_ratio: 0.2,
             directive_slots: 3,
             episode_weight: 0.0,
             ripple_weight: 0.1,

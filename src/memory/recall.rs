@@ -362,11 +362,7 @@ impl Memory {
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
             // (unless nothing else remains).
             let n = text.postings.documents();
-            let terms = if std::env::var("HM_NOSTOP").is_ok() {
-                lexical::tokens(query)
-            } else {
-                lexical::query_terms(query)
-            };
+            let terms = lexical::query_terms(query);
             let distinctive: Vec<String> = terms
                 .iter()
                 .filter(|t| lexical::idf(n, text.postings.df(t)) >= COMMON_IDF)
@@ -474,11 +470,10 @@ impl Memory {
             let semantic_support = semantic_floor.is_some_and(|(space, q, mean, sd)| {
                 read_lock(space)
                     .similarity(q, c.fused.id)
-                    .is_some_and(|s| s >= mean + std::env::var("HM_SF").ok().and_then(|v| v.parse().ok()).unwrap_or(FLOOR_SIGMAS) * sd)
+                    .is_some_and(|s| s >= mean + FLOOR_SIGMAS * sd)
             });
             if !lexical
                 && !semantic_support
-                && std::env::var("HM_NOFLOOR").is_err()
                 && let Some((mean, sd)) = baseline
                 && similarity
                     .get(&c.fused.id)
@@ -906,7 +901,7 @@ impl Source for LexicalSource {
         Ok(probe
             .text
             .postings
-            .search(&probe.terms, depth())
+            .search(&probe.terms, SOURCE_DEPTH)
             .into_iter()
             .map(|(id, s)| (id, f64::from(s)))
             .collect())
@@ -925,7 +920,7 @@ impl Source for BigramSource {
         Ok(probe
             .text
             .bigrams
-            .search(&pairs, depth())
+            .search(&pairs, SOURCE_DEPTH)
             .into_iter()
             .map(|(id, s)| (id, f64::from(s)))
             .collect())
@@ -972,7 +967,7 @@ impl Source for VectorSource {
         };
         let hits = memory
             .tiers
-            .search(probe.project, &SearchRequest::new(q.view(), depth()))?;
+            .search(probe.project, &SearchRequest::new(q.view(), SOURCE_DEPTH))?;
         let d = memory.profile.dim.bits() as f64;
         Ok(hits
             .iter()
@@ -992,7 +987,7 @@ impl Source for SemanticSource {
         let Some((space, q)) = probe.semantic else {
             return Ok(Vec::new());
         };
-        Ok(read_lock(space).search(q, depth())?)
+        Ok(read_lock(space).search(q, SOURCE_DEPTH)?)
     }
 }
 
@@ -1040,11 +1035,4 @@ impl Source for RippleSource {
         linked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(linked)
     }
-}
-
-fn depth() -> usize {
-    std::env::var("HM_DEPTH")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(SOURCE_DEPTH)
 }

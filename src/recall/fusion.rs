@@ -109,29 +109,6 @@ pub struct FusionParams {
 
 /// Min-max normalization of one list: best 1, worst 0 (a list of equal scores: all 1).
 fn normalized(hits: &[(u64, f64)]) -> Vec<(u64, f64)> {
-    let mode = std::env::var("HM_NORM").unwrap_or_default();
-    if mode == "rrf" {
-        return hits
-            .iter()
-            .enumerate()
-            .map(|(i, &(id, _))| (id, 61.0 / (60.0 + i as f64 + 1.0)))
-            .collect();
-    }
-    if mode == "z" {
-        let n = hits.len() as f64;
-        let mean = hits.iter().map(|h| h.1).sum::<f64>() / n;
-        let sd = (hits.iter().map(|h| (h.1 - mean).powi(2)).sum::<f64>() / n)
-            .sqrt()
-            .max(1e-12);
-        return hits
-            .iter()
-            .map(|&(id, s)| (id, ((s - mean) / sd).max(0.0)))
-            .collect();
-    }
-    if mode == "max" {
-        let max = hits.iter().map(|h| h.1).fold(0.0, f64::max).max(1e-12);
-        return hits.iter().map(|&(id, s)| (id, s / max)).collect();
-    }
     let max = hits.iter().map(|h| h.1).fold(f64::NEG_INFINITY, f64::max);
     let min = hits.iter().map(|h| h.1).fold(f64::INFINITY, f64::min);
     let span = max - min;
@@ -260,16 +237,18 @@ pub fn add_prior(c: &mut Candidate, name: &'static str, bonus: f64) {
     }
 }
 
-/// Whether `a` dominates `b`: every direct source scored `a` at least as high as `b`,
-/// and one strictly higher.
+/// How much higher (in normalized, weighted units) every direct source must score one
+/// candidate than another for it to dominate: near ties are not agreement. Measured on
+/// both development sets: 0 (strict) cost 0.03 recall@10 on BEAM-100K against no bound,
+/// 0.1 cost nothing, and still keeps a first-by-every-source item first.
+pub const DOMINANCE_MARGIN: f64 = 0.1;
+
+/// Whether `a` dominates `b`: every direct source scored `a` at least
+/// [`DOMINANCE_MARGIN`] higher than `b`.
 fn dominates(a: &Candidate, b: &Candidate) -> bool {
-    let m: f64 = std::env::var("HM_MARGIN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
     let mut strict = false;
     for (x, y) in a.direct.iter().zip(&b.direct) {
-        if *x < *y + m {
+        if *x < *y + DOMINANCE_MARGIN {
             return false;
         }
         strict |= x > y;
@@ -289,9 +268,6 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
             .then(a.fused.id.cmp(&b.fused.id))
     });
     let mut out = Vec::with_capacity(candidates.len());
-    if std::env::var("HM_NODOM").is_ok() {
-        return candidates;
-    }
     while !candidates.is_empty() {
         let pick = (0..candidates.len())
             .find(|&i| {

@@ -17,8 +17,10 @@ use hdv::encode::TextEncoder;
 
 /// BM25 term-frequency saturation (Robertson & Zaragoza's usual value; FTS5's default).
 pub const K1: f32 = 1.2;
-/// BM25 length normalization (FTS5's default).
-pub const B: f32 = 0.75;
+/// BM25 length normalization: full (1.0, not FTS5's 0.75). Conversations mix one-line
+/// turns with long replies that restate the question; on both development sets full
+/// normalization helped recall and MRR (`docs/EXPERIMENTS.md`).
+pub const B: f32 = 1.0;
 
 /// The lexical tokens of `text`: the text encoder's words (NFKC, lowercase, UAX #29),
 /// split further on anything that is not a letter or digit, as the ledger's FTS tokenizer
@@ -73,7 +75,10 @@ pub fn bigrams(tokens: &[String]) -> Vec<String> {
         .map(String::as_str)
         .filter(|t| !is_stop_word(t))
         .collect();
-    content.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect()
+    content
+        .windows(2)
+        .map(|w| format!("{} {}", w[0], w[1]))
+        .collect()
 }
 
 /// The lexical terms of a query: its [`tokens`] without the [`STOP_WORDS`] (all of them
@@ -177,14 +182,6 @@ impl Postings {
         }
         let n = self.documents();
         let avg = self.total_length as f32 / n as f32;
-        let k1: f32 = std::env::var("HM_K1")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(K1);
-        let b: f32 = std::env::var("HM_B")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(B);
         let mut acc = vec![0.0f32; self.ids.len()];
         let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
         let mut touched: Vec<u32> = Vec::new();
@@ -198,7 +195,7 @@ impl Postings {
                 if *s == 0.0 {
                     touched.push(doc);
                 }
-                *s += w * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
+                *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
                 if conjunctive {
                     matched[doc as usize] += 1;
                 }

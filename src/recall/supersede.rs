@@ -92,6 +92,11 @@ fn stem(word: &str) -> &str {
 /// Words on each side of a value searched for what it is the value of.
 pub const ANCHOR_WINDOW: usize = 6;
 
+/// Words on each side of a value in which a statement names its subject (a clause, about):
+/// two statements of a value of the kind the question asks for are about the same thing
+/// when a content word stands this near both values.
+pub const SUBJECT_WINDOW: usize = 12;
+
 /// What the reordering needs from the query.
 #[derive(Debug, Clone)]
 pub struct Query {
@@ -246,11 +251,11 @@ impl Candidate {
             .collect()
     }
 
-    /// The content words within [`ANCHOR_WINDOW`] words of `v` (revision cues and value
-    /// adjectives left out): what the statement says `v` is the value of.
-    fn subject(&self, v: &Value) -> Vec<&String> {
-        let lo = v.word.saturating_sub(ANCHOR_WINDOW);
-        let hi = (v.word + ANCHOR_WINDOW + 1).min(self.words.len());
+    /// The content words within [`SUBJECT_WINDOW`] words of `v` (revision cues and value
+    /// adjectives left out), lightly stemmed: what the statement says `v` is the value of.
+    fn subject(&self, v: &Value) -> Vec<&str> {
+        let lo = v.word.saturating_sub(SUBJECT_WINDOW);
+        let hi = (v.word + SUBJECT_WINDOW + 1).min(self.words.len());
         self.words[lo..hi]
             .iter()
             .flatten()
@@ -258,8 +263,8 @@ impl Candidate {
                 values::is_content_word(w)
                     && !REVISION_CUES.contains(&w.as_str())
                     && !VALUE_ADJECTIVES.contains(&w.as_str())
-                    && !w.chars().all(|c| c.is_ascii_digit())
             })
+            .map(|w| stem(w))
             .collect()
     }
 

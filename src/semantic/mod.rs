@@ -104,7 +104,10 @@ pub struct Space {
 impl Space {
     /// Appends the bits of event `id` (an embedding of `input` dimensions).
     pub fn push(&mut self, id: u64, input: usize, bits: &Hypervector) {
-        debug_assert!(self.ids.last().is_none_or(|&last| last < id), "append order");
+        debug_assert!(
+            self.ids.last().is_none_or(|&last| last < id),
+            "append order"
+        );
         self.input = input;
         self.ids.push(id);
         self.words.extend_from_slice(bits.words());
