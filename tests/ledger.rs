@@ -59,13 +59,30 @@ fn migrations_never_rewrite_raw_events() {
             &["UPDATE", "EVENTS"][..],
             &["DELETE", "FROM", "EVENTS"],
             &["DROP", "TABLE", "EVENTS"],
-            &["ALTER", "TABLE", "EVENTS"],
         ] {
             assert!(
                 !words.windows(bad.len()).any(|w| w == bad),
                 "migration {} contains {bad:?}",
                 m.version
             );
+        }
+        // The one change allowed to `events`: a new nullable column with no default
+        // (SQLite adds it without touching a stored row; old events read NULL there).
+        for (i, w) in words.windows(3).enumerate() {
+            if w == ["ALTER", "TABLE", "EVENTS"] {
+                let statement: Vec<&str> = words[i..]
+                    .iter()
+                    .take_while(|w| **w != ";")
+                    .copied()
+                    .collect();
+                assert!(
+                    statement.len() == 7
+                        && statement[3..5] == ["ADD", "COLUMN"]
+                        && !statement.contains(&"DEFAULT"),
+                    "migration {} alters events beyond adding a nullable column: {statement:?}",
+                    m.version
+                );
+            }
         }
     }
     // Events written at schema version 1 are byte-identical after the later migrations.

@@ -285,7 +285,7 @@ impl Default for RecallSettings {
             ripple_weight: 0.1,
             neighbour_weight: 0.3,
             session_weight: 0.3,
-            hint_weight: 0.2,
+            hint_weight: 1.0,
             semantic_weight: 1.0,
             bigram_weight: 0.5,
         }

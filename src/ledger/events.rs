@@ -880,7 +880,7 @@ impl Ledger {
                 s.query_map(params![terms, project.as_str(), k as i64], |r| {
                     Ok(FtsHit {
                         event: row_to_event(r)?,
-                        score: r.get(23)?,
+                        score: r.get(24)?,
                     })
                 })?
                 .collect()

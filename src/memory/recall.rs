@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use hdv::Hypervector;
-use hdv::encode::TextEncoder;
 
 use std::sync::{Arc, RwLock};
 
@@ -18,7 +17,7 @@ use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId};
 use crate::recall::fusion::{self, Evidence, FusionParams, Scored};
 use crate::recall::query::CompiledQuery;
-use crate::recall::{self, Fused, Pack, lexical, supersede};
+use crate::recall::{self, Fused, Pack, PackCandidate, lexical, supersede};
 use crate::store::{ProjectId, SearchRequest, VectorId};
 use crate::{Memory, Result};
 
@@ -360,12 +359,15 @@ impl Memory {
         let terms = {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
-            // (unless nothing else remains).
+            // (unless no other query word occurs in the project at all).
             let n = text.postings.documents();
             let terms = lexical::query_terms(query);
             let distinctive: Vec<String> = terms
                 .iter()
-                .filter(|t| lexical::idf(n, text.postings.df(t)) >= COMMON_IDF)
+                .filter(|t| {
+                    let df = text.postings.df(t);
+                    df > 0 && lexical::idf(n, df) >= COMMON_IDF
+                })
                 .cloned()
                 .collect();
             if distinctive.is_empty() {
@@ -408,6 +410,7 @@ impl Memory {
                     source: source.name(),
                     weight,
                     evidence: source.evidence(),
+                    exhaustive: hits.len() < SOURCE_DEPTH,
                     hits,
                 });
             }
@@ -498,8 +501,13 @@ impl Memory {
             if event.role == crate::ledger::Role::User {
                 fusion::add_prior(&mut c, "user", settings.user_bonus);
             }
-            if in_hint(&event) && !filters.hint_ignored {
-                fusion::add_prior(&mut c, "hint", settings.hint_weight);
+            if compiled.hinted && !filters.hint_ignored {
+                let inside = if in_hint(&event) {
+                    settings.hint_weight
+                } else {
+                    0.0
+                };
+                fusion::add_component(&mut c, "hint", inside);
             }
             kept.push((c, event));
         }
@@ -675,32 +683,71 @@ impl Memory {
         let query = compiled.text.as_str();
         let mut associative_suppressed = Vec::new();
         let mut candidates = Vec::new();
-        // Current beliefs touched by the query come first: concise and governed (only
-        // active rows, never superseded ones; user-owned ones exist only with user evidence).
-        let words: std::collections::HashSet<String> = TextEncoder::tokens(query)
-            .into_iter()
-            .filter(|t| t.chars().count() > 3)
-            .collect();
-        for b in self
+        // Current beliefs come first: concise and governed (only active rows, never
+        // superseded ones; user-owned ones exist only with user evidence). First those the
+        // recalled events are evidence for, best recalled first; then those whose key or
+        // statement shares a word with the query.
+        let active = self
             .ledger
-            .beliefs_with_status(project, crate::governance::BeliefStatus::Active)?
-        {
+            .beliefs_with_status(project, crate::governance::BeliefStatus::Active)?;
+        let mut chosen: Vec<(usize, String)> = Vec::new();
+        for (rank, item) in direct.iter().enumerate() {
+            for (id, _, _, status) in self.ledger.beliefs_citing(project, item.event.id)? {
+                if status != crate::governance::BeliefStatus::Active {
+                    continue;
+                }
+                if let Some(i) = active.iter().position(|b| b.id == id)
+                    && chosen.iter().all(|c| c.0 != i)
+                {
+                    chosen.push((
+                        i,
+                        format!(
+                            "current belief {} v{} (evidence: recalled event {} at rank {})",
+                            active[i].key,
+                            active[i].version,
+                            item.event.id,
+                            rank + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        let words: std::collections::HashSet<String> = lexical::query_terms(query)
+            .into_iter()
+            .map(|t| stem_word(&t).to_owned())
+            .collect();
+        for (i, b) in active.iter().enumerate() {
+            if chosen.iter().any(|c| c.0 == i) {
+                continue;
+            }
             let text = format!("{} {}", b.key.replace(['.', '_'], " "), b.statement);
-            let overlap: Vec<String> = TextEncoder::tokens(&text)
+            let overlap: Vec<String> = lexical::tokens(&text)
                 .into_iter()
-                .filter(|t| words.contains(t))
+                .filter(|t| !lexical::is_stop_word(t) && words.contains(stem_word(t)))
                 .collect();
             if !overlap.is_empty() {
-                candidates.push((
-                    b.id.0,
-                    "belief",
+                chosen.push((
+                    i,
                     format!(
                         "current belief {} v{} (matches {:?})",
                         b.key, b.version, overlap
                     ),
-                    format!("{}: {}", b.key, b.statement),
                 ));
             }
+        }
+        for (i, reason) in chosen {
+            let b = &active[i];
+            candidates.push(PackCandidate {
+                id: b.id.0,
+                slot: "belief",
+                reason,
+                text: format!("{}: {}", b.key, b.statement),
+                role: None,
+                anchor: b.evidence.first().map(|e| recall::Anchor {
+                    event: e.0,
+                    ..recall::Anchor::default()
+                }),
+            });
         }
         if let Some(q) = self.encode(query) {
             for s in self.cognition.suggest_procedures(project, &q, 2)? {
@@ -711,12 +758,17 @@ impl Memory {
                         .iter()
                         .map(|st| st.instruction.as_str())
                         .collect();
-                    candidates.push((
-                        s.procedure.id.0,
-                        "procedure",
-                        format!("procedure score {:.3} (similarity x reliability)", s.score),
-                        format!("{}: {}", s.procedure.name, steps.join("; ")),
-                    ));
+                    candidates.push(PackCandidate {
+                        id: s.procedure.id.0,
+                        slot: "procedure",
+                        reason: format!(
+                            "procedure score {:.3} (similarity x reliability)",
+                            s.score
+                        ),
+                        text: format!("{}: {}", s.procedure.name, steps.join("; ")),
+                        role: None,
+                        anchor: None,
+                    });
                 }
             }
         }
@@ -730,21 +782,25 @@ impl Memory {
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
             if let Some(&("directive", rank, _)) = item.fused.breakdown.first() {
-                candidates.push((
-                    item.event.id.0,
-                    "directive",
-                    format!(
+                candidates.push(PackCandidate {
+                    id: item.event.id.0,
+                    slot: "directive",
+                    reason: format!(
                         "standing directive, #{rank} by similarity ({:.3})",
                         item.similarity.unwrap_or(0.0)
                     ),
-                    item.event.content.clone(),
-                ));
+                    text: item.event.content.clone(),
+                    role: Some(item.event.role),
+                    anchor: Some((&item.event).into()),
+                });
                 continue;
             }
             if let Some((key, version)) = &item.superseded_belief {
                 below_floor.push(recall::ReceiptLine {
                     id: item.event.id.0,
                     slot: "direct",
+                    role: Some(item.event.role),
+                    anchor: Some((&item.event).into()),
                     tokens: recall::estimate_tokens(&item.event.content),
                     reason: format!(
                         "evidence of belief {key} v{version}, since superseded (the current version is governed; history keeps the old one)"
@@ -756,6 +812,8 @@ impl Memory {
                 below_floor.push(recall::ReceiptLine {
                     id: item.event.id.0,
                     slot: "direct",
+                    role: Some(item.event.role),
+                    anchor: Some((&item.event).into()),
                     tokens: recall::estimate_tokens(&item.event.content),
                     reason: format!(
                         "below the relevance floor (rank fusion {:.4} < {RELEVANCE_FLOOR} x best {best:.4})",
@@ -764,12 +822,14 @@ impl Memory {
                 });
                 continue;
             }
-            candidates.push((
-                item.event.id.0,
-                "direct",
-                format!("rank {} (fused {:.4})", i + 1, item.fused.score),
-                item.event.content.clone(),
-            ));
+            candidates.push(PackCandidate {
+                id: item.event.id.0,
+                slot: "direct",
+                reason: format!("rank {} (fused {:.4})", i + 1, item.fused.score),
+                text: item.event.content.clone(),
+                role: Some(item.event.role),
+                anchor: Some((&item.event).into()),
+            });
         }
         let seeds: Vec<u64> = direct.iter().take(3).map(|i| i.event.id.0).collect();
         self.flush_feedback()?;
@@ -784,17 +844,21 @@ impl Memory {
                     associative_suppressed.push(recall::ReceiptLine {
                         id: a.id,
                         slot: "associative",
+                        role: Some(e.role),
+                        anchor: Some((&e).into()),
                         tokens: 0,
                         reason,
                     });
                     continue;
                 }
-                candidates.push((
-                    a.id,
-                    "associative",
-                    format!("linked from {:?} (activation {:.3})", a.path, a.activation),
-                    e.content,
-                ));
+                candidates.push(PackCandidate {
+                    id: a.id,
+                    slot: "associative",
+                    reason: format!("linked from {:?} (activation {:.3})", a.path, a.activation),
+                    role: Some(e.role),
+                    anchor: Some((&e).into()),
+                    text: e.content,
+                });
             }
         }
         let mut pack = recall::fill(budget, candidates);
@@ -806,6 +870,11 @@ impl Memory {
                 .map(|(id, reason)| recall::ReceiptLine {
                     id: id.0,
                     slot: "direct",
+                    role: None,
+                    anchor: Some(recall::Anchor {
+                        event: id.0,
+                        ..recall::Anchor::default()
+                    }),
                     tokens: 0,
                     reason,
                 }),
@@ -824,6 +893,15 @@ const FLOOR_SIGMAS: f64 = 2.0;
 const LEXICAL: &[&str] = &["bm25", "bigram", "phrase"];
 /// Breakdown entries that are priors, not evidence.
 const PRIORS: &[&str] = &["user", "hint", "session"];
+
+/// A light stem for matching query words against belief keys and statements ("lives" →
+/// "live", "living" → "liv", "lived" → "liv").
+fn stem_word(word: &str) -> &str {
+    ["ing", "ed", "es", "s", "e"]
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
+        .unwrap_or(word)
+}
 
 /// The query's lexical terms as supersession reads them (stop words out).
 fn probe_terms(query: &str) -> Vec<String> {

@@ -42,6 +42,9 @@ pub struct Scored {
     pub evidence: Evidence,
     /// `(item, raw score)`, best first.
     pub hits: Vec<(u64, f64)>,
+    /// Whether the list holds every item the source scored above zero (it returned fewer
+    /// than it was asked for): then 0, not its last item, is what "no evidence" scores.
+    pub exhaustive: bool,
 }
 
 /// Where each item sits in its conversation: its session and the items just before and
@@ -107,10 +110,15 @@ pub struct FusionParams {
     pub session: f64,
 }
 
-/// Min-max normalization of one list: best 1, worst 0 (a list of equal scores: all 1).
-fn normalized(hits: &[(u64, f64)]) -> Vec<(u64, f64)> {
+/// Min-max normalization of one list: best 1, worst 0 (a list of equal scores: all 1); an
+/// exhaustive list is scaled from 0 instead of from its worst item.
+fn normalized(list: &Scored) -> Vec<(u64, f64)> {
+    let hits = &list.hits;
     let max = hits.iter().map(|h| h.1).fold(f64::NEG_INFINITY, f64::max);
-    let min = hits.iter().map(|h| h.1).fold(f64::INFINITY, f64::min);
+    let mut min = hits.iter().map(|h| h.1).fold(f64::INFINITY, f64::min);
+    if list.exhaustive {
+        min = min.min(0.0);
+    }
     let span = max - min;
     hits.iter()
         .map(|&(id, s)| (id, if span > 0.0 { (s - min) / span } else { 1.0 }))
@@ -140,7 +148,7 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
     let mut by_id: HashMap<u64, Candidate> = HashMap::new();
     for (d, list) in directs.iter().enumerate() {
         let mut smoothed: HashMap<u64, f64> = HashMap::new();
-        let norm = normalized(&list.hits);
+        let norm = normalized(list);
         for &(id, s) in &norm {
             *smoothed.entry(id).or_default() += s;
             if params.neighbour > 0.0 {
@@ -201,7 +209,7 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
         c.fused.score = c.direct_score;
     }
     for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
-        for (i, (id, s)) in normalized(&list.hits).into_iter().enumerate() {
+        for (i, (id, s)) in normalized(list).into_iter().enumerate() {
             let c = by_id.entry(id).or_insert_with(|| Candidate {
                 fused: Fused {
                     id,
@@ -237,21 +245,38 @@ pub fn add_prior(c: &mut Candidate, name: &'static str, bonus: f64) {
     }
 }
 
-/// How much higher (in normalized, weighted units) every direct source must score one
-/// candidate than another for it to dominate: near ties are not agreement. Measured on
-/// both development sets: 0 (strict) cost 0.03 recall@10 on BEAM-100K against no bound,
-/// 0.1 cost nothing, and still keeps a first-by-every-source item first.
-pub const DOMINANCE_MARGIN: f64 = 0.1;
+/// How much higher (in normalized, weighted units: a source's best candidate scores its
+/// weight) every direct source that tells two candidates apart must score one for it to
+/// dominate the other: near ties are not agreement. Measured on BEAM-100K: 0.1 cost 0.01
+/// recall@10 against 0.3; 0.3 and 0.5 scored the same (`docs/EXPERIMENTS.md`). An item
+/// first by every source stays above one every source puts near the bottom.
+pub const DOMINANCE_MARGIN: f64 = 0.3;
 
-/// Whether `a` dominates `b`: every direct source scored `a` at least
-/// [`DOMINANCE_MARGIN`] higher than `b`.
+/// Adds query-derived evidence about the item itself (it happened in the window a date in
+/// the query names) as a direct component of its own: it counts in the fused score and in
+/// [`order`]'s dominance test. Every candidate of one recall must get the component (0 when
+/// it does not apply) so they stay comparable.
+pub fn add_component(c: &mut Candidate, name: &'static str, score: f64) {
+    c.direct.push(score);
+    if score > 0.0 {
+        c.fused.score += score;
+        c.direct_score += score;
+        c.fused.breakdown.push((name, 0, score));
+    }
+}
+
+/// Whether `a` dominates `b`: every direct source that tells them apart scored `a` at
+/// least [`DOMINANCE_MARGIN`] higher than `b` (and one does).
 fn dominates(a: &Candidate, b: &Candidate) -> bool {
     let mut strict = false;
     for (x, y) in a.direct.iter().zip(&b.direct) {
+        if x == y {
+            continue;
+        }
         if *x < *y + DOMINANCE_MARGIN {
             return false;
         }
-        strict |= x > y;
+        strict = true;
     }
     strict
 }
@@ -292,6 +317,7 @@ mod tests {
             weight: 1.0,
             evidence,
             hits: hits.to_vec(),
+            exhaustive: false,
         }
     }
 

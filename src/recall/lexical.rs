@@ -61,9 +61,15 @@ pub const STOP_WORDS: &[&str] = &[
     "will", "with", "would", "yes", "you", "your", "yours",
 ];
 
-/// Whether `token` (already lowercase) is one of the [`STOP_WORDS`].
+/// Whether `token` (already lowercase) is one of the [`STOP_WORDS`] or a lone letter.
 pub fn is_stop_word(token: &str) -> bool {
-    STOP_WORDS.binary_search(&token).is_ok()
+    STOP_WORDS.binary_search(&token).is_ok() || is_lone_letter(token)
+}
+
+/// A single letter: what the tokenizer leaves of a clitic ("user's" → "user", "s").
+fn is_lone_letter(token: &str) -> bool {
+    let mut chars = token.chars();
+    chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
 }
 
 /// The word pairs of a token sequence: each two consecutive tokens that are not

@@ -1,8 +1,10 @@
 //! Recall: rank fusion of candidate lists and budgeted context packs with receipts.
 //!
-//! The `Memory` facade gathers candidates (HDC similarity from the vector tiers, BM25 from
-//! the in-memory [`lexical`] index), fuses them here with weighted reciprocal rank fusion, and
-//! packs the result under a token budget: 25 % of the caller's available tokens by default,
+//! The `Memory` facade gathers candidates from its sources (BM25 and word-pair BM25 from
+//! the in-memory [`lexical`] index, HDC similarity from the vector tiers, embeddings from the
+//! semantic space, ripple over synapses), fuses them in [`fusion`] (per-query min-max
+//! normalization, neighbour smoothing, session prior, bounded priors), and packs the result
+//! under a token budget: 25 % of the caller's available tokens by default,
 //! never more than 30 % whatever is requested (invariant 8). The receipt lists every
 //! selected item and every suppressed candidate with its reason.
 
@@ -80,6 +82,40 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.len().div_ceil(4).max(1)
 }
 
+/// Where a pack item comes from: the event it is (or, for a belief, its first evidence),
+/// with its place in the conversation and its source.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Anchor {
+    /// The event.
+    pub event: u64,
+    /// The caller's id of the event (`source_id`).
+    pub source_id: Option<String>,
+    /// Its thread.
+    pub thread: Option<String>,
+    /// Its session.
+    pub session: Option<String>,
+    /// The document or collection it was recorded from.
+    pub source: Option<String>,
+    /// Who spoke, by name.
+    pub speaker: Option<String>,
+    /// When it happened (ms since the epoch).
+    pub created_at: Option<i64>,
+}
+
+impl From<&crate::ledger::Event> for Anchor {
+    fn from(e: &crate::ledger::Event) -> Self {
+        Self {
+            event: e.id.0,
+            source_id: e.source_id.clone(),
+            thread: e.thread.clone(),
+            session: e.session.clone(),
+            source: e.source.clone(),
+            speaker: e.speaker.clone(),
+            created_at: Some(e.created_at),
+        }
+    }
+}
+
 /// One line of a pack receipt.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ReceiptLine {
@@ -91,6 +127,27 @@ pub struct ReceiptLine {
     pub tokens: usize,
     /// Why it was selected or suppressed.
     pub reason: String,
+    /// Who said it, for an event (beliefs and procedures have none).
+    pub role: Option<crate::ledger::Role>,
+    /// Where it comes from.
+    pub anchor: Option<Anchor>,
+}
+
+/// A candidate for a pack slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackCandidate {
+    /// The item (event, belief or procedure id).
+    pub id: u64,
+    /// Its slot.
+    pub slot: &'static str,
+    /// Why it is a candidate.
+    pub reason: String,
+    /// The text the pack would carry.
+    pub text: String,
+    /// Who said it, for an event.
+    pub role: Option<crate::ledger::Role>,
+    /// Where it comes from.
+    pub anchor: Option<Anchor>,
 }
 
 /// A context pack: the selected texts and the receipt accounting for every candidate.
@@ -107,33 +164,31 @@ pub struct Pack {
 }
 
 /// Greedy fill: candidates in order, each taken if it fits in what is left of the budget.
-pub fn fill(budget: usize, candidates: Vec<(u64, &'static str, String, String)>) -> Pack {
+pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
     let mut pack = Pack {
         budget,
         used: 0,
         items: Vec::new(),
         suppressed: Vec::new(),
     };
-    for (id, slot, reason, text) in candidates {
-        let tokens = estimate_tokens(&text);
+    for c in candidates {
+        let tokens = estimate_tokens(&c.text);
+        let line = |reason| ReceiptLine {
+            id: c.id,
+            slot: c.slot,
+            tokens,
+            reason,
+            role: c.role,
+            anchor: c.anchor.clone(),
+        };
         if pack.used + tokens <= budget {
             pack.used += tokens;
-            pack.items.push((
-                ReceiptLine {
-                    id,
-                    slot,
-                    tokens,
-                    reason,
-                },
-                text,
-            ));
+            pack.items.push((line(c.reason.clone()), c.text.clone()));
         } else {
-            pack.suppressed.push(ReceiptLine {
-                id,
-                slot,
-                tokens,
-                reason: format!("over budget ({} of {budget} tokens used)", pack.used),
-            });
+            pack.suppressed.push(line(format!(
+                "over budget ({} of {budget} tokens used)",
+                pack.used
+            )));
         }
     }
     pack
@@ -168,13 +223,15 @@ mod tests {
         assert_eq!(pack_budget(1000, None), 250);
         assert_eq!(pack_budget(1000, Some(100)), 100);
         assert_eq!(pack_budget(1000, Some(10_000)), 300);
-        let pack = fill(
-            10,
-            vec![
-                (1, "direct", "r".into(), "x".repeat(30)),
-                (2, "direct", "r".into(), "y".repeat(80)),
-            ],
-        );
+        let c = |id, text: String| PackCandidate {
+            id,
+            slot: "direct",
+            reason: "r".into(),
+            text,
+            role: None,
+            anchor: None,
+        };
+        let pack = fill(10, vec![c(1, "x".repeat(30)), c(2, "y".repeat(80))]);
         assert_eq!(pack.used, 8);
         assert_eq!(pack.suppressed.len(), 1);
     }

@@ -1,0 +1,385 @@
+//! Recall as a user meets it: bounded priors, duplicates, the relevance floor, date hints,
+//! speakers, caller-supplied embeddings and the built-in static model, packs that carry the
+//! beliefs their evidence supports.
+
+mod common;
+
+use common::project;
+use hypermem::hdv::Dim;
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::{Memory, Profile, ProfileKind, RecallQuery};
+
+fn profile() -> Profile {
+    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    p.dim = Dim::new(2048).unwrap();
+    p
+}
+
+fn say(session: &str, role: Role, text: &str) -> NewEvent {
+    NewEvent::new(project("p"), role, EventKind::Message, text)
+        .thread(session)
+        .session(session)
+}
+
+/// A project with some unrelated conversation around what the tests look for.
+fn background(m: &Memory) {
+    let filler = [
+        "Can you suggest a recipe for a quick weeknight pasta?",
+        "Try garlic, olive oil, chili flakes and parsley over spaghetti.",
+        "What is a good stretch for a stiff lower back?",
+        "A gentle knee-to-chest stretch, held for thirty seconds, usually helps.",
+        "Recommend a novel for a long train ride.",
+        "A long mystery novel with short chapters suits a train ride.",
+        "How do I water succulents in winter?",
+        "Water them sparingly, about once a month, when the soil is dry.",
+        "ok",
+        "thanks!",
+    ];
+    for (i, t) in filler.iter().enumerate() {
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        m.observe(say("bg", role, t)).unwrap();
+    }
+}
+
+#[test]
+fn an_answer_both_sources_rank_first_is_not_buried_by_the_role_prior() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let answer = m
+        .observe(say(
+            "s1",
+            Role::Assistant,
+            "The nightly database backups run at 02:00 UTC and are kept for 30 days.",
+        ))
+        .unwrap();
+    let hits = m
+        .recall(&project("p"), "when do the nightly database backups run", 5)
+        .unwrap();
+    assert_eq!(hits[0].event.id, answer, "{:?}", hits[0].event.content);
+}
+
+#[test]
+fn repeating_a_query_keeps_its_top_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    m.observe(say("s1", Role::User, "My sister Ana lives in Porto."))
+        .unwrap();
+    m.observe(say("s1", Role::User, "Ana is visiting me in June."))
+        .unwrap();
+    m.observe(say("s2", Role::User, "I call my sister every Sunday."))
+        .unwrap();
+    let top = |m: &Memory| -> Vec<u64> {
+        m.recall(&project("p"), "where does my sister live", 5)
+            .unwrap()
+            .iter()
+            .take(3)
+            .map(|h| h.event.id.0)
+            .collect()
+    };
+    let first = top(&m);
+    for _ in 0..40 {
+        assert_eq!(top(&m), first, "recalls alone must not change the answer");
+    }
+    m.flush_feedback().unwrap();
+    assert_eq!(top(&m), first);
+}
+
+#[test]
+fn identical_observations_collapse_into_one_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let ids: Vec<_> = (0..4)
+        .map(|_| {
+            m.observe(say(
+                "s1",
+                Role::User,
+                "The office wifi password is Maple-42.",
+            ))
+            .unwrap()
+        })
+        .collect();
+    let hits = m
+        .recall(&project("p"), "what is the office wifi password", 5)
+        .unwrap();
+    let wifi: Vec<_> = hits
+        .iter()
+        .filter(|h| h.event.content.contains("wifi"))
+        .collect();
+    assert_eq!(wifi.len(), 1, "one item, not four");
+    let mut all = vec![wifi[0].event.id];
+    all.extend(&wifi[0].duplicates);
+    all.sort();
+    assert_eq!(all, ids);
+}
+
+#[test]
+fn a_question_about_something_never_stored_returns_nothing_and_is_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let p = project("p");
+    let r = m
+        .recall_with(&p, &RecallQuery::new("quantum chromodynamics lattice", 5))
+        .unwrap();
+    assert!(
+        r.items.is_empty(),
+        "{:?}",
+        r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>()
+    );
+    assert!(
+        r.suppressed
+            .iter()
+            .all(|s| s.1.starts_with("below the relevance floor")),
+        "{:?}",
+        r.suppressed
+    );
+    m.flush_feedback().unwrap();
+    let gaps = m.knowledge_gaps(&p, 10).unwrap();
+    assert!(
+        gaps.iter()
+            .any(|g| format!("{g:?}").contains("quantum chromodynamics")),
+        "{gaps:?}"
+    );
+    // Something that was stored is still found.
+    assert!(
+        !m.recall(&p, "stretch for a stiff back", 5)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_written_out_date_lifts_that_day_without_dropping_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let day = |d: i64| hypermem::clock::parse_when(&format!("2025-03-{d:02}")).unwrap();
+    background(&m);
+    let early = m
+        .observe(say("a", Role::User, "I ran the spring 5k race today.").at(day(3) + 3_600_000))
+        .unwrap();
+    let late = m
+        .observe(
+            say("b", Role::User, "I ran the spring 10k race this morning.").at(day(24) + 3_600_000),
+        )
+        .unwrap();
+    let p = project("p");
+    let r = m
+        .recall_with(
+            &p,
+            &RecallQuery::new("which race did I run on March 24, 2025", 5),
+        )
+        .unwrap();
+    assert!(!r.time_hint_ignored);
+    let ids: Vec<_> = r.items.iter().map(|i| i.event.id).collect();
+    assert_eq!(ids.first(), Some(&late), "{ids:?}");
+    assert!(ids.contains(&early), "a hint lifts, it does not filter");
+    // An explicit bound does filter.
+    let r = m
+        .recall_with(&p, &RecallQuery::new("spring race since:2025-03-20", 5))
+        .unwrap();
+    assert!(r.items.iter().all(|i| i.event.id != early));
+}
+
+#[test]
+fn the_speaker_is_a_field_of_its_own_and_recall_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let said = m
+        .observe(say("s1", Role::User, "I finally adopted a rescue greyhound!").speaker("Marisol"))
+        .unwrap();
+    m.observe(say("s1", Role::User, "We adopted a kitten last spring.").speaker("Teodor"))
+        .unwrap();
+    let stored = m.ledger().get(&project("p"), said).unwrap().unwrap();
+    assert_eq!(
+        stored.content, "I finally adopted a rescue greyhound!",
+        "raw stays raw"
+    );
+    assert_eq!(stored.speaker.as_deref(), Some("Marisol"));
+    let hits = m
+        .recall(&project("p"), "what pet did Marisol adopt", 3)
+        .unwrap();
+    assert_eq!(hits[0].event.id, said);
+}
+
+#[test]
+fn caller_embeddings_are_a_semantic_source_of_one_dimension_per_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let axis = |i: usize| {
+        let mut v = vec![0.05f32; 8];
+        v[i] = 1.0;
+        v
+    };
+    let texts = [
+        "alpha text one",
+        "beta text two",
+        "gamma text three",
+        "delta text four",
+    ];
+    let mut ids = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        let mut e = say("s", Role::User, t);
+        e.embedding = Some(axis(i));
+        ids.push(m.observe(e).unwrap());
+    }
+    let p = project("p");
+    let emb = axis(2);
+    let mut rq = RecallQuery::new("unrelated words entirely", 4);
+    rq.embedding = Some(&emb);
+    let r = m.recall_with(&p, &rq).unwrap();
+    assert_eq!(r.items[0].event.id, ids[2], "{:?}", r.items[0].fused);
+    assert!(r.items[0].fused.breakdown.iter().any(|b| b.0 == "semantic"));
+    // Another dimension is refused with a reason naming both, for events and queries.
+    let mut bad = say("s", Role::User, "epsilon");
+    bad.embedding = Some(vec![1.0; 5]);
+    let err = m.observe(bad).unwrap_err().to_string();
+    assert!(
+        err.contains("5 dimensions") && err.contains("8-dimensional"),
+        "{err}"
+    );
+    let short = vec![1.0f32; 3];
+    rq.embedding = Some(&short);
+    let err = m.recall_with(&p, &rq).unwrap_err().to_string();
+    assert!(err.contains("3 dimensions"), "{err}");
+    let mut nan = say("s", Role::User, "zeta");
+    nan.embedding = Some(vec![f32::NAN; 8]);
+    assert!(
+        m.observe(nan)
+            .unwrap_err()
+            .to_string()
+            .contains("embedding")
+    );
+    assert_eq!(
+        m.ledger().count(&p).unwrap(),
+        4,
+        "refused events are not stored"
+    );
+    // The vectors live in the ledger: a reopened memory still has them.
+    drop(m);
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    rq.embedding = Some(&emb);
+    assert_eq!(m.recall_with(&p, &rq).unwrap().items[0].event.id, ids[2]);
+}
+
+/// Writes a static model (WordPiece vocabulary, a 3-d table) the way model2vec lays it out.
+fn tiny_model(dir: &std::path::Path) {
+    let vocab = ["[PAD]", "[UNK]", "puppy", "dog", "tax", "filing", "cat"];
+    let entries: Vec<String> = vocab
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("\"{t}\": {i}"))
+        .collect();
+    let tokenizer = format!(
+        r###"{{"normalizer": {{"type": "BertNormalizer", "lowercase": true}},
+            "pre_tokenizer": {{"type": "BertPreTokenizer"}},
+            "model": {{"type": "WordPiece", "unk_token": "[UNK]",
+                       "continuing_subword_prefix": "##", "vocab": {{{}}}}}}}"###,
+        entries.join(", ")
+    );
+    std::fs::write(dir.join("tokenizer.json"), tokenizer).unwrap();
+    let rows: [[f32; 3]; 7] = [
+        [0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0],
+        [1.0, 0.1, 0.0],
+        [0.9, 0.2, 0.0],
+        [0.0, 1.0, 0.1],
+        [0.1, 0.9, 0.0],
+        [0.0, 0.1, 1.0],
+    ];
+    let data: Vec<u8> = rows
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let header = format!(
+        r#"{{"embeddings":{{"dtype":"F32","shape":[7,3],"data_offsets":[0,{}]}}}}"#,
+        data.len()
+    );
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+}
+
+#[test]
+fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
+    let models = tempfile::tempdir().unwrap();
+    let mut p = profile();
+    p.semantic.model = Some(models.path().join("missing"));
+    let dir = tempfile::tempdir().unwrap();
+    let err = Memory::open(&p, Some(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.contains("missing") && err.contains("not a directory"),
+        "{err}"
+    );
+    let broken = models.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("tokenizer.json"), "{").unwrap();
+    p.semantic.model = Some(broken);
+    let err = Memory::open(&p, Some(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json"), "{err}");
+
+    let good = models.path().join("tiny");
+    std::fs::create_dir(&good).unwrap();
+    tiny_model(&good);
+    p.semantic.model = Some(good);
+    let m = Memory::open(&p, Some(dir.path())).unwrap();
+    let dog = m.observe(say("s", Role::User, "my dog")).unwrap();
+    m.observe(say("s", Role::User, "tax filing")).unwrap();
+    m.observe(say("s", Role::User, "the cat")).unwrap();
+    let hits = m.recall(&project("p"), "puppy", 3).unwrap();
+    assert_eq!(
+        hits[0].event.id, dog,
+        "no shared word: only the model relates them"
+    );
+    assert!(hits[0].fused.breakdown.iter().any(|b| b.0 == "semantic"));
+}
+
+#[test]
+fn a_pack_carries_the_beliefs_its_recalled_evidence_supports() {
+    use hypermem::governance::{Op, Ownership, Plan};
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let p = project("p");
+    let e = m
+        .observe(say("s1", Role::User, "I live in Lisbon these days."))
+        .unwrap();
+    m.ledger()
+        .apply_plan(&Plan::single(
+            p.clone(),
+            "k1",
+            Op::Assert {
+                key: "user.home_city".into(),
+                statement: "Lisbon".into(),
+                ownership: Ownership::User,
+                agent: None,
+                confidence: 1.0,
+                evidence: vec![e],
+            },
+        ))
+        .unwrap();
+    let pack = m
+        .recall_pack(&p, "where does the user live", None, 4000, None)
+        .unwrap();
+    let (line, text) = &pack.items[0];
+    assert_eq!(line.slot, "belief");
+    assert!(text.contains("Lisbon"), "{text}");
+    assert!(line.reason.contains("evidence"), "{}", line.reason);
+    let direct = pack
+        .items
+        .iter()
+        .find(|(l, _)| l.id == e.0 && l.slot == "direct")
+        .expect("the evidence itself");
+    assert_eq!(direct.0.role, Some(Role::User));
+    let anchor = direct.0.anchor.as_ref().unwrap();
+    assert_eq!((anchor.event, anchor.session.as_deref()), (e.0, Some("s1")));
+}
