@@ -279,7 +279,7 @@ impl Default for RecallSettings {
             fts_weight: 1.0,
             user_bonus: 1.0,
             supersede: true,
-            supersede_ratio: 0.2,
+            supersede_ratio: 0.0,
             directive_slots: 3,
             episode_weight: 0.0,
             ripple_weight: 0.1,

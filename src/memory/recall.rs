@@ -469,7 +469,12 @@ impl Memory {
             }
             // Relevance floor: no lexical evidence (its own or a neighbour's) and a
             // similarity within the spread of unrelated memories of this project.
-            let lexical = c.fused.breakdown.iter().any(|b| LEXICAL.contains(&b.0));
+            // Its own match: a neighbour's score passed on by smoothing (rank 0) is not.
+            let lexical = c
+                .fused
+                .breakdown
+                .iter()
+                .any(|b| LEXICAL.contains(&b.0) && b.1 > 0);
             let semantic_support = semantic_floor.is_some_and(|(space, q, mean, sd)| {
                 read_lock(space)
                     .similarity(q, c.fused.id)
@@ -773,10 +778,17 @@ impl Memory {
             }
         }
         let mut seen = std::collections::HashSet::new();
-        // A relevance floor: direct results whose rank-fusion evidence (priors excluded) is
+        // A relevance floor: direct results whose fused evidence (priors excluded) is
         // under half the best one's do not fill the budget just because there is room; they
         // are listed as suppressed instead.
-        let evidence = |i: &RecallItem| i.fused.breakdown.iter().map(|b| b.2).sum::<f64>();
+        let evidence = |i: &RecallItem| {
+            i.fused
+                .breakdown
+                .iter()
+                .filter(|b| !PRIORS.contains(&b.0))
+                .map(|b| b.2)
+                .sum::<f64>()
+        };
         let best = direct.iter().map(evidence).fold(0.0, f64::max);
         let mut below_floor = Vec::new();
         for (i, item) in direct.iter().enumerate() {
