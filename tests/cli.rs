@@ -257,7 +257,7 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
         ],
     );
     assert!(ok, "{err}");
-    // Speaker names lead the content, so a question naming the speaker finds her turn first.
+    // The speaker is indexed beside the text, so a question naming her finds her turn first.
     let rows: Vec<serde_json::Value> = std::fs::read_to_string(&report)
         .unwrap()
         .lines()
@@ -276,6 +276,42 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
         "both evidence turns are in the top 10 of 4: {last}"
     );
     assert!(out.contains("information_extraction"));
+    // Ablations: one source only, a weight override; `--json` prints one document.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--json", "eval", "--data", data.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        hm(dir.path(), &args)
+    };
+    let (ok, out, err) = run(&["--sources", "bm25", "--weight", "neighbour=0"]);
+    assert!(ok, "{err}");
+    let doc = json(&out);
+    assert_eq!(doc["overall"]["questions"], 3);
+    let q1 = doc["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["question_id"] == "q1")
+        .unwrap()
+        .clone();
+    assert!(q1["evidence_ranks"][0][1].as_u64().is_some(), "{q1}");
+    for (bad, reason) in [
+        (
+            &["--sources", "bm25,telepathy"][..],
+            "unknown source `telepathy`",
+        ),
+        (&["--weight", "vector"], "is not NAME=X"),
+        (&["--weight", "vector=-1"], "must be a number >= 0"),
+        (
+            &["--weight", "colour=1"],
+            "unknown source or prior `colour`",
+        ),
+        (&["--embeddings", "minilm"], "minilm-turns.npy"),
+    ] {
+        let (ok, out, err) = run(bad);
+        assert!(!ok, "{bad:?} must be refused");
+        assert!(err.contains(reason), "{bad:?}: {err}");
+        assert!(out.trim().is_empty() || out.contains("error"), "{out}");
+    }
 }
 
 #[test]
