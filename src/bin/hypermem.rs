@@ -72,6 +72,10 @@ enum Command {
         /// ms); default now.
         #[arg(long)]
         at: Option<String>,
+        /// The content's dense embedding (any model, one dimension per project): a file
+        /// holding a JSON array of numbers.
+        #[arg(long)]
+        embedding_file: Option<PathBuf>,
         /// The content.
         text: String,
     },
@@ -98,6 +102,10 @@ enum Command {
         /// Attach this many chronological neighbours on each side of every result.
         #[arg(long, default_value_t = 0)]
         context: usize,
+        /// The query's dense embedding: a file holding a JSON array of numbers (the model
+        /// the project's observations were embedded with).
+        #[arg(long)]
+        embedding_file: Option<PathBuf>,
         /// The query: free text, "quoted phrases", and filters agent:, thread:, session:,
         /// role:, kind:, since:, until:, project:.
         query: String,
@@ -491,6 +499,22 @@ enum PlanAction {
     },
 }
 
+/// A dense embedding from a file holding a JSON array of numbers.
+fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--embedding-file {}: {e}", path.display()))?;
+    let values: Vec<f32> = serde_json::from_str(&text).map_err(|_| {
+        format!(
+            "--embedding-file {}: not a JSON array of numbers",
+            path.display()
+        )
+    })?;
+    if values.is_empty() {
+        return Err(format!("--embedding-file {}: the array is empty", path.display()).into());
+    }
+    Ok(values)
+}
+
 fn project(name: &str) -> Result<ProjectId, Box<dyn std::error::Error>> {
     Ok(ProjectId::new(name)?)
 }
@@ -626,6 +650,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             source,
             speaker,
             at,
+            embedding_file,
             text,
         } => {
             let mut e = NewEvent::new(
@@ -639,6 +664,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             e.agent = agent;
             e.source = source;
             e.speaker = speaker;
+            e.embedding = embedding_file.as_deref().map(read_embedding).transpose()?;
             if let Some(at) = at {
                 let ms = at
                     .parse::<i64>()
@@ -665,11 +691,17 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             budget,
             session,
             context,
+            embedding_file,
             query,
         } => {
             let p = project(&p)?;
+            let embedding = embedding_file.as_deref().map(read_embedding).transpose()?;
+            let mut rq = hypermem::RecallQuery::new(&query, k);
+            rq.session = session.as_deref();
+            rq.context = context;
+            rq.embedding = embedding.as_deref();
             if pack {
-                let pack = memory.recall_pack(&p, &query, session.as_deref(), available, budget)?;
+                let pack = memory.recall_pack_with(&p, &rq, available, budget)?;
                 let text = format!(
                     "pack: {} of {} tokens, {} items, {} suppressed\n{}",
                     pack.used,
@@ -684,9 +716,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 );
                 print(serde_json::to_value(&pack)?, text);
             } else {
-                let mut rq = hypermem::RecallQuery::new(&query, k);
-                rq.session = session.as_deref();
-                rq.context = context;
                 let result = memory.recall_with(&p, &rq)?;
                 let hits = &result.items;
                 let mut lines = Vec::new();

@@ -302,6 +302,9 @@ pub struct FtsHit {
     pub score: f64,
 }
 
+/// What derived indexes read of an event: `(id, role, content, speaker)`.
+pub type EventText = (EventId, Role, String, Option<String>);
+
 const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
     ingested_at, source, source_offset, source_len, ordering_confidence, speaker";
@@ -631,10 +634,7 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn contents(
-        &self,
-        project: &ProjectId,
-    ) -> LedgerResult<Vec<(EventId, Role, String, Option<String>)>> {
+    pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<EventText>> {
         self.contents_after(project, EventId(0))
     }
 
@@ -647,7 +647,7 @@ impl Ledger {
         &self,
         project: &ProjectId,
         after: EventId,
-    ) -> LedgerResult<Vec<(EventId, Role, String, Option<String>)>> {
+    ) -> LedgerResult<Vec<EventText>> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT id, role, content, speaker FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",

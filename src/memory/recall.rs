@@ -671,9 +671,28 @@ impl Memory {
         available_tokens: usize,
         requested: Option<usize>,
     ) -> Result<Pack> {
-        let budget = recall::pack_budget(available_tokens, requested);
         let mut rq = RecallQuery::new(query, 20);
         rq.session = session;
+        self.recall_pack_with(project, &rq, available_tokens, requested)
+    }
+
+    /// As [`recall_pack`](Self::recall_pack), for a full [`RecallQuery`] (its text, the
+    /// caller's session, filters and query embedding; its `k` direct candidates, 20 when
+    /// it asks for fewer).
+    ///
+    /// # Errors
+    /// As [`recall`](Self::recall).
+    pub fn recall_pack_with(
+        &self,
+        project: &ProjectId,
+        rq: &RecallQuery<'_>,
+        available_tokens: usize,
+        requested: Option<usize>,
+    ) -> Result<Pack> {
+        let budget = recall::pack_budget(available_tokens, requested);
+        let mut rq = *rq;
+        rq.k = rq.k.max(20);
+        let query = rq.text;
         let RecallResult {
             items: direct,
             suppressed,
