@@ -741,3 +741,77 @@ fn observe_takes_a_source_and_a_time() {
     // 2023-05-08 14:30 UTC.
     assert_eq!(items[0]["event"]["created_at"], 1_683_556_200_000_i64);
 }
+
+#[test]
+fn observe_and_recall_take_a_speaker_and_an_embedding_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = |name: &str, body: &str| {
+        let path = d.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (a, b) = (
+        file("a.json", "[1, 0, 0, 0.1]"),
+        file("b.json", "[0, 1, 0, 0.1]"),
+    );
+    let first = observe(
+        d,
+        "p",
+        &["--embedding-file", &a, "--speaker", "Ines"],
+        "first note",
+    );
+    let second = observe(d, "p", &["--embedding-file", &b], "second note");
+    let (ok, out, err) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "p",
+            "--embedding-file",
+            &b,
+            "unrelated",
+        ],
+    );
+    assert!(ok, "{err}");
+    let items = json(&out)["items"].as_array().unwrap().clone();
+    assert_eq!(items[0]["event"]["id"], second);
+    assert!(
+        items
+            .iter()
+            .any(|i| i["event"]["id"] == first && i["event"]["speaker"] == "Ines")
+    );
+    for (body, reason) in [
+        ("[1, 2]", "has 2 dimensions"),
+        ("{\"x\": 1}", "not a JSON array of numbers"),
+        ("[]", "the array is empty"),
+    ] {
+        let bad = file("bad.json", body);
+        let (ok, _, err) = hm(
+            d,
+            &[
+                "--json",
+                "observe",
+                "--project",
+                "p",
+                "--embedding-file",
+                &bad,
+                "third",
+            ],
+        );
+        assert!(!ok && err.contains(reason), "{body}: {err}");
+    }
+    let (ok, _, err) = hm(
+        d,
+        &[
+            "recall",
+            "--project",
+            "p",
+            "--embedding-file",
+            "/nonexistent.json",
+            "x",
+        ],
+    );
+    assert!(!ok && err.contains("/nonexistent.json"), "{err}");
+}
