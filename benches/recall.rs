@@ -57,7 +57,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn recall(c: &mut Criterion) {
-    let profile = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    let mut profile = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    // HYPERMEM_BENCH_MODEL=<dir>: the same with a static embedding model (model2vec format)
+    // embedding every observation and query for the semantic source.
+    if let Some(dir) = std::env::var_os("HYPERMEM_BENCH_MODEL") {
+        profile.semantic.model = Some(dir.into());
+        println!("recall bench: with the static model in {:?}", profile.semantic.model);
+    }
     let mut sizes = vec![10_000, 100_000];
     if std::env::var_os("HYPERMEM_BENCH_LARGE").is_some() {
         sizes.push(1_000_000);
