@@ -62,7 +62,10 @@ fn recall(c: &mut Criterion) {
     // embedding every observation and query for the semantic source.
     if let Some(dir) = std::env::var_os("HYPERMEM_BENCH_MODEL") {
         profile.semantic.model = Some(dir.into());
-        println!("recall bench: with the static model in {:?}", profile.semantic.model);
+        println!(
+            "recall bench: with the static model in {:?}",
+            profile.semantic.model
+        );
     }
     let mut sizes = vec![10_000, 100_000];
     if std::env::var_os("HYPERMEM_BENCH_LARGE").is_some() {

@@ -264,3 +264,39 @@ fn codebook_cleans_up_noisy_vectors() {
             .is_none()
     );
 }
+
+/// A semantic item memory that gives two synonyms one vector.
+#[derive(Debug)]
+struct Synonyms;
+
+impl hdv::encode::WordVectors for Synonyms {
+    fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector> {
+        matches!(word, "car" | "automobile").then(|| Hypervector::random(dim, 777))
+    }
+}
+
+#[test]
+fn a_semantic_item_memory_makes_synonyms_shared_features() {
+    let config = TextConfig {
+        ngram: 0,
+        order_weight: 0.0,
+        ..TextConfig::default()
+    };
+    let mut plain = TextEncoder::new(dim(), config);
+    let mut semantic =
+        TextEncoder::new(dim(), config).with_word_vectors(std::sync::Arc::new(Synonyms));
+    let sim = |e: &mut TextEncoder| {
+        let a = e.encode("red car parked", &UniformWeights).unwrap();
+        let b = e.encode("red automobile parked", &UniformWeights).unwrap();
+        a.similarity(&b)
+    };
+    let (p, s) = (sim(&mut plain), sim(&mut semantic));
+    assert!(s > p + 0.2, "synonyms share a feature: {s} vs {p}");
+    // Words the memory has no vector for keep their item vectors.
+    let mut again =
+        TextEncoder::new(dim(), config).with_word_vectors(std::sync::Arc::new(Synonyms));
+    assert_eq!(
+        again.encode("blue house", &UniformWeights).unwrap(),
+        plain.encode("blue house", &UniformWeights).unwrap()
+    );
+}

@@ -117,6 +117,7 @@ struct RawProfile {
 struct RawSemantic {
     model: Option<PathBuf>,
     bits: usize,
+    item_memory: bool,
 }
 
 impl Default for RawSemantic {
@@ -124,6 +125,7 @@ impl Default for RawSemantic {
         Self {
             model: None,
             bits: SemanticSettings::default().bits.bits(),
+            item_memory: false,
         }
     }
 }
@@ -137,6 +139,9 @@ pub struct SemanticSettings {
     pub model: Option<PathBuf>,
     /// Bits of the sign projection every embedding is stored as.
     pub bits: Dim,
+    /// Whether the model is also the HDC text encoder's item memory for words (each word's
+    /// hypervector the sign projection of its embedding instead of a random vector).
+    pub item_memory: bool,
 }
 
 impl Default for SemanticSettings {
@@ -144,6 +149,7 @@ impl Default for SemanticSettings {
         Self {
             model: None,
             bits: Dim::new(8192).expect("a multiple of 64"),
+            item_memory: false,
         }
     }
 }
@@ -716,6 +722,7 @@ impl Profile {
             recall,
             semantic: SemanticSettings {
                 model: raw.semantic.model,
+                item_memory: raw.semantic.item_memory,
                 bits: Dim::new(raw.semantic.bits).map_err(|e| {
                     invalid(
                         "semantic.bits",

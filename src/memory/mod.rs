@@ -374,8 +374,15 @@ impl Memory {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop();
-        let mut encoder =
-            pooled.unwrap_or_else(|| TextEncoder::new(self.profile.dim, self.profile.text));
+        let mut encoder = pooled.unwrap_or_else(|| {
+            let encoder = TextEncoder::new(self.profile.dim, self.profile.text);
+            match self.embedder.word_vectors() {
+                Some(words) if self.profile.semantic.item_memory => {
+                    encoder.with_word_vectors(words)
+                }
+                _ => encoder,
+            }
+        });
         let out = f(&mut encoder);
         self.encoders
             .lock()

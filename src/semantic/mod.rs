@@ -25,7 +25,7 @@ pub const PROJECTION_SEED: u64 = 0x5E4A_17C0_DE00_0001;
 
 /// Projects embeddings to bits, and embeds text when a model is loaded.
 pub struct Embedder {
-    model: Option<StaticModel>,
+    model: Option<Arc<StaticModel>>,
     bits: Dim,
     projectors: Mutex<HashMap<usize, Arc<Projector>>>,
 }
@@ -43,15 +43,26 @@ impl Embedder {
     /// An embedder to `bits` bits, with an optional text model.
     pub fn new(model: Option<StaticModel>, bits: Dim) -> Self {
         Self {
-            model,
+            model: model.map(Arc::new),
             bits,
             projectors: Mutex::new(HashMap::new()),
         }
     }
 
+    /// The model as a semantic item memory for the HDC text encoder
+    /// ([`hdv::encode::WordVectors`]): each word's vector is the sign projection of its
+    /// embedding at the encoder's dimension. `None` without a model.
+    pub fn word_vectors(&self) -> Option<Arc<dyn hdv::encode::WordVectors>> {
+        let model = self.model.clone()?;
+        Some(Arc::new(ModelWords {
+            model,
+            projector: Mutex::new(None),
+        }))
+    }
+
     /// The loaded model, if any.
     pub fn model(&self) -> Option<&StaticModel> {
-        self.model.as_ref()
+        self.model.as_deref()
     }
 
     /// The projection's output dimension.
@@ -87,6 +98,36 @@ impl Embedder {
     /// The model's embedding of `text` (`None` without a model or known words).
     pub fn embed_text(&self, text: &str) -> Option<Vec<f32>> {
         self.model.as_ref()?.embed(text)
+    }
+}
+
+/// A static model's words as hypervectors (see [`Embedder::word_vectors`]).
+#[derive(Debug)]
+struct ModelWords {
+    model: Arc<StaticModel>,
+    projector: Mutex<Option<Arc<Projector>>>,
+}
+
+impl hdv::encode::WordVectors for ModelWords {
+    fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector> {
+        let embedding = self.model.embed(word)?;
+        let projector = {
+            let mut p = self
+                .projector
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match &*p {
+                Some(pr) if pr.dim() == dim => pr.clone(),
+                _ => {
+                    let pr = Arc::new(
+                        Projector::new(self.model.dim(), dim, PROJECTION_SEED ^ 0x17E4).ok()?,
+                    );
+                    *p = Some(pr.clone());
+                    pr
+                }
+            }
+        };
+        projector.project(&embedding).ok()
     }
 }
 

@@ -13,4 +13,4 @@ pub use level::LevelEncoder;
 pub use projector::Projector;
 pub use record::RecordEncoder;
 pub use sequence::{encode_ngram, encode_sequence, probe_sequence};
-pub use text::{TermWeights, TextConfig, TextEncoder, UniformWeights};
+pub use text::{TermWeights, TextConfig, TextEncoder, UniformWeights, WordVectors};

@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
@@ -60,6 +61,15 @@ impl Default for TextConfig {
     }
 }
 
+/// Word vectors that replace the item memory's random ones: a **semantic item memory**
+/// (for example the sign projection of each word's embedding in a static model), so that
+/// bundling words makes similar words count as shared features.
+pub trait WordVectors: Send + Sync + std::fmt::Debug {
+    /// The vector of the (normalized) word `word` at `dim` bits, or `None` to keep its
+    /// random item vector.
+    fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector>;
+}
+
 /// Encodes text as the weighted majority bundle of its features:
 ///
 /// - **normalization**: Unicode NFKC, then Unicode lowercase;
@@ -79,6 +89,10 @@ pub struct TextEncoder {
     items: ItemMemory,
     /// `ρ^shift(C(c))` per (character, shift), so an n-gram is n XORs of cached vectors.
     shifted_chars: HashMap<(char, usize), Hypervector>,
+    /// A semantic item memory for word features, if one is set.
+    words: Option<Arc<dyn WordVectors>>,
+    /// Its vectors (or `None`: the word keeps its item vector), cached per word.
+    word_cache: HashMap<String, Option<Hypervector>>,
 }
 
 impl TextEncoder {
@@ -88,7 +102,32 @@ impl TextEncoder {
             items: ItemMemory::new(dim, config.seed),
             config,
             shifted_chars: HashMap::new(),
+            words: None,
+            word_cache: HashMap::new(),
         }
+    }
+
+    /// The same encoder with word features taken from `words` where it has a vector (a
+    /// semantic item memory); character n-grams keep their item vectors.
+    #[must_use]
+    pub fn with_word_vectors(mut self, words: Arc<dyn WordVectors>) -> Self {
+        self.words = Some(words);
+        self.word_cache.clear();
+        self
+    }
+
+    /// `W(t)`: the word's vector from the semantic item memory, else its item vector.
+    fn word(&mut self, t: &str) -> &Hypervector {
+        if let Some(words) = &self.words {
+            if !self.word_cache.contains_key(t) {
+                let v = words.vector(t, self.items.dim());
+                self.word_cache.insert(t.to_owned(), v);
+            }
+            if matches!(self.word_cache.get(t), Some(Some(_))) {
+                return self.word_cache[t].as_ref().expect("checked");
+            }
+        }
+        self.items.get(&format!("w\u{1f}{t}"))
     }
 
     /// The dimension.
@@ -148,7 +187,6 @@ impl TextEncoder {
             occurrences.entry(t.as_str()).or_insert((0, w)).0 += 1;
         }
         let mut features = 0;
-        let mut key = String::new();
         let mut unique: Vec<(&str, (i64, f32))> = occurrences.into_iter().collect();
         unique.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (t, (count, w)) in unique {
@@ -156,10 +194,7 @@ impl TextEncoder {
             if votes == 0 {
                 continue;
             }
-            key.clear();
-            key.push_str("w\u{1f}");
-            key.push_str(t);
-            bundler.add_weighted(self.items.get(&key), votes * count);
+            bundler.add_weighted(self.word(t), votes * count);
             features += count as usize;
             features += count as usize * self.add_ngrams(t, w, count, bundler);
         }
@@ -176,8 +211,8 @@ impl TextEncoder {
             let mut pairs: Vec<_> = pairs.into_iter().collect();
             pairs.sort_unstable();
             for ((a, b), votes) in pairs {
-                let first = self.items.get(&format!("w\u{1f}{a}")).permute(1);
-                let second = self.items.get(&format!("w\u{1f}{b}"));
+                let first = self.word(a).permute(1);
+                let second = self.word(b);
                 bundler.add_weighted(&first.bind(second), votes);
                 features += 1;
             }
