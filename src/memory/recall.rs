@@ -459,17 +459,10 @@ impl Memory {
         // it is ignored (and reported).
         let in_hint = |e: &Event| compiled.hinted && !outside(e, compiled.since, compiled.until);
         filters.hint_ignored = compiled.hinted && !fetched.iter().any(|(_, e)| in_hint(e));
-        let mut suppressed = Vec::new();
-        let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
-        let mut duplicates: HashMap<u64, Vec<EventId>> = HashMap::new();
-        for (mut c, event) in fetched {
-            if let Some(reason) = filters.suppresses(&event) {
-                suppressed.push((event.id, reason));
-                continue;
-            }
-            // Relevance floor: no lexical evidence (its own or a neighbour's) and a
-            // similarity within the spread of unrelated memories of this project.
-            // Its own match: a neighbour's score passed on by smoothing (rank 0) is not.
+        // A lexical match of its own (a neighbour's score passed on by smoothing has rank
+        // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
+        // similarity to the project's baseline sample.
+        let supported = |c: &fusion::Candidate| {
             let lexical = c
                 .fused
                 .breakdown
@@ -480,18 +473,35 @@ impl Memory {
                     .similarity(q, c.fused.id)
                     .is_some_and(|s| s >= mean + FLOOR_SIGMAS * sd)
             });
-            if !lexical
-                && !semantic_support
-                && let Some((mean, sd)) = baseline
-                && similarity
+            let vector_support = baseline.is_none_or(|(mean, sd)| {
+                similarity
                     .get(&c.fused.id)
-                    .is_none_or(|&s| s < mean + FLOOR_SIGMAS * sd)
-            {
+                    .is_some_and(|&s| s >= mean + FLOOR_SIGMAS * sd)
+            });
+            lexical || semantic_support || vector_support
+        };
+        let linked = |c: &fusion::Candidate| c.fused.breakdown.iter().any(|b| b.0 == "ripple");
+        let any_supported = fetched.iter().any(|(c, _)| supported(c));
+        let mut suppressed = Vec::new();
+        let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
+        let mut duplicates: HashMap<u64, Vec<EventId>> = HashMap::new();
+        for (mut c, event) in fetched {
+            if let Some(reason) = filters.suppresses(&event) {
+                suppressed.push((event.id, reason));
+                continue;
+            }
+            // Relevance floor: no evidence of its own (a lexical match, or a similarity
+            // above the spread of unrelated memories of this project), and no synapse to
+            // a memory that has some.
+            if !supported(&c) && !(linked(&c) && any_supported) {
                 suppressed.push((
                     event.id,
                     format!(
-                        "below the relevance floor (no lexical match; similarity {:.3} within the project's unrelated baseline {mean:.3} + {FLOOR_SIGMAS} x {sd:.3})",
-                        similarity.get(&c.fused.id).copied().unwrap_or(0.0)
+                        "below the relevance floor (no lexical match; similarity {:.3} within the project's unrelated baseline{})",
+                        similarity.get(&c.fused.id).copied().unwrap_or(0.0),
+                        baseline.map_or(String::new(), |(mean, sd)| format!(
+                            " {mean:.3} + {FLOOR_SIGMAS} x {sd:.3}"
+                        ))
                     ),
                 ));
                 continue;
@@ -798,7 +808,8 @@ impl Memory {
         }
         let mut seen = std::collections::HashSet::new();
         // A relevance floor: direct results whose fused evidence (priors excluded) is
-        // under half the best one's do not fill the budget just because there is room; they
+        // under half the best one's (among those a pack may carry: not evidence of a
+        // corrected belief) do not fill the budget just because there is room; they
         // are listed as suppressed instead.
         let evidence = |i: &RecallItem| {
             i.fused
@@ -808,7 +819,11 @@ impl Memory {
                 .map(|b| b.2)
                 .sum::<f64>()
         };
-        let best = direct.iter().map(evidence).fold(0.0, f64::max);
+        let best = direct
+            .iter()
+            .filter(|i| i.superseded_belief.is_none())
+            .map(evidence)
+            .fold(0.0, f64::max);
         let mut below_floor = Vec::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
