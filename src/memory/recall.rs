@@ -484,6 +484,8 @@ impl Memory {
         let any_supported = fetched.iter().any(|(c, _)| supported(c));
         let mut suppressed = Vec::new();
         let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
+        // Memories with only a synapse to evidence: they fill the places the others leave.
+        let mut fillers: Vec<(fusion::Candidate, Event)> = Vec::new();
         let mut duplicates: HashMap<u64, Vec<EventId>> = HashMap::new();
         for (mut c, event) in fetched {
             if let Some(reason) = filters.suppresses(&event) {
@@ -493,7 +495,8 @@ impl Memory {
             // Relevance floor: no evidence of its own (a lexical match, or a similarity
             // above the spread of unrelated memories of this project), and no synapse to
             // a memory that has some.
-            if !supported(&c) && !(linked(&c) && any_supported) {
+            let filler = !supported(&c);
+            if filler && !(linked(&c) && any_supported) {
                 suppressed.push((
                     event.id,
                     format!(
@@ -524,18 +527,25 @@ impl Memory {
                 };
                 fusion::add_component(&mut c, "hint", inside);
             }
-            kept.push((c, event));
+            if filler {
+                fillers.push((c, event));
+            } else {
+                kept.push((c, event));
+            }
         }
-        let mut events: HashMap<u64, Event> =
-            kept.iter().map(|(c, e)| (c.fused.id, e.clone())).collect();
-        let mut all: Vec<(Fused, Event)> =
-            fusion::order(kept.into_iter().map(|(c, _)| c).collect())
-                .into_iter()
-                .map(|c| {
-                    let e = events.remove(&c.fused.id).expect("fetched");
-                    (c.fused, e)
-                })
-                .collect();
+        let mut all: Vec<(Fused, Event)> = Vec::new();
+        for group in [kept, fillers] {
+            let mut events: HashMap<u64, Event> =
+                group.iter().map(|(c, e)| (c.fused.id, e.clone())).collect();
+            all.extend(
+                fusion::order(group.into_iter().map(|(c, _)| c).collect())
+                    .into_iter()
+                    .map(|c| {
+                        let e = events.remove(&c.fused.id).expect("fetched");
+                        (c.fused, e)
+                    }),
+            );
+        }
         let mut supersedes = HashMap::new();
         if settings.supersede {
             let mut ranked: Vec<supersede::Candidate> = all
