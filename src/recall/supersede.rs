@@ -76,7 +76,7 @@ const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
 pub const UPDATE_SPAN: usize = 6;
 
 /// Words after `new` or `latest` in which the value it qualifies is looked for.
-pub const ADJECTIVE_SPAN: usize = 4;
+pub const ADJECTIVE_SPAN: usize = 5;
 
 /// Words before a number that relate it to another number, not to what it counts.
 const NOT_PREDICATES: &[&str] = &["and", "by", "from", "or", "than", "to"];
@@ -340,10 +340,16 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
             }
             let u_anchors = newer.anchors(&query.content, u);
             old.iter().any(|v| {
-                older
-                    .anchors(&query.content, v)
-                    .iter()
-                    .any(|a| u_anchors.contains(a))
+                let v_anchors = older.anchors(&query.content, v);
+                // A bare number says nothing of what it counts: the newer one must stand
+                // near every query word the older one does (a "guest room count" is not
+                // the "test case count"); typed values need one shared word.
+                let same_thing = if v.kind == Kind::Count(None) {
+                    !v_anchors.is_empty() && v_anchors.iter().all(|a| u_anchors.contains(a))
+                } else {
+                    v_anchors.iter().any(|a| u_anchors.contains(a))
+                };
+                same_thing
                     || newer.beside(u).any(|a| {
                         older
                             .beside(v)
@@ -666,5 +672,138 @@ mod tests {
         ];
         assert!(reorder(&q, &mut ranked, 0.4).is_empty());
         assert_eq!(ranked[0].id, 1);
+    }
+
+    /// A generator of update statements in varied phrasing (written for this test, from no
+    /// data set): subjects of every value kind, several ways to state a value and several
+    /// ways to change it. Each case checks the mechanism both ways: the same subject with
+    /// a new value moves above the old statement; the same change said about another
+    /// subject does not.
+    #[test]
+    fn generated_updates_revise_their_subject_and_nothing_else() {
+        // (question, subject, another subject of the same kind, old value, new value)
+        let subjects = [
+            (
+                "what time is the {s}",
+                "design review",
+                "dentist visit",
+                "9 AM",
+                "11 AM",
+            ),
+            (
+                "what time is the {s}",
+                "team standup",
+                "piano lesson",
+                "8:30 AM",
+                "9:15 AM",
+            ),
+            (
+                "when is the {s}",
+                "product launch",
+                "family reunion",
+                "May 3",
+                "May 17",
+            ),
+            (
+                "when is the {s}",
+                "thesis defense",
+                "car inspection",
+                "June 2",
+                "June 9",
+            ),
+            (
+                "what is the {s} budget",
+                "marketing",
+                "grocery",
+                "$400",
+                "$650",
+            ),
+            (
+                "how much is the {s} fee",
+                "gym membership",
+                "parking permit",
+                "$35",
+                "$42",
+            ),
+            (
+                "how long is the {s}",
+                "onboarding course",
+                "road trip",
+                "3 weeks",
+                "5 weeks",
+            ),
+            (
+                "how long is the {s}",
+                "daily run",
+                "lunch break",
+                "30 minutes",
+                "45 minutes",
+            ),
+            (
+                "what is the {s} rate",
+                "conversion",
+                "interest",
+                "12%",
+                "18%",
+            ),
+            (
+                "how many {s} are there",
+                "test case count",
+                "guest room count",
+                "120",
+                "150",
+            ),
+            (
+                "how many {s} are planned",
+                "sprint ticket total",
+                "wedding guest total",
+                "40",
+                "55",
+            ),
+        ];
+        let states: [&dyn Fn(&str, &str) -> String; 3] = [
+            &|s, v| format!("the {s} is {v}"),
+            &|s, v| format!("just so you know, our {s} is set for {v}"),
+            &|s, v| format!("I noted that the {s} is {v} for now"),
+        ];
+        let changes: [&dyn Fn(&str, &str) -> String; 5] = [
+            &|s, v| format!("we moved the {s} to {v}"),
+            &|s, v| format!("the {s} was changed to {v}"),
+            &|s, v| format!("heads up: the {s} is now {v}"),
+            &|s, v| format!("I rescheduled the {s} to {v} after the call"),
+            &|s, v| format!("quick update, the new {s} is {v}"),
+        ];
+        let mut failures = Vec::new();
+        for (question, subject, other, old, new) in subjects {
+            let q = query(&question.replace("{s}", subject));
+            for state in states {
+                let older = cand(1, &state(subject, old), 1.0);
+                for change in changes {
+                    let same = cand(5, &change(subject, new), 0.5);
+                    if !revises(&q, &older, &same) {
+                        failures.push(format!(
+                            "missed: {:?} -> {:?}",
+                            state(subject, old),
+                            change(subject, new)
+                        ));
+                    }
+                    let elsewhere = cand(5, &change(other, new), 0.5);
+                    if revises(&q, &older, &elsewhere) {
+                        failures.push(format!(
+                            "misfired: {:?} -> {:?}",
+                            state(subject, old),
+                            change(other, new)
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} cases:\n{}",
+            failures.len(),
+            subjects.len() * states.len() * changes.len() * 2,
+            failures.join("\n")
+        );
     }
 }
