@@ -674,6 +674,9 @@ mod tests {
         assert_eq!(ranked[0].id, 1);
     }
 
+    /// One way to say that subject `s` has value `v`.
+    type Phrasing = dyn Fn(&str, &str) -> String;
+
     /// A generator of update statements in varied phrasing (written for this test, from no
     /// data set): subjects of every value kind, several ways to state a value and several
     /// ways to change it. Each case checks the mechanism both ways: the same subject with
@@ -761,12 +764,12 @@ mod tests {
                 "55",
             ),
         ];
-        let states: [&dyn Fn(&str, &str) -> String; 3] = [
+        let states: [&Phrasing; 3] = [
             &|s, v| format!("the {s} is {v}"),
             &|s, v| format!("just so you know, our {s} is set for {v}"),
             &|s, v| format!("I noted that the {s} is {v} for now"),
         ];
-        let changes: [&dyn Fn(&str, &str) -> String; 5] = [
+        let changes: [&Phrasing; 5] = [
             &|s, v| format!("we moved the {s} to {v}"),
             &|s, v| format!("the {s} was changed to {v}"),
             &|s, v| format!("heads up: the {s} is now {v}"),
