@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ ! -d ../shared/models/m2v-minilm-256 ]; then
+  echo "!! ../shared/models/m2v-minilm-256 is missing: the test against the shared static model SKIPS (tests with a model they write themselves still run)"
+fi
+
 echo "== cargo test --workspace (kernel: auto-detected)"
 cargo test --workspace
 
