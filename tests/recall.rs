@@ -383,3 +383,57 @@ fn a_pack_carries_the_beliefs_its_recalled_evidence_supports() {
     let anchor = direct.0.anchor.as_ref().unwrap();
     assert_eq!((anchor.event, anchor.session.as_deref()), (e.0, Some("s1")));
 }
+
+#[test]
+fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("p");
+    let query = "which harbour town for the sailing trip";
+    let ranked = |m: &Memory| -> Vec<(u64, Vec<&'static str>)> {
+        m.recall(&p, query, 6)
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h.event.id.0,
+                    h.fused.breakdown.iter().map(|b| b.0).collect(),
+                )
+            })
+            .collect()
+    };
+    let before = {
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        background(&m);
+        m.observe(say(
+            "trip",
+            Role::User,
+            "Where should we start the sailing trip?",
+        ))
+        .unwrap();
+        m.observe(say(
+            "trip",
+            Role::Assistant,
+            "Start from the harbour town of Kas.",
+        ))
+        .unwrap();
+        m.observe(say("trip", Role::User, "Great, book two nights there."))
+            .unwrap();
+        ranked(&m)
+    };
+    assert!(
+        before
+            .iter()
+            .any(|(_, b)| b.contains(&"bm25") && b.len() > 1),
+        "{before:?}"
+    );
+    assert!(
+        dir.path().join("lexical").join("p.lex").exists(),
+        "saved on close"
+    );
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(
+        ranked(&m),
+        before,
+        "the saved chronology places every turn as before"
+    );
+}

@@ -124,9 +124,8 @@ impl ProjectText {
         }
     }
 
-    /// The file image: magic, payload (last id, postings, bigram postings, directives),
-    /// XXH3-64 of the
-    /// payload; all little-endian.
+    /// The file image: magic, payload (last id, postings, bigram postings, directives,
+    /// chronology), XXH3-64 of the payload; all little-endian.
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = LEXICAL_MAGIC.to_vec();
         out.extend_from_slice(&self.last_id.to_le_bytes());
@@ -136,6 +135,7 @@ impl ProjectText {
         for d in &self.directives {
             out.extend_from_slice(&d.to_le_bytes());
         }
+        self.chronology.write_to(self.postings.ids(), &mut out);
         let sum = xxhash_rust::xxh3::xxh3_64(&out[LEXICAL_MAGIC.len()..]);
         out.extend_from_slice(&sum.to_le_bytes());
         out
@@ -156,13 +156,14 @@ impl ProjectText {
         let mut r = lexical::Reader(&mut input);
         let n = usize::try_from(r.u64()?).ok()?;
         let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
+        let chronology = crate::recall::fusion::Chronology::read_from(&mut input, postings.ids())?;
         input.is_empty().then(|| Self {
             saved_documents: Some(postings.documents()),
             postings,
             bigrams,
             directives,
             last_id,
-            chronology: Default::default(),
+            chronology,
             baseline: None,
         })
     }
@@ -427,6 +428,7 @@ impl Memory {
             Err(_) => None,
         };
         let mut text = saved.unwrap_or_default();
+        let saved_last = text.last_id;
         let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
@@ -435,7 +437,8 @@ impl Memory {
         for ((id, role, content, _), t) in contents.iter().zip(&tokens) {
             text.add(id.0, *role, content, t);
         }
-        for (id, session) in self.ledger.sessions_after(project, EventId(0))? {
+        // The file holds the chronology of the events it indexed; the rest follows.
+        for (id, session) in self.ledger.sessions_after(project, EventId(saved_last))? {
             text.chronology.push(id.0, session.as_deref());
         }
         tracing::debug!(

@@ -90,6 +90,57 @@ impl Chronology {
         self.place.get(&id).map_or([None, None], |p| [p.1, p.2])
     }
 
+    /// Appends the session of each of `ids` (in the order they were pushed) to `out`: the
+    /// session names in index order (count u64, then byte length u32 and UTF-8 bytes each),
+    /// then per id its session index (u32, `u32::MAX` for none); little-endian.
+    pub fn write_to(&self, ids: &[u64], out: &mut Vec<u8>) {
+        let mut names: Vec<(&str, u32)> = self
+            .sessions
+            .iter()
+            .map(|(name, &(index, _))| (name.as_ref(), index))
+            .collect();
+        names.sort_unstable_by_key(|&(_, index)| index);
+        out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+        for (name, _) in names {
+            out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+        }
+        out.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+        for id in ids {
+            let index = self.session(*id).unwrap_or(u32::MAX);
+            out.extend_from_slice(&index.to_le_bytes());
+        }
+    }
+
+    /// Rebuilds a chronology written by [`write_to`](Self::write_to) for `ids`, reading
+    /// from the front of `input`; `None` if it is malformed or holds another number of ids.
+    pub fn read_from(input: &mut &[u8], ids: &[u64]) -> Option<Self> {
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let (head, rest) = input.split_at_checked(n)?;
+            *input = rest;
+            Some(head)
+        };
+        let count = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let mut names = Vec::new();
+        for _ in 0..count {
+            let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+            names.push(std::str::from_utf8(take(len)?).ok()?.to_owned());
+        }
+        if u64::from_le_bytes(take(8)?.try_into().ok()?) != ids.len() as u64 {
+            return None;
+        }
+        let mut chronology = Self::default();
+        for &id in ids {
+            let index = u32::from_le_bytes(take(4)?.try_into().ok()?);
+            let name = match index {
+                u32::MAX => None,
+                i => Some(names.get(i as usize)?.as_str()),
+            };
+            chronology.push(id, name);
+        }
+        Some(chronology)
+    }
+
     /// Items placed.
     pub fn len(&self) -> usize {
         self.place.len()
@@ -358,6 +409,34 @@ mod tests {
         assert_eq!(score(1), Some(0.5), "the turn before gets half");
         assert_eq!(score(4), Some(0.5), "the turn after, in the same session");
         assert_eq!(score(3), None, "min-max puts the last of the list at 0");
+    }
+
+    #[test]
+    fn a_chronology_reads_back_as_written() {
+        let mut chron = Chronology::default();
+        let ids = [3, 4, 7, 9, 12];
+        for (&id, s) in ids
+            .iter()
+            .zip([Some("a"), Some("b"), None, Some("a"), Some("b")])
+        {
+            chron.push(id, s);
+        }
+        let mut bytes = Vec::new();
+        chron.write_to(&ids, &mut bytes);
+        let mut input = bytes.as_slice();
+        let back = Chronology::read_from(&mut input, &ids).unwrap();
+        assert!(input.is_empty());
+        for id in ids {
+            assert_eq!(back.neighbours(id), chron.neighbours(id), "{id}");
+            assert_eq!(back.session(id), chron.session(id), "{id}");
+        }
+        let mut short = &bytes[..bytes.len() - 1];
+        assert!(Chronology::read_from(&mut short, &ids).is_none());
+        let mut input = bytes.as_slice();
+        assert!(
+            Chronology::read_from(&mut input, &ids[1..]).is_none(),
+            "another id count"
+        );
     }
 
     #[test]

@@ -144,6 +144,11 @@ impl Postings {
         self.ids.len() as u64
     }
 
+    /// The indexed event ids, in indexing order.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
     /// Up to `n` indexed event ids spread evenly over the index (first, then every
     /// `documents / n`-th).
     pub fn ids_spread(&self, n: usize) -> Vec<u64> {
