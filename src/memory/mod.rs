@@ -40,8 +40,9 @@ pub use recall::{RecallItem, RecallQuery, RecallResult};
 /// Candidates gathered from each source before fusion.
 const CANDIDATES: usize = 50;
 /// Candidates each direct source of recall returns to fusion: deep enough that the last
-/// one (normalized to 0) is background, not a near miss.
-const SOURCE_DEPTH: usize = 100;
+/// one (normalized to 0) is background, not a near miss. Measured on both development
+/// sets: 200 beat 100 on both (recall@10 +0.002 / 0, MRR +0.003 / +0.003); 400 lost.
+const SOURCE_DEPTH: usize = 200;
 /// Stored vectors sampled per project for the relevance floor's baseline.
 const BASELINE_SAMPLE: usize = 64;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
