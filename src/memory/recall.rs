@@ -480,7 +480,14 @@ impl Memory {
             });
             lexical || semantic_support || vector_support
         };
-        let linked = |c: &fusion::Candidate| c.fused.breakdown.iter().any(|b| b.0 == "ripple");
+        // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
+        // in its session (neighbour smoothing passed it a lexical score, rank 0).
+        let linked = |c: &fusion::Candidate| {
+            c.fused
+                .breakdown
+                .iter()
+                .any(|b| b.0 == "ripple" || (LEXICAL.contains(&b.0) && b.1 == 0))
+        };
         let any_supported = fetched.iter().any(|(c, _)| supported(c));
         let mut suppressed = Vec::new();
         let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
