@@ -437,3 +437,37 @@ fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
         "the saved chronology places every turn as before"
     );
 }
+
+#[test]
+fn a_speaker_named_in_the_question_counts_even_when_they_said_half_the_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let lines = [
+        ("Marisol", "Morning! Coffee first, then emails."),
+        ("Teodor", "Same here, the kettle is already on."),
+        (
+            "Marisol",
+            "I did the ridge trail on Sunday, long but worth the hike.",
+        ),
+        ("Teodor", "The ridge hike is my favourite hike of all."),
+        ("Marisol", "Did you see the match last night?"),
+        ("Teodor", "Only the second half, it was a great finish."),
+        ("Marisol", "My sister visits next weekend."),
+        ("Teodor", "Nice, tell her I said hello."),
+    ];
+    let mut ids = Vec::new();
+    for (speaker, text) in lines {
+        ids.push(
+            m.observe(say("chat", Role::User, text).speaker(speaker))
+                .unwrap(),
+        );
+    }
+    let hits = m
+        .recall(&project("p"), "which hike did Marisol do", 3)
+        .unwrap();
+    assert_eq!(hits[0].event.id, ids[2], "{:?}", hits[0].event.content);
+    let hits = m
+        .recall(&project("p"), "what is Teodor's favourite hike", 3)
+        .unwrap();
+    assert_eq!(hits[0].event.id, ids[3], "{:?}", hits[0].event.content);
+}

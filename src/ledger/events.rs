@@ -717,6 +717,23 @@ impl Ledger {
         })
     }
 
+    /// The distinct speaker names of `project`'s events.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn speakers(&self, project: &ProjectId) -> LedgerResult<Vec<String>> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT DISTINCT speaker FROM events WHERE project = ?1 AND speaker IS NOT NULL",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str()], |r| r.get(0))?
+                    .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+
     /// Number of events in `project`.
     ///
     /// # Errors

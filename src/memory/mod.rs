@@ -88,9 +88,13 @@ struct ProjectText {
     /// Documents in the valid file on disk (as loaded or last saved); `None` when there is
     /// none (missing or damaged).
     saved_documents: Option<u64>,
-    /// Each event's session and its neighbours there (not saved: rebuilt from the ledger's
-    /// `(id, session)` column pairs when the index is loaded).
+    /// Each event's session and its neighbours there (saved with the index, caught up
+    /// from the ledger's `(id, session)` pairs).
     chronology: crate::recall::fusion::Chronology,
+    /// The lexical tokens of the project's speaker names: a query naming a speaker keeps
+    /// the name as a term even where the speaker said most of the turns (a field match,
+    /// not a common word). Read from the ledger when the index loads.
+    speakers: std::collections::HashSet<String>,
     /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
     /// query's similarity to unrelated memories is estimated (the relevance floor); refreshed
     /// when the project has doubled since it was drawn.
@@ -165,6 +169,7 @@ impl ProjectText {
             directives,
             last_id,
             chronology,
+            speakers: Default::default(),
             baseline: None,
         })
     }
@@ -437,6 +442,9 @@ impl Memory {
             .collect();
         for ((id, role, content, _), t) in contents.iter().zip(&tokens) {
             text.add(id.0, *role, content, t);
+        }
+        for name in self.ledger.speakers(project)? {
+            text.speakers.extend(lexical::tokens(&name));
         }
         // The file holds the chronology of the events it indexed; the rest follows.
         for (id, session) in self.ledger.sessions_after(project, EventId(saved_last))? {
@@ -715,6 +723,9 @@ impl Memory {
                     p.add(id.0, e.role, &e.content, tokens);
                     p.chronology
                         .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
+                    if let Some(name) = &e.speaker {
+                        p.speakers.extend(lexical::tokens(name));
+                    }
                 }
             }
             ids

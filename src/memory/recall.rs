@@ -359,14 +359,15 @@ impl Memory {
         let terms = {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
-            // (unless no other query word occurs in the project at all).
+            // (unless no other query word occurs in the project at all). A speaker's name
+            // stays: it matches a field, whoever said most of the turns.
             let n = text.postings.documents();
             let terms = lexical::query_terms(query);
             let distinctive: Vec<String> = terms
                 .iter()
                 .filter(|t| {
                     let df = text.postings.df(t);
-                    df > 0 && lexical::idf(n, df) >= COMMON_IDF
+                    df > 0 && (lexical::idf(n, df) >= COMMON_IDF || text.speakers.contains(*t))
                 })
                 .cloned()
                 .collect();
