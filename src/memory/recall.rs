@@ -575,7 +575,7 @@ impl Memory {
                 })
                 .collect();
             let moves = supersede::reorder(
-                &supersede::Query::new(query, &probe_terms(query)),
+                &supersede::Query::new(query, &lexical::query_terms(query)),
                 &mut ranked,
                 settings.supersede_ratio,
             );
@@ -967,9 +967,9 @@ fn stem_word(word: &str) -> &str {
         .unwrap_or(word)
 }
 
-/// The query's lexical terms as supersession reads them (stop words out).
-fn probe_terms(query: &str) -> Vec<String> {
-    lexical::query_terms(query)
+/// A BM25 hit as a source score.
+fn bm25_score((id, score): (u64, f32)) -> (u64, f64) {
+    (id, f64::from(score))
 }
 
 /// What the sources of one recall read.
@@ -1045,7 +1045,7 @@ impl Source for LexicalSource {
             .postings
             .search(&probe.terms, SOURCE_DEPTH)
             .into_iter()
-            .map(|(id, s)| (id, f64::from(s)))
+            .map(bm25_score)
             .collect())
     }
 }
@@ -1064,7 +1064,7 @@ impl Source for BigramSource {
             .bigrams
             .search(&pairs, SOURCE_DEPTH)
             .into_iter()
-            .map(|(id, s)| (id, f64::from(s)))
+            .map(bm25_score)
             .collect())
     }
 }
@@ -1091,7 +1091,7 @@ impl Source for PhraseSource {
             .postings
             .search_all(&words, SOURCE_DEPTH)
             .into_iter()
-            .map(|(id, s)| (id, f64::from(s)))
+            .map(bm25_score)
             .collect())
     }
 }

@@ -140,16 +140,6 @@ impl Chronology {
         }
         Some(chronology)
     }
-
-    /// Items placed.
-    pub fn len(&self) -> usize {
-        self.place.len()
-    }
-
-    /// Whether nothing is placed.
-    pub fn is_empty(&self) -> bool {
-        self.place.is_empty()
-    }
 }
 
 /// Fusion settings (profile `[recall]`).
@@ -188,6 +178,21 @@ pub struct Candidate {
     pub direct_score: f64,
 }
 
+impl Candidate {
+    /// A candidate with no evidence yet, with `components` direct components.
+    fn empty(id: u64, components: usize) -> Self {
+        Self {
+            fused: Fused {
+                id,
+                score: 0.0,
+                breakdown: Vec::new(),
+            },
+            direct: vec![0.0; components],
+            direct_score: 0.0,
+        }
+    }
+}
+
 /// Fuses the lists (normalize, smooth, weigh, session prior, bounded associative
 /// evidence); candidates best first by fused score (ties: lower id first). Associative
 /// contributions are capped at their weight. Use [`order`] for the final ranking.
@@ -218,15 +223,9 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
             if s <= 0.0 {
                 continue;
             }
-            let c = by_id.entry(id).or_insert_with(|| Candidate {
-                fused: Fused {
-                    id,
-                    score: 0.0,
-                    breakdown: Vec::new(),
-                },
-                direct: vec![0.0; directs.len() + 1],
-                direct_score: 0.0,
-            });
+            let c = by_id
+                .entry(id)
+                .or_insert_with(|| Candidate::empty(id, directs.len() + 1));
             let w = list.weight * s;
             c.direct[d] = w;
             c.direct_score += w;
@@ -261,15 +260,9 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
     }
     for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
         for (i, (id, s)) in normalized(list).into_iter().enumerate() {
-            let c = by_id.entry(id).or_insert_with(|| Candidate {
-                fused: Fused {
-                    id,
-                    score: 0.0,
-                    breakdown: Vec::new(),
-                },
-                direct: vec![0.0; directs.len() + 1],
-                direct_score: 0.0,
-            });
+            let c = by_id
+                .entry(id)
+                .or_insert_with(|| Candidate::empty(id, directs.len() + 1));
             let w = list.weight * s;
             if w > 0.0 && c.fused.breakdown.iter().all(|b| b.0 != list.source) {
                 c.fused.score += w;
