@@ -166,6 +166,151 @@ pub fn parse_when(text: &str) -> Option<i64> {
     Some(days_from_civil(year, month, day) * DAY_MS + time.unwrap_or(0))
 }
 
+/// Why a time argument was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{text}` is not a time: {reason} (give RFC 3339 such as 2025-02-01T09:30:00+01:00, a date such as 2025-02-01 or May 8, 2023 2:30 pm, or epoch milliseconds)"
+)]
+pub struct TimeError {
+    /// The refused text.
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+/// Days in `month` of `year` (proleptic Gregorian).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    days_from_civil(year + i64::from(month == 12), month % 12 + 1, 1)
+        - days_from_civil(year, month, 1)
+}
+
+/// The one parser of every time argument (CLI flags, plan `at`, HTTP and MCP fields): epoch
+/// milliseconds (`1738402200000`, negative allowed), RFC 3339 with or without seconds,
+/// fractions and offset (`2025-02-01T09:30:00.250+01:00`, `2025-02-01 09:30`; no offset
+/// means UTC), a bare date (`2025-02-01`, midnight UTC), or the free-form dates data sets
+/// write (`May 8, 2023 2:30 pm`, [`parse_when`]). Nothing is dropped silently: a time of
+/// day, seconds or offset that does not read cleanly is an error, not midnight.
+///
+/// # Errors
+/// [`TimeError`] naming the text and what is wrong.
+pub fn parse_instant(text: &str) -> Result<i64, TimeError> {
+    let t = text.trim().trim_start_matches('\u{feff}');
+    let err = |reason| TimeError {
+        text: text.to_owned(),
+        reason,
+    };
+    if t.is_empty() {
+        return Err(err("it is empty"));
+    }
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse::<i64>()
+            .map_err(|_| err("epoch milliseconds out of range"));
+    }
+    let b = t.as_bytes();
+    let is_iso_date = b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit);
+    if is_iso_date {
+        return parse_rfc3339(t).map_err(err);
+    }
+    // Free-form: every `h:mm` token must be a valid time of day, or the text is refused
+    // rather than read as midnight.
+    let lower = t.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == ':'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        if let Some((h, m)) = w.split_once(':') {
+            let ok = match (h.parse::<i64>(), m.parse::<i64>()) {
+                (Ok(h), Ok(m)) => {
+                    let pm = matches!(words.get(i + 1).copied(), Some("am" | "pm"));
+                    m < 60 && if pm { (1..=12).contains(&h) } else { h < 24 }
+                }
+                _ => false,
+            };
+            if !ok || m.len() != 2 {
+                return Err(err("its time of day is not hh:mm"));
+            }
+        }
+    }
+    parse_when(t).ok_or_else(|| err("no four-digit year, month and day"))
+}
+
+/// `YYYY-MM-DD[(T| )HH:MM[:SS[.fff]][Z|±HH:MM|±HHMM]]` as ms since the epoch.
+fn parse_rfc3339(t: &str) -> Result<i64, &'static str> {
+    let num = |s: &str| -> Result<i64, &'static str> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("it is not RFC 3339 (YYYY-MM-DDTHH:MM:SS±HH:MM)");
+        }
+        s.parse().map_err(|_| "a number is out of range")
+    };
+    let (year, month, day) = (num(&t[..4])?, num(&t[5..7])?, num(&t[8..10])?);
+    if !(1..=12).contains(&month) {
+        return Err("the month is not 01–12");
+    }
+    if day < 1 || day > days_in_month(year, month) {
+        return Err("the day does not exist in that month");
+    }
+    let date_ms = days_from_civil(year, month, day) * DAY_MS;
+    let rest = &t[10..];
+    if rest.is_empty() {
+        return Ok(date_ms);
+    }
+    let rest = rest
+        .strip_prefix(['T', 't', ' '])
+        .ok_or("it is not RFC 3339 (YYYY-MM-DDTHH:MM:SS±HH:MM)")?;
+    // Split the offset off the end.
+    let (clock, offset_min) = if let Some(c) = rest.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else if let Some(pos) = rest.rfind(['+', '-']) {
+        let (c, off) = rest.split_at(pos);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let off = off[1..].replace(':', "");
+        if off.len() != 4 {
+            return Err("its offset is not ±HH:MM");
+        }
+        let (h, m) = (num(&off[..2])?, num(&off[2..])?);
+        if h > 23 || m > 59 {
+            return Err("its offset is not ±HH:MM");
+        }
+        (c, sign * (h * 60 + m))
+    } else {
+        (rest, 0)
+    };
+    let mut parts = clock.splitn(3, ':');
+    let h = num(parts.next().unwrap_or(""))?;
+    let m = num(parts.next().ok_or("its time of day is not HH:MM")?)?;
+    let (s, frac_ms) = match parts.next() {
+        None => (0, 0),
+        Some(sec) => {
+            let (whole, frac) = sec.split_once(['.', ',']).unwrap_or((sec, ""));
+            let frac_ms = if frac.is_empty() {
+                if sec.contains(['.', ',']) {
+                    return Err("its fraction of a second is empty");
+                }
+                0
+            } else {
+                num(frac)?;
+                // Milliseconds: the first three digits, padded (finer digits are below
+                // the ledger's resolution).
+                let ms: String = frac.chars().chain("000".chars()).take(3).collect();
+                ms.parse::<i64>().map_err(|_| "a number is out of range")?
+            };
+            (num(whole)?, frac_ms)
+        }
+    };
+    if h > 23 || m > 59 || s > 60 {
+        return Err("its time of day is out of range");
+    }
+    Ok(date_ms + h * 3_600_000 + m * 60_000 + s.min(59) * 1000 + frac_ms - offset_min * 60_000)
+}
+
 #[cfg(test)]
 mod calendar_tests {
     use super::*;
@@ -208,6 +353,48 @@ mod calendar_tests {
             "Mayday 2024",
         ] {
             assert_eq!(parse_when(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn time_arguments_parse_exactly() {
+        let day = |y, m, d| days_from_civil(y, m, d) * DAY_MS;
+        let hms = |h: i64, m: i64, s: i64| h * 3_600_000 + m * 60_000 + s * 1000;
+        for (text, want) in [
+            ("1738402200000", 1_738_402_200_000),
+            ("-5", -5),
+            ("2025-02-01", day(2025, 2, 1)),
+            ("2025-02-01T09:30:15Z", day(2025, 2, 1) + hms(9, 30, 15)),
+            (
+                "2025-02-01T09:30:15.250Z",
+                day(2025, 2, 1) + hms(9, 30, 15) + 250,
+            ),
+            (
+                "2025-02-01T09:30:15+01:00",
+                day(2025, 2, 1) + hms(8, 30, 15),
+            ),
+            ("2025-02-01T00:30:00-0130", day(2025, 2, 1) + hms(2, 0, 0)),
+            ("2025-02-01 09:30", day(2025, 2, 1) + hms(9, 30, 0)),
+            ("\u{feff}2024-02-29", day(2024, 2, 29)),
+            ("May 8, 2023 2:30 pm", day(2023, 5, 8) + hms(14, 30, 0)),
+        ] {
+            assert_eq!(parse_instant(text), Ok(want), "{text}");
+        }
+        for bad in [
+            "",
+            "soon",
+            "2025-02-30",
+            "2023-02-29",
+            "2025-13-01",
+            "2025-02-01T25:00",
+            "2025-02-01T09:30:00+25:00",
+            "2025-02-01X09:30",
+            "2025-02-01T09",
+            "2024-03-15 at 25:99",
+            "May 8, 2023 14:30 pm",
+            "99999999999999999999",
+        ] {
+            assert!(parse_instant(bad).is_err(), "{bad}");
         }
     }
 }

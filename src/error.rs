@@ -31,3 +31,141 @@ pub enum Error {
 
 /// Result alias of the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What kind of failure an error is: one class per HTTP status family, MCP error and CLI
+/// exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The request is malformed or names something invalid (HTTP 400, exit 2).
+    InvalidInput,
+    /// A named record or project does not exist (HTTP 404, exit 3).
+    NotFound,
+    /// The request conflicts with stored state: a version, an idempotency key, a
+    /// governance rule (HTTP 409, exit 4).
+    Conflict,
+    /// The input exceeds a configured limit (HTTP 413, exit 2).
+    TooLarge,
+    /// A resource is busy or unreachable; retrying can succeed (HTTP 503, exit 5).
+    Unavailable,
+    /// Stored data is damaged or an internal step failed (HTTP 500, exit 1).
+    Internal,
+}
+
+impl ErrorClass {
+    /// The CLI exit code of the class.
+    pub const fn exit_code(self) -> u8 {
+        match self {
+            ErrorClass::Internal => 1,
+            ErrorClass::InvalidInput | ErrorClass::TooLarge => 2,
+            ErrorClass::NotFound => 3,
+            ErrorClass::Conflict => 4,
+            ErrorClass::Unavailable => 5,
+        }
+    }
+
+    /// The HTTP status of the class.
+    pub const fn http_status(self) -> u16 {
+        match self {
+            ErrorClass::InvalidInput => 400,
+            ErrorClass::NotFound => 404,
+            ErrorClass::Conflict => 409,
+            ErrorClass::TooLarge => 413,
+            ErrorClass::Unavailable => 503,
+            ErrorClass::Internal => 500,
+        }
+    }
+
+    /// Whether retrying the same request can succeed.
+    pub const fn retryable(self) -> bool {
+        matches!(self, ErrorClass::Unavailable)
+    }
+}
+
+/// The class of a stable reason (see [`Error::reason`]).
+pub fn class_of(reason: &str) -> ErrorClass {
+    match reason {
+        "not_found" | "data_dir_missing" | "unknown_project" | "unknown_event"
+        | "unknown_belief" | "unknown_item" | "unknown_episode" | "unknown_procedure" => {
+            ErrorClass::NotFound
+        }
+        "conflict"
+        | "version_conflict"
+        | "duplicate_idempotency_key"
+        | "duplicate_id"
+        | "invalid_transition"
+        | "project_boundary_violation"
+        | "episode_project_mismatch"
+        | "episode_sealed"
+        | "already_in_episode"
+        | "read_only"
+        | "needs_migration"
+        | "schema_too_new" => ErrorClass::Conflict,
+        "payload_too_large" | "tier_full" => ErrorClass::TooLarge,
+        "unavailable" | "store_locked" | "ledger_busy" => ErrorClass::Unavailable,
+        "internal" | "io_error" | "corruption" | "disk_full" | "model_error" => {
+            ErrorClass::Internal
+        }
+        _ => ErrorClass::InvalidInput,
+    }
+}
+
+impl Error {
+    /// The stable, machine-readable reason (snake_case) of the error.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Config(e) => match e {
+                ConfigError::Io { .. } => "invalid_argument",
+                ConfigError::NotBuilt { .. } => "profile_not_built",
+                _ => "invalid_profile",
+            },
+            Error::Store(e) => match e {
+                StoreError::Io { .. } => "io_error",
+                StoreError::Corruption { .. } => "corruption",
+                StoreError::DimensionMismatch { .. } => "dimension_mismatch",
+                StoreError::DuplicateId { .. } => "duplicate_id",
+                StoreError::InvalidProject { .. } => "invalid_project",
+                StoreError::Full { .. } => "tier_full",
+                StoreError::ReadOnly { .. } => "read_only",
+                StoreError::Locked { .. } => "store_locked",
+                StoreError::Hdv(e) => hdv_reason(e),
+            },
+            Error::Ledger(e) => match e {
+                LedgerError::Sqlite { source, .. } => crate::ledger::sqlite_failure(source).0,
+                LedgerError::ContentTooLarge { .. } => "payload_too_large",
+                LedgerError::UnknownEvent(_) => "unknown_event",
+                LedgerError::CrossProject { .. } => "project_boundary_violation",
+                LedgerError::UnknownProject(_) => "unknown_project",
+                LedgerError::NotFound { .. } => "not_found",
+                LedgerError::Refused { reason, .. } => reason,
+                LedgerError::Invalid { .. } => "invalid_argument",
+                LedgerError::Hdv(e) => hdv_reason(e),
+                LedgerError::SchemaTooNew { .. } => "schema_too_new",
+                LedgerError::NeedsMigration { .. } => "needs_migration",
+            },
+            Error::Hnsw(e) => match e {
+                HnswError::Persist { .. } => "corruption",
+                HnswError::DimensionMismatch { .. } => "dimension_mismatch",
+                HnswError::Config(_) => "invalid_argument",
+                _ => "internal",
+            },
+            Error::Hdv(e) => hdv_reason(e),
+            Error::Model(_) => "model_error",
+        }
+    }
+
+    /// The class of the error (exit code, HTTP status).
+    pub fn class(&self) -> ErrorClass {
+        class_of(self.reason())
+    }
+}
+
+fn hdv_reason(e: &hdv::Error) -> &'static str {
+    match e {
+        hdv::Error::UnavailableKernel { .. } => "unavailable_kernel",
+        hdv::Error::DimensionMismatch { .. } | hdv::Error::EmbeddingLength { .. } => {
+            "dimension_mismatch"
+        }
+        _ => "invalid_argument",
+    }
+}

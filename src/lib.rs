@@ -19,6 +19,7 @@ mod error;
 pub mod eval;
 pub mod governance;
 pub mod index;
+pub mod input;
 pub mod ledger;
 mod memory;
 pub mod recall;
@@ -26,7 +27,7 @@ pub mod semantic;
 pub mod store;
 
 pub use config::{ConfigError, Profile, ProfileKind};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorClass, Result, class_of};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, Memory, MemoryMap,
     ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,

@@ -149,10 +149,11 @@ fn observe_recall_beliefs_plans_and_erasure() {
         &["--json", "plan", "apply", "--file", plan.to_str().unwrap()],
     );
     assert!(!ok && err.contains("rejected"));
-    assert_eq!(json(&out)["reason"]["reason"], "unknown_evidence");
+    assert_eq!(json(&out)["error"]["reason"], "unknown_evidence");
+    assert_eq!(json(&out)["error"]["detail"]["op_index"], 0);
     std::fs::write(&plan, "{not json").unwrap();
     let (ok, _, err) = hm(d, &["plan", "apply", "--file", plan.to_str().unwrap()]);
-    assert!(!ok && err.contains("invalid plan"), "{err}");
+    assert!(!ok && err.contains("is not valid JSON"), "{err}");
     let (ok, out, _) = hm(
         d,
         &[
@@ -214,7 +215,7 @@ fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
         dir.path(),
         &["observe", "--project", "p", "--at", "someday", "x"],
     );
-    assert!(!ok && err.contains("`someday` is not a date"), "{err}");
+    assert!(!ok && err.contains("`someday` is not a time"), "{err}");
     let (ok, _, err) = hm(dir.path(), &["--profile", "/nonexistent.toml", "stats"]);
     assert!(!ok && err.contains("/nonexistent.toml"), "{err}");
     let (ok, _, err) = hm(dir.path(), &["eval", "--data", "/nonexistent"]);
@@ -591,7 +592,7 @@ fn belief_propose_and_correct_are_governed() {
     );
     assert!(!ok && err.contains("rejected"));
     assert_eq!(
-        json(&out)["reason"]["reason"],
+        json(&out)["error"]["reason"],
         "user_ownership_requires_user_evidence"
     );
     let (ok, out, _) = hm(
@@ -687,6 +688,11 @@ fn import_keeps_the_data_sets_own_times() {
     .unwrap();
     let d = dir.path().join("mem");
     let (ok, _, err) = hm(&d, &["import", "--data", data.to_str().unwrap()]);
+    assert!(!ok && err.contains("does not exist"), "{err}");
+    let (ok, _, err) = hm(
+        &d,
+        &["--create", "import", "--data", data.to_str().unwrap()],
+    );
     assert!(ok, "{err}");
     let (ok, out, err) = hm(&d, &["--json", "map", "--project", "c1"]);
     assert!(ok, "{err}");

@@ -13,7 +13,7 @@ use hypermem::governance::{
 };
 use hypermem::ledger::{EventId, EventKind, NewEvent, Role};
 use hypermem::store::ProjectId;
-use hypermem::{Memory, Profile, ProfileKind};
+use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -30,9 +30,12 @@ struct Cli {
     /// Profile file (default: the built-in lite profile).
     #[arg(long, global = true)]
     profile: Option<PathBuf>,
-    /// Print JSON.
+    /// Print JSON (one document on stdout, errors included).
     #[arg(long, global = true)]
     json: bool,
+    /// Create the data directory if it does not exist (`init` always does).
+    #[arg(long, global = true)]
+    create: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -68,8 +71,8 @@ enum Command {
         /// indexed for recall beside the text.
         #[arg(long)]
         speaker: Option<String>,
-        /// When it happened (a date such as `2024-03-15`, `May 8, 2023 2:30 pm`, or epoch
-        /// ms); default now.
+        /// When it happened: RFC 3339 (`2025-02-01T09:30:00+01:00`), a date (`2024-03-15`,
+        /// `May 8, 2023 2:30 pm`) or epoch ms; default now.
         #[arg(long)]
         at: Option<String>,
         /// The content's dense embedding (any model, one dimension per project): a file
@@ -292,9 +295,9 @@ enum BeliefAction {
         /// Key.
         #[arg(long)]
         key: String,
-        /// Time in ms.
+        /// The time: RFC 3339, a date, or epoch ms.
         #[arg(long)]
-        at: i64,
+        at: String,
     },
     /// Every version of a key.
     History {
@@ -402,9 +405,9 @@ enum ProspectiveAction {
         /// The event that created it.
         #[arg(long)]
         event: u64,
-        /// Due time (ms since the epoch).
+        /// Due time: RFC 3339, a date, or epoch ms.
         #[arg(long)]
-        due: Option<i64>,
+        due: Option<String>,
         /// What it is about.
         text: String,
     },
@@ -428,9 +431,9 @@ enum ProspectiveAction {
         /// Item id.
         #[arg(long)]
         id: u64,
-        /// New due time (ms).
+        /// New due time: RFC 3339, a date, or epoch ms.
         #[arg(long)]
-        until: i64,
+        until: String,
     },
     /// Mark an item done.
     Complete {
@@ -455,9 +458,9 @@ enum ProspectiveAction {
         /// Project.
         #[arg(long)]
         project: String,
-        /// Time (ms).
+        /// The time: RFC 3339, a date, or epoch ms (default now).
         #[arg(long)]
-        at: Option<i64>,
+        at: Option<String>,
     },
 }
 
@@ -499,23 +502,173 @@ enum PlanAction {
     },
 }
 
+/// Why a command failed: a stable reason, a message, and the class that picks the exit
+/// code. Under `--json` it is the one document on stdout.
+#[derive(Debug)]
+struct Failure {
+    reason: String,
+    message: String,
+    class: ErrorClass,
+    /// Structured detail (a governance rejection's operation index and fields).
+    detail: Option<serde_json::Value>,
+}
+
+impl Failure {
+    fn new(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.to_owned(),
+            message: message.into(),
+            class: hypermem::class_of(reason),
+            detail: None,
+        }
+    }
+
+    fn invalid(message: impl Into<String>) -> Self {
+        Self::new("invalid_argument", message)
+    }
+
+    fn internal(message: impl Into<String>) -> Self {
+        Self::new("internal", message)
+    }
+
+    /// A refusal that carries a serialized reason (`{"reason": ..., ...}`): governance
+    /// rejections, prospective refusals.
+    fn refusal(value: serde_json::Value, message: String) -> Self {
+        let reason = value
+            .get("reason")
+            .and_then(|r| r.as_str())
+            .unwrap_or("conflict")
+            .to_owned();
+        let mut f = Self::new(&reason, message);
+        f.detail = Some(value);
+        f
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut error = json!({"reason": self.reason, "message": self.message});
+        if let Some(d) = &self.detail {
+            error["detail"] = d.clone();
+        }
+        if self.class.retryable() {
+            error["retryable"] = json!(true);
+        }
+        json!({ "error": error })
+    }
+}
+
+impl From<hypermem::Error> for Failure {
+    fn from(e: hypermem::Error) -> Self {
+        if let hypermem::Error::Ledger(hypermem::ledger::LedgerError::Sqlite { source, .. }) = &e {
+            tracing::debug!(error = %source, "SQLite failure");
+        }
+        Self::new(e.reason(), e.to_string())
+    }
+}
+
+macro_rules! via_engine_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Failure {
+            fn from(e: $t) -> Self {
+                hypermem::Error::from(e).into()
+            }
+        }
+    )*};
+}
+via_engine_error!(
+    hypermem::ledger::LedgerError,
+    hypermem::store::StoreError,
+    hypermem::ConfigError,
+    hypermem::hdv::Error
+);
+
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Self {
+        Self::internal(format!("cannot serialize the response: {e}"))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Self::new("io_error", format!("I/O error: {e}"))
+    }
+}
+
+/// An applied (or already applied) plan as JSON; a rejected one as the failure, so that
+/// `--json` prints exactly one document either way.
+fn governed(outcome: PlanOutcome) -> Result<serde_json::Value, Failure> {
+    match outcome {
+        PlanOutcome::Rejected(r) => {
+            let mut detail = serde_json::to_value(&r.reason)?;
+            detail["op_index"] = json!(r.op_index);
+            let at = r
+                .op_index
+                .map(|i| format!(" at operation {i}"))
+                .unwrap_or_default();
+            Err(Failure::refusal(
+                detail,
+                format!(
+                    "governance rejected the plan{at}: {}; nothing was written",
+                    r.reason
+                ),
+            ))
+        }
+        other => Ok(serde_json::to_value(&other)?),
+    }
+}
+
+/// The data directory must exist and be a directory, unless the verb may create it.
+fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), Failure> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Failure::new(
+            "not_a_directory",
+            format!("data directory {} is not a directory", dir.display()),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if may_create {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    "data_dir_missing",
+                    format!(
+                        "data directory {} does not exist: run `hypermem init` (or pass --create)",
+                        dir.display()
+                    ),
+                ))
+            }
+        }
+        Err(e) => Err(Failure::new(
+            "io_error",
+            format!("data directory {}: {e}", dir.display()),
+        )),
+    }
+}
+
+/// A time argument through the one parser ([`hypermem::clock::parse_instant`]).
+fn instant(flag: &str, text: &str) -> Result<i64, Failure> {
+    hypermem::clock::parse_instant(text).map_err(|e| Failure::invalid(format!("{flag}: {e}")))
+}
+
 /// A dense embedding from a file holding a JSON array of numbers.
-fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, Failure> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--embedding-file {}: {e}", path.display()))?;
+        .map_err(|e| Failure::invalid(format!("--embedding-file {}: {e}", path.display())))?;
     let values: Vec<f32> = serde_json::from_str(&text).map_err(|_| {
-        format!(
+        Failure::invalid(format!(
             "--embedding-file {}: not a JSON array of numbers",
             path.display()
-        )
+        ))
     })?;
     if values.is_empty() {
-        return Err(format!("--embedding-file {}: the array is empty", path.display()).into());
+        return Err(Failure::invalid(format!(
+            "--embedding-file {}: the array is empty",
+            path.display()
+        )));
     }
     Ok(values)
 }
 
-fn project(name: &str) -> Result<ProjectId, Box<dyn std::error::Error>> {
+fn project(name: &str) -> Result<ProjectId, Failure> {
     Ok(ProjectId::new(name)?)
 }
 
@@ -531,7 +684,7 @@ fn progress_bar(json: bool) -> ProgressBar {
     bar
 }
 
-fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+fn run(cli: Cli) -> Result<(), Failure> {
     let profile = match &cli.profile {
         Some(path) => Profile::load(path)?,
         None => Profile::builtin(ProfileKind::Lite)?,
@@ -588,8 +741,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 out.push_str(&serde_json::to_string(q)?);
                 out.push('\n');
             }
-            std::fs::write(path, out)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(path, out).map_err(|e| {
+                Failure::new("io_error", format!("cannot write {}: {e}", path.display()))
+            })?;
         }
         if cli.json {
             println!("{}", serde_json::to_string(&report)?);
@@ -630,7 +784,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         );
         return Ok(());
     }
-    let memory = Memory::open(&profile, data_dir.as_deref())?;
+    let dir = data_dir.clone().unwrap_or_else(|| profile.data_dir.clone());
+    check_data_dir(&dir, cli.create || matches!(cli.command, Command::Init))?;
+    let memory = Memory::open(&profile, Some(&dir))?;
     match cli.command {
         Command::Init => print(
             json!({"data_dir": memory.data_dir(), "schema_version": memory.ledger().schema_version()?}),
@@ -666,19 +822,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             e.speaker = speaker;
             e.embedding = embedding_file.as_deref().map(read_embedding).transpose()?;
             if let Some(at) = at {
-                let ms = at
-                    .parse::<i64>()
-                    .ok()
-                    .or_else(|| hypermem::clock::parse_when(&at))
-                    .ok_or_else(|| {
-                        hypermem::ledger::LedgerError::Invalid {
-                            what: "--at",
-                            reason: format!(
-                                "`{at}` is not a date (e.g. 2024-03-15, May 8, 2023 2:30 pm) nor epoch ms"
-                            ),
-                        }
-                    })?;
-                e = e.at(ms);
+                e = e.at(instant("--at", &at)?);
             }
             let id = memory.observe(e)?;
             print(json!({"event_id": id.0}), format!("observed event {id}"));
@@ -808,7 +952,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     key,
                     at,
                 } => {
-                    let value = serde_json::to_value(memory.belief_at(&project(&p)?, &key, at)?)?;
+                    let value = serde_json::to_value(memory.belief_at(
+                        &project(&p)?,
+                        &key,
+                        instant("--at", &at)?,
+                    )?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
@@ -820,28 +968,25 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             };
             if let Some((p, key, op)) = write {
                 let outcome = memory.apply_plan(&Plan::single(p, key, op))?;
-                let rejected = matches!(outcome, PlanOutcome::Rejected(_));
-                let value = serde_json::to_value(&outcome)?;
+                let value = governed(outcome)?;
                 print(value.clone(), serde_json::to_string_pretty(&value)?);
-                if rejected {
-                    return Err("the operation was rejected; nothing was written".into());
-                }
             }
         }
         Command::Plan {
             action: PlanAction::Apply { file },
         } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read plan {}: {e}", file.display()))?;
-            let plan: Plan = serde_json::from_str(&text)
-                .map_err(|e| format!("invalid plan {}: {e}", file.display()))?;
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                Failure::invalid(format!("cannot read plan {}: {e}", file.display()))
+            })?;
+            let plan: Plan = serde_json::from_str(&text).map_err(|e| {
+                Failure::new(
+                    "invalid_plan",
+                    hypermem::input::json_error(&format!("plan {}", file.display()), &e),
+                )
+            })?;
             let outcome = memory.apply_plan(&plan)?;
-            let rejected = matches!(outcome, PlanOutcome::Rejected(_));
-            let value = serde_json::to_value(&outcome)?;
+            let value = governed(outcome)?;
             print(value.clone(), serde_json::to_string_pretty(&value)?);
-            if rejected {
-                return Err("the plan was rejected; nothing was written".into());
-            }
         }
         Command::Migrate { dry_run } => {
             let r = memory.ledger().migrate(dry_run)?;
@@ -1040,7 +1185,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         ProspectiveKind::parse(&kind)?,
                         &text,
                         EventId(event),
-                        due,
+                        due.as_deref().map(|d| instant("--due", d)).transpose()?,
                     )?;
                     print(
                         serde_json::to_value(&item)?,
@@ -1048,8 +1193,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     );
                 }
                 ProspectiveAction::Due { project: p, at } => {
-                    let items = ledger
-                        .due_prospective(&project(&p)?, at.unwrap_or_else(|| ledger.now_ms()))?;
+                    let items = ledger.due_prospective(
+                        &project(&p)?,
+                        match at {
+                            Some(at) => instant("--at", &at)?,
+                            None => ledger.now_ms(),
+                        },
+                    )?;
                     let text = items
                         .iter()
                         .map(|i| format!("#{} [{}] {}", i.id.0, i.status, i.text))
@@ -1072,7 +1222,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                             project: p,
                             id,
                             until,
-                        } => ledger.defer_prospective(&project(&p)?, ProspectiveId(id), until)?,
+                        } => ledger.defer_prospective(
+                            &project(&p)?,
+                            ProspectiveId(id),
+                            instant("--until", &until)?,
+                        )?,
                         ProspectiveAction::Complete { project: p, id } => {
                             ledger.complete_prospective(&project(&p)?, ProspectiveId(id))?
                         }
@@ -1089,8 +1243,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                             format!("item {} {}", item.id.0, item.status),
                         ),
                         Err(r) => {
-                            print(serde_json::to_value(&r)?, refused(&r));
-                            return Err(refused(&r).into());
+                            return Err(Failure::refusal(serde_json::to_value(&r)?, refused(&r)));
                         }
                     }
                 }
@@ -1131,12 +1284,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         memory
                             .ledger()
                             .apply_plan(&Plan::single(project(&p)?, key, op))?;
-                    let rejected = matches!(outcome, PlanOutcome::Rejected(_));
-                    let value = serde_json::to_value(&outcome)?;
+                    let value = governed(outcome)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
-                    if rejected {
-                        return Err("governance refused the operation; nothing was written".into());
-                    }
                 }
             }
         }
@@ -1154,6 +1303,29 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Logs on stderr, so repairs on open (a fallback header copy, a restored preallocation,
+/// a rebuilt index) reach the operator while stdout stays one document. The level comes
+/// from `HYPERMEM_LOG` (`error`, `warn`, `info`, `debug`, `trace`; default `warn`).
+fn install_logging() {
+    let raw = std::env::var("HYPERMEM_LOG").unwrap_or_default();
+    let (level, bad) = match raw.trim().to_ascii_lowercase().as_str() {
+        "" | "warn" | "warning" => (tracing::Level::WARN, false),
+        "error" => (tracing::Level::ERROR, false),
+        "info" => (tracing::Level::INFO, false),
+        "debug" => (tracing::Level::DEBUG, false),
+        "trace" => (tracing::Level::TRACE, false),
+        _ => (tracing::Level::WARN, true),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .try_init();
+    if bad {
+        tracing::warn!(value = %raw, "HYPERMEM_LOG is not a level (error, warn, info, debug, trace); using warn");
+    }
+}
+
 fn main() -> ExitCode {
     // Every segment file of every project keeps its descriptor open (mapped for reads,
     // written in place); a data set of a thousand conversations is a thousand projects.
@@ -1161,11 +1333,36 @@ fn main() -> ExitCode {
     if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
         eprintln!("warning: could not raise the open-file limit: {e}");
     }
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+    install_logging();
+    let json = std::env::args().skip(1).any(|a| a == "--json");
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: printed as asked, exit 0.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
+            if json {
+                let message = e.kind().to_string();
+                let detail = e.to_string();
+                let first = detail.lines().next().unwrap_or(&message);
+                let f = Failure::invalid(first.trim_start_matches("error: ").to_owned());
+                println!("{}", f.json());
+            }
+            let _ = e.print();
+            return ExitCode::from(ErrorClass::InvalidInput.exit_code());
+        }
+    };
+    let json = cli.json;
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if json {
+                println!("{}", f.json());
+            }
+            eprintln!("error [{}]: {}", f.reason, f.message);
+            ExitCode::from(f.class.exit_code())
         }
     }
 }

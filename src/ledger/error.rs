@@ -8,8 +8,9 @@ use super::EventId;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {
-    /// SQLite failed (I/O, lock timeout, constraint).
-    #[error("SQLite error{}: {source}", .path.as_ref().map(|p| format!(" on {}", p.display())).unwrap_or_default())]
+    /// SQLite failed (I/O, lock timeout, constraint). The message names the failure in
+    /// hypermem's words ([`sqlite_failure`]); the driver's own text stays in `source`.
+    #[error("ledger{}: {}", .path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default(), sqlite_failure(source).1)]
     Sqlite {
         /// The database file (None for in-memory).
         path: Option<PathBuf>,
@@ -36,6 +37,25 @@ pub enum LedgerError {
         event: EventId,
         /// The project of the operation.
         project: String,
+    },
+    /// The project holds nothing in this memory (never written, or erased).
+    #[error("unknown project `{0}`: this memory holds nothing of it")]
+    UnknownProject(String),
+    /// A referenced record (belief, episode, procedure, prospective item) does not exist.
+    #[error("unknown {what} {id}")]
+    NotFound {
+        /// What kind of record.
+        what: &'static str,
+        /// Its id.
+        id: u64,
+    },
+    /// A refusal with its own stable reason (snake_case), e.g. `episode_project_mismatch`.
+    #[error("{message}")]
+    Refused {
+        /// The stable reason.
+        reason: &'static str,
+        /// What was refused and why.
+        message: String,
     },
     /// A value is invalid (bad enum name, empty project, ...).
     #[error("invalid {what}: {reason}")]
@@ -68,3 +88,36 @@ pub enum LedgerError {
 
 /// Result alias of the ledger.
 pub type LedgerResult<T> = std::result::Result<T, LedgerError>;
+
+/// A SQLite failure as (stable reason, message in hypermem's words): callers and users see
+/// what went wrong without the driver's text.
+pub fn sqlite_failure(e: &rusqlite::Error) -> (&'static str, &'static str) {
+    use rusqlite::ErrorCode as C;
+    match e.sqlite_error_code() {
+        Some(C::DatabaseBusy | C::DatabaseLocked) => (
+            "ledger_busy",
+            "the ledger is busy (another writer holds it); retry",
+        ),
+        Some(C::ConstraintViolation) => (
+            "conflict",
+            "the write conflicts with a stored record (a uniqueness or reference rule); nothing was written",
+        ),
+        Some(C::DiskFull) => ("disk_full", "the disk is full; nothing was written"),
+        Some(C::DatabaseCorrupt | C::NotADatabase) => (
+            "corruption",
+            "the ledger file is damaged or is not a hypermem ledger",
+        ),
+        Some(C::ReadOnly | C::PermissionDenied | C::CannotOpen) => (
+            "io_error",
+            "the ledger file cannot be opened for writing (permissions or a read-only disk)",
+        ),
+        Some(C::SystemIoFailure) => (
+            "io_error",
+            "the ledger could not be read or written (I/O failure)",
+        ),
+        _ => (
+            "internal",
+            "the ledger failed an operation (internal error)",
+        ),
+    }
+}
