@@ -38,7 +38,7 @@ fn plan(p: &str, key: &str, ops: Vec<Op>, at: i64) -> Plan {
     Plan {
         project: project(p),
         idempotency_key: key.into(),
-        ops,
+        ops: ops.into_iter().map(Into::into).collect(),
         at: Some(at),
     }
 }
@@ -967,4 +967,209 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
     })
     .unwrap();
     assert_eq!(v["results"][0]["outcome"], "created");
+}
+
+fn event_at(l: &Ledger, p: &str, role: Role, text: &str, at: i64) -> EventId {
+    l.append(NewEvent::new(project(p), role, EventKind::Message, text).at(at))
+        .unwrap()
+        .id
+}
+
+fn only(outcome: PlanOutcome) -> Vec<OpOutcome> {
+    match outcome {
+        PlanOutcome::Applied { results } => results,
+        other => panic!("expected an applied plan, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_reinforcement_folds_case_whitespace_and_punctuation() {
+    let l = ledger();
+    let p = project("p");
+    let a = event(&l, "p", Role::User, "the test-suite runs nightly");
+    let b = event(&l, "p", Role::User, "yes, the test suite runs nightly");
+    only(
+        l.apply_plan(&plan(
+            "p",
+            "k1",
+            vec![assert_op("p.ci", "The test-suite runs nightly.", Ownership::User, vec![a])],
+            10,
+        ))
+        .unwrap(),
+    );
+    let out = only(
+        l.apply_plan(&plan(
+            "p",
+            "k2",
+            vec![assert_op("p.ci", "the  TEST suite runs nightly", Ownership::User, vec![b])],
+            20,
+        ))
+        .unwrap(),
+    );
+    assert!(
+        matches!(out[0], OpOutcome::Reinforced { version: 2, .. }),
+        "{out:?}"
+    );
+    assert!(
+        l.beliefs_with_status(&p, BeliefStatus::PossibleConflict)
+            .unwrap()
+            .is_empty()
+    );
+    // A changed word is a different statement.
+    let c = event(&l, "p", Role::User, "the test suite runs weekly");
+    let out = only(
+        l.apply_plan(&plan(
+            "p",
+            "k3",
+            vec![assert_op("p.ci", "the test suite runs weekly", Ownership::User, vec![c])],
+            30,
+        ))
+        .unwrap(),
+    );
+    assert!(matches!(out[0], OpOutcome::ConflictRecorded { .. }));
+}
+
+#[test]
+fn evidence_already_cited_changes_nothing() {
+    let l = ledger();
+    let p = project("p");
+    let a = event(&l, "p", Role::User, "I use vim");
+    let b = event(&l, "p", Role::User, "vim, always");
+    only(
+        l.apply_plan(&plan(
+            "p",
+            "k1",
+            vec![assert_op("user.editor", "uses vim", Ownership::User, vec![a])],
+            10,
+        ))
+        .unwrap(),
+    );
+    for (key, op) in [
+        ("k2", assert_op("user.editor", "uses vim", Ownership::User, vec![a])),
+        (
+            "k3",
+            Op::Reinforce {
+                key: "user.editor".into(),
+                evidence: vec![a, a],
+                expected_version: None,
+            },
+        ),
+    ] {
+        let out = only(l.apply_plan(&plan("p", key, vec![op], 20)).unwrap());
+        assert!(
+            matches!(out[0], OpOutcome::Unchanged { version: 1, .. }),
+            "{out:?}"
+        );
+    }
+    assert_eq!(l.current_belief(&p, "user.editor").unwrap().unwrap().version, 1);
+    // New evidence (with an old one beside it) reinforces once.
+    let out = only(
+        l.apply_plan(&plan(
+            "p",
+            "k4",
+            vec![Op::Reinforce {
+                key: "user.editor".into(),
+                evidence: vec![a, b],
+                expected_version: Some(1),
+            }],
+            30,
+        ))
+        .unwrap(),
+    );
+    assert!(matches!(out[0], OpOutcome::Reinforced { version: 2, .. }));
+    let current = l.current_belief(&p, "user.editor").unwrap().unwrap();
+    assert_eq!(current.version, 2);
+    assert_eq!(current.evidence.len(), 2);
+}
+
+#[test]
+fn an_operation_key_makes_a_resubmitted_operation_already_applied() {
+    use hypermem::governance::PlanOp;
+    let l = ledger();
+    let p = project("p");
+    let a = event(&l, "p", Role::User, "deploys go out on Tuesdays");
+    let op = assert_op("p.deploy", "deploys on Tuesdays", Ownership::User, vec![a]);
+    let keyed = |op: Op, key: &str| Plan {
+        project: p.clone(),
+        idempotency_key: key.into(),
+        ops: vec![PlanOp::keyed(op, "assert-deploy-1")],
+        at: Some(10),
+    };
+    let first = only(l.apply_plan(&keyed(op.clone(), "plan-1")).unwrap());
+    let OpOutcome::Created { belief } = first[0] else {
+        panic!("{first:?}")
+    };
+    let again = only(l.apply_plan(&keyed(op, "plan-2")).unwrap());
+    assert_eq!(
+        again[0],
+        OpOutcome::AlreadyApplied {
+            idempotency_key: "assert-deploy-1".into(),
+            belief: Some(belief)
+        }
+    );
+    let other = assert_op("p.deploy", "deploys on Fridays", Ownership::User, vec![a]);
+    match l.apply_plan(&keyed(other, "plan-3")).unwrap() {
+        PlanOutcome::Rejected(r) => {
+            assert_eq!(r.op_index, Some(0));
+            assert!(matches!(
+                r.reason,
+                RejectionReason::DuplicateIdempotencyKey { .. }
+            ));
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(l.current_belief(&p, "p.deploy").unwrap().unwrap().version, 1);
+    // The key is a field of the operation object in JSON, and round-trips.
+    let json = r#"{"project":"p","idempotency_key":"plan-4","at":"2025-02-01T00:00:00Z",
+        "ops":[{"op":"reinforce","key":"p.deploy","evidence":[1],"idempotency_key":"r1"}]}"#;
+    let parsed: Plan = serde_json::from_str(json).unwrap();
+    assert_eq!(parsed.ops[0].idempotency_key.as_deref(), Some("r1"));
+    assert_eq!(parsed.at, Some(1_738_368_000_000));
+    let back: Plan = serde_json::from_str(&serde_json::to_string(&parsed).unwrap()).unwrap();
+    assert_eq!(back, parsed);
+    for bad in [
+        r#"{"project":"p","idempotency_key":"x","ops":[{"op":"reinforce","key":"k","evidence":[1],"idempotency_key":7}]}"#,
+        r#"{"project":"p","idempotency_key":"x","ops":[],"at":"someday"}"#,
+    ] {
+        assert!(serde_json::from_str::<Plan>(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn validity_windows_are_in_event_time_by_default() {
+    let l = ledger();
+    let p = project("p");
+    let day = |d: i64| 1_738_368_000_000 + d * 86_400_000; // 2025-02-01 + d days
+    let jan = event_at(&l, "p", Role::User, "I live in Lyon", day(-10));
+    let mar = event_at(&l, "p", Role::User, "I moved to Porto", day(28));
+    let at_none = |key: &str, op: Op| Plan {
+        project: p.clone(),
+        idempotency_key: key.into(),
+        ops: vec![op.into()],
+        at: None,
+    };
+    only(
+        l.apply_plan(&at_none(
+            "k1",
+            assert_op("user.city", "lives in Lyon", Ownership::User, vec![jan]),
+        ))
+        .unwrap(),
+    );
+    only(
+        l.apply_plan(&at_none(
+            "k2",
+            Op::Correct {
+                key: "user.city".into(),
+                statement: "lives in Porto".into(),
+                evidence: vec![mar],
+                expected_version: None,
+                confidence: 1.0,
+            },
+        ))
+        .unwrap(),
+    );
+    let on = |t| l.belief_at(&p, "user.city", t).unwrap().map(|b| b.statement);
+    assert_eq!(on(day(-20)), None);
+    assert_eq!(on(day(0)).as_deref(), Some("lives in Lyon"));
+    assert_eq!(on(day(30)).as_deref(), Some("lives in Porto"));
 }

@@ -644,6 +644,14 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), Failure
     }
 }
 
+/// The default idempotency key of a one-operation plan: derived from the whole operation
+/// (kind, key, statement, evidence, versions), so re-running the same command is
+/// `already_applied` while any change to it is a new plan.
+fn default_key(op: &Op) -> String {
+    let bytes = serde_json::to_vec(op).expect("operations serialize");
+    format!("cli-{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+}
+
 /// A time argument through the one parser ([`hypermem::clock::parse_instant`]).
 fn instant(flag: &str, text: &str) -> Result<i64, Failure> {
     hypermem::clock::parse_instant(text).map_err(|e| Failure::invalid(format!("{flag}: {e}")))
@@ -911,8 +919,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     idempotency_key,
                     statement,
                 } => {
-                    let ik =
-                        idempotency_key.unwrap_or_else(|| format!("cli-assert-{key}-{evidence:?}"));
                     let op = Op::Assert {
                         key,
                         statement,
@@ -921,6 +927,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         confidence,
                         evidence: evidence.into_iter().map(EventId).collect(),
                     };
+                    let ik = idempotency_key.unwrap_or_else(|| default_key(&op));
                     Some((project(&p)?, ik, op))
                 }
                 BeliefAction::Correct {
@@ -931,8 +938,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     idempotency_key,
                     statement,
                 } => {
-                    let ik = idempotency_key
-                        .unwrap_or_else(|| format!("cli-correct-{key}-{evidence:?}"));
                     let op = Op::Correct {
                         key,
                         statement,
@@ -940,6 +945,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         expected_version,
                         confidence: 1.0,
                     };
+                    let ik = idempotency_key.unwrap_or_else(|| default_key(&op));
                     Some((project(&p)?, ik, op))
                 }
                 BeliefAction::Current { project: p, key } => {
@@ -1279,7 +1285,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     } else {
                         Op::Reject { belief }
                     };
-                    let key = format!("cli-{}-{id}", if approve { "approve" } else { "reject" });
+                    let key = default_key(&op);
                     let outcome =
                         memory
                             .ledger()

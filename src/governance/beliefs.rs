@@ -82,13 +82,29 @@ pub struct Belief {
 }
 
 /// Normalization used to decide that two statements say the same thing: Unicode NFKC +
-/// lowercase, whitespace collapsed, surrounding punctuation trimmed.
+/// lowercase; apostrophes dropped (`don't` = `dont`); every other character that is not a
+/// letter or digit (punctuation, hyphens, symbols, any whitespace) is a word break, and
+/// breaks collapse to one space. So `Test-suite  runs nightly.` and `test suite runs
+/// nightly` are one statement (a reinforcement), while a changed word or number is not.
 pub fn normalize_statement(s: &str) -> String {
     let lowered = crate::hdv::encode::TextEncoder::normalize(s);
-    let collapsed = lowered.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed
-        .trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
-        .to_owned()
+    let mut out = String::with_capacity(lowered.len());
+    let mut pending_space = false;
+    for c in lowered.chars() {
+        if matches!(c, '\'' | '\u{2019}' | '\u{02bc}') {
+            continue;
+        }
+        if c.is_alphanumeric() {
+            if pending_space && !out.is_empty() {
+                out.push(' ');
+            }
+            pending_space = false;
+            out.push(c);
+        } else {
+            pending_space = true;
+        }
+    }
+    out
 }
 
 pub(crate) const BELIEF_COLUMNS: &str = "id, project, key, statement, ownership, agent, source_roles, \

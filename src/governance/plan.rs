@@ -3,7 +3,7 @@
 //! first write; then its writes and one audit row per operation commit in one transaction.
 //! Re-running an applied plan reports [`PlanOutcome::AlreadyApplied`] and writes nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{OptionalExtension, Transaction, params};
 use xxhash_rust::xxh3::xxh3_64;
@@ -128,7 +128,106 @@ impl Op {
     }
 }
 
+/// One operation of a plan, optionally with its own idempotency key: applying an
+/// operation whose key was applied before (in any plan of the project) reports
+/// [`OpOutcome::AlreadyApplied`] for it and writes nothing for it. In JSON the key is a
+/// field of the operation object (`{"op": "assert", ..., "idempotency_key": "k1"}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanOp {
+    /// The operation.
+    pub op: Op,
+    /// Its own idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+impl From<Op> for PlanOp {
+    fn from(op: Op) -> Self {
+        Self {
+            op,
+            idempotency_key: None,
+        }
+    }
+}
+
+impl PlanOp {
+    /// `op` with its own idempotency key.
+    pub fn keyed(op: Op, key: impl Into<String>) -> Self {
+        Self {
+            op,
+            idempotency_key: Some(key.into()),
+        }
+    }
+
+    /// A stable hash of the operation alone (its key excluded).
+    fn hash(&self) -> String {
+        format!(
+            "{:016x}",
+            xxh3_64(&serde_json::to_vec(&self.op).expect("operations serialize"))
+        )
+    }
+}
+
+impl serde::Serialize for PlanOp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(&self.op).map_err(serde::ser::Error::custom)?;
+        if let (Some(key), Some(map)) = (&self.idempotency_key, value.as_object_mut()) {
+            map.insert("idempotency_key".to_owned(), key.clone().into());
+        }
+        value.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PlanOp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut value = serde_json::Value::deserialize(deserializer)?;
+        let key = match value.as_object_mut() {
+            Some(map) => match map.remove("idempotency_key") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(k)) => Some(k),
+                Some(_) => {
+                    return Err(D::Error::custom(
+                        "an operation's `idempotency_key` must be a string",
+                    ));
+                }
+            },
+            None => return Err(D::Error::custom("an operation must be a JSON object")),
+        };
+        let op = Op::deserialize(value).map_err(D::Error::custom)?;
+        Ok(Self {
+            op,
+            idempotency_key: key,
+        })
+    }
+}
+
+/// A plan's `at`: epoch ms or any time text [`crate::clock::parse_instant`] reads.
+fn plan_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error as _;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => n
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| D::Error::custom("`at` must be whole epoch milliseconds")),
+        Some(serde_json::Value::String(t)) => crate::clock::parse_instant(&t)
+            .map(Some)
+            .map_err(D::Error::custom),
+        Some(_) => Err(D::Error::custom(
+            "`at` must be epoch milliseconds or an RFC 3339 time",
+        )),
+    }
+}
+
+use serde::Deserialize as _;
+
 /// A governance plan.
+///
+/// Two clocks: every row records when it was written (transaction time, the ledger's
+/// clock); a belief's validity window is in event time. An operation's `valid_from` is the
+/// plan's `at` when given, else the time of its latest evidence event (so imported history
+/// can be asked "what was true on 2025-02-01"), never before the start of the belief it
+/// supersedes.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
@@ -137,9 +236,10 @@ pub struct Plan {
     /// Identifies the plan: applying the same plan again is a no-op.
     pub idempotency_key: String,
     /// The operations, applied in order.
-    pub ops: Vec<Op>,
-    /// Time of the operations (ms); defaults to now.
-    #[serde(default)]
+    pub ops: Vec<PlanOp>,
+    /// Event time of the operations (ms, or RFC 3339 text in JSON); defaults to each
+    /// operation's evidence time.
+    #[serde(default, deserialize_with = "plan_time")]
     pub at: Option<i64>,
 }
 
@@ -149,7 +249,7 @@ impl Plan {
         Self {
             project,
             idempotency_key: idempotency_key.into(),
-            ops: vec![op],
+            ops: vec![op.into()],
             at: None,
         }
     }
@@ -280,6 +380,39 @@ pub enum OpOutcome {
         /// The belief.
         belief: BeliefId,
     },
+    /// A reinforcement whose evidence the belief already cites: nothing changed (no new
+    /// version).
+    Unchanged {
+        /// The belief.
+        belief: BeliefId,
+        /// Its version, unchanged.
+        version: u64,
+    },
+    /// The operation's own idempotency key was applied before with the same operation;
+    /// nothing was written for it.
+    AlreadyApplied {
+        /// The operation's key.
+        idempotency_key: String,
+        /// The belief it wrote then.
+        belief: Option<BeliefId>,
+    },
+}
+
+impl OpOutcome {
+    /// The belief the outcome names.
+    fn belief(&self) -> Option<BeliefId> {
+        match self {
+            OpOutcome::Created { belief }
+            | OpOutcome::Reinforced { belief, .. }
+            | OpOutcome::Superseded { belief, .. }
+            | OpOutcome::ConflictRecorded { belief, .. }
+            | OpOutcome::Proposed { belief }
+            | OpOutcome::Promoted { belief, .. }
+            | OpOutcome::Rejected { belief }
+            | OpOutcome::Unchanged { belief, .. } => Some(*belief),
+            OpOutcome::AlreadyApplied { belief, .. } => *belief,
+        }
+    }
 }
 
 /// The result of applying a plan.
@@ -315,7 +448,7 @@ pub struct AuditRow {
 
 /// A reference to a belief resolved during validation: a stored row or one created by an
 /// earlier operation of the same plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Target {
     Stored(BeliefId),
     Created(usize),
@@ -349,6 +482,8 @@ enum Action {
         version: u64,
         evidence: Vec<EventId>,
         roles: Vec<Role>,
+        /// Event time of the latest evidence.
+        evidence_at: i64,
         supersede: Option<Target>,
         conflict_with: Option<Target>,
     },
@@ -358,14 +493,30 @@ enum Action {
         evidence: Vec<EventId>,
         roles: Vec<Role>,
     },
+    Unchanged {
+        target: Target,
+        version: u64,
+    },
     Promote {
         belief: BeliefId,
         version: u64,
+        evidence_at: i64,
         supersede: Option<Target>,
     },
     Reject {
         belief: BeliefId,
     },
+    /// The operation's own key was applied before.
+    Replayed {
+        key: String,
+        belief: Option<BeliefId>,
+    },
+}
+
+/// What the evidence of one operation says: its roles and the time of its latest event.
+struct Evidence {
+    roles: Vec<Role>,
+    latest: i64,
 }
 
 struct Validator<'a> {
@@ -373,6 +524,8 @@ struct Validator<'a> {
     project: &'a str,
     keys: HashMap<String, KeyState>,
     statuses: HashMap<BeliefId, BeliefStatus>,
+    /// Evidence each belief cites (stored rows loaded on first use, plus this plan's).
+    cited: HashMap<Target, HashSet<EventId>>,
 }
 
 type Check<T> = Result<T, RejectionReason>;
@@ -408,26 +561,28 @@ impl Validator<'_> {
         &self,
         evidence: &[EventId],
         ownership: Ownership,
-    ) -> rusqlite::Result<Check<Vec<Role>>> {
+    ) -> rusqlite::Result<Check<Evidence>> {
         if evidence.is_empty() {
             return Ok(Err(RejectionReason::MissingEvidence));
         }
         let mut roles = Vec::new();
+        let mut latest = i64::MIN;
         let mut stmt = self
             .tx
-            .prepare_cached("SELECT project, role FROM events WHERE id = ?1")?;
+            .prepare_cached("SELECT project, role, created_at FROM events WHERE id = ?1")?;
         for &e in evidence {
-            let row: Option<(String, String)> = stmt
-                .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            let row: Option<(String, String, i64)> = stmt
+                .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .optional()?;
             match row {
                 None => return Ok(Err(RejectionReason::UnknownEvidence { event: e })),
-                Some((p, _)) if p != self.project => {
+                Some((p, _, _)) if p != self.project => {
                     return Ok(Err(RejectionReason::ProjectBoundaryViolation {
                         what: format!("evidence event {e}"),
                     }));
                 }
-                Some((_, role)) => {
+                Some((_, role, at)) => {
+                    latest = latest.max(at);
                     let role = Role::parse(&role).map_err(|err| {
                         rusqlite::Error::FromSqlConversionFailure(
                             1,
@@ -447,7 +602,61 @@ impl Validator<'_> {
                 roles: names.join(","),
             }));
         }
-        Ok(Ok(roles))
+        Ok(Ok(Evidence { roles, latest }))
+    }
+
+    /// The evidence `target` cites, loaded from the ledger on first use.
+    fn cited(&mut self, target: Target) -> rusqlite::Result<&mut HashSet<EventId>> {
+        if !self.cited.contains_key(&target) {
+            let stored = match target {
+                Target::Stored(id) => super::beliefs::evidence_of(self.tx, id)?
+                    .into_iter()
+                    .collect(),
+                Target::Created(_) => HashSet::new(),
+            };
+            self.cited.insert(target, stored);
+        }
+        Ok(self.cited.get_mut(&target).expect("inserted"))
+    }
+
+    /// A reinforcement of `target` by `evidence`: only evidence it does not cite yet counts;
+    /// with none, the belief is unchanged (no version bump).
+    fn reinforce(
+        &mut self,
+        key: &str,
+        target: Target,
+        evidence: &[EventId],
+        roles: Vec<Role>,
+    ) -> rusqlite::Result<Action> {
+        let cited = self.cited(target)?;
+        let new: Vec<EventId> = evidence
+            .iter()
+            .copied()
+            .filter(|e| !cited.contains(e))
+            .collect::<Vec<_>>();
+        let mut unique = Vec::with_capacity(new.len());
+        for e in new {
+            if cited.insert(e) {
+                unique.push(e);
+            }
+        }
+        let state = self.key(key)?;
+        let active = state.active.as_mut().expect("reinforced belief is active");
+        if unique.is_empty() {
+            return Ok(Action::Unchanged {
+                target,
+                version: active.version,
+            });
+        }
+        state.max_version += 1;
+        let version = state.max_version;
+        state.active.as_mut().expect("active").version = version;
+        Ok(Action::Reinforce {
+            target,
+            version,
+            evidence: unique,
+            roles,
+        })
     }
 
     fn stored_belief(&self, id: BeliefId) -> rusqlite::Result<Check<super::Belief>> {
@@ -528,20 +737,12 @@ impl Validator<'_> {
                 evidence,
             } => {
                 check!(Self::values(key, Some(statement), *confidence));
-                let roles = check!(self.evidence(evidence, *ownership)?);
+                let ev = check!(self.evidence(evidence, *ownership)?);
                 let norm = normalize_statement(statement);
                 let state = self.key(key)?;
                 match state.active.clone() {
                     Some(a) if a.normalized == norm => {
-                        state.max_version += 1;
-                        let version = state.max_version;
-                        state.active.as_mut().expect("active").version = version;
-                        Action::Reinforce {
-                            target: a.target,
-                            version,
-                            evidence: evidence.clone(),
-                            roles,
-                        }
+                        self.reinforce(key, a.target, evidence, ev.roles)?
                     }
                     Some(a) => {
                         state.max_version += 1;
@@ -554,13 +755,17 @@ impl Validator<'_> {
                             status: BeliefStatus::PossibleConflict,
                             version: state.max_version,
                             evidence: evidence.clone(),
-                            roles,
+                            roles: ev.roles.clone(),
+                            evidence_at: ev.latest,
                             supersede: None,
                             conflict_with: Some(a.target),
                         }
                     }
                     None => {
                         state.max_version += 1;
+                        self.cited
+                            .insert(Target::Created(i), evidence.iter().copied().collect());
+                        let state = self.key(key)?;
                         state.active = Some(Active {
                             target: Target::Created(i),
                             version: state.max_version,
@@ -576,7 +781,8 @@ impl Validator<'_> {
                             status: BeliefStatus::Active,
                             version: state.max_version,
                             evidence: evidence.clone(),
-                            roles,
+                            roles: ev.roles.clone(),
+                            evidence_at: ev.latest,
                             supersede: None,
                             conflict_with: None,
                         }
@@ -594,17 +800,8 @@ impl Validator<'_> {
                     return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
                 };
                 check!(Self::check_version(key, *expected_version, Some(&a)));
-                let roles = check!(self.evidence(evidence, a.ownership)?);
-                let state = self.key(key)?;
-                state.max_version += 1;
-                let version = state.max_version;
-                state.active.as_mut().expect("active").version = version;
-                Action::Reinforce {
-                    target: a.target,
-                    version,
-                    evidence: evidence.clone(),
-                    roles,
-                }
+                let ev = check!(self.evidence(evidence, a.ownership)?);
+                self.reinforce(key, a.target, evidence, ev.roles)?
             }
             Op::Correct {
                 key,
@@ -619,7 +816,9 @@ impl Validator<'_> {
                     return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
                 };
                 check!(Self::check_version(key, *expected_version, Some(&a)));
-                let roles = check!(self.evidence(evidence, a.ownership)?);
+                let ev = check!(self.evidence(evidence, a.ownership)?);
+                self.cited
+                    .insert(Target::Created(i), evidence.iter().copied().collect());
                 let state = self.key(key)?;
                 state.max_version += 1;
                 let version = state.max_version;
@@ -638,7 +837,8 @@ impl Validator<'_> {
                     status: BeliefStatus::Active,
                     version,
                     evidence: evidence.clone(),
-                    roles,
+                    roles: ev.roles,
+                    evidence_at: ev.latest,
                     supersede: Some(a.target),
                     conflict_with: None,
                 }
@@ -654,7 +854,7 @@ impl Validator<'_> {
                 let Some(a) = active else {
                     return Ok(Err(RejectionReason::NoActiveBelief { key: key.clone() }));
                 };
-                let roles = check!(self.evidence(evidence, a.ownership)?);
+                let ev = check!(self.evidence(evidence, a.ownership)?);
                 let state = self.key(key)?;
                 state.max_version += 1;
                 Action::Insert {
@@ -666,7 +866,8 @@ impl Validator<'_> {
                     status: BeliefStatus::PossibleConflict,
                     version: state.max_version,
                     evidence: evidence.clone(),
-                    roles,
+                    roles: ev.roles,
+                    evidence_at: ev.latest,
                     supersede: None,
                     conflict_with: Some(a.target),
                 }
@@ -682,7 +883,7 @@ impl Validator<'_> {
                 check!(Self::values(key, Some(statement), *confidence));
                 // Candidates need exact evidence ids of this project, but not yet user
                 // evidence: promotion checks ownership.
-                let roles = check!(self.evidence(evidence, Ownership::Project)?);
+                let ev = check!(self.evidence(evidence, Ownership::Project)?);
                 let state = self.key(key)?;
                 state.max_version += 1;
                 Action::Insert {
@@ -694,7 +895,8 @@ impl Validator<'_> {
                     status: BeliefStatus::Candidate,
                     version: state.max_version,
                     evidence: evidence.clone(),
-                    roles,
+                    roles: ev.roles,
+                    evidence_at: ev.latest,
                     supersede: None,
                     conflict_with: None,
                 }
@@ -715,7 +917,7 @@ impl Validator<'_> {
                         status: b.status,
                     }));
                 }
-                check!(self.evidence(&b.evidence, b.ownership)?);
+                let ev = check!(self.evidence(&b.evidence, b.ownership)?);
                 let active = self.key(&b.key)?.active.clone();
                 check!(Self::check_version(
                     &b.key,
@@ -735,6 +937,7 @@ impl Validator<'_> {
                 Action::Promote {
                     belief: *belief,
                     version,
+                    evidence_at: ev.latest,
                     supersede: active.map(|a| a.target),
                 }
             }
@@ -779,7 +982,8 @@ impl Ledger {
             "{:016x}",
             xxh3_64(&serde_json::to_vec(&(&plan.ops, plan.at)).expect("plans serialize"))
         );
-        let at = plan.at.unwrap_or_else(|| self.now_ms());
+        let now = self.now_ms();
+        let rejected = |op_index, reason| Ok(PlanOutcome::Rejected(Rejection { op_index, reason }));
         self.write(|tx| {
             let sql = |e| self.sql(e);
             let seen: Option<String> = tx
@@ -797,40 +1001,78 @@ impl Ledger {
                     });
                 }
                 Some(_) => {
-                    return Ok(PlanOutcome::Rejected(Rejection {
-                        op_index: None,
-                        reason: RejectionReason::DuplicateIdempotencyKey {
+                    return rejected(
+                        None,
+                        RejectionReason::DuplicateIdempotencyKey {
                             key: plan.idempotency_key.clone(),
                         },
-                    }));
+                    );
                 }
                 None => {}
             }
             if plan.idempotency_key.trim().is_empty() {
-                return Ok(PlanOutcome::Rejected(Rejection {
-                    op_index: None,
-                    reason: RejectionReason::InvalidValue {
+                return rejected(
+                    None,
+                    RejectionReason::InvalidValue {
                         detail: "empty idempotency key".to_owned(),
                     },
-                }));
+                );
             }
-            // Phase 1: resolve every operation; no writes.
+            // Phase 1: resolve every operation; no writes. An operation whose own key was
+            // applied before is replayed (same operation) or refused (another one).
             let mut v = Validator {
                 tx,
                 project,
                 keys: HashMap::new(),
                 statuses: HashMap::new(),
+                cited: HashMap::new(),
             };
+            let mut op_keys = HashSet::new();
             let mut actions = Vec::with_capacity(plan.ops.len());
-            for (i, op) in plan.ops.iter().enumerate() {
-                match v.resolve(i, op).map_err(sql)? {
-                    Ok(a) => actions.push(a),
-                    Err(reason) => {
-                        return Ok(PlanOutcome::Rejected(Rejection {
-                            op_index: Some(i),
-                            reason,
-                        }));
+            for (i, planned) in plan.ops.iter().enumerate() {
+                if let Some(key) = &planned.idempotency_key {
+                    if key.trim().is_empty() {
+                        return rejected(
+                            Some(i),
+                            RejectionReason::InvalidValue {
+                                detail: "empty operation idempotency key".to_owned(),
+                            },
+                        );
                     }
+                    if !op_keys.insert(key.as_str()) {
+                        return rejected(
+                            Some(i),
+                            RejectionReason::DuplicateIdempotencyKey { key: key.clone() },
+                        );
+                    }
+                    let stored: Option<(String, Option<i64>)> = tx
+                        .query_row(
+                            "SELECT op_hash, belief_id FROM governance_op_keys WHERE project = ?1 AND op_key = ?2",
+                            params![project, key],
+                            |r| Ok((r.get(0)?, r.get(1)?)),
+                        )
+                        .optional()
+                        .map_err(sql)?;
+                    match stored {
+                        Some((h, belief)) if h == planned.hash() => {
+                            actions.push(Action::Replayed {
+                                key: key.clone(),
+                                belief: belief.map(|b| BeliefId(b as u64)),
+                            });
+                            continue;
+                        }
+                        Some(_) => {
+                            return rejected(
+                                Some(i),
+                                RejectionReason::DuplicateIdempotencyKey { key: key.clone() },
+                            );
+                        }
+                        None => {}
+                    }
+                }
+                match v.resolve(i, &planned.op).map_err(sql)? {
+                    Ok(a) => actions.push(a),
+                    Err(reason) => return rejected(Some(i), reason),
                 }
             }
             // Phase 2: execute the resolved actions and audit them.
@@ -838,6 +1080,20 @@ impl Ledger {
             let resolve = |t: Target, created: &HashMap<usize, BeliefId>| match t {
                 Target::Stored(id) => id,
                 Target::Created(i) => created[&i],
+            };
+            // Event time of a write: the plan's `at`, else its evidence's time, never before
+            // the start of the belief it supersedes.
+            let valid_from = |evidence_at: i64, old: Option<BeliefId>| -> rusqlite::Result<i64> {
+                let mut from = plan.at.unwrap_or(evidence_at);
+                if let Some(old) = old {
+                    let old_from: i64 = tx.query_row(
+                        "SELECT valid_from FROM beliefs WHERE id = ?1",
+                        [old.0 as i64],
+                        |r| r.get(0),
+                    )?;
+                    from = from.max(old_from);
+                }
+                Ok(from)
             };
             let mut results = Vec::with_capacity(actions.len());
             for (i, action) in actions.into_iter().enumerate() {
@@ -852,14 +1108,16 @@ impl Ledger {
                         version,
                         evidence,
                         roles,
+                        evidence_at,
                         supersede,
                         conflict_with,
                     } => {
                         let old = supersede.map(|t| resolve(t, &created));
+                        let from = valid_from(evidence_at, old).map_err(sql)?;
                         if let Some(old) = old {
                             tx.execute(
-                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?2 WHERE id = ?1",
-                                params![old.0 as i64, at],
+                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?3 WHERE id = ?1",
+                                params![old.0 as i64, from, now],
                             )
                             .map_err(sql)?;
                         }
@@ -867,7 +1125,7 @@ impl Ledger {
                             "INSERT INTO beliefs (project, key, statement, normalized, ownership, agent,
                                 source_roles, confidence, status, version, valid_from, supersedes,
                                 created_at, updated_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?11, ?11)",
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
                             params![
                                 project,
                                 key,
@@ -879,8 +1137,9 @@ impl Ledger {
                                 confidence,
                                 status.as_str(),
                                 version as i64,
-                                at,
+                                from,
                                 old.map(|o| o.0 as i64),
+                                now,
                             ],
                         )
                         .map_err(sql)?;
@@ -919,23 +1178,28 @@ impl Ledger {
                         }
                         tx.execute(
                             "UPDATE beliefs SET version = ?2, source_roles = ?3, updated_at = ?4 WHERE id = ?1",
-                            params![id.0 as i64, version as i64, all.join(","), at],
+                            params![id.0 as i64, version as i64, all.join(","), now],
                         )
                         .map_err(sql)?;
                         OpOutcome::Reinforced { belief: id, version }
                     }
-                    Action::Promote { belief, version, supersede } => {
+                    Action::Unchanged { target, version } => OpOutcome::Unchanged {
+                        belief: resolve(target, &created),
+                        version,
+                    },
+                    Action::Promote { belief, version, evidence_at, supersede } => {
                         let old = supersede.map(|t| resolve(t, &created));
+                        let from = valid_from(evidence_at, old).map_err(sql)?;
                         if let Some(old) = old {
                             tx.execute(
-                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?2, superseded_by = ?3 WHERE id = ?1",
-                                params![old.0 as i64, at, belief.0 as i64],
+                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?4, superseded_by = ?3 WHERE id = ?1",
+                                params![old.0 as i64, from, belief.0 as i64, now],
                             )
                             .map_err(sql)?;
                         }
                         tx.execute(
-                            "UPDATE beliefs SET status = 'active', version = ?2, valid_from = ?3, supersedes = ?4, updated_at = ?3 WHERE id = ?1",
-                            params![belief.0 as i64, version as i64, at, old.map(|o| o.0 as i64)],
+                            "UPDATE beliefs SET status = 'active', version = ?2, valid_from = ?3, supersedes = ?4, updated_at = ?5 WHERE id = ?1",
+                            params![belief.0 as i64, version as i64, from, old.map(|o| o.0 as i64), now],
                         )
                         .map_err(sql)?;
                         OpOutcome::Promoted { belief, superseded: old }
@@ -943,21 +1207,17 @@ impl Ledger {
                     Action::Reject { belief } => {
                         tx.execute(
                             "UPDATE beliefs SET status = 'rejected', updated_at = ?2 WHERE id = ?1",
-                            params![belief.0 as i64, at],
+                            params![belief.0 as i64, now],
                         )
                         .map_err(sql)?;
                         OpOutcome::Rejected { belief }
                     }
+                    Action::Replayed { key, belief } => OpOutcome::AlreadyApplied {
+                        idempotency_key: key,
+                        belief,
+                    },
                 };
-                let belief_id = match &outcome {
-                    OpOutcome::Created { belief }
-                    | OpOutcome::Reinforced { belief, .. }
-                    | OpOutcome::Superseded { belief, .. }
-                    | OpOutcome::ConflictRecorded { belief, .. }
-                    | OpOutcome::Proposed { belief }
-                    | OpOutcome::Promoted { belief, .. }
-                    | OpOutcome::Rejected { belief } => *belief,
-                };
+                let belief_id = outcome.belief();
                 tx.execute(
                     "INSERT INTO governance_audit (project, plan_key, op_index, op, belief_id, detail, at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -965,18 +1225,37 @@ impl Ledger {
                         project,
                         plan.idempotency_key,
                         i as i64,
-                        plan.ops[i].name(),
-                        belief_id.0 as i64,
+                        plan.ops[i].op.name(),
+                        belief_id.map(|b| b.0 as i64),
                         serde_json::to_string(&outcome).expect("outcomes serialize"),
-                        at,
+                        now,
                     ],
                 )
                 .map_err(sql)?;
+                if let (Some(key), false) = (
+                    &plan.ops[i].idempotency_key,
+                    matches!(outcome, OpOutcome::AlreadyApplied { .. }),
+                ) {
+                    tx.execute(
+                        "INSERT INTO governance_op_keys (project, op_key, op_hash, plan_key, op_index, belief_id, applied_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        params![
+                            project,
+                            key,
+                            plan.ops[i].hash(),
+                            plan.idempotency_key,
+                            i as i64,
+                            belief_id.map(|b| b.0 as i64),
+                            now,
+                        ],
+                    )
+                    .map_err(sql)?;
+                }
                 results.push(outcome);
             }
             tx.execute(
                 "INSERT INTO governance_plans (project, idempotency_key, plan_hash, applied_at) VALUES (?1, ?2, ?3, ?4)",
-                params![project, plan.idempotency_key, hash, at],
+                params![project, plan.idempotency_key, hash, now],
             )
             .map_err(sql)?;
             Ok(PlanOutcome::Applied { results })

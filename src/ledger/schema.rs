@@ -307,4 +307,32 @@ CREATE TABLE semantic_vectors (
 ) WITHOUT ROWID;
 "#,
     },
+    Migration {
+        version: 7,
+        name: "indexes for erasure's reference checks; per-operation idempotency keys",
+        sql: r#"
+-- Deleting an event checks every row that references it: without these indexes each
+-- delete scanned the referencing table (erasure of 100k events did not finish in 5 min).
+CREATE INDEX events_prev ON events(prev_id);
+CREATE INDEX beliefs_supersedes ON beliefs(supersedes);
+CREATE INDEX beliefs_superseded_by ON beliefs(superseded_by);
+CREATE INDEX prospective_source ON prospective(source_event);
+CREATE INDEX episodes_prev ON episodes(prev_id);
+CREATE INDEX episodes_next ON episodes(next_id);
+CREATE INDEX associations_episode ON associations(episode_id);
+CREATE INDEX semantic_vectors_event ON semantic_vectors(event_id);
+-- An operation that carries its own idempotency key: resubmitting the same operation in
+-- any later plan is reported `already_applied` for that operation.
+CREATE TABLE governance_op_keys (
+    project          TEXT    NOT NULL,
+    op_key           TEXT    NOT NULL,
+    op_hash          TEXT    NOT NULL,
+    plan_key         TEXT    NOT NULL,
+    op_index         INTEGER NOT NULL,
+    belief_id        INTEGER,
+    applied_at       INTEGER NOT NULL,
+    PRIMARY KEY (project, op_key)
+) WITHOUT ROWID;
+"#,
+    },
 ];
