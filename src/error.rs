@@ -98,6 +98,7 @@ pub fn class_of(reason: &str) -> ErrorClass {
         | "episode_project_mismatch"
         | "episode_sealed"
         | "already_in_episode"
+        | "event_already_used"
         | "read_only"
         | "needs_migration"
         | "schema_too_new" => ErrorClass::Conflict,

@@ -358,12 +358,7 @@ fn episodes_procedures_prospective_and_candidates() {
             ],
         );
         assert!(ok, "{err}");
-        assert!(
-            json(&out)["outcome"]
-                .as_str()
-                .unwrap()
-                .starts_with("Appended")
-        );
+        assert_eq!(json(&out)["outcome"], "appended");
     }
     let (ok, _, _) = hm(
         d,
@@ -461,6 +456,7 @@ fn episodes_procedures_prospective_and_candidates() {
             "--id",
             &proc_id,
             "--success",
+            "true",
         ],
     );
     assert!(ok);

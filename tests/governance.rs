@@ -744,7 +744,7 @@ fn invariant10_prospective_items_activate_only_on_a_later_affirmative_user_event
         .unwrap();
     assert_eq!(
         l.confirm_prospective(&p, early.id, yes).unwrap(),
-        Err(ProspectiveRefusal::NotLater { event: yes })
+        Err(ProspectiveRefusal::ConfirmedBySourceEvent { event: yes })
     );
     assert_eq!(
         l.due_prospective(&p, 10_000).unwrap(),
@@ -917,7 +917,12 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
     for r in [
         ProspectiveRefusal::UnknownItem { item: 1 },
         ProspectiveRefusal::NotUserEvent { event: e },
-        ProspectiveRefusal::NotLater { event: e },
+        ProspectiveRefusal::ConfirmedBySourceEvent { event: e },
+        ProspectiveRefusal::EarlierThanSourceEvent {
+            event: e,
+            source_event: EventId(4),
+        },
+        ProspectiveRefusal::ProjectBoundaryViolation { item: 1 },
         ProspectiveRefusal::NotAffirmative { event: e },
         ProspectiveRefusal::EventAlreadyUsed { event: e, item: 2 },
         ProspectiveRefusal::InvalidTransition {
@@ -992,7 +997,12 @@ fn a_reinforcement_folds_case_whitespace_and_punctuation() {
         l.apply_plan(&plan(
             "p",
             "k1",
-            vec![assert_op("p.ci", "The test-suite runs nightly.", Ownership::User, vec![a])],
+            vec![assert_op(
+                "p.ci",
+                "The test-suite runs nightly.",
+                Ownership::User,
+                vec![a],
+            )],
             10,
         ))
         .unwrap(),
@@ -1001,7 +1011,12 @@ fn a_reinforcement_folds_case_whitespace_and_punctuation() {
         l.apply_plan(&plan(
             "p",
             "k2",
-            vec![assert_op("p.ci", "the  TEST suite runs nightly", Ownership::User, vec![b])],
+            vec![assert_op(
+                "p.ci",
+                "the  TEST suite runs nightly",
+                Ownership::User,
+                vec![b],
+            )],
             20,
         ))
         .unwrap(),
@@ -1021,7 +1036,12 @@ fn a_reinforcement_folds_case_whitespace_and_punctuation() {
         l.apply_plan(&plan(
             "p",
             "k3",
-            vec![assert_op("p.ci", "the test suite runs weekly", Ownership::User, vec![c])],
+            vec![assert_op(
+                "p.ci",
+                "the test suite runs weekly",
+                Ownership::User,
+                vec![c],
+            )],
             30,
         ))
         .unwrap(),
@@ -1039,13 +1059,21 @@ fn evidence_already_cited_changes_nothing() {
         l.apply_plan(&plan(
             "p",
             "k1",
-            vec![assert_op("user.editor", "uses vim", Ownership::User, vec![a])],
+            vec![assert_op(
+                "user.editor",
+                "uses vim",
+                Ownership::User,
+                vec![a],
+            )],
             10,
         ))
         .unwrap(),
     );
     for (key, op) in [
-        ("k2", assert_op("user.editor", "uses vim", Ownership::User, vec![a])),
+        (
+            "k2",
+            assert_op("user.editor", "uses vim", Ownership::User, vec![a]),
+        ),
         (
             "k3",
             Op::Reinforce {
@@ -1061,7 +1089,13 @@ fn evidence_already_cited_changes_nothing() {
             "{out:?}"
         );
     }
-    assert_eq!(l.current_belief(&p, "user.editor").unwrap().unwrap().version, 1);
+    assert_eq!(
+        l.current_belief(&p, "user.editor")
+            .unwrap()
+            .unwrap()
+            .version,
+        1
+    );
     // New evidence (with an old one beside it) reinforces once.
     let out = only(
         l.apply_plan(&plan(
@@ -1118,7 +1152,10 @@ fn an_operation_key_makes_a_resubmitted_operation_already_applied() {
         }
         o => panic!("{o:?}"),
     }
-    assert_eq!(l.current_belief(&p, "p.deploy").unwrap().unwrap().version, 1);
+    assert_eq!(
+        l.current_belief(&p, "p.deploy").unwrap().unwrap().version,
+        1
+    );
     // The key is a field of the operation object in JSON, and round-trips.
     let json = r#"{"project":"p","idempotency_key":"plan-4","at":"2025-02-01T00:00:00Z",
         "ops":[{"op":"reinforce","key":"p.deploy","evidence":[1],"idempotency_key":"r1"}]}"#;
@@ -1168,8 +1205,91 @@ fn validity_windows_are_in_event_time_by_default() {
         ))
         .unwrap(),
     );
-    let on = |t| l.belief_at(&p, "user.city", t).unwrap().map(|b| b.statement);
+    let on = |t| {
+        l.belief_at(&p, "user.city", t)
+            .unwrap()
+            .map(|b| b.statement)
+    };
     assert_eq!(on(day(-20)), None);
     assert_eq!(on(day(0)).as_deref(), Some("lives in Lyon"));
     assert_eq!(on(day(30)).as_deref(), Some("lives in Porto"));
+}
+
+#[test]
+fn prospective_state_machine_is_enforced_and_recorded() {
+    let l = ledger();
+    let p = project("p");
+    let before = event(&l, "p", Role::User, "yes, sounds good");
+    let ask = event(
+        &l,
+        "p",
+        Role::Assistant,
+        "Shall I remind you to water the plants?",
+    );
+    let item = l
+        .propose_prospective(
+            &p,
+            ProspectiveKind::Reminder,
+            "water the plants",
+            ask,
+            Some(1_000),
+        )
+        .unwrap();
+    // Confirming with an earlier event has its own reason, distinct from the source event.
+    assert_eq!(
+        l.confirm_prospective(&p, item.id, before).unwrap(),
+        Err(ProspectiveRefusal::EarlierThanSourceEvent {
+            event: before,
+            source_event: ask
+        })
+    );
+    // Deferring a pending item reschedules it; it stays pending and is never due.
+    let d = l.defer_prospective(&p, item.id, 2_000).unwrap().unwrap();
+    assert_eq!(
+        (d.status, d.due_at),
+        (ProspectiveStatus::Pending, Some(2_000))
+    );
+    assert!(l.due_prospective(&p, 10_000).unwrap().is_empty());
+    // Rejected; proposing again from the same event returns the rejected record.
+    l.reject_prospective(&p, item.id).unwrap().unwrap();
+    let again = l
+        .propose_prospective(
+            &p,
+            ProspectiveKind::Reminder,
+            "water the plants!",
+            ask,
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        (again.id, again.status),
+        (item.id, ProspectiveStatus::Rejected)
+    );
+    // Another project's item is a boundary violation, not unknown; a missing id is unknown.
+    assert_eq!(
+        l.complete_prospective(&project("q"), item.id).unwrap(),
+        Err(ProspectiveRefusal::ProjectBoundaryViolation { item: item.id.0 })
+    );
+    assert_eq!(
+        l.complete_prospective(&p, hypermem::governance::ProspectiveId(999))
+            .unwrap(),
+        Err(ProspectiveRefusal::UnknownItem { item: 999 })
+    );
+    // Confirmed, then deferred: due at the new time, with the whole history recorded.
+    let ask2 = event(&l, "p", Role::Assistant, "Remind you about the dentist?");
+    let yes = event(&l, "p", Role::User, "yes please");
+    let two = l
+        .propose_prospective(&p, ProspectiveKind::Reminder, "dentist", ask2, Some(3_000))
+        .unwrap();
+    l.confirm_prospective(&p, two.id, yes).unwrap().unwrap();
+    let d = l.defer_prospective(&p, two.id, 4_000).unwrap().unwrap();
+    assert_eq!(d.status, ProspectiveStatus::Deferred);
+    assert!(l.due_prospective(&p, 3_500).unwrap().is_empty());
+    assert_eq!(l.due_prospective(&p, 4_000).unwrap()[0].id, two.id);
+    let (shown, history) = l.prospective_history(&p, two.id).unwrap().unwrap();
+    assert_eq!(shown.status, ProspectiveStatus::Deferred);
+    let ops: Vec<&str> = history.iter().map(|h| h.op.as_str()).collect();
+    assert_eq!(ops, ["propose", "confirm", "defer"]);
+    assert_eq!(history[1].event, Some(yes));
+    assert_eq!(history[2].from, Some(ProspectiveStatus::Confirmed));
 }

@@ -386,8 +386,8 @@ enum ProcedureAction {
         /// Procedure id.
         #[arg(long)]
         id: u64,
-        /// Whether it worked.
-        #[arg(long)]
+        /// Whether it worked: `true` (success) or `false` (failure); required.
+        #[arg(long, action = clap::ArgAction::Set, required = true)]
         success: bool,
     },
 }
@@ -446,6 +446,15 @@ enum ProspectiveAction {
     },
     /// Refuse an item.
     Reject {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Item id.
+        #[arg(long)]
+        id: u64,
+    },
+    /// One item: its status and the history of its transitions.
+    Show {
         /// Project.
         #[arg(long)]
         project: String,
@@ -1100,9 +1109,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } => {
                 let outcome =
                     memory.append_event(&project(&p)?, EpisodeId(episode), EventId(event))?;
+                let hypermem::cognition::AppendOutcome::Appended(position) = outcome else {
+                    return Err(Failure::internal("an explicit append did not append"));
+                };
                 print(
-                    json!({"outcome": format!("{outcome:?}")}),
-                    format!("{outcome:?}"),
+                    json!({"episode": episode, "event": event, "position": position, "outcome": "appended"}),
+                    format!("appended event {event} to episode {episode} at position {position}"),
                 );
             }
             EpisodeAction::End {
@@ -1111,14 +1123,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 outcome,
                 reward,
             } => {
-                memory.end_episode(
-                    &project(&p)?,
-                    EpisodeId(episode),
-                    outcome.as_deref(),
-                    reward,
-                )?;
+                let p = project(&p)?;
+                memory.end_episode(&p, EpisodeId(episode), outcome.as_deref(), reward)?;
+                let e = memory.cognition().episode(&p, EpisodeId(episode))?;
                 print(
-                    json!({"episode": episode, "status": "sealed"}),
+                    json!({"episode": episode, "status": e.status, "outcome": e.outcome, "reward": e.reward}),
                     format!("sealed episode {episode}"),
                 );
             }
@@ -1198,6 +1207,39 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         format!("item {} pending", item.id.0),
                     );
                 }
+                ProspectiveAction::Show { project: p, id } => {
+                    match ledger.prospective_history(&project(&p)?, ProspectiveId(id))? {
+                        Ok((item, history)) => {
+                            let text = std::iter::once(format!(
+                                "#{} [{}] {} ({}, due {})",
+                                item.id.0,
+                                item.status,
+                                item.text,
+                                item.kind,
+                                item.due_at
+                                    .map(hypermem::clock::format_utc)
+                                    .unwrap_or_else(|| "-".to_owned())
+                            ))
+                            .chain(history.iter().map(|h| {
+                                format!(
+                                    "  {} {:<8} {} -> {}",
+                                    hypermem::clock::format_utc(h.at),
+                                    h.op,
+                                    h.from.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+                                    h.to
+                                )
+                            }))
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                            let mut value = serde_json::to_value(&item)?;
+                            value["history"] = serde_json::to_value(&history)?;
+                            print(value, text);
+                        }
+                        Err(r) => {
+                            return Err(Failure::refusal(serde_json::to_value(&r)?, refused(&r)));
+                        }
+                    }
+                }
                 ProspectiveAction::Due { project: p, at } => {
                     let items = ledger.due_prospective(
                         &project(&p)?,
@@ -1239,7 +1281,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         ProspectiveAction::Reject { project: p, id } => {
                             ledger.reject_prospective(&project(&p)?, ProspectiveId(id))?
                         }
-                        ProspectiveAction::Propose { .. } | ProspectiveAction::Due { .. } => {
+                        ProspectiveAction::Propose { .. }
+                        | ProspectiveAction::Due { .. }
+                        | ProspectiveAction::Show { .. } => {
                             unreachable!("handled above")
                         }
                     };

@@ -145,13 +145,37 @@ impl Cognition {
             .optional()
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let (status, n) = row.ok_or_else(|| {
-            invalid(
-                "episode",
-                format!("no episode {} in project `{project}`", id.0),
-            )
-        })?;
+        let Some((status, n)) = row else {
+            return Err(self.missing_episode(project, id)?);
+        };
         Ok((EpisodeStatus::parse(&status)?, n as usize))
+    }
+
+    /// Why `id` is not an episode of `project`: it is another project's
+    /// (`episode_project_mismatch`) or does not exist (`not_found`).
+    fn missing_episode(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<LedgerError> {
+        let elsewhere: Option<String> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT project FROM episodes WHERE id = ?1",
+                [id.0 as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        Ok(match elsewhere {
+            Some(_) => LedgerError::Refused {
+                reason: "episode_project_mismatch",
+                message: format!(
+                    "episode {} belongs to another project than `{project}`",
+                    id.0
+                ),
+            },
+            None => LedgerError::NotFound {
+                what: "episode",
+                id: id.0,
+            },
+        })
     }
 
     /// The running counters of an episode: the positional bundle (the episode vector) and
@@ -180,10 +204,11 @@ impl Cognition {
         Ok((positional, topic))
     }
 
-    /// Appends an event (with its vector) to an open or soft-sealed episode. A sealed
-    /// episode is never reopened. After `topic_min_events` events, an event whose
-    /// similarity to the episode falls below `topic_shift_similarity` is a topic shift: the
-    /// episode is soft-sealed and the event is not appended.
+    /// Offers an event (with its vector) to an open or soft-sealed episode, as automatic
+    /// segmentation does. A sealed episode is never reopened. After `topic_min_events`
+    /// events, an event whose similarity to the episode falls below
+    /// `topic_shift_similarity` is a topic shift: the episode is soft-sealed and the event
+    /// is not appended. An event already in the episode is not appended again.
     ///
     /// # Errors
     /// Unknown episode or event, cross-project event, wrong dimension, sealed episode.
@@ -195,15 +220,55 @@ impl Cognition {
         vector: &Hypervector,
     ) -> LedgerResult<AppendOutcome> {
         self.check_dim(vector)?;
-        if self.ledger.get(project, event)?.is_none() {
-            return Err(LedgerError::UnknownEvent(event));
-        }
+        self.check_event(project, event)?;
         Ok(
-            match self.append_batch_to_episode(project, id, &[(event, vector)])?[..] {
+            match self.append_events(project, id, &[(event, vector)], false)?[..] {
                 [position] => AppendOutcome::Appended(position),
                 _ => AppendOutcome::TopicShift,
             },
         )
+    }
+
+    /// Appends an event the caller chose explicitly: no topic-shift test (the caller
+    /// decided; a soft-sealed episode reopens). Returns its position.
+    ///
+    /// # Errors
+    /// `not_found` / `unknown_event`, `episode_project_mismatch` /
+    /// `project_boundary_violation`, `episode_sealed`, `already_in_episode` (the event is in
+    /// the episode already: appended once, by segmentation or an earlier call), wrong
+    /// dimension.
+    pub fn append_explicit(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        event: EventId,
+        vector: &Hypervector,
+    ) -> LedgerResult<usize> {
+        self.check_dim(vector)?;
+        self.check_event(project, event)?;
+        let positions = self.append_events(project, id, &[(event, vector)], true)?;
+        Ok(positions[0])
+    }
+
+    /// The event exists and is of `project`.
+    pub(crate) fn check_event(&self, project: &ProjectId, event: EventId) -> LedgerResult<()> {
+        let owner: Option<String> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT project FROM events WHERE id = ?1",
+                [event.0 as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        match owner {
+            None => Err(LedgerError::UnknownEvent(event)),
+            Some(p) if p != project.as_str() => Err(LedgerError::CrossProject {
+                event,
+                project: project.to_string(),
+            }),
+            Some(_) => Ok(()),
+        }
     }
 
     /// The agent's open episode in `project`, if any (soft-sealed and sealed ones are
@@ -242,21 +307,53 @@ impl Cognition {
         id: EpisodeId,
         events: &[(EventId, &Hypervector)],
     ) -> LedgerResult<Vec<usize>> {
+        self.append_events(project, id, events, false)
+    }
+
+    fn append_events(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        events: &[(EventId, &Hypervector)],
+        explicit: bool,
+    ) -> LedgerResult<Vec<usize>> {
         for (_, v) in events {
             self.check_dim(v)?;
         }
         let (status, start) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
-            return Err(invalid(
-                "episode",
-                format!("episode {} is sealed and cannot be reopened", id.0),
-            ));
+            return Err(LedgerError::Refused {
+                reason: "episode_sealed",
+                message: format!("episode {} is sealed and cannot be reopened", id.0),
+            });
+        }
+        // An event is appended to an episode once: segmentation skips one the episode
+        // holds already; an explicit append of one is refused.
+        let mut held: std::collections::HashSet<u64> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT event_id FROM episode_events WHERE episode_id = ?1")
+                .and_then(|mut s| {
+                    s.query_map([id.0 as i64], |r| r.get::<_, i64>(0).map(|v| v as u64))?
+                        .collect()
+                })
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let events: Vec<&(EventId, &Hypervector)> =
+            events.iter().filter(|(e, _)| held.insert(e.0)).collect();
+        if explicit && events.is_empty() {
+            return Err(LedgerError::Refused {
+                reason: "already_in_episode",
+                message: format!(
+                    "the event is already part of episode {} (appended once)",
+                    id.0
+                ),
+            });
         }
         let (mut positional, mut topic) = self.episode_bundles(id)?;
         let mut shifted = false;
         let mut accepted = Vec::new();
         for (n, (event, vector)) in (start..).zip(events) {
-            if n >= self.config.topic_min_events
+            if !explicit
+                && n >= self.config.topic_min_events
                 && similarity(&topic.binarize(id.0)?, vector) < self.config.topic_shift_similarity
             {
                 shifted = true;
@@ -333,7 +430,7 @@ impl Cognition {
     ) -> LedgerResult<()> {
         let (status, n) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
-            return Ok(());
+            return self.complete_sealed(id, outcome, reward);
         }
         let (vector, topic) = if n > 0 {
             let (positional, topic) = self.episode_bundles(id)?;
@@ -362,6 +459,48 @@ impl Cognition {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(project);
         Ok(())
+    }
+
+    /// Ending a sealed episode again: an outcome or reward it lacks (it was sealed by a new
+    /// episode of its agent, or by idleness) is recorded; the same values are a no-op; a
+    /// different one is refused (`episode_sealed`), never silently dropped.
+    fn complete_sealed(
+        &self,
+        id: EpisodeId,
+        outcome: Option<&str>,
+        reward: Option<f64>,
+    ) -> LedgerResult<()> {
+        if outcome.is_none() && reward.is_none() {
+            return Ok(());
+        }
+        let (stored_outcome, stored_reward): (Option<String>, Option<f64>) =
+            self.ledger.read(|c| {
+                c.query_row(
+                    "SELECT outcome, reward FROM episodes WHERE id = ?1",
+                    [id.0 as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(|e| self.ledger.sql(e))
+            })?;
+        let clash_outcome = matches!((&stored_outcome, outcome), (Some(a), Some(b)) if a != b);
+        let clash_reward = matches!((stored_reward, reward), (Some(a), Some(b)) if a != b);
+        if clash_outcome || clash_reward {
+            return Err(LedgerError::Refused {
+                reason: "episode_sealed",
+                message: format!(
+                    "episode {} is sealed with another outcome or reward; it cannot be changed",
+                    id.0
+                ),
+            });
+        }
+        self.ledger.write(|tx| {
+            tx.execute(
+                "UPDATE episodes SET outcome = COALESCE(outcome, ?2), reward = COALESCE(reward, ?3) WHERE id = ?1",
+                params![id.0 as i64, outcome, reward],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })
     }
 
     /// Soft-seals open episodes idle for `episode_idle_ms` and seals soft-sealed ones idle
@@ -417,12 +556,9 @@ impl Cognition {
             .optional()
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let (agent, status, outcome, reward, prev, next, vector, topic) = row.ok_or_else(|| {
-            invalid(
-                "episode",
-                format!("no episode {} in project `{project}`", id.0),
-            )
-        })?;
+        let Some((agent, status, outcome, reward, prev, next, vector, topic)) = row else {
+            return Err(self.missing_episode(project, id)?);
+        };
         let events: Vec<EventId> = self.ledger.read(|c| {
             c.prepare_cached(
                 "SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position",

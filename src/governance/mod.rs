@@ -13,6 +13,6 @@ pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement
 pub use erasure::ErasureReceipt;
 pub use plan::{AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason};
 pub use prospective::{
-    ProspectiveId, ProspectiveItem, ProspectiveKind, ProspectiveRefusal, ProspectiveStatus,
-    is_affirmative,
+    ProspectiveChange, ProspectiveId, ProspectiveItem, ProspectiveKind, ProspectiveRefusal,
+    ProspectiveStatus, is_affirmative,
 };

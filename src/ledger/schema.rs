@@ -333,6 +333,19 @@ CREATE TABLE governance_op_keys (
     applied_at       INTEGER NOT NULL,
     PRIMARY KEY (project, op_key)
 ) WITHOUT ROWID;
+-- Every transition of a prospective item, in order (`prospective show`).
+CREATE TABLE prospective_history (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    project      TEXT    NOT NULL,
+    item_id      INTEGER NOT NULL,
+    at           INTEGER NOT NULL,
+    op           TEXT    NOT NULL,
+    from_status  TEXT,
+    to_status    TEXT    NOT NULL,
+    event_id     INTEGER,
+    due_at       INTEGER
+);
+CREATE INDEX prospective_history_item ON prospective_history(project, item_id);
 "#,
     },
 ];

@@ -49,24 +49,29 @@ impl Memory {
         Ok(self.cognition.start_episode(project, agent)?)
     }
 
-    /// Appends the observed event `event` to `episode`, with the vector stored for it.
+    /// Appends the observed event `event` to `episode`, with the vector stored for it: an
+    /// explicit append is the caller's decision, so there is no topic-shift test (a
+    /// soft-sealed episode reopens). Always [`AppendOutcome::Appended`] on success.
     ///
     /// # Errors
-    /// [`LedgerError::UnknownEvent`] if the event is not in `project` (or has no vector:
-    /// it has no text); episode errors (sealed, unknown, another project).
+    /// `unknown_event` (or it has no vector: it has no text), `project_boundary_violation`
+    /// (the event is of another project), `not_found` / `episode_project_mismatch` (the
+    /// episode), `episode_sealed`, `already_in_episode`.
     pub fn append_event(
         &self,
         project: &ProjectId,
         episode: EpisodeId,
         event: EventId,
     ) -> Result<AppendOutcome> {
+        self.cognition.check_event(project, event)?;
         let vector = self
             .tiers
             .get(project, VectorId(event.0))?
             .ok_or(LedgerError::UnknownEvent(event))?;
-        Ok(self
+        let position = self
             .cognition
-            .append_to_episode(project, episode, event, &vector)?)
+            .append_explicit(project, episode, event, &vector)?;
+        Ok(AppendOutcome::Appended(position))
     }
 
     /// Seals `episode` with its outcome and reward.
