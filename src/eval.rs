@@ -107,12 +107,17 @@ pub fn project_of(conversation: &str) -> Result<ProjectId> {
 fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| bad("data file", format!("{}: {e}", path.display())))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| bad("data file", format!("{}:{}: {e}", path.display(), i + 1)))
+            serde_json::from_str(l).map_err(|e| {
+                bad(
+                    "data file",
+                    crate::input::json_error(&format!("{}:{}", path.display(), i + 1), &e),
+                )
+            })
         })
         .collect()
 }
@@ -296,82 +301,344 @@ pub fn ablate(
 /// The agent of the events of an import with `episodes` (each session one episode).
 pub const EPISODE_AGENT: &str = "eval";
 
+/// One turn of a conversation file, validated.
+#[derive(Debug, Clone)]
+struct Turn {
+    turn_id: String,
+    role: Option<String>,
+    text: String,
+    time: Option<String>,
+}
+
+/// One session, validated.
+#[derive(Debug, Clone)]
+struct Session {
+    session_id: String,
+    date: Option<String>,
+    turns: Vec<Turn>,
+}
+
+/// One conversation (a line of `conversations.jsonl`), validated.
+#[derive(Debug, Clone)]
+struct Conversation {
+    conversation_id: String,
+    sessions: Vec<Session>,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportReport {
+    /// Conversations in the file.
+    pub conversations: usize,
+    /// Turns written now.
+    pub new: usize,
+    /// Turns already stored (same conversation and turn id), skipped: an import can be
+    /// re-run, and an interrupted one resumes where it stopped.
+    pub skipped: usize,
+}
+
+/// Reads and validates `conversations.jsonl` completely: every malformed input is refused
+/// before anything is written, naming the file, line and field. A UTF-8 byte-order mark
+/// and CRLF line ends are accepted.
+fn read_conversations(path: &Path, max_text: usize) -> Result<Vec<Conversation>> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        bad(
+            "import file",
+            format!("{origin}: cannot be read ({})", e.kind()),
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        bad(
+            "import file",
+            format!(
+                "{origin}: byte {} is not UTF-8",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut conversations = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{origin}:{}", i + 1);
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| bad("import file", crate::input::json_error(&at, &e)))?;
+        let c = conversation(&at, &value, max_text)?;
+        if !ids.insert(c.conversation_id.clone()) {
+            return Err(bad(
+                "import file",
+                format!(
+                    "{at}: conversation_id {:?} appears twice in the file",
+                    c.conversation_id
+                ),
+            ));
+        }
+        conversations.push(c);
+    }
+    if conversations.is_empty() {
+        return Err(bad(
+            "import file",
+            format!("{origin}: the file holds no conversation"),
+        ));
+    }
+    Ok(conversations)
+}
+
+/// A JSON value's type, in words.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A required string field.
+fn string_field(at: &str, obj: &Value, path: &str, field: &str) -> Result<String> {
+    match obj.get(field) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None => Err(bad(
+            "import file",
+            format!("{at}: `{path}{field}` is missing"),
+        )),
+        Some(v) => Err(bad(
+            "import file",
+            format!(
+                "{at}: `{path}{field}` must be a string, not {}",
+                type_name(v)
+            ),
+        )),
+    }
+}
+
+/// An optional string field (absent or null is `None`).
+fn optional_string(at: &str, obj: &Value, path: &str, field: &str) -> Result<Option<String>> {
+    match obj.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(bad(
+            "import file",
+            format!(
+                "{at}: `{path}{field}` must be a string or null, not {}",
+                type_name(v)
+            ),
+        )),
+    }
+}
+
+/// A required array field.
+fn array_field<'a>(at: &str, obj: &'a Value, path: &str, field: &str) -> Result<&'a Vec<Value>> {
+    match obj.get(field) {
+        Some(Value::Array(a)) => Ok(a),
+        None => Err(bad(
+            "import file",
+            format!("{at}: `{path}{field}` is missing"),
+        )),
+        Some(v) => Err(bad(
+            "import file",
+            format!(
+                "{at}: `{path}{field}` must be an array, not {}",
+                type_name(v)
+            ),
+        )),
+    }
+}
+
+fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
+    if !v.is_object() {
+        return Err(bad(
+            "import file",
+            format!(
+                "{at}: a conversation must be a JSON object, not {}",
+                type_name(v)
+            ),
+        ));
+    }
+    let conversation_id = string_field(at, v, "", "conversation_id")?;
+    if conversation_id.trim().is_empty() {
+        return Err(bad(
+            "import file",
+            format!("{at}: `conversation_id` is empty"),
+        ));
+    }
+    let mut sessions = Vec::new();
+    let mut turn_ids = std::collections::HashSet::new();
+    for (si, s) in array_field(at, v, "", "sessions")?.iter().enumerate() {
+        let sp = format!("sessions[{si}].");
+        if !s.is_object() {
+            return Err(bad(
+                "import file",
+                format!(
+                    "{at}: `sessions[{si}]` must be an object, not {}",
+                    type_name(s)
+                ),
+            ));
+        }
+        let session_id =
+            optional_string(at, s, &sp, "session_id")?.unwrap_or_else(|| format!("session-{si}"));
+        let date = optional_string(at, s, &sp, "date")?;
+        let mut turns = Vec::new();
+        for (ti, t) in array_field(at, s, &sp, "turns")?.iter().enumerate() {
+            let tp = format!("{sp}turns[{ti}].");
+            if !t.is_object() {
+                return Err(bad(
+                    "import file",
+                    format!(
+                        "{at}: `{sp}turns[{ti}]` must be an object, not {}",
+                        type_name(t)
+                    ),
+                ));
+            }
+            let turn_id = match t.get("turn_id") {
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+                None => {
+                    return Err(bad(
+                        "import file",
+                        format!("{at}: `{tp}turn_id` is missing"),
+                    ));
+                }
+                Some(v) => {
+                    return Err(bad(
+                        "import file",
+                        format!(
+                            "{at}: `{tp}turn_id` must be a non-empty string or an integer, not {}",
+                            type_name(v)
+                        ),
+                    ));
+                }
+            };
+            if !turn_ids.insert(turn_id.clone()) {
+                return Err(bad(
+                    "import file",
+                    format!(
+                        "{at}: turn {turn_id:?} (`{tp}turn_id`) appears twice in conversation {conversation_id:?}"
+                    ),
+                ));
+            }
+            let text = string_field(at, t, &tp, "text")?;
+            if text.len() > max_text {
+                return Err(bad(
+                    "import file",
+                    format!(
+                        "{at}: turn {turn_id:?} is {} bytes, more than the limit of {max_text} bytes",
+                        text.len()
+                    ),
+                ));
+            }
+            turns.push(Turn {
+                turn_id,
+                role: optional_string(at, t, &tp, "role")?,
+                text,
+                time: optional_string(at, t, &tp, "time")?,
+            });
+        }
+        sessions.push(Session {
+            session_id,
+            date,
+            turns,
+        });
+    }
+    Ok(Conversation {
+        conversation_id,
+        sessions,
+    })
+}
+
 /// Ingests `conversations.jsonl` (one project per conversation, turns as events with their
 /// turn id as source id, sessions as threads; with `episodes`, each session also becomes an
 /// episode of agent [`EPISODE_AGENT`]); `progress` is called with turns done.
 ///
+/// The whole file is validated before the first write. Turns already stored (same
+/// conversation and turn id) are skipped and counted, so an import can be re-run and an
+/// interrupted one resumes.
+///
 /// # Errors
-/// Malformed files (naming file and line), ledger and store errors.
+/// Malformed files (naming file, line and field), ledger and store errors.
 pub fn import(
     memory: &Memory,
     dir: &Path,
     episodes: bool,
     embeddings: Option<&Embeddings>,
     mut progress: impl FnMut(usize, usize),
-) -> Result<usize> {
-    let conversations = read_jsonl(&dir.join("conversations.jsonl"))?;
+) -> Result<ImportReport> {
+    let max_text = memory.ledger().config().max_content_bytes;
+    let conversations = read_conversations(&dir.join("conversations.jsonl"), max_text)?;
     let total: usize = conversations
         .iter()
-        .map(|c| {
-            c["sessions"].as_array().map_or(0, |s| {
-                s.iter()
-                    .map(|s| s["turns"].as_array().map_or(0, Vec::len))
-                    .sum()
-            })
-        })
+        .flat_map(|c| &c.sessions)
+        .map(|s| s.turns.len())
         .sum();
-    let mut done = 0;
+    // Every embedding exists before anything is written.
+    if let Some(embeddings) = embeddings {
+        for c in &conversations {
+            for t in c.sessions.iter().flat_map(|s| &s.turns) {
+                if !embeddings
+                    .turns
+                    .contains_key(&(c.conversation_id.clone(), t.turn_id.clone()))
+                {
+                    return Err(bad(
+                        "embeddings",
+                        format!(
+                            "no embedding for turn {} of {}",
+                            t.turn_id, c.conversation_id
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let mut report = ImportReport {
+        conversations: conversations.len(),
+        ..ImportReport::default()
+    };
     for conv in &conversations {
-        let conversation = conv["conversation_id"]
-            .as_str()
-            .ok_or_else(|| bad("conversation", "missing conversation_id"))?;
+        let conversation = conv.conversation_id.as_str();
         let project = project_of(conversation)?;
+        let stored = memory.ledger().source_ids(&project)?;
         let mut batch = Vec::new();
-        for session in conv["sessions"]
-            .as_array()
-            .ok_or_else(|| bad("conversation", "missing sessions"))?
-        {
-            let sid = session["session_id"].as_str().unwrap_or("session");
-            let session_date = session["date"].as_str().and_then(crate::clock::parse_when);
-            for turn in session["turns"]
-                .as_array()
-                .ok_or_else(|| bad("session", "missing turns"))?
-            {
-                let text = turn["text"].as_str().unwrap_or("");
+        for session in &conv.sessions {
+            let sid = session.session_id.as_str();
+            let session_date = session.date.as_deref().and_then(crate::clock::parse_when);
+            for turn in &session.turns {
+                if stored.contains(&turn.turn_id) {
+                    report.skipped += 1;
+                    continue;
+                }
                 // `user` and `assistant` are roles; any other value names a speaker of a
                 // multi-party conversation: role user, the name in the event's speaker
                 // field (indexed for recall beside the text), the content raw.
-                let (role, speaker) = match turn["role"].as_str() {
+                let (role, speaker) = match turn.role.as_deref() {
                     Some("assistant") => (Role::Assistant, None),
                     Some("user") | None => (Role::User, None),
                     Some(name) => (Role::User, Some(name.to_owned())),
                 };
-                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, text)
+                let mut e = NewEvent::new(project.clone(), role, EventKind::Message, &turn.text)
                     .thread(sid)
                     .session(sid);
                 e.speaker = speaker;
                 // When it happened: the turn's time, else the session's date, else now.
-                if let Some(at) = turn["time"]
-                    .as_str()
+                if let Some(at) = turn
+                    .time
+                    .as_deref()
                     .and_then(crate::clock::parse_when)
                     .or(session_date)
                 {
                     e = e.at(at);
                 }
-                e.source_id = turn["turn_id"].as_str().map(str::to_owned);
-                if let (Some(embeddings), Some(turn_id)) = (embeddings, &e.source_id) {
-                    e.embedding = Some(
-                        embeddings
-                            .turns
-                            .get(&(conversation.to_owned(), turn_id.clone()))
-                            .ok_or_else(|| {
-                                bad(
-                                    "embeddings",
-                                    format!("no embedding for turn {turn_id} of {conversation}"),
-                                )
-                            })?
-                            .clone(),
-                    );
+                e.source_id = Some(turn.turn_id.clone());
+                if let Some(embeddings) = embeddings {
+                    e.embedding = embeddings
+                        .turns
+                        .get(&(conversation.to_owned(), turn.turn_id.clone()))
+                        .cloned();
                 }
                 batch.push(e);
             }
@@ -389,8 +656,8 @@ pub fn import(
             }
             for chunk in session.chunks(1000) {
                 memory.observe_batch(chunk)?;
-                done += chunk.len();
-                progress(done, total);
+                report.new += chunk.len();
+                progress(report.new + report.skipped, total);
             }
             if episodes
                 && let Some(ep) = memory.cognition().open_episode(&project, EPISODE_AGENT)?
@@ -398,8 +665,9 @@ pub fn import(
                 memory.end_episode(&project, ep, None, None)?;
             }
         }
+        progress(report.new + report.skipped, total);
     }
-    Ok(done)
+    Ok(report)
 }
 
 /// Ingests the data set into `memory`, asks every question with evidence (top `k`) and
@@ -417,7 +685,8 @@ pub fn evaluate(
     progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
     let t = Instant::now();
-    let turns = import(memory, dir, episodes, embeddings, progress)?;
+    let imported = import(memory, dir, episodes, embeddings, progress)?;
+    let turns = imported.new + imported.skipped;
     let ingest_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     #[derive(Default)]

@@ -1086,13 +1086,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Import { data, episodes } => {
             let bar = progress_bar(cli.json);
-            let n = hypermem::eval::import(&memory, &data, episodes, None, |done, total| {
+            let r = hypermem::eval::import(&memory, &data, episodes, None, |done, total| {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             })?;
             bar.finish_and_clear();
             memory.flush()?;
-            print(json!({"turns": n}), format!("imported {n} turns"));
+            print(
+                serde_json::to_value(r)?,
+                format!(
+                    "imported {} new turns of {} conversations ({} already stored, skipped)",
+                    r.new, r.conversations, r.skipped
+                ),
+            );
         }
         Command::Episode { action } => match action {
             EpisodeAction::Start { project: p, agent } => {

@@ -387,6 +387,26 @@ fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
 type Cursors = HashMap<(u8, String, Option<i64>), (i64, i64)>;
 
 impl Ledger {
+    /// The source ids of `project`'s events (an import skips the turns it already holds).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn source_ids(
+        &self,
+        project: &ProjectId,
+    ) -> LedgerResult<std::collections::HashSet<String>> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT source_id FROM events WHERE project = ?1 AND source_id IS NOT NULL",
+            )
+            .and_then(|mut s| {
+                s.query_map([project.as_str()], |r| r.get::<_, String>(0))?
+                    .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })
+    }
+
     /// Appends one event.
     ///
     /// # Errors

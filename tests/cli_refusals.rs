@@ -1,0 +1,429 @@
+//! Every verb does what it says or refuses with a named reason: run through the binary as
+//! an operator would, `--json` errors are one document `{"error": {"reason", "message"}}`
+//! on stdout and the exit code names the class.
+
+use std::path::Path;
+use std::process::Command;
+
+/// (exit code, stdout, stderr).
+fn hm(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Runs a `--json` command expected to fail; returns (exit code, reason, message).
+fn refused(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = hm(dir, &all);
+    assert_ne!(code, 0, "{args:?} succeeded: {out}");
+    let v = json(&out);
+    let reason = v["error"]["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{out} / {err}"));
+    let message = v["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        !message.contains("SQLite") && !message.contains("sqlite"),
+        "{message}"
+    );
+    (code, reason.to_owned(), message)
+}
+
+fn ok(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = hm(dir, &all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    json(&out)
+}
+
+fn observe(dir: &Path, project: &str, role: &str, text: &str) -> String {
+    ok(
+        dir,
+        &["observe", "--project", project, "--role", role, text],
+    )["event_id"]
+        .to_string()
+}
+
+#[test]
+fn the_data_directory_must_exist_unless_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let (code, reason, message) = refused(&missing, &["stats"]);
+    assert_eq!((code, reason.as_str()), (3, "data_dir_missing"));
+    assert!(message.contains("hypermem init"), "{message}");
+    assert!(!missing.exists(), "a refused verb creates nothing");
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let (_, reason, message) = refused(&file, &["stats"]);
+    assert_eq!(reason, "not_a_directory");
+    assert!(message.contains("file"), "{message}");
+    ok(&missing, &["--create", "stats"]);
+    assert!(missing.is_dir());
+    let fresh = dir.path().join("fresh");
+    ok(&fresh, &["init"]);
+}
+
+#[test]
+fn usage_errors_under_json_are_one_document_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = hm(dir.path(), &["--json", "observe", "--no-such-flag"]);
+    assert_eq!(code, 2);
+    assert_eq!(json(&out)["error"]["reason"], "invalid_argument");
+    let (code, reason, _) = refused(
+        dir.path(),
+        &[
+            "belief",
+            "at",
+            "--project",
+            "p",
+            "--key",
+            "k",
+            "--at",
+            "2025-02-30",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    // Every time argument reads RFC 3339 with an offset through one parser.
+    let v = ok(
+        dir.path(),
+        &[
+            "observe",
+            "--project",
+            "p",
+            "--at",
+            "2025-02-01T10:00:00+01:00",
+            "hello",
+        ],
+    );
+    let id = v["event_id"].as_u64().unwrap();
+    let map = ok(dir.path(), &["map", "--project", "p"]);
+    assert_eq!(map["span"][0], 1_738_400_400_000_i64, "{map}");
+    assert!(id > 0);
+}
+
+#[test]
+fn episodes_append_once_and_keep_outcome_and_reward() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let e1 = observe(d, "p", "user", "deploy the service to staging");
+    let other = observe(d, "q", "user", "another project's event");
+    let ep = ok(d, &["episode", "start", "--project", "p", "--agent", "a"])["episode"].to_string();
+    let v = ok(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &e1,
+        ],
+    );
+    assert_eq!(v["outcome"], "appended");
+    let (_, reason, _) = refused(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &e1,
+        ],
+    );
+    assert_eq!(reason, "already_in_episode");
+    let (_, reason, _) = refused(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &other,
+        ],
+    );
+    assert_eq!(reason, "project_boundary_violation");
+    let (code, reason, _) = refused(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "q",
+            "--episode",
+            &ep,
+            "--event",
+            &other,
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (4, "episode_project_mismatch"));
+    let (code, reason, _) = refused(d, &["episode", "end", "--project", "p", "--episode", "999"]);
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
+    let v = ok(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--outcome",
+            "deployed",
+            "--reward",
+            "0.5",
+        ],
+    );
+    assert_eq!(
+        (v["outcome"].as_str(), v["reward"].as_f64()),
+        (Some("deployed"), Some(0.5))
+    );
+    let (_, reason, _) = refused(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--outcome",
+            "failed",
+        ],
+    );
+    assert_eq!(reason, "episode_sealed");
+    // A procedure outcome needs an explicit value.
+    let id = ok(
+        d,
+        &[
+            "procedure",
+            "add",
+            "--project",
+            "p",
+            "--name",
+            "n",
+            "--trigger",
+            "t",
+            "--step",
+            "s",
+        ],
+    )["procedure"]
+        .to_string();
+    let (code, _, _) = hm(d, &["procedure", "outcome", "--project", "p", "--id", &id]);
+    assert_eq!(code, 2);
+    let v = ok(
+        d,
+        &[
+            "procedure",
+            "outcome",
+            "--project",
+            "p",
+            "--id",
+            &id,
+            "--success",
+            "false",
+        ],
+    );
+    assert_eq!(v["failures"], 1, "{v}");
+    let (_, reason, _) = refused(
+        d,
+        &[
+            "procedure",
+            "outcome",
+            "--project",
+            "q",
+            "--id",
+            &id,
+            "--success",
+            "true",
+        ],
+    );
+    assert_eq!(reason, "project_boundary_violation");
+}
+
+#[test]
+fn prospective_refusals_are_json_errors_and_show_reports_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ask = observe(d, "p", "assistant", "Shall I remind you to call Ana?");
+    let yes = observe(d, "p", "user", "yes please");
+    let item = ok(
+        d,
+        &[
+            "prospective",
+            "propose",
+            "--project",
+            "p",
+            "--event",
+            &ask,
+            "--due",
+            "2025-03-01",
+            "call Ana",
+        ],
+    );
+    let id = item["id"].to_string();
+    let (_, reason, _) = refused(
+        d,
+        &[
+            "prospective",
+            "confirm",
+            "--project",
+            "p",
+            "--id",
+            &id,
+            "--event",
+            &ask,
+        ],
+    );
+    assert_eq!(reason, "not_user_event");
+    let (code, reason, _) = refused(
+        d,
+        &["prospective", "complete", "--project", "p", "--id", "999"],
+    );
+    assert_eq!((code, reason.as_str()), (3, "unknown_item"));
+    let (_, reason, _) = refused(
+        d,
+        &["prospective", "complete", "--project", "q", "--id", &id],
+    );
+    assert_eq!(reason, "project_boundary_violation");
+    let v = ok(
+        d,
+        &[
+            "prospective",
+            "defer",
+            "--project",
+            "p",
+            "--id",
+            &id,
+            "--until",
+            "2025-03-02T09:00:00Z",
+        ],
+    );
+    assert_eq!(v["status"], "pending");
+    let due = ok(
+        d,
+        &["prospective", "due", "--project", "p", "--at", "2030-01-01"],
+    );
+    assert_eq!(
+        due.as_array().unwrap().len(),
+        0,
+        "never confirmed, never due"
+    );
+    ok(
+        d,
+        &[
+            "prospective",
+            "confirm",
+            "--project",
+            "p",
+            "--id",
+            &id,
+            "--event",
+            &yes,
+        ],
+    );
+    let due = ok(
+        d,
+        &["prospective", "due", "--project", "p", "--at", "2030-01-01"],
+    );
+    assert_eq!(due.as_array().unwrap().len(), 1);
+    let shown = ok(d, &["prospective", "show", "--project", "p", "--id", &id]);
+    assert_eq!(shown["status"], "confirmed");
+    let ops: Vec<&str> = shown["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(ops, ["propose", "defer", "confirm"]);
+}
+
+#[test]
+fn import_is_rerunnable_and_refuses_malformed_files_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let d = dir.path().join("mem");
+    ok(&d, &["init"]);
+    let file = data.join("conversations.jsonl");
+    let import = |content: &str| {
+        std::fs::write(&file, content).unwrap();
+        hm(&d, &["--json", "import", "--data", data.to_str().unwrap()])
+    };
+    let good = r#"{"conversation_id":"c1","sessions":[{"session_id":"s1","date":null,"turns":[{"turn_id":"0","role":"user","text":"first"},{"turn_id":"1","role":"assistant","text":"second"}]}]}"#;
+    let bad_text = good.replace(r#""text":"second""#, r#""text":42"#);
+    let null_text = good.replace(r#""text":"second""#, r#""text":null"#);
+    let no_sessions = r#"{"conversation_id":"c1"}"#;
+    let twice = good.replace(r#""turn_id":"1""#, r#""turn_id":"0""#);
+    let huge = good.replace("second", &"x".repeat((1 << 20) + 1));
+    for (content, want) in [
+        (
+            format!("{good}\n{bad_text}\n"),
+            ":2: `sessions[0].turns[1].text` must be a string, not a number",
+        ),
+        (
+            null_text,
+            "`sessions[0].turns[1].text` must be a string, not null",
+        ),
+        (no_sessions.to_owned(), "`sessions` is missing"),
+        (String::new(), "holds no conversation"),
+        ("{not json".to_owned(), "is not valid JSON"),
+        (twice, "turn \"0\""),
+        (huge, "turn \"1\" is 1048577 bytes"),
+    ] {
+        let (code, out, _) = import(&content);
+        assert_eq!(code, 2, "{out}");
+        let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(want), "{message} (want {want})");
+        assert!(message.contains("conversations.jsonl"), "{message}");
+    }
+    assert_eq!(
+        ok(&d, &["stats"]).as_array().unwrap().len(),
+        0,
+        "nothing was written"
+    );
+    // A BOM and CRLF line ends are accepted; a re-run skips what is stored.
+    let (code, out, err) = import(&format!("\u{feff}{good}\r\n"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        (json(&out)["new"].as_u64(), json(&out)["skipped"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let (_, out, _) = import(&format!("{good}\n"));
+    assert_eq!(
+        (json(&out)["new"].as_u64(), json(&out)["skipped"].as_u64()),
+        (Some(0), Some(2))
+    );
+    // An interrupted import resumes: only the turns not stored are written.
+    let more = good.replace(
+        r#"{"turn_id":"1","role":"assistant","text":"second"}"#,
+        r#"{"turn_id":"1","role":"assistant","text":"second"},{"turn_id":"2","role":"user","text":"third"}"#,
+    );
+    let (_, out, _) = import(&format!("{more}\n"));
+    assert_eq!(
+        (json(&out)["new"].as_u64(), json(&out)["skipped"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(ok(&d, &["stats"])[0]["events"], 3);
+}
