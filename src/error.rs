@@ -136,7 +136,7 @@ impl Error {
                 LedgerError::ContentTooLarge { .. } => "payload_too_large",
                 LedgerError::UnknownEvent(_) => "unknown_event",
                 LedgerError::CrossProject { .. } => "project_boundary_violation",
-                LedgerError::UnknownProject(_) => "unknown_project",
+                LedgerError::UnknownProject { .. } => "unknown_project",
                 LedgerError::NotFound { .. } => "not_found",
                 LedgerError::Refused { reason, .. } => reason,
                 LedgerError::Invalid { .. } => "invalid_argument",

@@ -159,7 +159,33 @@ fn forget_project_erases_every_store_and_spares_the_others() {
     assert!(m.stats().unwrap().iter().all(|s| s.project != "gone"));
     assert!(m.map(&project("gone"), 5).is_err());
     assert_eq!(m.map(&project("kept"), 5).unwrap().events, 2);
-    assert!(m.recall(&project("gone"), "tea", 5).unwrap().is_empty());
+    // A read of the erased project is refused and writes nothing back.
+    for err in [
+        m.recall(&project("gone"), "tea", 5)
+            .map(|_| ())
+            .unwrap_err(),
+        m.knowledge_gaps(&project("gone"), 5)
+            .map(|_| ())
+            .unwrap_err(),
+        m.current(&project("gone"), "k").map(|_| ()).unwrap_err(),
+        m.recall_pack(&project("gone"), "tea", None, 4000, None)
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.reason(), "unknown_project", "{err}");
+    }
+    m.flush().unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("ledger.db")).unwrap();
+    let rows: i64 = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM query_log WHERE project = 'gone')
+                  + (SELECT COUNT(*) FROM memory_traces WHERE project = 'gone')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 0, "no read recreated rows of the erased project");
+    assert!(receipt.lexical_files <= 1);
     assert_eq!(m.recall(&project("kept"), "green tea", 5).unwrap().len(), 2);
 }
 
@@ -542,7 +568,12 @@ fn the_lexical_index_follows_the_ledger_across_loads_reopens_and_erasure() {
     assert!(bm25_finds(&m, "axolotl", "axolotl"));
     let receipt = m.forget_project(&p).unwrap();
     assert_eq!(receipt.lexical, 20 + 2 + 30);
-    assert!(m.recall(&p, "quokka", 5).unwrap().is_empty());
+    assert_eq!(
+        (receipt.lexical_files, receipt.ledger.rows["events"]),
+        (1, 52)
+    );
+    assert!(receipt.lexical_file_bytes > 0);
+    assert!(m.recall(&p, "quokka", 5).is_err());
 }
 
 #[test]
@@ -971,7 +1002,10 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
     );
     // Erasure drops the cached topics with the rows.
     m.forget_project(&p).unwrap();
-    assert!(m.recall(&p, "fig tree care", 10).unwrap().is_empty());
+    assert_eq!(
+        m.recall(&p, "fig tree care", 10).unwrap_err().reason(),
+        "unknown_project"
+    );
 }
 
 #[test]

@@ -1247,8 +1247,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     }
                 }
                 ProspectiveAction::Due { project: p, at } => {
+                    let p = project(&p)?;
+                    memory.require_project(&p)?;
                     let items = ledger.due_prospective(
-                        &project(&p)?,
+                        &p,
                         match at {
                             Some(at) => instant("--at", &at)?,
                             None => ledger.now_ms(),
@@ -1309,9 +1311,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let approve = matches!(action, CandidateAction::Approve { .. });
             match action {
                 CandidateAction::List { project: p } => {
+                    let p = project(&p)?;
+                    memory.require_project(&p)?;
                     let list = memory
                         .ledger()
-                        .beliefs_with_status(&project(&p)?, BeliefStatus::Candidate)?;
+                        .beliefs_with_status(&p, BeliefStatus::Candidate)?;
                     let text = list
                         .iter()
                         .map(|b| {

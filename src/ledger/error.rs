@@ -39,8 +39,13 @@ pub enum LedgerError {
         project: String,
     },
     /// The project holds nothing in this memory (never written, or erased).
-    #[error("unknown project `{0}`: this memory holds nothing of it")]
-    UnknownProject(String),
+    #[error("unknown project `{project}`: this memory holds nothing of it (projects: {})", if .known.is_empty() { "none".to_owned() } else { .known.join(", ") })]
+    UnknownProject {
+        /// The project asked for.
+        project: String,
+        /// The projects this memory holds.
+        known: Vec<String>,
+    },
     /// A referenced record (belief, episode, procedure, prospective item) does not exist.
     #[error("unknown {what} {id}")]
     NotFound {

@@ -132,26 +132,12 @@ impl Memory {
     /// procedures and open prospective items; each list at most `limit` long.
     ///
     /// # Errors
-    /// [`LedgerError::Invalid`] naming the project when this memory holds nothing of it
-    /// (and which projects it does hold); SQLite errors.
+    /// [`LedgerError::UnknownProject`] naming the project when this memory holds nothing of
+    /// it (and which projects it does hold); SQLite errors.
     pub fn map(&self, project: &ProjectId, limit: usize) -> Result<MemoryMap> {
+        self.require_project(project)?;
         let events = self.ledger.count(project)?;
         let (hot, warm, cold) = self.tiers.census(project);
-        if events == 0 && warm + cold == 0 {
-            let known: Vec<String> = self.stats()?.into_iter().map(|s| s.project).collect();
-            return Err(LedgerError::Invalid {
-                what: "project",
-                reason: format!(
-                    "this memory holds nothing of `{project}` (projects: {})",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            }
-            .into());
-        }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let p = project.as_str();
         let ledger = &self.ledger;

@@ -184,6 +184,10 @@ pub struct ForgetReceipt {
     pub vectors: usize,
     /// Documents dropped from the in-memory lexical index (0 if it was not loaded).
     pub lexical: u64,
+    /// Saved lexical index files removed (`lexical/<project>.lex`: 0 or 1) and their bytes.
+    pub lexical_files: u64,
+    /// Bytes of the saved lexical index removed.
+    pub lexical_file_bytes: u64,
 }
 
 /// The memory of one data directory.
@@ -811,11 +815,14 @@ impl Memory {
             .map_or(0, |p| read_lock(&p).postings.documents());
         write_lock(&self.spaces).remove(project);
         let saved = self.lexical_path(project);
-        if saved.exists() {
+        let (mut lexical_files, mut lexical_file_bytes) = (0, 0);
+        if let Ok(meta) = std::fs::metadata(&saved) {
             std::fs::remove_file(&saved).map_err(|source| crate::store::StoreError::Io {
                 path: saved.clone(),
                 source,
             })?;
+            lexical_files = 1;
+            lexical_file_bytes = meta.len();
         }
         let ledger = self.ledger.forget_project(project)?;
         let vectors = self.tiers.drop_project(project)?;
@@ -824,6 +831,8 @@ impl Memory {
             ledger,
             vectors,
             lexical,
+            lexical_files,
+            lexical_file_bytes,
         })
     }
 

@@ -160,6 +160,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn current(&self, project: &ProjectId, key: &str) -> Result<Option<Belief>> {
+        self.require_project(project)?;
         Ok(self.ledger().current_belief(project, key)?)
     }
 
@@ -168,6 +169,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn belief_at(&self, project: &ProjectId, key: &str, at: i64) -> Result<Option<Belief>> {
+        self.require_project(project)?;
         Ok(self.ledger().belief_at(project, key, at)?)
     }
 
@@ -176,6 +178,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn belief_history(&self, project: &ProjectId, key: &str) -> Result<Vec<Belief>> {
+        self.require_project(project)?;
         Ok(self.ledger().belief_history(project, key)?)
     }
 
@@ -209,6 +212,7 @@ impl Memory {
         query: &str,
         k: usize,
     ) -> Result<Vec<Suggestion>> {
+        self.require_project(project)?;
         match self.encode(query) {
             Some(v) => Ok(self.cognition.suggest_procedures(project, &v, k)?),
             None => Ok(Vec::new()),
@@ -233,8 +237,9 @@ impl Memory {
     /// Knowledge gaps: weak recalls, unanswered questions, failing concepts.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// `unknown_project`; SQLite errors.
     pub fn knowledge_gaps(&self, project: &ProjectId, limit: usize) -> Result<Vec<Gap>> {
+        self.require_project(project)?;
         Ok(self.cognition().knowledge_gaps(project, limit)?)
     }
 
@@ -243,6 +248,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn associations(&self, project: &ProjectId, limit: usize) -> Result<Vec<Association>> {
+        self.require_project(project)?;
         Ok(self.cognition().associations(project, limit)?)
     }
 
@@ -251,6 +257,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn proposals(&self, project: &ProjectId) -> Result<Vec<Proposal>> {
+        self.require_project(project)?;
         Ok(self.cognition().proposals(project)?)
     }
 
@@ -260,6 +267,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn pulse_tick(&self, project: &ProjectId) -> Result<PulseReceipt> {
+        self.require_project(project)?;
         let budget = self.profile.pulse.budget;
         let mut receipt = self.cognition().tick(project, budget)?;
         // Tier placement by LTP strength, bounded like every phase.
@@ -313,5 +321,47 @@ impl Memory {
             });
         }
         Ok(out)
+    }
+
+    /// Whether this memory holds anything of `project`: an event, a vector, a belief, an
+    /// episode, a procedure or a prospective item.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn holds(&self, project: &ProjectId) -> Result<bool> {
+        if !self.tiers.is_empty(project) {
+            return Ok(true);
+        }
+        let p = project.as_str();
+        Ok(self.ledger().read(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE project = ?1)
+                     OR EXISTS (SELECT 1 FROM beliefs WHERE project = ?1)
+                     OR EXISTS (SELECT 1 FROM episodes WHERE project = ?1)
+                     OR EXISTS (SELECT 1 FROM procedures WHERE project = ?1)
+                     OR EXISTS (SELECT 1 FROM prospective WHERE project = ?1)",
+                [p],
+                |r| r.get::<_, bool>(0),
+            )
+            .map_err(|e| self.ledger().sql(e))
+        })?)
+    }
+
+    /// Refuses a read of a project this memory does not hold (`unknown_project`, naming
+    /// the projects it does hold): a read never creates rows for it (no query log, no
+    /// gap, no trace), so an erased project stays erased.
+    ///
+    /// # Errors
+    /// [`LedgerError::UnknownProject`]; SQLite errors.
+    pub fn require_project(&self, project: &ProjectId) -> Result<()> {
+        if self.holds(project)? {
+            return Ok(());
+        }
+        let known = self.stats()?.into_iter().map(|s| s.project).collect();
+        Err(LedgerError::UnknownProject {
+            project: project.to_string(),
+            known,
+        }
+        .into())
     }
 }

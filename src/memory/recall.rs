@@ -328,6 +328,7 @@ impl Memory {
     /// As [`recall`](Self::recall).
     pub fn recall_with(&self, project: &ProjectId, rq: &RecallQuery<'_>) -> Result<RecallResult> {
         let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
+        self.require_project(project)?;
         if let Some(named) = &compiled.project
             && named != project.as_str()
         {

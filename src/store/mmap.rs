@@ -386,6 +386,12 @@ impl SegmentStore {
         for entry in fs::read_dir(dir).at(dir)? {
             let entry = entry.at(dir)?;
             let name = entry.file_name().to_string_lossy().into_owned();
+            if !read_only && name.starts_with("seg-") && name.ends_with(".hseg.tmp") {
+                // A segment whose creation a crash interrupted: it never held data.
+                fs::remove_file(entry.path()).at(&entry.path())?;
+                tracing::warn!(path = %entry.path().display(), "removed a segment file whose creation was interrupted");
+                continue;
+            }
             let Some(num) = name
                 .strip_prefix("seg-")
                 .and_then(|n| n.strip_suffix(".hseg"))

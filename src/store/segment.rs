@@ -25,7 +25,7 @@ pub(crate) const MAGIC: [u8; 8] = *b"HMSEG\0\0\x01";
 /// Format version written by this code.
 pub(crate) const VERSION: u32 = 1;
 /// Bytes reserved for the two header copies; the vector area starts here (page aligned).
-pub(crate) const HEADER_AREA: u64 = 4096;
+const HEADER_AREA: u64 = 4096;
 /// Byte offsets of the two header copies (different disk sectors).
 const HEADER_SLOTS: [u64; 2] = [0, 512];
 /// Bytes of one header copy.
@@ -153,20 +153,39 @@ fn corruption(path: &Path, reason: impl Into<String>) -> StoreError {
     }
 }
 
+/// Where a segment is built before it is renamed into place.
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
 impl Segment {
-    /// Creates a new, empty, preallocated segment file (which must not exist).
+    /// Creates a new, empty, preallocated segment file (which must not exist). The file is
+    /// built under a temporary name (`<name>.tmp`: preallocated, header written, synced)
+    /// and renamed into place, so a crash never leaves a segment without a valid header;
+    /// the caller syncs the directory. A stale temporary file (from a crash during
+    /// creation) is replaced: it never held data.
     pub(crate) fn create(path: &Path, dim: Dim, capacity: usize, number: u64) -> StoreResult<Self> {
         let layout = Layout {
             vector_bytes: dim.bytes() as u64,
             capacity: capacity as u64,
         };
+        if path.exists() {
+            return Err(corruption(
+                path,
+                "a segment with this number already exists",
+            ));
+        }
+        let tmp = temp_path(path);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .create_new(true)
-            .open(path)
-            .at(path)?;
-        file.set_len(layout.file_len()).at(path)?;
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .at(&tmp)?;
+        file.set_len(layout.file_len()).at(&tmp)?;
         let header = Header {
             dim_bits: dim.bits() as u32,
             capacity: capacity as u64,
@@ -175,8 +194,9 @@ impl Segment {
             number,
         };
         file.write_all_at(&header.encode(), HEADER_SLOTS[1])
-            .at(path)?;
-        file.sync_all().at(path)?;
+            .at(&tmp)?;
+        file.sync_all().at(&tmp)?;
+        std::fs::rename(&tmp, path).at(path)?;
         Self::map(path.to_owned(), file, dim, layout, number, 1, 0)
     }
 
