@@ -29,8 +29,8 @@ pub mod store;
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, ErrorClass, Result, class_of};
 pub use memory::{
-    ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, Memory, MemoryMap,
-    ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,
+    ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, MAX_RECALL_K, Memory,
+    MemoryMap, ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,
 };
 pub use recall::query::time_hint;
 

@@ -427,3 +427,86 @@ fn import_is_rerunnable_and_refuses_malformed_files_before_writing() {
     );
     assert_eq!(ok(&d, &["stats"])[0]["events"], 3);
 }
+
+#[test]
+fn migrate_dry_run_reports_pending_migrations_without_applying_them() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let l = hypermem::ledger::Ledger::open_unmigrated(
+            dir.path().join("ledger.db"),
+            hypermem::ledger::LedgerConfig::default(),
+        )
+        .unwrap();
+        l.migrate_to(5, false).unwrap();
+    }
+    let latest = hypermem::ledger::MIGRATIONS.last().unwrap().version;
+    for _ in 0..2 {
+        let v = ok(dir.path(), &["migrate", "--dry-run"]);
+        assert_eq!(
+            (v["from"].as_u64(), v["dry_run"].as_bool()),
+            (Some(5), Some(true)),
+            "{v}"
+        );
+        assert_eq!(v["migrations"].as_array().unwrap().len() as u32, latest - 5);
+    }
+    let v = ok(dir.path(), &["migrate"]);
+    assert_eq!(
+        (v["from"].as_u64(), v["to"].as_u64()),
+        (Some(5), Some(u64::from(latest)))
+    );
+    let v = ok(dir.path(), &["migrate", "--dry-run"]);
+    assert_eq!(v["migrations"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn oversized_k_and_a_bad_kernel_are_refused_not_aborts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    observe(d, "p", "user", "hello world");
+    let (code, reason, _) = refused(
+        d,
+        &["recall", "--project", "p", "--k", "1000000000000", "hello"],
+    );
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    let v = ok(
+        d,
+        &[
+            "recall",
+            "--project",
+            "p",
+            "hello in the last 200000000000 days",
+        ],
+    );
+    assert_eq!(v["items"].as_array().unwrap().len(), 1);
+    let (code, reason, _) = refused(d, &["recall", "--project", "nope", "hello"]);
+    assert_eq!((code, reason.as_str()), (3, "unknown_project"));
+    for verb in [&["stats"][..], &["recall", "--project", "p", "hello"][..]] {
+        let mut args = vec!["--data-dir", d.to_str().unwrap(), "--json"];
+        args.extend_from_slice(verb);
+        let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .args(&args)
+            .env("HDV_KERNEL", "bogus")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{verb:?}");
+        assert_eq!(
+            json(&String::from_utf8_lossy(&out.stdout))["error"]["reason"],
+            "unavailable_kernel"
+        );
+    }
+}
+
+#[test]
+fn repairs_on_open_are_logged_on_stderr_and_stdout_stays_one_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    observe(d, "p", "user", "hello world");
+    // A stale temporary segment from an interrupted creation is removed and reported.
+    let stale = d.join("vectors/projects/p/seg-00000099.hseg.tmp");
+    std::fs::write(&stale, b"").unwrap();
+    let (code, out, err) = hm(d, &["--json", "stats"]);
+    assert_eq!(code, 0);
+    json(&out);
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!stale.exists());
+}

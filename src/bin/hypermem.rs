@@ -803,6 +803,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
     let dir = data_dir.clone().unwrap_or_else(|| profile.data_dir.clone());
     check_data_dir(&dir, cli.create || matches!(cli.command, Command::Init))?;
+    if let Command::Migrate { dry_run } = cli.command {
+        // On the ledger alone, unmigrated: opening the memory would apply the migrations
+        // first, and a dry run would then report none.
+        let ledger = hypermem::ledger::Ledger::open_unmigrated(
+            dir.join("ledger.db"),
+            hypermem::ledger::LedgerConfig::default(),
+        )?;
+        let r = ledger.migrate(dry_run)?;
+        print(
+            json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations}),
+            format!(
+                "schema {} -> {}{}: {:?}",
+                r.from,
+                r.to,
+                if r.dry_run { " (dry run)" } else { "" },
+                r.migrations
+            ),
+        );
+        return Ok(());
+    }
     let memory = Memory::open(&profile, Some(&dir))?;
     match cli.command {
         Command::Init => print(
@@ -1003,19 +1023,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let value = governed(outcome)?;
             print(value.clone(), serde_json::to_string_pretty(&value)?);
         }
-        Command::Migrate { dry_run } => {
-            let r = memory.ledger().migrate(dry_run)?;
-            print(
-                json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations}),
-                format!(
-                    "schema {} -> {}{}: {:?}",
-                    r.from,
-                    r.to,
-                    if r.dry_run { " (dry run)" } else { "" },
-                    r.migrations
-                ),
-            );
-        }
+        Command::Migrate { .. } => unreachable!("handled above"),
         Command::Stats => {
             let stats = memory.stats()?;
             let text = stats

@@ -684,6 +684,16 @@ impl Hnsw {
                 found: field(1) as usize,
             });
         }
+        // Sizes from the file are bounded before any arithmetic on them: a damaged header
+        // that passes its checksum is an error, never an overflow or a huge allocation.
+        if field(6) > u64::from(MAX_LEVEL)
+            || field(2) == 0
+            || field(2) > 1 << 16
+            || field(4) > bytes.len() as u64
+            || field(7) > bytes.len() as u64
+        {
+            return Err(persist(&path, "header fields out of range"));
+        }
         let (m, efc, n, entry, max_level, body_len) = (
             field(2) as usize,
             field(3) as usize,
@@ -722,8 +732,9 @@ impl Hnsw {
         let bad = || persist(&path, "inconsistent sizes");
         let mut at = 0usize;
         let mut take = |len: usize| -> Result<&[u8], HnswError> {
-            let s = body.get(at..at + len).ok_or_else(bad)?;
-            at += len;
+            let end = at.checked_add(len).ok_or_else(bad)?;
+            let s = body.get(at..end).ok_or_else(bad)?;
+            at = end;
             Ok(s)
         };
         let vec_bytes = n * dim.bytes();
@@ -770,12 +781,24 @@ impl Hnsw {
             (l0[0] as usize) <= m0
                 && l0[1..=l0[0] as usize].iter().all(|&e| (e as usize) < n)
                 && (0..g.levels[i] as usize).all(|l| {
+                    // Slot `l` holds layer `l + 1`: every neighbour there must reach it.
                     let s = &g.upper[i][l * (m + 1)..(l + 1) * (m + 1)];
-                    (s[0] as usize) <= m && s[1..=s[0] as usize].iter().all(|&e| (e as usize) < n)
+                    (s[0] as usize) <= m
+                        && s[1..=s[0] as usize]
+                            .iter()
+                            .all(|&e| (e as usize) < n && g.levels[e as usize] as usize > l)
                 })
         });
         if !valid || (n > 0 && entry as usize >= n) || max_level > MAX_LEVEL {
             return Err(persist(&path, "links point outside the graph"));
+        }
+        // Node levels must match the layers: none above the graph's top, the entry on it.
+        let top = g.levels.iter().copied().max().unwrap_or(0);
+        if n > 0 && (top != max_level || g.levels[entry as usize] != max_level) {
+            return Err(persist(
+                &path,
+                "node levels do not match the graph's layers (top level or entry point)",
+            ));
         }
         g.entry = (n > 0).then_some(entry as u32);
         g.max_level = max_level;

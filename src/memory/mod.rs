@@ -56,6 +56,8 @@ const EPISODES: usize = 2;
 const EPISODE_SIMILARITY: f64 = 0.05;
 /// Head of the fused ranking that recall-time supersession reorders.
 const RERANK_WINDOW: usize = 10;
+/// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
+pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
 pub const FEEDBACK_BATCH: usize = 32;
 
@@ -247,6 +249,8 @@ impl Memory {
         data_dir: Option<&Path>,
         clock: Arc<dyn crate::clock::Clock>,
     ) -> Result<Self> {
+        // A bad `HDV_KERNEL` is an error here, at open, never a panic in a kernel call.
+        hdv::kernels::try_active()?;
         let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
         std::fs::create_dir_all(&data_dir).map_err(|source| crate::store::StoreError::Io {
             path: data_dir.clone(),

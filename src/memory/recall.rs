@@ -327,6 +327,17 @@ impl Memory {
     /// # Errors
     /// As [`recall`](Self::recall).
     pub fn recall_with(&self, project: &ProjectId, rq: &RecallQuery<'_>) -> Result<RecallResult> {
+        if rq.k > super::MAX_RECALL_K {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "k",
+                reason: format!(
+                    "{} results were asked for; one recall returns at most {}",
+                    rq.k,
+                    super::MAX_RECALL_K
+                ),
+            }
+            .into());
+        }
         let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
         self.require_project(project)?;
         if let Some(named) = &compiled.project

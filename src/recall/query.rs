@@ -76,15 +76,8 @@ pub fn normalize(text: &str) -> String {
 
 /// A `since`/`until` value: `YYYY-MM-DD` (midnight UTC) or epoch milliseconds.
 fn instant(key: &str, value: &str) -> Result<i64, LedgerError> {
-    if let Ok(ms) = value.parse::<i64>() {
-        return Ok(ms);
-    }
-    if let Some(day) = iso_day(value) {
-        return Ok(day);
-    }
-    Err(invalid(format!(
-        "`{key}:{value}`: expected YYYY-MM-DD or epoch milliseconds"
-    )))
+    crate::clock::parse_instant(value)
+        .map_err(|e| invalid(format!("`{key}:{value}`: {}", e.reason)))
 }
 
 /// Compiles `text` (see the module documentation) relative to `now_ms`.
@@ -174,7 +167,11 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
             && w[2].starts_with("day")
             && let Ok(n) = w[1].parse::<i64>()
         {
-            return Some((today - n * DAY, now_ms + 1));
+            // Saturating: "last 200000000000 days" means "since the beginning".
+            return Some((
+                today.saturating_sub(n.saturating_mul(DAY)),
+                now_ms.saturating_add(1),
+            ));
         }
     }
     if lower.contains("yesterday") {
@@ -266,6 +263,7 @@ mod tests {
         for (text, needle) in [
             ("role:robot", "robot"),
             ("since:yesterday", "since:yesterday"),
+            ("since:2025-02-01T25:00", "since:2025-02-01T25:00"),
             ("until:2024-13-01", "until:2024-13-01"),
             (r#"thread:"ops"#, "unterminated"),
             ("agent:", "agent:"),
@@ -273,5 +271,14 @@ mod tests {
             let err = compile(text, 0).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn huge_relative_windows_saturate_instead_of_overflowing() {
+        let now = 1_738_368_000_000;
+        let (since, until) = time_hint("what happened in the last 200000000000 days", now).unwrap();
+        assert!(since < 0 && until == now + 1, "{since} {until}");
+        let q = compile("since:2025-02-01T10:00:00+01:00 deploys", now).unwrap();
+        assert_eq!(q.since, Some(now + 9 * 3_600_000));
     }
 }
