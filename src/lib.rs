@@ -17,6 +17,8 @@ pub mod cognition;
 pub mod config;
 mod error;
 pub mod eval;
+#[doc(hidden)]
+pub mod failpoint;
 pub mod governance;
 pub mod index;
 pub mod input;

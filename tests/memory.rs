@@ -1226,3 +1226,60 @@ fn recall_expands_the_best_candidates_over_synapses() {
         assert!(h.fused.breakdown.iter().all(|b| b.0 != "ripple"));
     }
 }
+
+#[test]
+fn a_batch_whose_projections_fail_completes_on_retry_without_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("retry");
+    let batch: Vec<NewEvent> = (0..6)
+        .map(|i| {
+            let mut e = NewEvent::new(
+                p.clone(),
+                Role::User,
+                EventKind::Message,
+                format!("the heron nests by the lake, note {i}"),
+            )
+            .thread("t")
+            .session("s");
+            e.source_id = Some(format!("turn-{i}"));
+            e
+        })
+        .collect();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    hypermem::failpoint::fail_projections("retry", 1);
+    assert!(
+        m.observe_batch(&batch).is_err(),
+        "the injected failure surfaces"
+    );
+    assert_eq!(m.ledger().count(&p).unwrap(), 6, "the ledger committed");
+    // The retry completes the projections; nothing is stored twice.
+    let ids = m.observe_batch(&batch).unwrap();
+    assert_eq!(m.ledger().count(&p).unwrap(), 6);
+    assert_eq!(m.vectors().len(&p), 6);
+    let again = m.observe_batch(&batch).unwrap();
+    assert_eq!(ids, again, "a retry returns the stored ids");
+    let hits = m.recall(&p, "heron nests lake", 10).unwrap();
+    assert_eq!(hits.len(), 6);
+    // The same source id with other content is a conflict, not a second row.
+    let mut other = batch[0].clone();
+    other.content = "something else".into();
+    assert_eq!(m.observe(other).unwrap_err().reason(), "conflict");
+    // Without a retry, the next open re-encodes what is missing from the ledger.
+    let q = project("repair");
+    let more: Vec<NewEvent> = (0..4)
+        .map(|i| {
+            NewEvent::new(
+                q.clone(),
+                Role::User,
+                EventKind::Message,
+                format!("otters hold hands {i}"),
+            )
+        })
+        .collect();
+    hypermem::failpoint::fail_projections("repair", 1);
+    assert!(m.observe_batch(&more).is_err());
+    drop(m);
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(m.vectors().len(&q), 4, "repaired on open");
+    assert_eq!(m.recall(&q, "otters", 10).unwrap().len(), 4);
+}

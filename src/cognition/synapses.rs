@@ -91,6 +91,34 @@ impl Cognition {
             .write(|tx| self.strengthen_in(tx, project, pairs, now))
     }
 
+    /// Those of `pairs` that have no synapse yet (a retried observation links only what
+    /// its interrupted attempt did not).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn unlinked(
+        &self,
+        project: &ProjectId,
+        pairs: &[(u64, u64)],
+    ) -> LedgerResult<Vec<(u64, u64)>> {
+        self.ledger.read(|c| {
+            let mut get = c
+                .prepare_cached("SELECT 1 FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3")
+                .map_err(|e| self.ledger.sql(e))?;
+            let mut out = Vec::new();
+            for &(x, y) in pairs {
+                let (a, b) = (x.min(y), x.max(y));
+                let linked = get
+                    .exists(params![project.as_str(), a as i64, b as i64])
+                    .map_err(|e| self.ledger.sql(e))?;
+                if !linked {
+                    out.push((x, y));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The pairs of the first 16 of `ids`, each once.
     pub(crate) fn coactive_pairs(ids: &[u64]) -> Vec<(u64, u64)> {
         let mut ids: Vec<u64> = ids.iter().copied().take(MAX_COACTIVE).collect();

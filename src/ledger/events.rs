@@ -387,6 +387,52 @@ fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
 type Cursors = HashMap<(u8, String, Option<i64>), (i64, i64)>;
 
 impl Ledger {
+    /// For each event, the stored event with the same project and source id, if any (an
+    /// observation retried after a failure is the stored one, not a second row).
+    ///
+    /// # Errors
+    /// `conflict` (a [`LedgerError::Refused`]) when a stored event has the source id with
+    /// other content; SQLite errors.
+    pub fn stored_by_source(&self, events: &[NewEvent]) -> LedgerResult<Vec<Option<EventId>>> {
+        if events.iter().all(|e| e.source_id.is_none()) {
+            return Ok(vec![None; events.len()]);
+        }
+        self.read(|c| {
+            let mut get = c
+                .prepare_cached(
+                    "SELECT id, content_hash FROM events WHERE project = ?1 AND source_id = ?2",
+                )
+                .map_err(|e| self.sql(e))?;
+            events
+                .iter()
+                .map(|e| {
+                    let Some(source) = &e.source_id else {
+                        return Ok(None);
+                    };
+                    let row: Option<(i64, String)> = get
+                        .query_row(params![e.project.as_str(), source], |r| {
+                            Ok((r.get(0)?, r.get(1)?))
+                        })
+                        .optional()
+                        .map_err(|e| self.sql(e))?;
+                    match row {
+                        None => Ok(None),
+                        Some((id, hash)) if hash == content_hash(&e.content) => {
+                            Ok(Some(EventId(id as u64)))
+                        }
+                        Some((id, _)) => Err(LedgerError::Refused {
+                            reason: "conflict",
+                            message: format!(
+                                "source id {source:?} of project `{}` is stored as event {id} with other content",
+                                e.project
+                            ),
+                        }),
+                    }
+                })
+                .collect()
+        })
+    }
+
     /// The source ids of `project`'s events (an import skips the turns it already holds).
     ///
     /// # Errors

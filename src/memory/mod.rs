@@ -687,8 +687,15 @@ impl Memory {
     /// their thread predecessor by a synapse and appended to their agent's open episode
     /// (if the agent started one). Acknowledged when it returns.
     ///
+    /// All or nothing from the caller's view: if a projection (vectors, synapses,
+    /// episodes) fails after the ledger commit, the call errs; retrying the same batch
+    /// completes what is missing without storing any event twice (events with a source id
+    /// that is stored, with the same content, are the stored events), and the next open
+    /// re-encodes from the ledger any vector that is still missing.
+    ///
     /// # Errors
-    /// Ledger validation (content size, references), store and SQLite errors.
+    /// Ledger validation (content size, references), `conflict` for a stored source id
+    /// with other content, store and SQLite errors.
     pub fn observe_batch(&self, events: &[NewEvent]) -> Result<Vec<EventId>> {
         self.flush_feedback()?;
         // Documents are encoded with uniform term weights and queries with IDF weights:
@@ -703,11 +710,17 @@ impl Memory {
             })
             .collect();
         let semantic = self.semantic_bits(events)?;
-        let ids = {
+        let (ids, fresh) = {
             let _append = lock(&self.append_lock);
+            // A retry of a batch whose projections failed: events whose source id is
+            // stored (same content) are the stored events, not new rows.
+            let stored = self.ledger.stored_by_source(events)?;
+            let fresh: Vec<bool> = stored.iter().map(Option::is_none).collect();
             let rows: Vec<Option<(u32, Vec<u8>)>> = semantic
                 .iter()
-                .map(|s| {
+                .zip(&fresh)
+                .filter(|(_, f)| **f)
+                .map(|(s, _)| {
                     s.as_ref().map(|(input, v)| {
                         (
                             *input as u32,
@@ -716,19 +729,32 @@ impl Memory {
                     })
                 })
                 .collect();
-            let ids = self.ledger.append_batch_with(events, &rows)?;
+            let appended = if fresh.iter().all(|f| *f) {
+                self.ledger.append_batch_with(events, &rows)?
+            } else {
+                let new: Vec<NewEvent> = events
+                    .iter()
+                    .zip(&fresh)
+                    .filter(|(_, f)| **f)
+                    .map(|(e, _)| e.clone())
+                    .collect();
+                self.ledger.append_batch_with(&new, &rows)?
+            };
+            let mut appended = appended.into_iter();
+            let ids: Vec<EventId> = stored
+                .iter()
+                .map(|s| s.unwrap_or_else(|| appended.next().expect("one id per new event")))
+                .collect();
             let spaces = read_lock(&self.spaces);
-            for ((e, id), s) in events.iter().zip(&ids).zip(&semantic) {
-                if let (Some((input, v)), Some(space)) = (s, spaces.get(&e.project)) {
+            let lexicon = read_lock(&self.lexicon);
+            for (i, e) in events.iter().enumerate().filter(|(i, _)| fresh[*i]) {
+                let id = ids[i];
+                if let (Some((input, v)), Some(space)) = (&semantic[i], spaces.get(&e.project)) {
                     write_lock(space).push(id.0, *input, v);
                 }
-            }
-            drop(spaces);
-            let lexicon = read_lock(&self.lexicon);
-            for ((e, id), (_, tokens)) in events.iter().zip(&ids).zip(&prepared) {
                 if let Some(p) = lexicon.get(&e.project) {
                     let mut p = write_lock(p);
-                    p.add(id.0, e.role, &e.content, tokens);
+                    p.add(id.0, e.role, &e.content, &prepared[i].1);
                     p.chronology
                         .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
                     if let Some(name) = &e.speaker {
@@ -736,13 +762,33 @@ impl Memory {
                     }
                 }
             }
-            ids
+            (ids, fresh)
         };
+        // The ledger is the truth: from here on, a failure leaves projections that a retry
+        // of the same batch (by source id) completes, and that the next open repairs
+        // (vectors are re-encoded from the ledger).
+        if let Some(e) = events
+            .iter()
+            .find(|e| crate::failpoint::projection_fails(e.project.as_str()))
+        {
+            return Err(crate::store::StoreError::Io {
+                path: self.data_dir.join("vectors"),
+                source: std::io::Error::other(format!(
+                    "injected projection failure for project `{}`",
+                    e.project
+                )),
+            }
+            .into());
+        }
         let mut by_project: std::collections::BTreeMap<&ProjectId, Vec<(VectorId, HvRef<'_>)>> =
             Default::default();
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
-        for ((e, id), (v, _)) in events.iter().zip(&ids).zip(&prepared) {
-            if let Some(v) = v {
+        let mut retried_links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> =
+            Default::default();
+        for (((e, id), (v, _)), fresh) in events.iter().zip(&ids).zip(&prepared).zip(&fresh) {
+            if let Some(v) = v
+                && (*fresh || self.tiers.trace(&e.project, VectorId(id.0)).is_none())
+            {
                 by_project
                     .entry(&e.project)
                     .or_default()
@@ -752,11 +798,20 @@ impl Memory {
                 && let Some(stored) = self.ledger.get(&e.project, *id)?
                 && let Some(prev) = stored.prev
             {
-                links.entry(&e.project).or_default().push((prev.0, id.0));
+                let target = if *fresh {
+                    &mut links
+                } else {
+                    &mut retried_links
+                };
+                target.entry(&e.project).or_default().push((prev.0, id.0));
             }
         }
         for (project, batch) in by_project {
             self.tiers.insert_batch(project, &batch, 1.0)?;
+        }
+        for (project, pairs) in retried_links {
+            let missing = self.cognition.unlinked(project, &pairs)?;
+            links.entry(project).or_default().extend(missing);
         }
         for (project, pairs) in links {
             self.cognition.strengthen_pairs(project, &pairs)?;
