@@ -3,6 +3,7 @@
 //! project, so concurrent tests do not trip each other; disarmed, a check is one relaxed
 //! atomic load.
 
+use crate::sync::Recover as _;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,9 +15,7 @@ static ARMED: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
 /// before their vectors, synapses and episodes are written (as a full disk would).
 #[doc(hidden)]
 pub fn fail_projections(project: &str, times: usize) {
-    let mut armed = ARMED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut armed = ARMED.locked();
     armed
         .get_or_insert_with(HashMap::new)
         .insert(project.to_owned(), times);
@@ -28,9 +27,7 @@ pub(crate) fn projection_fails(project: &str) -> bool {
     if !ANY.load(Ordering::Relaxed) {
         return false;
     }
-    let mut armed = ARMED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut armed = ARMED.locked();
     match armed.as_mut().and_then(|m| m.get_mut(project)) {
         Some(n) if *n > 0 => {
             *n -= 1;

@@ -27,6 +27,7 @@ mod memory;
 pub mod recall;
 pub mod semantic;
 pub mod store;
+mod sync;
 
 pub use config::{ConfigError, Profile, ProfileKind};
 pub use error::{Error, ErrorClass, Result, class_of};

@@ -1,6 +1,7 @@
 //! Episodes (open → soft-sealed → sealed, chained per agent, vector = bundle of
 //! position-permuted event vectors) and concepts (consolidated prototypes kept as counters).
 
+use crate::sync::Recover as _;
 use std::sync::Arc;
 
 use rusqlite::{OptionalExtension, params};
@@ -182,12 +183,7 @@ impl Cognition {
     /// the position-free topic bundle (what the events are about), rebuilt from the stored
     /// event vectors when not cached.
     fn episode_bundles(&self, id: EpisodeId) -> LedgerResult<(Bundler, Bundler)> {
-        if let Some(b) = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&id)
-        {
+        if let Some(b) = self.open.locked().get(&id) {
             return Ok(b.clone());
         }
         let blobs: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
@@ -386,10 +382,7 @@ impl Cognition {
             .map(|_| ())
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let mut open = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut open = self.open.locked();
         if shifted {
             open.remove(&id);
         } else {
@@ -450,14 +443,8 @@ impl Cognition {
             .map(|_| ())
             .map_err(|e| self.ledger.sql(e))
         })?;
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&id);
-        self.topics
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(project);
+        self.open.locked().remove(&id);
+        self.topics.locked().remove(project);
         Ok(())
     }
 
@@ -594,12 +581,7 @@ impl Cognition {
         k: usize,
     ) -> LedgerResult<Vec<(EpisodeId, f64)>> {
         self.check_dim(vector)?;
-        let cached = self
-            .topics
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(project)
-            .cloned();
+        let cached = self.topics.locked().get(project).cloned();
         let topics = match cached {
             Some(t) => t,
             None => {
@@ -609,10 +591,7 @@ impl Cognition {
                         .map_err(|e| self.ledger.sql(e))
                 })?;
                 let t = Arc::new(self.decode_rows(&rows)?);
-                self.topics
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(project.clone(), t.clone());
+                self.topics.locked().insert(project.clone(), t.clone());
                 t
             }
         };

@@ -14,6 +14,7 @@ mod pulse;
 mod synapses;
 mod working;
 
+use crate::sync::Recover as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -135,10 +136,7 @@ impl Cognition {
         f: impl FnOnce(&mut WorkingMemory, f64) -> R,
     ) -> R {
         let now = self.now_secs();
-        let mut all = self
-            .working
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = self.working.locked();
         let wm = all
             .entry((project.clone(), agent.to_owned()))
             .or_insert_with(|| {
@@ -200,18 +198,9 @@ impl Cognition {
     /// Forgets the RAM state (working memories, open-episode counters) of `project`; the
     /// rows are removed by [`Ledger::forget_project`].
     pub fn forget_project_state(&self, project: &ProjectId) {
-        self.working
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .retain(|(p, _), _| p != project);
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
-        self.topics
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(project);
+        self.working.locked().retain(|(p, _), _| p != project);
+        self.open.locked().clear();
+        self.topics.locked().remove(project);
     }
 }
 

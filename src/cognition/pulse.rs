@@ -2,6 +2,7 @@
 //! time budget and a receipt; and an optional background runner that calls it on an
 //! interval. No phase deletes raw events.
 
+use crate::sync::Recover as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -100,10 +101,7 @@ impl Cognition {
             let (items, exhausted, produced) = match phase {
                 "working_memory" => {
                     let now = self.now_secs();
-                    let mut all = self
-                        .working
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut all = self.working.locked();
                     let mut expired = 0;
                     for ((p, _), wm) in all.iter_mut() {
                         if p == project {
@@ -217,10 +215,7 @@ impl PulseRunner {
                 while !s.load(Ordering::Acquire) {
                     for p in &projects {
                         match cognition.tick(p, budget) {
-                            Ok(receipt) => r
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .push(receipt),
+                            Ok(receipt) => r.locked().push(receipt),
                             Err(e) => tracing::warn!(project = %p, error = %e, "pulse tick failed"),
                         }
                     }
@@ -240,10 +235,7 @@ impl PulseRunner {
 
     /// Receipts of the ticks so far.
     pub fn receipts(&self) -> Vec<PulseReceipt> {
-        self.receipts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.receipts.locked().clone()
     }
 
     /// Stops the thread and waits for it.

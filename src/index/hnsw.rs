@@ -16,6 +16,7 @@
 //! a rebuild (compaction) drops it. A graph is saved as one checksummed file and reloaded
 //! with its vectors memory-mapped in place, so a restart neither rebuilds nor copies.
 
+use crate::sync::RecoverRw as _;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -508,12 +509,12 @@ impl Hnsw {
 
     /// Points in the graph (deleted ones included until a rebuild).
     pub fn points(&self) -> usize {
-        self.graph.read().expect("lock").len()
+        self.graph.reading().len()
     }
 
     /// Number of deleted points still in the graph.
     pub fn deleted(&self) -> usize {
-        self.graph.read().expect("lock").deleted_count
+        self.graph.reading().deleted_count
     }
 
     fn check(&self, v: HvRef<'_>) -> Result<(), HnswError> {
@@ -535,7 +536,7 @@ impl Hnsw {
         for (_, v) in items {
             self.check(*v)?;
         }
-        let mut g = self.graph.write().expect("lock");
+        let mut g = self.graph.writing();
         for (id, v) in items {
             if let Some(&old) = g.by_id.get(id) {
                 g.mark_deleted(old);
@@ -547,7 +548,7 @@ impl Hnsw {
 
     /// Tombstones an id: it routes searches but is never returned.
     pub fn delete(&self, id: VectorId) {
-        let mut g = self.graph.write().expect("lock");
+        let mut g = self.graph.writing();
         if let Some(node) = g.by_id.remove(&id) {
             g.mark_deleted(node);
         }
@@ -559,7 +560,7 @@ impl Hnsw {
     /// Dimension mismatch.
     pub fn search(&self, request: &SearchRequest<'_>) -> Result<Vec<Hit>, HnswError> {
         self.check(request.query)?;
-        let g = self.graph.read().expect("lock");
+        let g = self.graph.reading();
         let Some(entry) = g.entry else {
             return Ok(Vec::new());
         };
@@ -595,7 +596,7 @@ impl Hnsw {
     /// # Errors
     /// I/O failures.
     pub fn save(&self, dir: &Path) -> Result<(), HnswError> {
-        let g = self.graph.read().expect("lock");
+        let g = self.graph.reading();
         let n = g.len();
         let mut body: Vec<u8> =
             Vec::with_capacity(n * self.dim.bytes() + n * (g.m0 + 1) * 4 + 4096);

@@ -13,6 +13,7 @@ mod error;
 mod events;
 mod schema;
 
+use crate::sync::Recover as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -174,9 +175,7 @@ impl Ledger {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
         // A poisoned lock only means another thread panicked mid-call; SQLite rolled back
         // its transaction, so the connection is still consistent.
-        self.conn
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.conn.locked()
     }
 
     /// The schema version recorded in the database.

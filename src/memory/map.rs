@@ -5,11 +5,12 @@ use std::collections::HashMap;
 
 use rusqlite::params;
 
-use super::{COMMON_IDF, Memory, read_lock};
+use super::{COMMON_IDF, Memory};
 use crate::Result;
 use crate::ledger::{EventId, LedgerError};
 use crate::recall::lexical;
 use crate::store::ProjectId;
+use crate::sync::RecoverRw as _;
 
 /// How much of each list [`Memory::map`] returns.
 pub const DEFAULT_MAP_LIMIT: usize = 10;
@@ -270,7 +271,7 @@ impl Memory {
             }
         }
         let text = self.project_text(project)?;
-        map.directives = read_lock(&text).directives.len();
+        map.directives = text.reading().directives.len();
         for episode in &mut map.episodes {
             let contents: Vec<String> = ledger.read(|c| {
                 let mut s = c
@@ -286,7 +287,7 @@ impl Memory {
                 .and_then(Iterator::collect)
                 .map_err(sql)
             })?;
-            episode.topic = topic(&read_lock(&text).postings, &contents);
+            episode.topic = topic(&text.reading().postings, &contents);
         }
         Ok(map)
     }

@@ -12,6 +12,7 @@
 //! traces), `vectors/` (warm mmap segments), `vectors-cold/` (cold mmap segments) and
 //! `lexical/` (saved lexical indexes, one file per project).
 
+use crate::sync::{Recover as _, RecoverRw as _};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -60,20 +61,6 @@ const RERANK_WINDOW: usize = 10;
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
 pub const FEEDBACK_BATCH: usize = 32;
-
-/// A mutex guard, whatever a panicking holder left behind (the guarded state is rebuilt
-/// or append-only).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn read_lock<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    m.read().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn write_lock<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Derived text indexes of one project: loaded from `lexical/<project>.lex` (then caught
 /// up with the events the file has not seen) or built from the ledger on first use.
@@ -328,7 +315,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors (the batch is dropped then).
     pub fn flush_feedback(&self) -> Result<()> {
-        let batch = std::mem::take(&mut *lock(&self.feedback));
+        let batch = std::mem::take(&mut *self.feedback.locked());
         Ok(self.cognition.record_recalls(&batch)?)
     }
 
@@ -384,11 +371,7 @@ impl Memory {
     }
 
     fn with_encoder<R>(&self, f: impl FnOnce(&mut TextEncoder) -> R) -> R {
-        let pooled = self
-            .encoders
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop();
+        let pooled = self.encoders.locked().pop();
         let mut encoder = pooled.unwrap_or_else(|| {
             let encoder = TextEncoder::new(self.profile.dim, self.profile.text);
             match self.embedder.word_vectors() {
@@ -399,10 +382,7 @@ impl Memory {
             }
         });
         let out = f(&mut encoder);
-        self.encoders
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(encoder);
+        self.encoders.locked().push(encoder);
         out
     }
 
@@ -423,11 +403,11 @@ impl Memory {
     /// up with the events appended since it was saved; else (no file, or a damaged one,
     /// which is reported) built from the ledger.
     fn project_text(&self, project: &ProjectId) -> Result<Arc<RwLock<ProjectText>>> {
-        if let Some(p) = read_lock(&self.lexicon).get(project) {
+        if let Some(p) = self.lexicon.reading().get(project) {
             return Ok(p.clone());
         }
-        let _append = lock(&self.append_lock);
-        if let Some(p) = read_lock(&self.lexicon).get(project) {
+        let _append = self.append_lock.locked();
+        if let Some(p) = self.lexicon.reading().get(project) {
             return Ok(p.clone());
         }
         let path = self.lexical_path(project);
@@ -466,7 +446,7 @@ impl Memory {
             "lexical index ready"
         );
         let text = Arc::new(RwLock::new(text));
-        write_lock(&self.lexicon).insert(project.clone(), text.clone());
+        self.lexicon.writing().insert(project.clone(), text.clone());
         Ok(text)
     }
 
@@ -489,7 +469,7 @@ impl Memory {
                 Some(&d) => Some(d),
                 None => {
                     let space = self.space(&e.project)?;
-                    let d = read_lock(&space).input;
+                    let d = space.reading().input;
                     (d > 0).then_some(d)
                 }
             };
@@ -537,7 +517,7 @@ impl Memory {
 
     /// The semantic space of `project`, loaded from the ledger on first use.
     fn space(&self, project: &ProjectId) -> Result<Arc<RwLock<crate::semantic::Space>>> {
-        if let Some(s) = read_lock(&self.spaces).get(project) {
+        if let Some(s) = self.spaces.reading().get(project) {
             return Ok(s.clone());
         }
         let mut space = crate::semantic::Space::default();
@@ -554,7 +534,7 @@ impl Memory {
                 space.push(id.0, input as usize, &v);
             }
         }
-        let mut spaces = write_lock(&self.spaces);
+        let mut spaces = self.spaces.writing();
         Ok(spaces
             .entry(project.clone())
             .or_insert_with(|| Arc::new(RwLock::new(space)))
@@ -567,14 +547,16 @@ impl Memory {
     fn save_lexicon(&self) -> Result<()> {
         // Under the append lock: an erasure cannot run between reading an index and
         // writing its file (which would bring the erased project's words back).
-        let _append = lock(&self.append_lock);
-        let loaded: Vec<(ProjectId, Arc<RwLock<ProjectText>>)> = read_lock(&self.lexicon)
+        let _append = self.append_lock.locked();
+        let loaded: Vec<(ProjectId, Arc<RwLock<ProjectText>>)> = self
+            .lexicon
+            .reading()
             .iter()
             .map(|(p, t)| (p.clone(), t.clone()))
             .collect();
         for (project, text) in loaded {
             let (bytes, documents) = {
-                let t = read_lock(&text);
+                let t = text.reading();
                 if !t.needs_save() {
                     continue;
                 }
@@ -595,7 +577,7 @@ impl Memory {
                 f.sync_all().map_err(io)?;
             }
             std::fs::rename(&tmp, &path).map_err(io)?;
-            write_lock(&text).saved_documents = Some(documents);
+            text.writing().saved_documents = Some(documents);
         }
         Ok(())
     }
@@ -671,7 +653,7 @@ impl Memory {
     /// Standing directives recall keeps for `project` (loads its text index).
     fn directive_count(&self, project: &ProjectId) -> Result<usize> {
         let text = self.project_text(project)?;
-        Ok(read_lock(&text).directives.len())
+        Ok(text.reading().directives.len())
     }
 
     /// Records one observation (see [`observe_batch`](Self::observe_batch)).
@@ -711,7 +693,7 @@ impl Memory {
             .collect();
         let semantic = self.semantic_bits(events)?;
         let (ids, fresh) = {
-            let _append = lock(&self.append_lock);
+            let _append = self.append_lock.locked();
             // A retry of a batch whose projections failed: events whose source id is
             // stored (same content) are the stored events, not new rows.
             let stored = self.ledger.stored_by_source(events)?;
@@ -745,15 +727,15 @@ impl Memory {
                 .iter()
                 .map(|s| s.unwrap_or_else(|| appended.next().expect("one id per new event")))
                 .collect();
-            let spaces = read_lock(&self.spaces);
-            let lexicon = read_lock(&self.lexicon);
+            let spaces = self.spaces.reading();
+            let lexicon = self.lexicon.reading();
             for (i, e) in events.iter().enumerate().filter(|(i, _)| fresh[*i]) {
                 let id = ids[i];
                 if let (Some((input, v)), Some(space)) = (&semantic[i], spaces.get(&e.project)) {
-                    write_lock(space).push(id.0, *input, v);
+                    space.writing().push(id.0, *input, v);
                 }
                 if let Some(p) = lexicon.get(&e.project) {
-                    let mut p = write_lock(p);
+                    let mut p = p.writing();
                     p.add(id.0, e.role, &e.content, &prepared[i].1);
                     p.chronology
                         .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
@@ -867,12 +849,14 @@ impl Memory {
     /// # Errors
     /// Ledger or store errors.
     pub fn forget_project(&self, project: &ProjectId) -> Result<ForgetReceipt> {
-        let _append = lock(&self.append_lock);
-        lock(&self.feedback).retain(|r| &r.project != project);
-        let lexical = write_lock(&self.lexicon)
+        let _append = self.append_lock.locked();
+        self.feedback.locked().retain(|r| &r.project != project);
+        let lexical = self
+            .lexicon
+            .writing()
             .remove(project)
-            .map_or(0, |p| read_lock(&p).postings.documents());
-        write_lock(&self.spaces).remove(project);
+            .map_or(0, |p| p.reading().postings.documents());
+        self.spaces.writing().remove(project);
         let saved = self.lexical_path(project);
         let (mut lexical_files, mut lexical_file_bytes) = (0, 0);
         if let Ok(meta) = std::fs::metadata(&saved) {

@@ -2,6 +2,7 @@
 //! candidate pipeline (`recall_with`) and context packs (`recall_pack`). See
 //! `docs/ARCHITECTURE.md` ("memory/, recall/, bin/") for the design and its measurements.
 
+use crate::sync::{Recover as _, RecoverRw as _};
 use std::collections::HashMap;
 
 use hdv::Hypervector;
@@ -10,7 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use super::{
     BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, FEEDBACK_BATCH,
-    ProjectText, RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH, lock, read_lock, write_lock,
+    ProjectText, RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH,
 };
 use crate::cognition::{RecallTrace, RippleParams};
 use crate::governance::BeliefStatus;
@@ -227,7 +228,7 @@ impl Memory {
             return Ok(None);
         }
         let space = self.space(project)?;
-        let input = read_lock(&space).input;
+        let input = space.reading().input;
         let owned;
         let query = match embedding {
             Some(v) => v,
@@ -276,22 +277,23 @@ impl Memory {
         text: &RwLock<ProjectText>,
         query: &Hypervector,
     ) -> Result<Option<(f64, f64)>> {
-        let documents = read_lock(text).postings.documents();
-        let stale = read_lock(text)
+        let documents = text.reading().postings.documents();
+        let stale = text
+            .reading()
             .baseline
             .as_ref()
             .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
         if stale && documents > 0 {
-            let ids = read_lock(text).postings.ids_spread(BASELINE_SAMPLE);
+            let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
             let mut sample = Vec::with_capacity(ids.len());
             for id in ids {
                 if let Some(v) = self.tiers.get(project, VectorId(id))? {
                     sample.push(v);
                 }
             }
-            write_lock(text).baseline = Some((documents, sample));
+            text.writing().baseline = Some((documents, sample));
         }
-        let guard = read_lock(text);
+        let guard = text.reading();
         let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
             return Ok(None);
         };
@@ -360,14 +362,14 @@ impl Memory {
         let (query, k) = (compiled.text.as_str(), rq.k);
         let text_lock = self.project_text(project)?;
         let vector = {
-            let idf = self.idf(&read_lock(&text_lock).postings, query);
+            let idf = self.idf(&text_lock.reading().postings, query);
             self.encode_idf(query, &idf)
         };
         let baseline = match &vector {
             Some(v) => self.baseline(project, &text_lock, v)?,
             None => None,
         };
-        let text = read_lock(&text_lock);
+        let text = text_lock.reading();
         let terms = {
             // Words in more than a quarter of the project's events add almost nothing to
             // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
@@ -452,7 +454,8 @@ impl Memory {
         // The semantic side of the relevance floor: the query's similarity to memories
         // spread over the project's semantic space.
         let semantic_floor = semantic.as_ref().and_then(|(space, q)| {
-            read_lock(space)
+            space
+                .reading()
                 .baseline(q, BASELINE_SAMPLE)
                 .map(|(mean, sd)| (space, q, mean, sd))
         });
@@ -482,7 +485,8 @@ impl Memory {
                 .iter()
                 .any(|b| LEXICAL.contains(&b.0) && b.1 > 0);
             let semantic_support = semantic_floor.is_some_and(|(space, q, mean, sd)| {
-                read_lock(space)
+                space
+                    .reading()
                     .similarity(q, c.fused.id)
                     .is_some_and(|s| s >= mean + FLOOR_SIGMAS * sd)
             });
@@ -673,7 +677,7 @@ impl Memory {
         let accessed: Vec<VectorId> = top.iter().map(|&id| VectorId(id)).collect();
         self.tiers.touch(project, &accessed);
         let pending = {
-            let mut feedback = lock(&self.feedback);
+            let mut feedback = self.feedback.locked();
             feedback.push(RecallTrace {
                 project: project.clone(),
                 query: query.to_owned(),
@@ -1141,7 +1145,7 @@ impl Source for SemanticSource {
         let Some((space, q)) = probe.semantic else {
             return Ok(Vec::new());
         };
-        Ok(read_lock(space).search(q, SOURCE_DEPTH)?)
+        Ok(space.reading().search(q, SOURCE_DEPTH)?)
     }
 }
 

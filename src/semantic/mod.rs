@@ -12,6 +12,7 @@
 
 pub mod model;
 
+use crate::sync::Recover as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -71,10 +72,7 @@ impl Embedder {
     }
 
     fn projector(&self, input: usize) -> hdv::Result<Arc<Projector>> {
-        let mut cache = self
-            .projectors
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self.projectors.locked();
         if let Some(p) = cache.get(&input) {
             return Ok(p.clone());
         }
@@ -112,10 +110,7 @@ impl hdv::encode::WordVectors for ModelWords {
     fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector> {
         let embedding = self.model.embed(word)?;
         let projector = {
-            let mut p = self
-                .projector
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut p = self.projector.locked();
             match &*p {
                 Some(pr) if pr.dim() == dim => pr.clone(),
                 _ => {

@@ -1,5 +1,6 @@
 //! [`HotTier`]: vectors in RAM, one contiguous block per project, bounded capacity.
 
+use crate::sync::RecoverRw as _;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
@@ -42,12 +43,7 @@ impl HotTier {
 
     /// Vectors held across all projects.
     pub fn total_len(&self) -> usize {
-        self.projects
-            .read()
-            .expect("lock")
-            .values()
-            .map(|b| b.ids.len())
-            .sum()
+        self.projects.reading().values().map(|b| b.ids.len()).sum()
     }
 }
 
@@ -66,7 +62,7 @@ impl VectorTier for HotTier {
         items: &[(VectorId, HvRef<'_>)],
     ) -> StoreResult<()> {
         super::validate_batch(self.dim, project, items)?;
-        let mut projects = self.projects.write().expect("lock");
+        let mut projects = self.projects.writing();
         let total: usize = projects.values().map(|b| b.ids.len()).sum();
         if total + items.len() > self.capacity {
             return Err(StoreError::Full {
@@ -90,7 +86,7 @@ impl VectorTier for HotTier {
     }
 
     fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
-        let projects = self.projects.read().expect("lock");
+        let projects = self.projects.reading();
         let Some(block) = projects.get(project) else {
             return Ok(None);
         };
@@ -101,7 +97,7 @@ impl VectorTier for HotTier {
     }
 
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
-        let mut projects = self.projects.write().expect("lock");
+        let mut projects = self.projects.writing();
         let Some(block) = projects.get_mut(project) else {
             return Ok(false);
         };
@@ -127,7 +123,7 @@ impl VectorTier for HotTier {
     fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
         super::validate_query(self.dim, request)?;
         let kernel = hdv::kernels::try_active()?;
-        let projects = self.projects.read().expect("lock");
+        let projects = self.projects.reading();
         let Some(block) = projects.get(project) else {
             return Ok(Vec::new());
         };
@@ -146,20 +142,13 @@ impl VectorTier for HotTier {
 
     fn len(&self, project: &ProjectId) -> usize {
         self.projects
-            .read()
-            .expect("lock")
+            .reading()
             .get(project)
             .map_or(0, |b| b.ids.len())
     }
 
     fn projects(&self) -> Vec<ProjectId> {
-        let mut v: Vec<ProjectId> = self
-            .projects
-            .read()
-            .expect("lock")
-            .keys()
-            .cloned()
-            .collect();
+        let mut v: Vec<ProjectId> = self.projects.reading().keys().cloned().collect();
         v.sort();
         v
     }
@@ -167,8 +156,7 @@ impl VectorTier for HotTier {
     fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
         let mut ids = self
             .projects
-            .read()
-            .expect("lock")
+            .reading()
             .get(project)
             .map(|b| b.ids.clone())
             .unwrap_or_default();
@@ -179,8 +167,7 @@ impl VectorTier for HotTier {
     fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
         Ok(self
             .projects
-            .write()
-            .expect("lock")
+            .writing()
             .remove(project)
             .map_or(0, |b| b.ids.len()))
     }

@@ -1,6 +1,7 @@
 //! [`SegmentStore`]: the durable tier of the lite profile — per-project directories of
 //! append-only mmap segment files.
 
+use crate::sync::{Recover as _, RecoverRw as _};
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -104,17 +105,12 @@ impl ProjectDir {
 
     /// Total committed slots (deleted included): the number of points a graph must hold.
     fn committed(&self) -> usize {
-        self.segments
-            .read()
-            .expect("lock")
-            .iter()
-            .map(|s| s.committed())
-            .sum()
+        self.segments.reading().iter().map(|s| s.committed()).sum()
     }
 
     /// Builds a graph over every live vector.
     fn build_hnsw(&self, dim: Dim, config: HnswConfig) -> StoreResult<Hnsw> {
-        let segments = self.segments.read().expect("lock").clone();
+        let segments = self.segments.reading().clone();
         let mut items = Vec::new();
         for seg in &segments {
             let block = seg.block();
@@ -134,7 +130,7 @@ impl ProjectDir {
         config: &SegmentStoreConfig,
         recovery: &mut StoreRecovery,
     ) -> StoreResult<()> {
-        let live = self.index.read().expect("lock").len();
+        let live = self.index.reading().len();
         let saved = self.dir.join(HNSW_DIR);
         if live < config.hnsw_threshold {
             return Ok(());
@@ -145,7 +141,7 @@ impl ProjectDir {
         let graph = match loaded {
             Some(g) => {
                 // Tombstones in the segments are authoritative.
-                for seg in self.segments.read().expect("lock").iter() {
+                for seg in self.segments.reading().iter() {
                     for slot in (0..seg.committed()).filter(|&s| seg.is_deleted(s)) {
                         g.delete(seg.id(slot));
                     }
@@ -159,7 +155,7 @@ impl ProjectDir {
                 self.build_hnsw(dim, config.hnsw)?
             }
         };
-        *self.hnsw.write().expect("lock") = Some(Arc::new(graph));
+        *self.hnsw.writing() = Some(Arc::new(graph));
         Ok(())
     }
 }
@@ -459,14 +455,14 @@ impl SegmentStore {
     }
 
     fn project(&self, project: &ProjectId) -> Option<Arc<ProjectDir>> {
-        self.projects.read().expect("lock").get(project).cloned()
+        self.projects.reading().get(project).cloned()
     }
 
     fn project_or_create(&self, project: &ProjectId) -> StoreResult<Arc<ProjectDir>> {
         if let Some(p) = self.project(project) {
             return Ok(p);
         }
-        let mut projects = self.projects.write().expect("lock");
+        let mut projects = self.projects.writing();
         if let Some(p) = projects.get(project) {
             return Ok(p.clone());
         }
@@ -491,7 +487,7 @@ impl SegmentStore {
     /// The segments of `project` (a snapshot), for index builders.
     pub(crate) fn segments(&self, project: &ProjectId) -> Vec<Arc<Segment>> {
         self.project(project)
-            .map(|p| p.segments.read().expect("lock").clone())
+            .map(|p| p.segments.reading().clone())
             .unwrap_or_default()
     }
 
@@ -506,7 +502,7 @@ impl SegmentStore {
     /// Whether `project` is searched through its HNSW graph.
     pub fn uses_hnsw(&self, project: &ProjectId) -> bool {
         self.project(project)
-            .is_some_and(|p| p.hnsw.read().expect("lock").is_some())
+            .is_some_and(|p| p.hnsw.reading().is_some())
     }
 
     /// Saves every HNSW graph that changed since it was last saved (inside the project's
@@ -518,19 +514,13 @@ impl SegmentStore {
         if self.read_only {
             return Ok(());
         }
-        let projects: Vec<Arc<ProjectDir>> = self
-            .projects
-            .read()
-            .expect("lock")
-            .values()
-            .cloned()
-            .collect();
+        let projects: Vec<Arc<ProjectDir>> = self.projects.reading().values().cloned().collect();
         for p in projects {
-            let _writer = p.writer.lock().expect("lock");
+            let _writer = p.writer.locked();
             if !p.hnsw_dirty.load(Ordering::Acquire) {
                 continue;
             }
-            if let Some(g) = p.hnsw.read().expect("lock").clone() {
+            if let Some(g) = p.hnsw.reading().clone() {
                 g.save(&p.dir.join(HNSW_DIR))
                     .map_err(|e| hnsw_error(&p.dir, e))?;
             }
@@ -552,8 +542,8 @@ impl SegmentStore {
         let Some(p) = self.project(project) else {
             return Ok(0);
         };
-        let _writer = p.writer.lock().expect("lock");
-        let old = p.segments.read().expect("lock").clone();
+        let _writer = p.writer.locked();
+        let old = p.segments.reading().clone();
         let removed: usize = old
             .iter()
             .map(|s| (0..s.committed()).filter(|&i| s.is_deleted(i)).count())
@@ -599,10 +589,19 @@ impl SegmentStore {
         // Readers holding old segments keep their mappings until they finish.
         let mut recovery = StoreRecovery::default();
         let fresh = Self::load_project(&p.dir, self.dim, self.config, false, &mut recovery)?;
-        *p.segments.write().expect("lock") = fresh.segments.into_inner().expect("lock");
-        *p.index.write().expect("lock") = fresh.index.into_inner().expect("lock");
+        *p.segments.writing() = fresh
+            .segments
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *p.index.writing() = fresh
+            .index
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // The old graph still holds the erased vectors: rebuild from the compacted segments.
-        *p.hnsw.write().expect("lock") = fresh.hnsw.into_inner().expect("lock");
+        *p.hnsw.writing() = fresh
+            .hnsw
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         p.hnsw_dirty.store(true, Ordering::Release);
         fs::remove_dir_all(&trash).at(&trash)?;
         sync_dir(&parent)?;
@@ -614,15 +613,15 @@ impl SegmentStore {
     /// Adds freshly appended vectors to the project's graph, building the graph when the
     /// project reaches the threshold. Called with the project's writer lock held.
     fn index_new(&self, p: &ProjectDir, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
-        let existing = p.hnsw.read().expect("lock").clone();
+        let existing = p.hnsw.reading().clone();
         match existing {
             Some(g) => g.insert_batch(items).map_err(|e| hnsw_error(&p.dir, e))?,
             None => {
-                if p.index.read().expect("lock").len() < self.config.hnsw_threshold {
+                if p.index.reading().len() < self.config.hnsw_threshold {
                     return Ok(());
                 }
                 let g = p.build_hnsw(self.dim, self.config.hnsw)?;
-                *p.hnsw.write().expect("lock") = Some(Arc::new(g));
+                *p.hnsw.writing() = Some(Arc::new(g));
             }
         }
         p.hnsw_dirty.store(true, Ordering::Release);
@@ -650,9 +649,9 @@ impl VectorTier for SegmentStore {
             return Ok(());
         }
         let p = self.project_or_create(project)?;
-        let _writer = p.writer.lock().expect("lock");
+        let _writer = p.writer.locked();
         {
-            let index = p.index.read().expect("lock");
+            let index = p.index.reading();
             if let Some((id, _)) = items.iter().find(|(id, _)| index.contains_key(id)) {
                 return Err(StoreError::DuplicateId {
                     project: project.clone(),
@@ -663,7 +662,7 @@ impl VectorTier for SegmentStore {
         let mut rest = items;
         while !rest.is_empty() {
             let (pos, seg) = {
-                let segments = p.segments.read().expect("lock");
+                let segments = p.segments.reading();
                 match segments.last() {
                     Some(s) if !s.is_full() => (segments.len() - 1, s.clone()),
                     last => {
@@ -677,7 +676,7 @@ impl VectorTier for SegmentStore {
                             number,
                         )?);
                         sync_dir(&p.dir)?;
-                        let mut segments = p.segments.write().expect("lock");
+                        let mut segments = p.segments.writing();
                         segments.push(seg.clone());
                         (segments.len() - 1, seg)
                     }
@@ -686,7 +685,7 @@ impl VectorTier for SegmentStore {
             // The index lock is held across the append: a reader that sees the new vectors
             // in a scan (the committed count is published inside `append`) and then asks
             // for one by id waits here instead of missing it.
-            let mut index = p.index.write().expect("lock");
+            let mut index = p.index.writing();
             let first = seg.committed();
             let n = seg.append(rest)?;
             for (j, (id, _)) in rest[..n].iter().enumerate() {
@@ -701,10 +700,10 @@ impl VectorTier for SegmentStore {
         let Some(p) = self.project(project) else {
             return Ok(None);
         };
-        let Some(&(pos, slot)) = p.index.read().expect("lock").get(&id) else {
+        let Some(&(pos, slot)) = p.index.reading().get(&id) else {
             return Ok(None);
         };
-        let seg = p.segments.read().expect("lock")[pos].clone();
+        let seg = p.segments.reading()[pos].clone();
         Ok(seg.block().get(slot).map(|v| v.to_owned()))
     }
 
@@ -713,14 +712,14 @@ impl VectorTier for SegmentStore {
         let Some(p) = self.project(project) else {
             return Ok(false);
         };
-        let _writer = p.writer.lock().expect("lock");
-        let Some(&(pos, slot)) = p.index.read().expect("lock").get(&id) else {
+        let _writer = p.writer.locked();
+        let Some(&(pos, slot)) = p.index.reading().get(&id) else {
             return Ok(false);
         };
-        let seg = p.segments.read().expect("lock")[pos].clone();
+        let seg = p.segments.reading()[pos].clone();
         seg.delete(slot)?;
-        p.index.write().expect("lock").remove(&id);
-        if let Some(g) = p.hnsw.read().expect("lock").as_ref() {
+        p.index.writing().remove(&id);
+        if let Some(g) = p.hnsw.reading().as_ref() {
             g.delete(id);
             p.hnsw_dirty.store(true, Ordering::Release);
         }
@@ -729,10 +728,7 @@ impl VectorTier for SegmentStore {
 
     fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
         super::validate_query(self.dim, request)?;
-        if let Some(g) = self
-            .project(project)
-            .and_then(|p| p.hnsw.read().expect("lock").clone())
-        {
+        if let Some(g) = self.project(project).and_then(|p| p.hnsw.reading().clone()) {
             return g.search(request).map_err(|e| hnsw_error(&self.root, e));
         }
         let segments = self.segments(project);
@@ -757,17 +753,15 @@ impl VectorTier for SegmentStore {
     }
 
     fn len(&self, project: &ProjectId) -> usize {
-        self.project(project)
-            .map_or(0, |p| p.index.read().expect("lock").len())
+        self.project(project).map_or(0, |p| p.index.reading().len())
     }
 
     fn projects(&self) -> Vec<ProjectId> {
         let mut v: Vec<ProjectId> = self
             .projects
-            .read()
-            .expect("lock")
+            .reading()
             .iter()
-            .filter(|(_, p)| !p.index.read().expect("lock").is_empty())
+            .filter(|(_, p)| !p.index.reading().is_empty())
             .map(|(k, _)| k.clone())
             .collect();
         v.sort();
@@ -777,7 +771,7 @@ impl VectorTier for SegmentStore {
     fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
         let mut ids: Vec<VectorId> = self
             .project(project)
-            .map(|p| p.index.read().expect("lock").keys().copied().collect())
+            .map(|p| p.index.reading().keys().copied().collect())
             .unwrap_or_default();
         ids.sort();
         ids
@@ -785,12 +779,12 @@ impl VectorTier for SegmentStore {
 
     fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
         self.check_writable()?;
-        let Some(p) = self.projects.write().expect("lock").remove(project) else {
+        let Some(p) = self.projects.writing().remove(project) else {
             return Ok(0);
         };
-        let _writer = p.writer.lock().expect("lock");
-        let n = p.index.read().expect("lock").len();
-        p.segments.write().expect("lock").clear();
+        let _writer = p.writer.locked();
+        let n = p.index.reading().len();
+        p.segments.writing().clear();
         fs::remove_dir_all(&p.dir).at(&p.dir)?;
         sync_dir(&self.root.join(PROJECTS))?;
         Ok(n)

@@ -11,6 +11,7 @@
 //! Trace statistics live in RAM for now; on open they are rebuilt from the durable tiers
 //! with default importance (they move to the SQLite ledger with the memory-trace table).
 
+use crate::sync::RecoverRw as _;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -198,7 +199,7 @@ impl TierManager {
         }
         self.warm.insert_batch(project, items)?;
         let now = self.clock.now();
-        let mut traces = self.traces.write().expect("lock");
+        let mut traces = self.traces.writing();
         let map = traces.entry(project.clone()).or_default();
         for (id, _) in items {
             map.insert(
@@ -217,12 +218,7 @@ impl TierManager {
 
     /// The trace of a stored vector.
     pub fn trace(&self, project: &ProjectId, id: VectorId) -> Option<Trace> {
-        self.traces
-            .read()
-            .expect("lock")
-            .get(project)?
-            .get(&id)
-            .cloned()
+        self.traces.reading().get(project)?.get(&id).cloned()
     }
 
     /// The current strength of a trace.
@@ -250,7 +246,7 @@ impl TierManager {
         accesses: u64,
         last_access: f64,
     ) -> bool {
-        let mut traces = self.traces.write().expect("lock");
+        let mut traces = self.traces.writing();
         match traces.get_mut(project).and_then(|m| m.get_mut(&id)) {
             Some(t) => {
                 t.importance = importance;
@@ -265,7 +261,7 @@ impl TierManager {
     /// Records an access (a recall or use): `A += 1`, last access = now.
     pub fn touch(&self, project: &ProjectId, ids: &[VectorId]) {
         let now = self.clock.now();
-        let mut traces = self.traces.write().expect("lock");
+        let mut traces = self.traces.writing();
         if let Some(map) = traces.get_mut(project) {
             for id in ids {
                 if let Some(t) = map.get_mut(id) {
@@ -319,7 +315,7 @@ impl TierManager {
         let a = self.hot.delete(project, id)?;
         let b = self.warm.delete(project, id)?;
         let c = self.cold.delete(project, id)?;
-        if let Some(map) = self.traces.write().expect("lock").get_mut(project) {
+        if let Some(map) = self.traces.writing().get_mut(project) {
             map.remove(&id);
         }
         Ok(a || b || c)
@@ -333,26 +329,17 @@ impl TierManager {
         self.hot.drop_project(project)?;
         self.warm.drop_project(project)?;
         self.cold.drop_project(project)?;
-        Ok(self
-            .traces
-            .write()
-            .expect("lock")
-            .remove(project)
-            .map_or(0, |m| m.len()))
+        Ok(self.traces.writing().remove(project).map_or(0, |m| m.len()))
     }
 
     /// Number of traces in `project`.
     pub fn len(&self, project: &ProjectId) -> usize {
-        self.traces
-            .read()
-            .expect("lock")
-            .get(project)
-            .map_or(0, HashMap::len)
+        self.traces.reading().get(project).map_or(0, HashMap::len)
     }
 
     /// How many memories of `project` live in each tier: `(hot copies, warm, cold)`.
     pub fn census(&self, project: &ProjectId) -> (usize, usize, usize) {
-        let traces = self.traces.read().expect("lock");
+        let traces = self.traces.reading();
         traces.get(project).map_or((0, 0, 0), |m| {
             m.values().fold((0, 0, 0), |(h, w, c), t| {
                 (
@@ -392,8 +379,7 @@ impl TierManager {
         let mut report = Rebalance::default();
         let mut ranked: Vec<(VectorId, f64, Trace)> = self
             .traces
-            .read()
-            .expect("lock")
+            .reading()
             .get(project)
             .map(|m| {
                 m.iter()
@@ -446,7 +432,7 @@ impl TierManager {
                 }
             }
             if t2 != t
-                && let Some(m) = self.traces.write().expect("lock").get_mut(project)
+                && let Some(m) = self.traces.writing().get_mut(project)
                 && let Some(slot) = m.get_mut(&id)
             {
                 slot.home = t2.home;
