@@ -12,6 +12,7 @@
 
 pub use hdv;
 
+pub mod api;
 pub mod clock;
 pub mod cognition;
 pub mod config;

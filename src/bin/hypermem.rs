@@ -7,11 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hypermem::cognition::{EpisodeId, ProcedureId, Step};
-use hypermem::governance::{
-    BeliefId, BeliefStatus, Op, Ownership, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
-};
-use hypermem::ledger::{EventId, EventKind, NewEvent, Role};
+use hypermem::api::{self, Api, ApiError};
+use hypermem::governance::{BeliefStatus, Plan};
 use hypermem::store::ProjectId;
 use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -511,125 +508,11 @@ enum PlanAction {
     },
 }
 
-/// Why a command failed: a stable reason, a message, and the class that picks the exit
-/// code. Under `--json` it is the one document on stdout.
-#[derive(Debug)]
-struct Failure {
-    reason: String,
-    message: String,
-    class: ErrorClass,
-    /// Structured detail (a governance rejection's operation index and fields).
-    detail: Option<serde_json::Value>,
-}
-
-impl Failure {
-    fn new(reason: &str, message: impl Into<String>) -> Self {
-        Self {
-            reason: reason.to_owned(),
-            message: message.into(),
-            class: hypermem::class_of(reason),
-            detail: None,
-        }
-    }
-
-    fn invalid(message: impl Into<String>) -> Self {
-        Self::new("invalid_argument", message)
-    }
-
-    fn internal(message: impl Into<String>) -> Self {
-        Self::new("internal", message)
-    }
-
-    /// A refusal that carries a serialized reason (`{"reason": ..., ...}`): governance
-    /// rejections, prospective refusals.
-    fn refusal(value: serde_json::Value, message: String) -> Self {
-        let reason = value
-            .get("reason")
-            .and_then(|r| r.as_str())
-            .unwrap_or("conflict")
-            .to_owned();
-        let mut f = Self::new(&reason, message);
-        f.detail = Some(value);
-        f
-    }
-
-    fn json(&self) -> serde_json::Value {
-        let mut error = json!({"reason": self.reason, "message": self.message});
-        if let Some(d) = &self.detail {
-            error["detail"] = d.clone();
-        }
-        if self.class.retryable() {
-            error["retryable"] = json!(true);
-        }
-        json!({ "error": error })
-    }
-}
-
-impl From<hypermem::Error> for Failure {
-    fn from(e: hypermem::Error) -> Self {
-        if let hypermem::Error::Ledger(hypermem::ledger::LedgerError::Sqlite { source, .. }) = &e {
-            tracing::debug!(error = %source, "SQLite failure");
-        }
-        Self::new(e.reason(), e.to_string())
-    }
-}
-
-macro_rules! via_engine_error {
-    ($($t:ty),*) => {$(
-        impl From<$t> for Failure {
-            fn from(e: $t) -> Self {
-                hypermem::Error::from(e).into()
-            }
-        }
-    )*};
-}
-via_engine_error!(
-    hypermem::ledger::LedgerError,
-    hypermem::store::StoreError,
-    hypermem::ConfigError,
-    hypermem::hdv::Error
-);
-
-impl From<serde_json::Error> for Failure {
-    fn from(e: serde_json::Error) -> Self {
-        Self::internal(format!("cannot serialize the response: {e}"))
-    }
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Self::new("io_error", format!("I/O error: {e}"))
-    }
-}
-
-/// An applied (or already applied) plan as JSON; a rejected one as the failure, so that
-/// `--json` prints exactly one document either way.
-fn governed(outcome: PlanOutcome) -> Result<serde_json::Value, Failure> {
-    match outcome {
-        PlanOutcome::Rejected(r) => {
-            let mut detail = serde_json::to_value(&r.reason)?;
-            detail["op_index"] = json!(r.op_index);
-            let at = r
-                .op_index
-                .map(|i| format!(" at operation {i}"))
-                .unwrap_or_default();
-            Err(Failure::refusal(
-                detail,
-                format!(
-                    "governance rejected the plan{at}: {}; nothing was written",
-                    r.reason
-                ),
-            ))
-        }
-        other => Ok(serde_json::to_value(&other)?),
-    }
-}
-
 /// The data directory must exist and be a directory, unless the verb may create it.
-fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), Failure> {
+fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiError> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(Failure::new(
+        Ok(_) => Err(ApiError::new(
             "not_a_directory",
             format!("data directory {} is not a directory", dir.display()),
         )),
@@ -637,7 +520,7 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), Failure
             if may_create {
                 Ok(())
             } else {
-                Err(Failure::new(
+                Err(ApiError::new(
                     "data_dir_missing",
                     format!(
                         "data directory {} does not exist: run `hypermem init` (or pass --create)",
@@ -646,38 +529,30 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), Failure
                 ))
             }
         }
-        Err(e) => Err(Failure::new(
+        Err(e) => Err(ApiError::new(
             "io_error",
             format!("data directory {}: {e}", dir.display()),
         )),
     }
 }
 
-/// The default idempotency key of a one-operation plan: derived from the whole operation
-/// (kind, key, statement, evidence, versions), so re-running the same command is
-/// `already_applied` while any change to it is a new plan.
-fn default_key(op: &Op) -> String {
-    let bytes = serde_json::to_vec(op).expect("operations serialize");
-    format!("cli-{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
-}
-
 /// A time argument through the one parser ([`hypermem::clock::parse_instant`]).
-fn instant(flag: &str, text: &str) -> Result<i64, Failure> {
-    hypermem::clock::parse_instant(text).map_err(|e| Failure::invalid(format!("{flag}: {e}")))
+fn instant(flag: &str, text: &str) -> Result<i64, ApiError> {
+    hypermem::clock::parse_instant(text).map_err(|e| ApiError::invalid(format!("{flag}: {e}")))
 }
 
 /// A dense embedding from a file holding a JSON array of numbers.
-fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, Failure> {
+fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, ApiError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::invalid(format!("--embedding-file {}: {e}", path.display())))?;
+        .map_err(|e| ApiError::invalid(format!("--embedding-file {}: {e}", path.display())))?;
     let values: Vec<f32> = serde_json::from_str(&text).map_err(|_| {
-        Failure::invalid(format!(
+        ApiError::invalid(format!(
             "--embedding-file {}: not a JSON array of numbers",
             path.display()
         ))
     })?;
     if values.is_empty() {
-        return Err(Failure::invalid(format!(
+        return Err(ApiError::invalid(format!(
             "--embedding-file {}: the array is empty",
             path.display()
         )));
@@ -685,7 +560,7 @@ fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, Failure> {
     Ok(values)
 }
 
-fn project(name: &str) -> Result<ProjectId, Failure> {
+fn project(name: &str) -> Result<ProjectId, ApiError> {
     Ok(ProjectId::new(name)?)
 }
 
@@ -701,7 +576,7 @@ fn progress_bar(json: bool) -> ProgressBar {
     bar
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+fn run(cli: Cli) -> Result<(), ApiError> {
     let profile = match &cli.profile {
         Some(path) => Profile::load(path)?,
         None => Profile::builtin(ProfileKind::Lite)?,
@@ -759,7 +634,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 out.push('\n');
             }
             std::fs::write(path, out).map_err(|e| {
-                Failure::new("io_error", format!("cannot write {}: {e}", path.display()))
+                ApiError::new("io_error", format!("cannot write {}: {e}", path.display()))
             })?;
         }
         if cli.json {
@@ -834,7 +709,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             ),
         ),
         Command::Observe {
-            project: p,
+            project,
             role,
             kind,
             thread,
@@ -846,22 +721,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
             embedding_file,
             text,
         } => {
-            let mut e = NewEvent::new(
-                project(&p)?,
-                Role::parse(&role)?,
-                EventKind::parse(&kind)?,
+            let id = Api::new(&memory).observe(&api::Observe {
+                project,
                 text,
-            );
-            e.thread = thread;
-            e.session = session;
-            e.agent = agent;
-            e.source = source;
-            e.speaker = speaker;
-            e.embedding = embedding_file.as_deref().map(read_embedding).transpose()?;
-            if let Some(at) = at {
-                e = e.at(instant("--at", &at)?);
-            }
-            let id = memory.observe(e)?;
+                role,
+                kind,
+                thread,
+                session,
+                agent,
+                source,
+                source_id: None,
+                speaker,
+                at: at.map(api::Time::Text),
+                embedding: embedding_file.as_deref().map(read_embedding).transpose()?,
+            })?;
             print(json!({"event_id": id.0}), format!("observed event {id}"));
         }
         Command::Recall {
@@ -875,14 +748,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
             embedding_file,
             query,
         } => {
-            let p = project(&p)?;
             let embedding = embedding_file.as_deref().map(read_embedding).transpose()?;
-            let mut rq = hypermem::RecallQuery::new(&query, k);
-            rq.session = session.as_deref();
-            rq.context = context;
-            rq.embedding = embedding.as_deref();
+            let ops = Api::new(&memory);
             if pack {
-                let pack = memory.recall_pack_with(&p, &rq, available, budget)?;
+                let pack = ops.pack(&api::Pack {
+                    project: p,
+                    query,
+                    available,
+                    budget,
+                    session,
+                    embedding,
+                })?;
                 let text = format!(
                     "pack: {} of {} tokens, {} items, {} suppressed\n{}",
                     pack.used,
@@ -897,7 +773,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 );
                 print(serde_json::to_value(&pack)?, text);
             } else {
-                let result = memory.recall_with(&p, &rq)?;
+                let result = ops.recall(&api::Recall {
+                    project: p,
+                    query,
+                    k,
+                    session,
+                    context,
+                    embedding,
+                })?;
                 let hits = &result.items;
                 let mut lines = Vec::new();
                 for (i, h) in hits.iter().enumerate() {
@@ -940,43 +823,37 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Belief { action } => {
             let write = match action {
                 BeliefAction::Propose {
-                    project: p,
+                    project,
                     key,
                     ownership,
                     evidence,
                     confidence,
                     idempotency_key,
                     statement,
-                } => {
-                    let op = Op::Assert {
-                        key,
-                        statement,
-                        ownership: Ownership::parse(&ownership)?,
-                        agent: None,
-                        confidence,
-                        evidence: evidence.into_iter().map(EventId).collect(),
-                    };
-                    let ik = idempotency_key.unwrap_or_else(|| default_key(&op));
-                    Some((project(&p)?, ik, op))
-                }
+                } => Some(Api::new(&memory).belief_assert(&api::BeliefAssert {
+                    project,
+                    key,
+                    statement,
+                    ownership,
+                    evidence,
+                    confidence,
+                    idempotency_key,
+                })?),
                 BeliefAction::Correct {
-                    project: p,
+                    project,
                     key,
                     evidence,
                     expected_version,
                     idempotency_key,
                     statement,
-                } => {
-                    let op = Op::Correct {
-                        key,
-                        statement,
-                        evidence: evidence.into_iter().map(EventId).collect(),
-                        expected_version,
-                        confidence: 1.0,
-                    };
-                    let ik = idempotency_key.unwrap_or_else(|| default_key(&op));
-                    Some((project(&p)?, ik, op))
-                }
+                } => Some(Api::new(&memory).belief_correct(&api::BeliefCorrect {
+                    project,
+                    key,
+                    statement,
+                    evidence,
+                    expected_version,
+                    idempotency_key,
+                })?),
                 BeliefAction::Current { project: p, key } => {
                     let value = serde_json::to_value(memory.current(&project(&p)?, &key)?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
@@ -1001,9 +878,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     None
                 }
             };
-            if let Some((p, key, op)) = write {
-                let outcome = memory.apply_plan(&Plan::single(p, key, op))?;
-                let value = governed(outcome)?;
+            if let Some(outcome) = write {
+                let value = serde_json::to_value(&outcome)?;
                 print(value.clone(), serde_json::to_string_pretty(&value)?);
             }
         }
@@ -1011,16 +887,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             action: PlanAction::Apply { file },
         } => {
             let text = std::fs::read_to_string(&file).map_err(|e| {
-                Failure::invalid(format!("cannot read plan {}: {e}", file.display()))
+                ApiError::invalid(format!("cannot read plan {}: {e}", file.display()))
             })?;
             let plan: Plan = serde_json::from_str(&text).map_err(|e| {
-                Failure::new(
+                ApiError::new(
                     "invalid_plan",
                     hypermem::input::json_error(&format!("plan {}", file.display()), &e),
                 )
             })?;
-            let outcome = memory.apply_plan(&plan)?;
-            let value = governed(outcome)?;
+            let outcome = Api::new(&memory).apply_plan(&plan)?;
+            let value = serde_json::to_value(&outcome)?;
             print(value.clone(), serde_json::to_string_pretty(&value)?);
         }
         Command::Migrate { .. } => unreachable!("handled above"),
@@ -1117,51 +993,48 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
             EpisodeAction::Event {
-                project: p,
+                project,
                 episode,
                 event,
             } => {
-                let outcome =
-                    memory.append_event(&project(&p)?, EpisodeId(episode), EventId(event))?;
-                let hypermem::cognition::AppendOutcome::Appended(position) = outcome else {
-                    return Err(Failure::internal("an explicit append did not append"));
-                };
+                let position = Api::new(&memory).episode_append(&api::EpisodeAppend {
+                    project,
+                    episode,
+                    event,
+                })?;
                 print(
                     json!({"episode": episode, "event": event, "position": position, "outcome": "appended"}),
                     format!("appended event {event} to episode {episode} at position {position}"),
                 );
             }
             EpisodeAction::End {
-                project: p,
+                project,
                 episode,
                 outcome,
                 reward,
             } => {
-                let p = project(&p)?;
-                memory.end_episode(&p, EpisodeId(episode), outcome.as_deref(), reward)?;
-                let e = memory.cognition().episode(&p, EpisodeId(episode))?;
-                print(
-                    json!({"episode": episode, "status": e.status, "outcome": e.outcome, "reward": e.reward}),
-                    format!("sealed episode {episode}"),
-                );
+                let value = Api::new(&memory).episode_end(&api::EpisodeEnd {
+                    project,
+                    episode,
+                    outcome,
+                    reward,
+                })?;
+                print(value, format!("sealed episode {episode}"));
             }
         },
         Command::Procedure { action } => match action {
             ProcedureAction::Add {
-                project: p,
+                project,
                 name,
                 trigger,
                 steps,
             } => {
-                let steps: Vec<Step> = steps
-                    .into_iter()
-                    .map(|instruction| Step {
-                        instruction,
-                        code: None,
-                        tool_call: None,
-                    })
-                    .collect();
-                let id = memory.add_procedure(&project(&p)?, &name, &trigger, &steps)?;
+                let id = Api::new(&memory).procedure_add(&api::ProcedureAdd {
+                    project,
+                    name,
+                    trigger,
+                    steps,
+                })?;
                 print(
                     json!({"procedure": id.0}),
                     format!("added procedure {}", id.0),
@@ -1186,134 +1059,114 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 print(serde_json::to_value(&s)?, text);
             }
             ProcedureAction::Outcome {
-                project: p,
+                project,
                 id,
                 success,
             } => {
-                let proc_ =
-                    memory.record_procedure_outcome(&project(&p)?, ProcedureId(id), success)?;
+                let value = Api::new(&memory).execute(&api::Request::ProcedureOutcome(
+                    api::ProcedureOutcome {
+                        project,
+                        id,
+                        success,
+                    },
+                ))?;
                 print(
-                    serde_json::to_value(&proc_)?,
-                    format!("{} reliability {:.3}", proc_.name, proc_.reliability),
+                    value.clone(),
+                    format!(
+                        "{} reliability {:.3}",
+                        value["name"].as_str().unwrap_or_default(),
+                        value["reliability"].as_f64().unwrap_or_default()
+                    ),
                 );
             }
         },
         Command::Prospective { action } => {
-            let ledger = memory.ledger();
-            let refused = |r: &hypermem::governance::ProspectiveRefusal| format!("refused: {r}");
-            match action {
+            let ops = Api::new(&memory);
+            let item_text = |v: &serde_json::Value| {
+                format!(
+                    "item {} {}",
+                    v["id"],
+                    v["status"].as_str().unwrap_or_default()
+                )
+            };
+            let time = |t: Option<String>| t.map(api::Time::Text);
+            let request = match action {
                 ProspectiveAction::Propose {
-                    project: p,
+                    project,
                     kind,
                     event,
                     due,
                     text,
-                } => {
-                    let item = ledger.propose_prospective(
-                        &project(&p)?,
-                        ProspectiveKind::parse(&kind)?,
-                        &text,
-                        EventId(event),
-                        due.as_deref().map(|d| instant("--due", d)).transpose()?,
-                    )?;
-                    print(
-                        serde_json::to_value(&item)?,
-                        format!("item {} pending", item.id.0),
-                    );
+                } => api::Request::ProspectivePropose(api::ProspectivePropose {
+                    project,
+                    kind,
+                    text,
+                    event,
+                    due: time(due),
+                }),
+                ProspectiveAction::Confirm { project, id, event } => {
+                    api::Request::ProspectiveConfirm(api::ProspectiveConfirm { project, id, event })
                 }
-                ProspectiveAction::Show { project: p, id } => {
-                    match ledger.prospective_history(&project(&p)?, ProspectiveId(id))? {
-                        Ok((item, history)) => {
-                            let text = std::iter::once(format!(
-                                "#{} [{}] {} ({}, due {})",
-                                item.id.0,
-                                item.status,
-                                item.text,
-                                item.kind,
-                                item.due_at
-                                    .map(hypermem::clock::format_utc)
-                                    .unwrap_or_else(|| "-".to_owned())
-                            ))
-                            .chain(history.iter().map(|h| {
+                ProspectiveAction::Defer { project, id, until } => {
+                    api::Request::ProspectiveDefer(api::ProspectiveDefer {
+                        project,
+                        id,
+                        until: api::Time::Text(until),
+                    })
+                }
+                ProspectiveAction::Complete { project, id } => {
+                    api::Request::ProspectiveComplete(api::ProjectId64 { project, id })
+                }
+                ProspectiveAction::Reject { project, id } => {
+                    api::Request::ProspectiveReject(api::ProjectId64 { project, id })
+                }
+                ProspectiveAction::Show { project, id } => {
+                    api::Request::ProspectiveShow(api::ProjectId64 { project, id })
+                }
+                ProspectiveAction::Due { project, at } => {
+                    api::Request::ProspectiveDue(api::ProspectiveDue {
+                        project,
+                        at: time(at),
+                    })
+                }
+            };
+            let value = ops.execute(&request)?;
+            let text = match &request {
+                api::Request::ProspectiveDue(_) => value
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|i| {
                                 format!(
-                                    "  {} {:<8} {} -> {}",
-                                    hypermem::clock::format_utc(h.at),
-                                    h.op,
-                                    h.from.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
-                                    h.to
+                                    "#{} [{}] {}",
+                                    i["id"],
+                                    i["status"].as_str().unwrap_or_default(),
+                                    i["text"].as_str().unwrap_or_default()
                                 )
-                            }))
+                            })
                             .collect::<Vec<_>>()
-                            .join("\n");
-                            let mut value = serde_json::to_value(&item)?;
-                            value["history"] = serde_json::to_value(&history)?;
-                            print(value, text);
-                        }
-                        Err(r) => {
-                            return Err(Failure::refusal(serde_json::to_value(&r)?, refused(&r)));
-                        }
-                    }
-                }
-                ProspectiveAction::Due { project: p, at } => {
-                    let p = project(&p)?;
-                    memory.require_project(&p)?;
-                    let items = ledger.due_prospective(
-                        &p,
-                        match at {
-                            Some(at) => instant("--at", &at)?,
-                            None => ledger.now_ms(),
-                        },
-                    )?;
-                    let text = items
-                        .iter()
-                        .map(|i| format!("#{} [{}] {}", i.id.0, i.status, i.text))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    print(serde_json::to_value(&items)?, text);
-                }
-                other => {
-                    let result = match other {
-                        ProspectiveAction::Confirm {
-                            project: p,
-                            id,
-                            event,
-                        } => ledger.confirm_prospective(
-                            &project(&p)?,
-                            ProspectiveId(id),
-                            EventId(event),
-                        )?,
-                        ProspectiveAction::Defer {
-                            project: p,
-                            id,
-                            until,
-                        } => ledger.defer_prospective(
-                            &project(&p)?,
-                            ProspectiveId(id),
-                            instant("--until", &until)?,
-                        )?,
-                        ProspectiveAction::Complete { project: p, id } => {
-                            ledger.complete_prospective(&project(&p)?, ProspectiveId(id))?
-                        }
-                        ProspectiveAction::Reject { project: p, id } => {
-                            ledger.reject_prospective(&project(&p)?, ProspectiveId(id))?
-                        }
-                        ProspectiveAction::Propose { .. }
-                        | ProspectiveAction::Due { .. }
-                        | ProspectiveAction::Show { .. } => {
-                            unreachable!("handled above")
-                        }
-                    };
-                    match result {
-                        Ok(item) => print(
-                            serde_json::to_value(&item)?,
-                            format!("item {} {}", item.id.0, item.status),
-                        ),
-                        Err(r) => {
-                            return Err(Failure::refusal(serde_json::to_value(&r)?, refused(&r)));
-                        }
-                    }
-                }
-            }
+                            .join("\n")
+                    })
+                    .unwrap_or_default(),
+                api::Request::ProspectiveShow(_) => std::iter::once(item_text(&value))
+                    .chain(value["history"].as_array().into_iter().flatten().map(|h| {
+                        format!(
+                            "  {} {:<8} {} -> {}",
+                            h["at"]
+                                .as_i64()
+                                .map(hypermem::clock::format_utc)
+                                .unwrap_or_default(),
+                            h["op"].as_str().unwrap_or_default(),
+                            h["from"].as_str().unwrap_or("-"),
+                            h["to"].as_str().unwrap_or_default()
+                        )
+                    }))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => item_text(&value),
+            };
+            print(value, text);
         }
         Command::Candidates { action } => {
             let approve = matches!(action, CandidateAction::Approve { .. });
@@ -1336,23 +1189,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         .join("\n");
                     print(serde_json::to_value(&list)?, text);
                 }
-                CandidateAction::Approve { project: p, id }
-                | CandidateAction::Reject { project: p, id } => {
-                    let belief = BeliefId(id);
-                    let op = if approve {
-                        Op::Promote {
-                            belief,
-                            expected_version: None,
-                        }
-                    } else {
-                        Op::Reject { belief }
-                    };
-                    let key = default_key(&op);
+                CandidateAction::Approve { project, id }
+                | CandidateAction::Reject { project, id } => {
                     let outcome =
-                        memory
-                            .ledger()
-                            .apply_plan(&Plan::single(project(&p)?, key, op))?;
-                    let value = governed(outcome)?;
+                        Api::new(&memory).candidate(&api::ProjectId64 { project, id }, approve)?;
+                    let value = serde_json::to_value(&outcome)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                 }
             }
@@ -1415,8 +1256,8 @@ fn main() -> ExitCode {
                 let message = e.kind().to_string();
                 let detail = e.to_string();
                 let first = detail.lines().next().unwrap_or(&message);
-                let f = Failure::invalid(first.trim_start_matches("error: ").to_owned());
-                println!("{}", f.json());
+                let f = ApiError::invalid(first.trim_start_matches("error: ").to_owned());
+                println!("{}", f.to_json());
             }
             let _ = e.print();
             return ExitCode::from(ErrorClass::InvalidInput.exit_code());
@@ -1427,7 +1268,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             if json {
-                println!("{}", f.json());
+                println!("{}", f.to_json());
             }
             eprintln!("error [{}]: {}", f.reason, f.message);
             ExitCode::from(f.class.exit_code())

@@ -1,0 +1,1182 @@
+//! The operation layer: one owned, serde request type per operation of [`Memory`], one way
+//! to execute it, and one error type with a stable reason. The CLI (`hypermem`), the HTTP
+//! server (`hypermem serve`) and the MCP server (`hypermem mcp`) only translate their
+//! transport into a [`Request`] and its result or [`ApiError`] back: each operation,
+//! its defaults (idempotency keys derived from the operation, time arguments through
+//! [`crate::clock::parse_instant`]) and its refusals are written once, here.
+//!
+//! A request is a JSON object tagged by `op` (`{"op": "recall", "project": "acme",
+//! "query": "editor theme"}`); unknown fields are refused. Results are the engine's own
+//! serializable types (`RecallResult`, `Pack`, `Belief`, ...), returned as JSON values.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::cognition::{EpisodeId, ProcedureId, Step};
+use crate::governance::{
+    BeliefId, BeliefStatus, Op, Ownership, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
+    ProspectiveRefusal,
+};
+use crate::ledger::{EventId, EventKind, LedgerError, NewEvent, Role};
+use crate::store::ProjectId;
+use crate::{ErrorClass, Memory};
+
+/// A failed operation: a stable snake_case `reason`, a message naming what was wrong, its
+/// class (HTTP status, MCP error, CLI exit code) and, for governance and prospective
+/// refusals, the structured refusal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApiError {
+    /// The stable reason (`unknown_project`, `version_conflict`, `invalid_argument`, ...).
+    pub reason: String,
+    /// What was wrong, in words.
+    pub message: String,
+    /// The class: one HTTP status, one exit code.
+    #[serde(skip)]
+    pub class: ErrorClass,
+    /// The refusal's own fields (a rejected plan's operation index and reason fields).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Value>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.reason, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl ApiError {
+    /// An error with `reason` (its class follows from it, [`crate::class_of`]).
+    pub fn new(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.to_owned(),
+            message: message.into(),
+            class: crate::class_of(reason),
+            detail: None,
+        }
+    }
+
+    /// `invalid_argument`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new("invalid_argument", message)
+    }
+
+    /// `{"error": {"reason", "message", "detail"?, "retryable"?}}`: the one error document of
+    /// every transport.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({"reason": self.reason, "message": self.message});
+        if let Some(d) = &self.detail {
+            error["detail"] = d.clone();
+        }
+        if self.class.retryable() {
+            error["retryable"] = json!(true);
+        }
+        json!({ "error": error })
+    }
+
+    /// A refusal serialized as `{"reason": ..., ...}` (governance, prospective).
+    fn refusal(value: Value, message: String) -> Self {
+        let reason = value
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("conflict")
+            .to_owned();
+        let mut e = Self::new(&reason, message);
+        e.detail = Some(value);
+        e
+    }
+}
+
+impl From<crate::Error> for ApiError {
+    fn from(e: crate::Error) -> Self {
+        if let crate::Error::Ledger(LedgerError::Sqlite { source, .. }) = &e {
+            tracing::debug!(error = %source, "SQLite failure");
+        }
+        Self::new(e.reason(), e.to_string())
+    }
+}
+
+macro_rules! via_engine_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ApiError {
+            fn from(e: $t) -> Self {
+                crate::Error::from(e).into()
+            }
+        }
+    )*};
+}
+via_engine_error!(
+    LedgerError,
+    crate::store::StoreError,
+    crate::ConfigError,
+    crate::hdv::Error
+);
+
+impl From<serde_json::Error> for ApiError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::new("internal", format!("cannot serialize the response: {e}"))
+    }
+}
+
+impl From<std::io::Error> for ApiError {
+    fn from(e: std::io::Error) -> Self {
+        Self::new("io_error", format!("I/O error: {e}"))
+    }
+}
+
+impl From<ProspectiveRefusal> for ApiError {
+    fn from(r: ProspectiveRefusal) -> Self {
+        let message = format!("refused: {r}");
+        Self::refusal(serde_json::to_value(&r).unwrap_or(Value::Null), message)
+    }
+}
+
+/// Result of an operation.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A time argument: epoch milliseconds, or any text [`crate::clock::parse_instant`] reads
+/// (RFC 3339 with seconds and offset, a date).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Time {
+    /// Milliseconds since the Unix epoch.
+    Ms(i64),
+    /// Text.
+    Text(String),
+}
+
+impl Time {
+    /// The instant in ms, or `invalid_argument` naming `field`.
+    ///
+    /// # Errors
+    /// `invalid_argument`.
+    pub fn ms(&self, field: &str) -> ApiResult<i64> {
+        match self {
+            Time::Ms(ms) => Ok(*ms),
+            Time::Text(t) => crate::clock::parse_instant(t)
+                .map_err(|e| ApiError::invalid(format!("{field}: {e}"))),
+        }
+    }
+}
+
+fn ten() -> usize {
+    10
+}
+fn three() -> usize {
+    3
+}
+fn twenty() -> usize {
+    20
+}
+fn available_default() -> usize {
+    4000
+}
+fn one() -> f64 {
+    1.0
+}
+fn user() -> String {
+    "user".to_owned()
+}
+fn message() -> String {
+    "message".to_owned()
+}
+fn project_ownership() -> String {
+    "project".to_owned()
+}
+fn reminder() -> String {
+    "reminder".to_owned()
+}
+fn agent_default() -> String {
+    "agent".to_owned()
+}
+
+/// One observation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observe {
+    /// Project.
+    pub project: String,
+    /// The content.
+    pub text: String,
+    /// `user`, `assistant`, `tool`, `system` (default `user`).
+    #[serde(default = "user")]
+    pub role: String,
+    /// `message`, `observation`, `action`, ... (default `message`).
+    #[serde(default = "message")]
+    pub kind: String,
+    /// Thread.
+    #[serde(default)]
+    pub thread: Option<String>,
+    /// Session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The document or collection the content comes from.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The caller's id for the event, unique per project: a retry with the same id and
+    /// content is the stored event.
+    #[serde(default)]
+    pub source_id: Option<String>,
+    /// Who spoke, by name.
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// When it happened (default now).
+    #[serde(default)]
+    pub at: Option<Time>,
+    /// The content's dense embedding.
+    #[serde(default)]
+    pub embedding: Option<Vec<f32>>,
+}
+
+impl Observe {
+    fn event(&self) -> ApiResult<NewEvent> {
+        let mut e = NewEvent::new(
+            project(&self.project)?,
+            Role::parse(&self.role)?,
+            EventKind::parse(&self.kind)?,
+            self.text.clone(),
+        );
+        e.thread.clone_from(&self.thread);
+        e.session.clone_from(&self.session);
+        e.agent.clone_from(&self.agent);
+        e.source.clone_from(&self.source);
+        e.source_id.clone_from(&self.source_id);
+        e.speaker.clone_from(&self.speaker);
+        if let Some(v) = &self.embedding {
+            if v.is_empty() {
+                return Err(ApiError::invalid("embedding: the array is empty"));
+            }
+            e.embedding = Some(v.clone());
+        }
+        if let Some(at) = &self.at {
+            e = e.at(at.ms("at")?);
+        }
+        Ok(e)
+    }
+}
+
+/// Several observations, appended in one transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveBatch {
+    /// The observations (each names its project).
+    pub events: Vec<Observe>,
+}
+
+/// A ranked recall (or a context pack with `pack`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recall {
+    /// Project.
+    pub project: String,
+    /// The query: free text, "quoted phrases" and filters.
+    pub query: String,
+    /// Results (default 10).
+    #[serde(default = "ten")]
+    pub k: usize,
+    /// The caller's session: its own events are suppressed as echo.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Chronological neighbours attached on each side of every result.
+    #[serde(default)]
+    pub context: usize,
+    /// The query's dense embedding.
+    #[serde(default)]
+    pub embedding: Option<Vec<f32>>,
+}
+
+/// A budgeted context pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pack {
+    /// Project.
+    pub project: String,
+    /// The query.
+    pub query: String,
+    /// Tokens available to the caller (default 4000).
+    #[serde(default = "available_default")]
+    pub available: usize,
+    /// Requested budget (capped at 30 % of `available`).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// The caller's session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The query's dense embedding.
+    #[serde(default)]
+    pub embedding: Option<Vec<f32>>,
+}
+
+/// Assert a belief backed by evidence (a one-operation plan).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeliefAssert {
+    /// Project.
+    pub project: String,
+    /// Canonical key.
+    pub key: String,
+    /// The statement.
+    pub statement: String,
+    /// `user`, `project`, `agent` (default `project`).
+    #[serde(default = "project_ownership")]
+    pub ownership: String,
+    /// Evidence event ids.
+    pub evidence: Vec<u64>,
+    /// Confidence in [0, 1] (default 1).
+    #[serde(default = "one")]
+    pub confidence: f64,
+    /// Idempotency key (default: derived from the whole operation).
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+/// Correct the active belief of a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeliefCorrect {
+    /// Project.
+    pub project: String,
+    /// Canonical key.
+    pub key: String,
+    /// The corrected statement.
+    pub statement: String,
+    /// Evidence event ids.
+    pub evidence: Vec<u64>,
+    /// The version being corrected (optimistic concurrency).
+    #[serde(default)]
+    pub expected_version: Option<u64>,
+    /// Idempotency key (default: derived from the whole operation).
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+/// A key of a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeliefKey {
+    /// Project.
+    pub project: String,
+    /// Key.
+    pub key: String,
+}
+
+/// The belief of a key valid at a time (event time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeliefAt {
+    /// Project.
+    pub project: String,
+    /// Key.
+    pub key: String,
+    /// The time.
+    pub at: Time,
+}
+
+/// A governance plan (see `docs/FORMAT.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPlan {
+    /// The plan.
+    pub plan: Plan,
+}
+
+/// A project alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectOnly {
+    /// Project.
+    pub project: String,
+}
+
+/// A project and a list length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectLimit {
+    /// Project.
+    pub project: String,
+    /// Longest list returned (default 20).
+    #[serde(default = "twenty")]
+    pub limit: usize,
+}
+
+/// A record of a project by id (episode, procedure, prospective item, candidate).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectId64 {
+    /// Project.
+    pub project: String,
+    /// The record's id.
+    pub id: u64,
+}
+
+/// Start an episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeStart {
+    /// Project.
+    pub project: String,
+    /// Agent (default `agent`).
+    #[serde(default = "agent_default")]
+    pub agent: String,
+}
+
+/// Append a recorded event to an episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeAppend {
+    /// Project.
+    pub project: String,
+    /// Episode id.
+    pub episode: u64,
+    /// Event id.
+    pub event: u64,
+}
+
+/// Seal an episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeEnd {
+    /// Project.
+    pub project: String,
+    /// Episode id.
+    pub episode: u64,
+    /// Outcome text.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// Reward.
+    #[serde(default)]
+    pub reward: Option<f64>,
+}
+
+/// Add a procedure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcedureAdd {
+    /// Project.
+    pub project: String,
+    /// Name.
+    pub name: String,
+    /// When to use it.
+    pub trigger: String,
+    /// Step instructions, in order.
+    pub steps: Vec<String>,
+}
+
+/// Procedures for a situation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcedureSuggest {
+    /// Project.
+    pub project: String,
+    /// The situation.
+    pub query: String,
+    /// How many (default 3).
+    #[serde(default = "three")]
+    pub k: usize,
+}
+
+/// Record a procedure outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcedureOutcome {
+    /// Project.
+    pub project: String,
+    /// Procedure id.
+    pub id: u64,
+    /// Whether it worked (required).
+    pub success: bool,
+}
+
+/// Record a pending prospective item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProspectivePropose {
+    /// Project.
+    pub project: String,
+    /// `intention`, `commitment`, `reminder`, `open_loop`, `plan` (default `reminder`).
+    #[serde(default = "reminder")]
+    pub kind: String,
+    /// What it is about.
+    pub text: String,
+    /// The event that created it.
+    pub event: u64,
+    /// When it is due.
+    #[serde(default)]
+    pub due: Option<Time>,
+}
+
+/// Confirm an item by a later, affirmative user event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProspectiveConfirm {
+    /// Project.
+    pub project: String,
+    /// Item id.
+    pub id: u64,
+    /// The confirming event.
+    pub event: u64,
+}
+
+/// Postpone an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProspectiveDefer {
+    /// Project.
+    pub project: String,
+    /// Item id.
+    pub id: u64,
+    /// New due time.
+    pub until: Time,
+}
+
+/// Items due at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProspectiveDue {
+    /// Project.
+    pub project: String,
+    /// The time (default now).
+    #[serde(default)]
+    pub at: Option<Time>,
+}
+
+/// A project map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapRequest {
+    /// Project.
+    pub project: String,
+    /// Longest list shown.
+    #[serde(default = "map_limit")]
+    pub limit: usize,
+}
+
+fn map_limit() -> usize {
+    crate::DEFAULT_MAP_LIMIT
+}
+
+/// Erase a project from every store: `confirm` must be `true`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetProject {
+    /// Project.
+    pub project: String,
+    /// Must be `true`: erasure cannot be undone.
+    #[serde(default)]
+    pub confirm: bool,
+}
+
+/// Pending schema migrations (the open memory has applied them; a dry run lists none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Migrate {
+    /// Only report.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// Every operation, tagged by `op`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Record one observation → `{"event_id"}`.
+    Observe(Observe),
+    /// Record observations in one transaction → `{"event_ids"}`.
+    ObserveBatch(ObserveBatch),
+    /// Record one observation → the stored event.
+    RecordEvent(Observe),
+    /// Ranked recall → `RecallResult`.
+    Recall(Recall),
+    /// Context pack → `Pack`.
+    Pack(Pack),
+    /// Assert a belief → `PlanOutcome`.
+    BeliefAssert(BeliefAssert),
+    /// Correct a belief → `PlanOutcome`.
+    BeliefCorrect(BeliefCorrect),
+    /// The active belief of a key → `Belief` or null.
+    BeliefCurrent(BeliefKey),
+    /// The belief valid at a time → `Belief` or null.
+    BeliefAt(BeliefAt),
+    /// Every version of a key → `[Belief]`.
+    BeliefHistory(BeliefKey),
+    /// Apply a governance plan → `PlanOutcome`.
+    ApplyPlan(ApplyPlan),
+    /// Start an episode → `{"episode"}`.
+    EpisodeStart(EpisodeStart),
+    /// Append an event to an episode → `{"episode", "event", "position"}`.
+    EpisodeAppend(EpisodeAppend),
+    /// Seal an episode → the episode's status, outcome and reward.
+    EpisodeEnd(EpisodeEnd),
+    /// Add a procedure → `{"procedure"}`.
+    ProcedureAdd(ProcedureAdd),
+    /// Procedures for a situation → `[Suggestion]`.
+    ProcedureSuggest(ProcedureSuggest),
+    /// Record a procedure outcome → `Procedure`.
+    ProcedureOutcome(ProcedureOutcome),
+    /// Record a pending prospective item → the item.
+    ProspectivePropose(ProspectivePropose),
+    /// Confirm an item → the item.
+    ProspectiveConfirm(ProspectiveConfirm),
+    /// Postpone an item → the item.
+    ProspectiveDefer(ProspectiveDefer),
+    /// Mark an item done → the item.
+    ProspectiveComplete(ProjectId64),
+    /// Refuse an item → the item.
+    ProspectiveReject(ProjectId64),
+    /// One item with its history.
+    ProspectiveShow(ProjectId64),
+    /// Items due at a time → `[item]`.
+    ProspectiveDue(ProspectiveDue),
+    /// Candidate beliefs → `[Belief]`.
+    Candidates(ProjectOnly),
+    /// Promote a candidate → `PlanOutcome`.
+    CandidateApprove(ProjectId64),
+    /// Reject a candidate → `PlanOutcome`.
+    CandidateReject(ProjectId64),
+    /// Knowledge gaps → `[Gap]`.
+    Gaps(ProjectLimit),
+    /// Candidate associations → `[Association]`.
+    Associations(ProjectLimit),
+    /// Self-improvement proposals → `[Proposal]`.
+    Proposals(ProjectOnly),
+    /// One pulse tick → `PulseReceipt`.
+    Pulse(ProjectOnly),
+    /// Counts per project → `[ProjectStats]`.
+    Stats(Empty),
+    /// One project at a glance → `MemoryMap`.
+    Map(MapRequest),
+    /// Schema migrations → `{"from", "to", "dry_run", "migrations"}`.
+    Migrate(Migrate),
+    /// Erase a project → `ForgetReceipt`.
+    ForgetProject(ForgetProject),
+}
+
+impl Request {
+    /// The operation's name (its `op` tag).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Observe(_) => "observe",
+            Request::ObserveBatch(_) => "observe_batch",
+            Request::RecordEvent(_) => "record_event",
+            Request::Recall(_) => "recall",
+            Request::Pack(_) => "pack",
+            Request::BeliefAssert(_) => "belief_assert",
+            Request::BeliefCorrect(_) => "belief_correct",
+            Request::BeliefCurrent(_) => "belief_current",
+            Request::BeliefAt(_) => "belief_at",
+            Request::BeliefHistory(_) => "belief_history",
+            Request::ApplyPlan(_) => "apply_plan",
+            Request::EpisodeStart(_) => "episode_start",
+            Request::EpisodeAppend(_) => "episode_append",
+            Request::EpisodeEnd(_) => "episode_end",
+            Request::ProcedureAdd(_) => "procedure_add",
+            Request::ProcedureSuggest(_) => "procedure_suggest",
+            Request::ProcedureOutcome(_) => "procedure_outcome",
+            Request::ProspectivePropose(_) => "prospective_propose",
+            Request::ProspectiveConfirm(_) => "prospective_confirm",
+            Request::ProspectiveDefer(_) => "prospective_defer",
+            Request::ProspectiveComplete(_) => "prospective_complete",
+            Request::ProspectiveReject(_) => "prospective_reject",
+            Request::ProspectiveShow(_) => "prospective_show",
+            Request::ProspectiveDue(_) => "prospective_due",
+            Request::Candidates(_) => "candidates",
+            Request::CandidateApprove(_) => "candidate_approve",
+            Request::CandidateReject(_) => "candidate_reject",
+            Request::Gaps(_) => "gaps",
+            Request::Associations(_) => "associations",
+            Request::Proposals(_) => "proposals",
+            Request::Pulse(_) => "pulse",
+            Request::Stats(_) => "stats",
+            Request::Map(_) => "map",
+            Request::Migrate(_) => "migrate",
+            Request::ForgetProject(_) => "forget_project",
+        }
+    }
+
+    /// Whether the operation writes (access control: read-only tokens may not).
+    /// Recalls potentiate what they return, but that is the memory's own learning, not a
+    /// caller's write.
+    pub fn writes(&self) -> bool {
+        !matches!(
+            self,
+            Request::Recall(_)
+                | Request::Pack(_)
+                | Request::BeliefCurrent(_)
+                | Request::BeliefAt(_)
+                | Request::BeliefHistory(_)
+                | Request::ProcedureSuggest(_)
+                | Request::ProspectiveShow(_)
+                | Request::ProspectiveDue(_)
+                | Request::Candidates(_)
+                | Request::Gaps(_)
+                | Request::Associations(_)
+                | Request::Proposals(_)
+                | Request::Stats(_)
+                | Request::Map(_)
+        ) && !matches!(self, Request::Migrate(m) if m.dry_run)
+    }
+
+    /// The projects the request touches (`None`: the whole memory, as `stats`).
+    pub fn projects(&self) -> Option<Vec<&str>> {
+        Some(match self {
+            Request::Observe(r) | Request::RecordEvent(r) => vec![r.project.as_str()],
+            Request::ObserveBatch(r) => r.events.iter().map(|e| e.project.as_str()).collect(),
+            Request::Recall(r) => vec![&r.project],
+            Request::Pack(r) => vec![&r.project],
+            Request::BeliefAssert(r) => vec![&r.project],
+            Request::BeliefCorrect(r) => vec![&r.project],
+            Request::BeliefCurrent(r) | Request::BeliefHistory(r) => vec![&r.project],
+            Request::BeliefAt(r) => vec![&r.project],
+            Request::ApplyPlan(r) => vec![r.plan.project.as_str()],
+            Request::EpisodeStart(r) => vec![&r.project],
+            Request::EpisodeAppend(r) => vec![&r.project],
+            Request::EpisodeEnd(r) => vec![&r.project],
+            Request::ProcedureAdd(r) => vec![&r.project],
+            Request::ProcedureSuggest(r) => vec![&r.project],
+            Request::ProcedureOutcome(r) => vec![&r.project],
+            Request::ProspectivePropose(r) => vec![&r.project],
+            Request::ProspectiveConfirm(r) => vec![&r.project],
+            Request::ProspectiveDefer(r) => vec![&r.project],
+            Request::ProspectiveDue(r) => vec![&r.project],
+            Request::ProspectiveComplete(r)
+            | Request::ProspectiveReject(r)
+            | Request::ProspectiveShow(r)
+            | Request::CandidateApprove(r)
+            | Request::CandidateReject(r) => vec![&r.project],
+            Request::Candidates(r) | Request::Proposals(r) | Request::Pulse(r) => {
+                vec![&r.project]
+            }
+            Request::Gaps(r) | Request::Associations(r) => vec![&r.project],
+            Request::Map(r) => vec![&r.project],
+            Request::ForgetProject(r) => vec![&r.project],
+            Request::Stats(_) | Request::Migrate(_) => return None,
+        })
+    }
+
+    /// A request from a JSON value (`{"op": ..., ...}`), with a named refusal naming the
+    /// field when it does not fit.
+    ///
+    /// # Errors
+    /// `invalid_request`.
+    pub fn from_json(value: Value) -> ApiResult<Self> {
+        serde_json::from_value(value).map_err(|e| {
+            let text = e.to_string();
+            ApiError::new(
+                "invalid_request",
+                format!("the request does not fit its operation: {text}"),
+            )
+        })
+    }
+}
+
+fn project(name: &str) -> ApiResult<ProjectId> {
+    Ok(ProjectId::new(name)?)
+}
+
+/// The default idempotency key of a one-operation plan: derived from the whole operation
+/// (kind, key, statement, evidence, versions), so repeating a request is
+/// `already_applied` while any change to it is a new plan.
+pub fn default_key(op: &Op) -> String {
+    let bytes = serde_json::to_vec(op).expect("operations serialize");
+    format!("op-{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+}
+
+/// An applied (or already applied) plan; a rejected one is the error (`detail` carries
+/// the rejection's fields and operation index).
+fn governed(outcome: PlanOutcome) -> ApiResult<PlanOutcome> {
+    match outcome {
+        PlanOutcome::Rejected(r) => {
+            let mut detail = serde_json::to_value(&r.reason)?;
+            detail["op_index"] = json!(r.op_index);
+            let at = r
+                .op_index
+                .map(|i| format!(" at operation {i}"))
+                .unwrap_or_default();
+            Err(ApiError::refusal(
+                detail,
+                format!(
+                    "governance rejected the plan{at}: {}; nothing was written",
+                    r.reason
+                ),
+            ))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Executes operations against one [`Memory`]: each method is one operation, typed; the
+/// transports call [`execute`](Self::execute).
+#[derive(Clone, Copy)]
+pub struct Api<'a> {
+    memory: &'a Memory,
+}
+
+impl<'a> Api<'a> {
+    /// The operations of `memory`.
+    pub fn new(memory: &'a Memory) -> Self {
+        Self { memory }
+    }
+
+    /// Executes `request`, returning its result as JSON.
+    ///
+    /// # Errors
+    /// The operation's [`ApiError`].
+    pub fn execute(&self, request: &Request) -> ApiResult<Value> {
+        let m = self.memory;
+        let v = |x: &dyn erased::Ser| x.to_value();
+        Ok(match request {
+            Request::Observe(r) => json!({"event_id": self.observe(r)?.0}),
+            Request::ObserveBatch(r) => {
+                json!({"event_ids": self.observe_batch(r)?.iter().map(|e| e.0).collect::<Vec<_>>()})
+            }
+            Request::RecordEvent(r) => v(&m.record_event(r.event()?)?)?,
+            Request::Recall(r) => v(&self.recall(r)?)?,
+            Request::Pack(r) => v(&self.pack(r)?)?,
+            Request::BeliefAssert(r) => v(&self.belief_assert(r)?)?,
+            Request::BeliefCorrect(r) => v(&self.belief_correct(r)?)?,
+            Request::BeliefCurrent(r) => v(&m.current(&project(&r.project)?, &r.key)?)?,
+            Request::BeliefAt(r) => {
+                v(&m.belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)?
+            }
+            Request::BeliefHistory(r) => v(&m.belief_history(&project(&r.project)?, &r.key)?)?,
+            Request::ApplyPlan(r) => v(&governed(m.apply_plan(&r.plan)?)?)?,
+            Request::EpisodeStart(r) => {
+                json!({"episode": m.start_episode(&project(&r.project)?, &r.agent)?.0})
+            }
+            Request::EpisodeAppend(r) => {
+                let position = self.episode_append(r)?;
+                json!({"episode": r.episode, "event": r.event, "position": position, "outcome": "appended"})
+            }
+            Request::EpisodeEnd(r) => self.episode_end(r)?,
+            Request::ProcedureAdd(r) => json!({"procedure": self.procedure_add(r)?.0}),
+            Request::ProcedureSuggest(r) => {
+                v(&m.suggest_procedures(&project(&r.project)?, &r.query, r.k)?)?
+            }
+            Request::ProcedureOutcome(r) => v(&m.record_procedure_outcome(
+                &project(&r.project)?,
+                ProcedureId(r.id),
+                r.success,
+            )?)?,
+            Request::ProspectivePropose(r) => v(&self.prospective_propose(r)?)?,
+            Request::ProspectiveConfirm(r) => v(&m.ledger().confirm_prospective(
+                &project(&r.project)?,
+                ProspectiveId(r.id),
+                EventId(r.event),
+            )??)?,
+            Request::ProspectiveDefer(r) => v(&m.ledger().defer_prospective(
+                &project(&r.project)?,
+                ProspectiveId(r.id),
+                r.until.ms("until")?,
+            )??)?,
+            Request::ProspectiveComplete(r) => v(&m
+                .ledger()
+                .complete_prospective(&project(&r.project)?, ProspectiveId(r.id))??)?,
+            Request::ProspectiveReject(r) => v(&m
+                .ledger()
+                .reject_prospective(&project(&r.project)?, ProspectiveId(r.id))??)?,
+            Request::ProspectiveShow(r) => {
+                let (item, history) = m
+                    .ledger()
+                    .prospective_history(&project(&r.project)?, ProspectiveId(r.id))??;
+                let mut value = v(&item)?;
+                value["history"] = v(&history)?;
+                value
+            }
+            Request::ProspectiveDue(r) => v(&self.prospective_due(r)?)?,
+            Request::Candidates(r) => {
+                let p = project(&r.project)?;
+                m.require_project(&p)?;
+                v(&m.ledger()
+                    .beliefs_with_status(&p, BeliefStatus::Candidate)?)?
+            }
+            Request::CandidateApprove(r) => v(&self.candidate(r, true)?)?,
+            Request::CandidateReject(r) => v(&self.candidate(r, false)?)?,
+            Request::Gaps(r) => v(&m.knowledge_gaps(&project(&r.project)?, r.limit)?)?,
+            Request::Associations(r) => v(&m.associations(&project(&r.project)?, r.limit)?)?,
+            Request::Proposals(r) => v(&m.proposals(&project(&r.project)?)?)?,
+            Request::Pulse(r) => v(&m.pulse_tick(&project(&r.project)?)?)?,
+            Request::Stats(_) => v(&m.stats()?)?,
+            Request::Map(r) => v(&m.map(&project(&r.project)?, r.limit)?)?,
+            Request::Migrate(r) => {
+                let r = m.ledger().migrate(r.dry_run)?;
+                json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations})
+            }
+            Request::ForgetProject(r) => {
+                if !r.confirm {
+                    return Err(ApiError::new(
+                        "confirmation_required",
+                        format!(
+                            "erasing project `{}` cannot be undone: repeat with confirm = true",
+                            r.project
+                        ),
+                    ));
+                }
+                v(&m.forget_project(&project(&r.project)?)?)?
+            }
+        })
+    }
+
+    /// Records one observation.
+    ///
+    /// # Errors
+    /// Bad role, kind, time or project; ledger and store errors.
+    pub fn observe(&self, r: &Observe) -> ApiResult<EventId> {
+        Ok(self.memory.observe(r.event()?)?)
+    }
+
+    /// Records observations in one transaction.
+    ///
+    /// # Errors
+    /// As [`observe`](Self::observe); an empty batch is `invalid_argument`.
+    pub fn observe_batch(&self, r: &ObserveBatch) -> ApiResult<Vec<EventId>> {
+        if r.events.is_empty() {
+            return Err(ApiError::invalid("events: the batch is empty"));
+        }
+        let events = r
+            .events
+            .iter()
+            .map(Observe::event)
+            .collect::<ApiResult<Vec<_>>>()?;
+        Ok(self.memory.observe_batch(&events)?)
+    }
+
+    /// A ranked recall.
+    ///
+    /// # Errors
+    /// As [`Memory::recall_with`].
+    pub fn recall(&self, r: &Recall) -> ApiResult<crate::RecallResult> {
+        let mut rq = crate::RecallQuery::new(&r.query, r.k);
+        rq.session = r.session.as_deref();
+        rq.context = r.context;
+        rq.embedding = r.embedding.as_deref();
+        Ok(self.memory.recall_with(&project(&r.project)?, &rq)?)
+    }
+
+    /// A context pack.
+    ///
+    /// # Errors
+    /// As [`Memory::recall_pack_with`].
+    pub fn pack(&self, r: &Pack) -> ApiResult<crate::recall::Pack> {
+        let mut rq = crate::RecallQuery::new(&r.query, 20);
+        rq.session = r.session.as_deref();
+        rq.embedding = r.embedding.as_deref();
+        Ok(self
+            .memory
+            .recall_pack_with(&project(&r.project)?, &rq, r.available, r.budget)?)
+    }
+
+    /// Asserts a belief (one-operation plan, key derived from the operation by default).
+    ///
+    /// # Errors
+    /// A governance rejection (its reason), bad ownership or project.
+    pub fn belief_assert(&self, r: &BeliefAssert) -> ApiResult<PlanOutcome> {
+        let op = Op::Assert {
+            key: r.key.clone(),
+            statement: r.statement.clone(),
+            ownership: Ownership::parse(&r.ownership)?,
+            agent: None,
+            confidence: r.confidence,
+            evidence: r.evidence.iter().copied().map(EventId).collect(),
+        };
+        let key = r
+            .idempotency_key
+            .clone()
+            .unwrap_or_else(|| default_key(&op));
+        governed(
+            self.memory
+                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
+        )
+    }
+
+    /// Corrects the active belief of a key.
+    ///
+    /// # Errors
+    /// A governance rejection (its reason).
+    pub fn belief_correct(&self, r: &BeliefCorrect) -> ApiResult<PlanOutcome> {
+        let op = Op::Correct {
+            key: r.key.clone(),
+            statement: r.statement.clone(),
+            evidence: r.evidence.iter().copied().map(EventId).collect(),
+            expected_version: r.expected_version,
+            confidence: 1.0,
+        };
+        let key = r
+            .idempotency_key
+            .clone()
+            .unwrap_or_else(|| default_key(&op));
+        governed(
+            self.memory
+                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
+        )
+    }
+
+    /// Applies a governance plan.
+    ///
+    /// # Errors
+    /// A governance rejection (its reason).
+    pub fn apply_plan(&self, plan: &Plan) -> ApiResult<PlanOutcome> {
+        governed(self.memory.apply_plan(plan)?)
+    }
+
+    /// Appends an event to an episode; returns its position.
+    ///
+    /// # Errors
+    /// As [`Memory::append_event`].
+    pub fn episode_append(&self, r: &EpisodeAppend) -> ApiResult<usize> {
+        match self.memory.append_event(
+            &project(&r.project)?,
+            EpisodeId(r.episode),
+            EventId(r.event),
+        )? {
+            crate::cognition::AppendOutcome::Appended(position) => Ok(position),
+            crate::cognition::AppendOutcome::TopicShift => Err(ApiError::new(
+                "internal",
+                "an explicit append did not append",
+            )),
+        }
+    }
+
+    /// Seals an episode; returns its status, outcome and reward as stored.
+    ///
+    /// # Errors
+    /// As [`Memory::end_episode`].
+    pub fn episode_end(&self, r: &EpisodeEnd) -> ApiResult<Value> {
+        let p = project(&r.project)?;
+        self.memory
+            .end_episode(&p, EpisodeId(r.episode), r.outcome.as_deref(), r.reward)?;
+        let e = self.memory.cognition().episode(&p, EpisodeId(r.episode))?;
+        Ok(
+            json!({"episode": r.episode, "status": e.status, "outcome": e.outcome, "reward": e.reward}),
+        )
+    }
+
+    /// Adds a procedure.
+    ///
+    /// # Errors
+    /// No steps, a trigger without words.
+    pub fn procedure_add(&self, r: &ProcedureAdd) -> ApiResult<ProcedureId> {
+        let steps: Vec<Step> = r
+            .steps
+            .iter()
+            .map(|instruction| Step {
+                instruction: instruction.clone(),
+                code: None,
+                tool_call: None,
+            })
+            .collect();
+        Ok(self
+            .memory
+            .add_procedure(&project(&r.project)?, &r.name, &r.trigger, &steps)?)
+    }
+
+    /// Records a pending prospective item.
+    ///
+    /// # Errors
+    /// Bad kind, time, source event.
+    pub fn prospective_propose(
+        &self,
+        r: &ProspectivePropose,
+    ) -> ApiResult<crate::governance::ProspectiveItem> {
+        let due = r.due.as_ref().map(|d| d.ms("due")).transpose()?;
+        Ok(self.memory.ledger().propose_prospective(
+            &project(&r.project)?,
+            ProspectiveKind::parse(&r.kind)?,
+            &r.text,
+            EventId(r.event),
+            due,
+        )?)
+    }
+
+    /// Items due at a time (default now).
+    ///
+    /// # Errors
+    /// `unknown_project`, a bad time.
+    pub fn prospective_due(
+        &self,
+        r: &ProspectiveDue,
+    ) -> ApiResult<Vec<crate::governance::ProspectiveItem>> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        let ledger = self.memory.ledger();
+        let at = match &r.at {
+            Some(t) => t.ms("at")?,
+            None => ledger.now_ms(),
+        };
+        Ok(ledger.due_prospective(&p, at)?)
+    }
+
+    /// Promotes (`approve`) or rejects a candidate belief.
+    ///
+    /// # Errors
+    /// A governance rejection (its reason).
+    pub fn candidate(&self, r: &ProjectId64, approve: bool) -> ApiResult<PlanOutcome> {
+        let belief = BeliefId(r.id);
+        let op = if approve {
+            Op::Promote {
+                belief,
+                expected_version: None,
+            }
+        } else {
+            Op::Reject { belief }
+        };
+        let key = default_key(&op);
+        governed(
+            self.memory
+                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
+        )
+    }
+}
+
+/// Serialization of any result into a JSON value, through one function.
+mod erased {
+    /// A serializable result.
+    pub trait Ser {
+        fn to_value(&self) -> Result<serde_json::Value, super::ApiError>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn to_value(&self) -> Result<serde_json::Value, super::ApiError> {
+            Ok(serde_json::to_value(self)?)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_and_refuse_unknown_fields() {
+        let r: Request = serde_json::from_str(
+            r#"{"op":"recall","project":"acme","query":"editor theme","k":5}"#,
+        )
+        .unwrap();
+        assert_eq!(r.name(), "recall");
+        assert!(!r.writes());
+        assert_eq!(r.projects(), Some(vec!["acme"]));
+        let back: Request = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        for bad in [
+            r#"{"op":"recall","project":"acme","query":"x","kk":5}"#,
+            r#"{"op":"nope"}"#,
+            r#"{"project":"acme"}"#,
+            r#"{"op":"observe","project":"acme","text":42}"#,
+        ] {
+            let e = Request::from_json(serde_json::from_str(bad).unwrap()).unwrap_err();
+            assert_eq!(e.reason, "invalid_request", "{bad}");
+        }
+        let t: Observe =
+            serde_json::from_str(r#"{"project":"p","text":"x","at":"2025-02-01T00:00:00Z"}"#)
+                .unwrap();
+        assert_eq!(t.at.unwrap().ms("at").unwrap(), 1_738_368_000_000);
+    }
+}
