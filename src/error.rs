@@ -50,6 +50,11 @@ pub enum ErrorClass {
     Unavailable,
     /// Stored data is damaged or an internal step failed (HTTP 500, exit 1).
     Internal,
+    /// No credentials, or unknown ones (HTTP 401, exit 6).
+    Unauthorized,
+    /// The credentials do not allow the request: another project, or a write with a
+    /// read-only token (HTTP 403, exit 6).
+    Forbidden,
 }
 
 impl ErrorClass {
@@ -61,6 +66,7 @@ impl ErrorClass {
             ErrorClass::NotFound => 3,
             ErrorClass::Conflict => 4,
             ErrorClass::Unavailable => 5,
+            ErrorClass::Unauthorized | ErrorClass::Forbidden => 6,
         }
     }
 
@@ -73,6 +79,8 @@ impl ErrorClass {
             ErrorClass::TooLarge => 413,
             ErrorClass::Unavailable => 503,
             ErrorClass::Internal => 500,
+            ErrorClass::Unauthorized => 401,
+            ErrorClass::Forbidden => 403,
         }
     }
 
@@ -86,9 +94,8 @@ impl ErrorClass {
 pub fn class_of(reason: &str) -> ErrorClass {
     match reason {
         "not_found" | "data_dir_missing" | "unknown_project" | "unknown_event"
-        | "unknown_belief" | "unknown_item" | "unknown_episode" | "unknown_procedure" => {
-            ErrorClass::NotFound
-        }
+        | "unknown_belief" | "unknown_item" | "unknown_episode" | "unknown_procedure"
+        | "unknown_evidence" => ErrorClass::NotFound,
         "conflict"
         | "version_conflict"
         | "duplicate_idempotency_key"
@@ -98,12 +105,16 @@ pub fn class_of(reason: &str) -> ErrorClass {
         | "episode_project_mismatch"
         | "episode_sealed"
         | "already_in_episode"
+        | "no_active_belief"
+        | "user_ownership_requires_user_evidence"
         | "event_already_used"
         | "read_only"
         | "needs_migration"
         | "schema_too_new" => ErrorClass::Conflict,
         "payload_too_large" | "tier_full" => ErrorClass::TooLarge,
-        "unavailable" | "store_locked" | "ledger_busy" => ErrorClass::Unavailable,
+        "unauthorized" => ErrorClass::Unauthorized,
+        "project_forbidden" | "read_only_token" => ErrorClass::Forbidden,
+        "unavailable" | "store_locked" | "ledger_busy" | "timeout" => ErrorClass::Unavailable,
         "internal" | "io_error" | "corruption" | "disk_full" | "model_error" => {
             ErrorClass::Internal
         }

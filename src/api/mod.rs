@@ -9,6 +9,8 @@
 //! "query": "editor theme"}`); unknown fields are refused. Results are the engine's own
 //! serializable types (`RecallResult`, `Pack`, `Belief`, ...), returned as JSON values.
 
+pub mod http;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

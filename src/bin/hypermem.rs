@@ -197,6 +197,22 @@ enum Command {
         #[arg(long)]
         episodes: bool,
     },
+    /// Serve the operations as JSON over HTTP until SIGINT/SIGTERM (then drain and flush).
+    Serve {
+        /// Address to listen on (port 0 picks a free port; the address is printed).
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        listen: std::net::SocketAddr,
+        /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access); without them
+        /// the server listens only on loopback.
+        #[arg(long)]
+        tokens: Option<PathBuf>,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = 16 << 20)]
+        max_body: usize,
+        /// Longest a request may run, in milliseconds.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+    },
     /// Retrieval evaluation: import a data set into a fresh memory and score recall.
     Eval {
         /// Directory holding conversations.jsonl and questions.jsonl.
@@ -699,6 +715,33 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         return Ok(());
     }
     let memory = Memory::open(&profile, Some(&dir))?;
+    if let Command::Serve {
+        listen,
+        tokens,
+        max_body,
+        timeout_ms,
+    } = &cli.command
+    {
+        let config = hypermem::api::http::ServeConfig {
+            listen: *listen,
+            tokens: tokens
+                .as_deref()
+                .map(hypermem::api::http::Tokens::load)
+                .transpose()?,
+            max_body: *max_body,
+            timeout: std::time::Duration::from_millis(*timeout_ms),
+        };
+        let json = cli.json;
+        return hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
+            use std::io::Write as _;
+            if json {
+                println!("{}", json!({"listening": format!("http://{addr}")}));
+            } else {
+                println!("listening on http://{addr}");
+            }
+            let _ = std::io::stdout().flush();
+        });
+    }
     match cli.command {
         Command::Init => print(
             json!({"data_dir": memory.data_dir(), "schema_version": memory.ledger().schema_version()?}),
@@ -1207,7 +1250,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .join("\n");
             print(serde_json::to_value(&list)?, text);
         }
-        Command::Eval { .. } => unreachable!("handled above"),
+        Command::Eval { .. } | Command::Serve { .. } => unreachable!("handled above"),
     }
     Ok(())
 }

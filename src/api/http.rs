@@ -1,0 +1,427 @@
+//! `hypermem serve`: the operation layer as JSON over HTTP (axum on tokio). Many clients
+//! share one [`Memory`]: every request runs on the blocking pool, recalls concurrently,
+//! writes serialized inside `Memory`.
+//!
+//! Routes (all bodies and answers JSON; an error is `{"error": {"reason", "message"}}`
+//! with the status of its class):
+//! - `GET /healthz` (the process is up), `GET /readyz` (the memory is open);
+//! - `POST /v1/projects/{project}/{op}`: the request of operation `op` (`recall`,
+//!   `observe`, `pack`, `belief_assert`, ...; [`Request`]) without `op` and `project`;
+//! - `POST /v1/ops`: any request, `op` and `project` in the body;
+//! - `GET /v1/projects/{project}/beliefs/{key}`, `GET /v1/projects/{project}/map`,
+//!   `GET /v1/stats`.
+//!
+//! Access: with a token file, every request needs `Authorization: Bearer <token>`; a token
+//! is scoped to projects (or `*`) and to `read` or `read_write`. A request outside its
+//! token's scope is 403 `project_forbidden` whether or not the project exists. Without a
+//! token file the server listens only on loopback.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Api, ApiError, Request};
+use crate::Memory;
+
+/// Settings of the HTTP server.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Address to listen on (`127.0.0.1:7878` by default; port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Bearer tokens (none: loopback only, no authentication).
+    pub tokens: Option<Tokens>,
+    /// Largest request body in bytes (413 `payload_too_large` above it).
+    pub max_body: usize,
+    /// Longest a request may run (503 `timeout` after it; the operation still completes
+    /// or rolls back on its own).
+    pub timeout: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            tokens: None,
+            max_body: 16 << 20,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Reads only (recall, packs, beliefs, maps, ...).
+    Read,
+    /// Reads and writes.
+    ReadWrite,
+}
+
+/// One bearer token and its scope.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Token {
+    /// The secret the client sends.
+    pub secret: String,
+    /// The projects it may touch; `"*"` is every project (and whole-memory verbs).
+    pub projects: Vec<String>,
+    /// Read or read-write.
+    pub access: Access,
+}
+
+/// The tokens of a server (a TOML file of `[[token]]` tables).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tokens {
+    /// The tokens.
+    #[serde(rename = "token")]
+    pub tokens: Vec<Token>,
+}
+
+impl Tokens {
+    /// Reads a token file:
+    ///
+    /// ```toml
+    /// [[token]]
+    /// secret = "s3cret-for-agent-a"
+    /// projects = ["acme"]
+    /// access = "read_write"
+    /// ```
+    ///
+    /// # Errors
+    /// `invalid_argument` naming the file (unreadable, not TOML, an empty secret).
+    pub fn load(path: &Path) -> Result<Self, ApiError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ApiError::invalid(format!("token file {}: {}", path.display(), e.kind()))
+        })?;
+        let tokens: Tokens = toml::from_str(&text).map_err(|e| {
+            ApiError::invalid(format!("token file {}: {}", path.display(), e.message()))
+        })?;
+        if tokens.tokens.iter().any(|t| t.secret.trim().len() < 8) {
+            return Err(ApiError::invalid(format!(
+                "token file {}: every secret needs at least 8 characters",
+                path.display()
+            )));
+        }
+        Ok(tokens)
+    }
+
+    /// Whether the `Authorization` header allows `request`.
+    fn check(&self, headers: &HeaderMap, request: &Request) -> Result<(), ApiError> {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        let Some(presented) = presented else {
+            return Err(ApiError::new(
+                "unauthorized",
+                "this server needs `Authorization: Bearer <token>`",
+            ));
+        };
+        let Some(token) = self
+            .tokens
+            .iter()
+            .find(|t| constant_time_eq(t.secret.as_bytes(), presented.as_bytes()))
+        else {
+            return Err(ApiError::new("unauthorized", "unknown token"));
+        };
+        let all = token.projects.iter().any(|p| p == "*");
+        let allowed = match request.projects() {
+            None => all,
+            Some(projects) => {
+                all || projects
+                    .iter()
+                    .all(|p| token.projects.iter().any(|q| q == p))
+            }
+        };
+        if !allowed {
+            // The same answer whether the project exists or not: nothing leaks.
+            return Err(ApiError::new(
+                "project_forbidden",
+                "this token may not access the project(s) of this request",
+            ));
+        }
+        if request.writes() && token.access == Access::Read {
+            return Err(ApiError::new(
+                "read_only_token",
+                format!("this token may only read; `{}` writes", request.name()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+struct Shared {
+    memory: Arc<Memory>,
+    tokens: Option<Tokens>,
+    timeout: Duration,
+}
+
+fn error_response(e: &ApiError) -> Response {
+    let status =
+        StatusCode::from_u16(e.class.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(e.to_json())).into_response()
+}
+
+/// The body as a JSON object (an empty body is `{}`).
+fn body_object(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<serde_json::Map<String, Value>, ApiError> {
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                "payload_too_large",
+                "the request body exceeds the server's limit",
+            )
+        } else {
+            ApiError::invalid("the request body could not be read")
+        }
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Map::new());
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::new(
+            "invalid_json",
+            "the body must be a JSON object",
+        )),
+        Err(e) => Err(ApiError::new(
+            "invalid_json",
+            crate::input::json_error("request body", &e),
+        )),
+    }
+}
+
+async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Response {
+    if let Some(tokens) = &shared.tokens
+        && let Err(e) = tokens.check(&headers, &request)
+    {
+        return error_response(&e);
+    }
+    let op = request.name();
+    let started = Instant::now();
+    let memory = shared.memory.clone();
+    let work = tokio::task::spawn_blocking(move || Api::new(&memory).execute(&request));
+    let result = match tokio::time::timeout(shared.timeout, work).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(ApiError::new(
+            "internal",
+            format!("the operation failed inside the server: {join}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            "timeout",
+            format!(
+                "the operation did not finish within {} ms",
+                shared.timeout.as_millis()
+            ),
+        )),
+    };
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    match result {
+        Ok(value) => {
+            tracing::info!(op, status = 200, ms, "request");
+            (StatusCode::OK, axum::Json(value)).into_response()
+        }
+        Err(e) => {
+            tracing::info!(op, status = e.class.http_status(), reason = %e.reason, ms, "request");
+            error_response(&e)
+        }
+    }
+}
+
+async fn project_op(
+    State(shared): State<Arc<Shared>>,
+    UrlPath((project, op)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let mut object = match body_object(body) {
+        Ok(o) => o,
+        Err(e) => return error_response(&e),
+    };
+    object.insert("op".to_owned(), Value::String(op));
+    if object.contains_key("plan") {
+        // A plan names its project itself; the route's must agree.
+        if object["plan"].get("project").and_then(Value::as_str) != Some(project.as_str()) {
+            return error_response(&ApiError::invalid(
+                "the plan's `project` differs from the route's",
+            ));
+        }
+    } else if object.contains_key("events") {
+        // A batch: each event names its project; default it to the route's.
+        if let Some(events) = object.get_mut("events").and_then(Value::as_array_mut) {
+            for e in events.iter_mut().filter_map(Value::as_object_mut) {
+                e.entry("project")
+                    .or_insert_with(|| Value::String(project.clone()));
+            }
+        }
+    } else {
+        object.insert("project".to_owned(), Value::String(project));
+    }
+    match Request::from_json(Value::Object(object)) {
+        Ok(r) => run(shared, headers, r).await,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn any_op(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match body_object(body).and_then(|o| Request::from_json(Value::Object(o))) {
+        Ok(r) => run(shared, headers, r).await,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn belief(
+    State(shared): State<Arc<Shared>>,
+    UrlPath((project, key)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let r = Request::BeliefCurrent(super::BeliefKey { project, key });
+    run(shared, headers, r).await
+}
+
+async fn map(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(project): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    let r = Request::Map(super::MapRequest {
+        project,
+        limit: crate::DEFAULT_MAP_LIMIT,
+    });
+    run(shared, headers, r).await
+}
+
+async fn stats(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    run(shared, headers, Request::Stats(super::Empty {})).await
+}
+
+async fn not_found() -> Response {
+    error_response(&ApiError::new(
+        "not_found",
+        "no such route (see `hypermem serve --help` and the README)",
+    ))
+}
+
+/// The router over `memory` (exposed for tests and embedding in another server).
+pub fn router(memory: Arc<Memory>, config: &ServeConfig) -> Router {
+    let shared = Arc::new(Shared {
+        memory,
+        tokens: config.tokens.clone(),
+        timeout: config.timeout,
+    });
+    Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(json!({"status": "ok"})) }),
+        )
+        .route(
+            "/readyz",
+            get(|| async { axum::Json(json!({"status": "ready"})) }),
+        )
+        .route("/v1/ops", post(any_op))
+        .route("/v1/stats", get(stats))
+        .route("/v1/projects/{project}/map", get(map))
+        .route("/v1/projects/{project}/beliefs/{key}", get(belief))
+        .route("/v1/projects/{project}/{op}", post(project_op))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(config.max_body))
+        .with_state(shared)
+}
+
+/// Serves `memory` until SIGINT or SIGTERM, then drains in-flight requests and flushes
+/// every store. `ready` is called with the bound address once the server accepts
+/// connections.
+///
+/// # Errors
+/// `insecure_listen` (a non-loopback address without tokens), `io_error` (the address
+/// cannot be bound), store errors of the final flush.
+pub fn serve(
+    memory: Arc<Memory>,
+    config: &ServeConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ApiError> {
+    if config.tokens.is_none() && !config.listen.ip().is_loopback() {
+        return Err(ApiError::new(
+            "insecure_listen",
+            format!(
+                "refusing to listen on {} without tokens: pass --tokens, or listen on loopback",
+                config.listen
+            ),
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ApiError::new("internal", format!("cannot start the runtime: {e}")))?;
+    let app = router(memory.clone(), config);
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    "io_error",
+                    format!("cannot listen on {}: {e}", config.listen),
+                )
+            })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ApiError::new("io_error", e.to_string()))?;
+        ready(addr);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(|e| ApiError::new("io_error", format!("server failed: {e}")))
+    })?;
+    drop(runtime);
+    tracing::info!("shutting down: flushing every store");
+    memory.flush()?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let terminate = async {
+            match term.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {},
+            () = terminate => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
