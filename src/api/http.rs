@@ -59,6 +59,26 @@ impl Default for ServeConfig {
     }
 }
 
+impl ServeConfig {
+    /// Refuses a configuration that would expose the memory: a non-loopback address
+    /// without tokens (`insecure_listen`).
+    ///
+    /// # Errors
+    /// `insecure_listen`.
+    pub fn check(&self) -> Result<(), ApiError> {
+        if self.tokens.is_none() && !self.listen.ip().is_loopback() {
+            return Err(ApiError::new(
+                "insecure_listen",
+                format!(
+                    "refusing to listen on {} without tokens: pass --tokens, or listen on loopback",
+                    self.listen
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -363,15 +383,7 @@ pub fn serve(
     config: &ServeConfig,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ApiError> {
-    if config.tokens.is_none() && !config.listen.ip().is_loopback() {
-        return Err(ApiError::new(
-            "insecure_listen",
-            format!(
-                "refusing to listen on {} without tokens: pass --tokens, or listen on loopback",
-                config.listen
-            ),
-        ));
-    }
+    config.check()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -714,7 +714,6 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         );
         return Ok(());
     }
-    let memory = Memory::open(&profile, Some(&dir))?;
     if let Command::Serve {
         listen,
         tokens,
@@ -731,6 +730,8 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             max_body: *max_body,
             timeout: std::time::Duration::from_millis(*timeout_ms),
         };
+        config.check()?;
+        let memory = Memory::open(&profile, Some(&dir))?;
         let json = cli.json;
         return hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
             use std::io::Write as _;
@@ -742,6 +743,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let _ = std::io::stdout().flush();
         });
     }
+    let memory = Memory::open(&profile, Some(&dir))?;
     match cli.command {
         Command::Init => print(
             json!({"data_dir": memory.data_dir(), "schema_version": memory.ledger().schema_version()?}),

@@ -1,0 +1,405 @@
+//! `hypermem serve` driven through a real HTTP client, as agents would: routes, status
+//! codes and reasons, tokens, and durability under concurrent load with SIGTERM and kill -9.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .arg("--data-dir")
+            .arg(dir)
+            .args(["--create", "serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no address: {line:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+
+    fn signal(&mut self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// (status, body) of a POST.
+fn post(url: &str, token: Option<&str>, body: &str) -> (u16, Value) {
+    let mut req = agent().post(url).header("Content-Type", "application/json");
+    if let Some(t) = token {
+        req = req.header("Authorization", &format!("Bearer {t}"));
+    }
+    let mut resp = req.send(body).unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn get(url: &str) -> (u16, Value) {
+    let mut resp = agent().get(url).call().unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn reason(v: &Value) -> &str {
+    v["error"]["reason"].as_str().unwrap_or("<none>")
+}
+
+#[test]
+fn routes_answer_with_statuses_and_named_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--max-body", "4096"]);
+    let u = |path: &str| format!("{}{path}", s.url);
+    assert_eq!(get(&u("/healthz")).0, 200);
+    assert_eq!(get(&u("/readyz")).0, 200);
+    let (st, v) = post(
+        &u("/v1/projects/acme/observe"),
+        None,
+        r#"{"text":"I prefer dark mode in every editor","thread":"t1"}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    let e1 = v["event_id"].as_u64().unwrap();
+    let (_, v) = post(
+        &u("/v1/projects/other/observe"),
+        None,
+        r#"{"text":"light mode here"}"#,
+    );
+    let foreign = v["event_id"].as_u64().unwrap();
+    let (st, v) = post(
+        &u("/v1/projects/acme/recall"),
+        None,
+        r#"{"query":"which editor theme"}"#,
+    );
+    assert_eq!(st, 200);
+    assert_eq!(v["items"][0]["event"]["id"], e1);
+    let (st, v) = post(
+        &u("/v1/projects/acme/pack"),
+        None,
+        r#"{"query":"editor theme","available":2000}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    assert!(v["used"].as_u64().unwrap() <= 600);
+    let assert_body = json!({"key": "user.theme", "statement": "prefers dark mode", "ownership": "user", "evidence": [e1]}).to_string();
+    let (st, v) = post(&u("/v1/projects/acme/belief_assert"), None, &assert_body);
+    assert_eq!((st, v["status"].as_str()), (200, Some("applied")), "{v}");
+    let (st, v) = post(&u("/v1/projects/acme/belief_assert"), None, &assert_body);
+    assert_eq!(
+        (st, v["status"].as_str()),
+        (200, Some("already_applied")),
+        "{v}"
+    );
+    let (st, v) = get(&u("/v1/projects/acme/beliefs/user.theme"));
+    assert_eq!(
+        (st, v["statement"].as_str()),
+        (200, Some("prefers dark mode"))
+    );
+    let (st, v) = get(&u("/v1/projects/acme/map"));
+    assert_eq!((st, v["events"].as_u64()), (200, Some(1)));
+    let (st, v) = get(&u("/v1/stats"));
+    assert_eq!((st, v.as_array().map(Vec::len)), (200, Some(2)));
+    // Refusals.
+    for (path, body, status, why) in [
+        (
+            "/v1/projects/acme/recall",
+            "{\"query\":",
+            400,
+            "invalid_json",
+        ),
+        ("/v1/projects/acme/recall", "[1]", 400, "invalid_json"),
+        (
+            "/v1/projects/acme/recall",
+            r#"{"query":"x","kk":1}"#,
+            400,
+            "invalid_request",
+        ),
+        ("/v1/projects/acme/no_such_op", "{}", 400, "invalid_request"),
+        (
+            "/v1/projects/nope/recall",
+            r#"{"query":"x"}"#,
+            404,
+            "unknown_project",
+        ),
+        (
+            "/v1/projects/acme/prospective_complete",
+            r#"{"id":999}"#,
+            404,
+            "unknown_item",
+        ),
+        (
+            "/v1/projects/acme/belief_assert",
+            &json!({"key": "k", "statement": "s", "evidence": [foreign]}).to_string(),
+            409,
+            "project_boundary_violation",
+        ),
+        (
+            "/v1/projects/acme/forget_project",
+            "{}",
+            400,
+            "confirmation_required",
+        ),
+        (
+            "/v1/projects/acme/observe",
+            &json!({"text": "x".repeat(5000)}).to_string(),
+            413,
+            "payload_too_large",
+        ),
+        ("/v1/nothing/here", "{}", 404, "not_found"),
+    ] {
+        let (st, v) = post(&u(path), None, body);
+        assert_eq!(
+            (st, reason(&v)),
+            (status, why),
+            "{path} {}",
+            &body[..body.len().min(60)]
+        );
+    }
+    let (st, v) = post(
+        &u("/v1/projects/acme/forget_project"),
+        None,
+        r#"{"confirm":true}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        reason(&post(&u("/v1/projects/acme/recall"), None, r#"{"query":"x"}"#).1),
+        "unknown_project"
+    );
+}
+
+#[test]
+fn tokens_scope_projects_and_access_and_leak_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        r#"
+[[token]]
+secret = "writer-of-acme-0001"
+projects = ["acme"]
+access = "read_write"
+
+[[token]]
+secret = "reader-of-acme-0002"
+projects = ["acme"]
+access = "read"
+
+[[token]]
+secret = "admin-token-0003"
+projects = ["*"]
+access = "read_write"
+"#,
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let s = Server::start(&data, &["--tokens", tokens.to_str().unwrap()]);
+    let u = |path: &str| format!("{}{path}", s.url);
+    let obs = r#"{"text":"the secret launch date is in May"}"#;
+    assert_eq!(
+        post(
+            &u("/v1/projects/hidden/observe"),
+            Some("admin-token-0003"),
+            obs
+        )
+        .0,
+        200
+    );
+    let (st, v) = post(&u("/v1/projects/acme/observe"), None, obs);
+    assert_eq!((st, reason(&v)), (401, "unauthorized"));
+    let (st, v) = post(
+        &u("/v1/projects/acme/observe"),
+        Some("not-a-token-at-all"),
+        obs,
+    );
+    assert_eq!((st, reason(&v)), (401, "unauthorized"));
+    assert_eq!(
+        post(
+            &u("/v1/projects/acme/observe"),
+            Some("writer-of-acme-0001"),
+            obs
+        )
+        .0,
+        200
+    );
+    let (st, v) = post(
+        &u("/v1/projects/acme/observe"),
+        Some("reader-of-acme-0002"),
+        obs,
+    );
+    assert_eq!((st, reason(&v)), (403, "read_only_token"));
+    assert_eq!(
+        post(
+            &u("/v1/projects/acme/recall"),
+            Some("reader-of-acme-0002"),
+            r#"{"query":"launch"}"#
+        )
+        .0,
+        200
+    );
+    // Out of scope: the same answer for a project that exists and one that does not.
+    let existing = post(
+        &u("/v1/projects/hidden/recall"),
+        Some("writer-of-acme-0001"),
+        r#"{"query":"launch"}"#,
+    );
+    let missing = post(
+        &u("/v1/projects/ghost/recall"),
+        Some("writer-of-acme-0001"),
+        r#"{"query":"launch"}"#,
+    );
+    assert_eq!(existing.0, 403);
+    assert_eq!(existing, missing, "nothing about the other project leaks");
+    let (st, v) = post(
+        &u("/v1/ops"),
+        Some("writer-of-acme-0001"),
+        r#"{"op":"stats"}"#,
+    );
+    assert_eq!((st, reason(&v)), (403, "project_forbidden"));
+    assert_eq!(
+        post(&u("/v1/ops"), Some("admin-token-0003"), r#"{"op":"stats"}"#).0,
+        200
+    );
+    // Without tokens, a non-loopback address is refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--json", "serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reason(&v), "insecure_listen");
+}
+
+/// 8 clients × `per_client` observes with concurrent recalls; returns the acknowledged
+/// (source id, event id) pairs, stopping early when `stop_after` acknowledgements exist.
+fn load(url: &str, per_client: usize, stop_after: Option<usize>) -> Vec<(String, u64)> {
+    let acked = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for c in 0..8 {
+            let acked = &acked;
+            scope.spawn(move || {
+                for i in 0..per_client {
+                    if stop_after.is_some_and(|n| acked.lock().unwrap().len() >= n) {
+                        return;
+                    }
+                    let sid = format!("c{c}-{i}");
+                    let body = json!({"text": format!("client {c} note {i} about kestrels"), "source_id": sid, "thread": format!("t{c}")});
+                    let Ok(mut resp) = agent()
+                        .post(&format!("{url}/v1/projects/load/observe"))
+                        .send(body.to_string())
+                    else {
+                        return; // the server went away
+                    };
+                    if resp.status() != 200 {
+                        return;
+                    }
+                    let v: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+                    acked.lock().unwrap().push((sid, v["event_id"].as_u64().unwrap()));
+                    if i % 25 == 0 {
+                        let _ = agent()
+                            .post(&format!("{url}/v1/projects/load/recall"))
+                            .send(r#"{"query":"kestrels","k":5}"#);
+                    }
+                }
+            });
+        }
+    });
+    acked.into_inner().unwrap()
+}
+
+/// Every acknowledged event is stored exactly once, under its id.
+fn check_stored(dir: &Path, acked: &[(String, u64)]) {
+    let db = rusqlite::Connection::open(dir.join("ledger.db")).unwrap();
+    for (sid, id) in acked {
+        let rows: Vec<i64> = db
+            .prepare("SELECT id FROM events WHERE project = 'load' AND source_id = ?1")
+            .unwrap()
+            .query_map([sid], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows, vec![*id as i64], "{sid}");
+    }
+}
+
+#[test]
+fn concurrent_load_then_sigterm_or_kill_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Full load: 8 × 500 observes with recalls, every id present once and recallable.
+    let mut s = Server::start(d, &[]);
+    let acked = load(&s.url, 500, None);
+    assert_eq!(acked.len(), 4000);
+    let (_, v) = post(
+        &format!("{}/v1/projects/load/recall", s.url),
+        None,
+        r#"{"query":"client 3 note 417 kestrels","k":10}"#,
+    );
+    assert!(
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["event"]["source_id"] == "c3-417"),
+        "{v}"
+    );
+    s.signal("-TERM");
+    check_stored(d, &acked);
+    // SIGTERM during load, then restart: nothing acknowledged is lost.
+    for sig in ["-TERM", "-KILL"] {
+        let mut s = Server::start(d, &[]);
+        let url = s.url.clone();
+        let acked = std::thread::scope(|scope| {
+            let h = scope.spawn(|| load(&url, 10_000, Some(400)));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            s.signal(sig);
+            h.join().unwrap()
+        });
+        assert!(!acked.is_empty(), "{sig}: the load ran");
+        let s = Server::start(d, &[]);
+        check_stored(d, &acked);
+        let (st, _) = post(
+            &format!("{}/v1/projects/load/recall", s.url),
+            None,
+            r#"{"query":"kestrels"}"#,
+        );
+        assert_eq!(st, 200, "{sig}: the restarted server answers");
+    }
+}
