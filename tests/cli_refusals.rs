@@ -510,3 +510,51 @@ fn repairs_on_open_are_logged_on_stderr_and_stdout_stays_one_document() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(!stale.exists());
 }
+
+#[test]
+fn concurrent_cli_writers_wait_for_each_other_and_a_held_store_is_retryable() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    std::thread::scope(|scope| {
+        for w in 0..2 {
+            scope.spawn(move || {
+                for i in 0..10 {
+                    observe(d, "p", "user", &format!("writer {w} line {i}"));
+                }
+            });
+        }
+    });
+    assert_eq!(
+        ok(d, &["stats"])[0]["events"],
+        20,
+        "every write of both processes landed"
+    );
+    // A store held past the wait is the named, retryable `store_locked` (exit 5).
+    let mut server = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(d)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(d)
+        .args(["--json", "observe", "--project", "p", "late"])
+        .env("HYPERMEM_LOCK_WAIT_MS", "200")
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["error"]["reason"], "store_locked");
+    assert_eq!(v["error"]["retryable"], true);
+}

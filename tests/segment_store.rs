@@ -27,6 +27,7 @@ fn dim() -> Dim {
 fn config(cap: usize) -> SegmentStoreConfig {
     SegmentStoreConfig {
         segment_capacity: cap,
+        lock_wait_ms: 0,
         ..SegmentStoreConfig::default()
     }
 }

@@ -597,6 +597,14 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         Some(path) => Profile::load(path)?,
         None => Profile::builtin(ProfileKind::Lite)?,
     };
+    let mut profile = profile;
+    // How long a writer waits for another process's store lock (default 5 s).
+    if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        profile.store.lock_wait_ms = ms;
+    }
     let data_dir = cli
         .data_dir
         .clone()

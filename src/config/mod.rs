@@ -748,6 +748,7 @@ impl Profile {
                     ef_search: h.ef_search,
                     max_elements: HnswConfig::default().max_elements,
                 },
+                lock_wait_ms: SegmentStoreConfig::default().lock_wait_ms,
             },
             hot_capacity: ti.hot_capacity,
             tiers: TierPolicy {

@@ -35,6 +35,9 @@ pub struct SegmentStoreConfig {
     pub hnsw_threshold: usize,
     /// HNSW parameters.
     pub hnsw: HnswConfig,
+    /// How long opening waits for another process to release the store before it
+    /// refuses with [`StoreError::Locked`] (retryable), in milliseconds.
+    pub lock_wait_ms: u64,
 }
 
 impl Default for SegmentStoreConfig {
@@ -44,6 +47,7 @@ impl Default for SegmentStoreConfig {
             verify_on_open: true,
             hnsw_threshold: 200_000,
             hnsw: HnswConfig::default(),
+            lock_wait_ms: 5_000,
         }
     }
 }
@@ -302,14 +306,25 @@ impl SegmentStore {
                 .write(true)
                 .open(&path)
                 .at(&path)?;
-            match file.try_lock() {
-                Ok(()) => Some(file),
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(StoreError::Locked {
-                        path: root.to_owned(),
-                    });
+            // Another process holds the store: wait for it (a CLI call takes
+            // milliseconds), bounded, then refuse with the retryable `Locked`.
+            let deadline =
+                std::time::Instant::now() + std::time::Duration::from_millis(config.lock_wait_ms);
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break Some(file),
+                    Err(std::fs::TryLockError::WouldBlock)
+                        if std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(StoreError::Locked {
+                            path: root.to_owned(),
+                        });
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(e).at(&path),
                 }
-                Err(std::fs::TryLockError::Error(e)) => return Err(e).at(&path),
             }
         };
         let mut recovery = StoreRecovery::default();
