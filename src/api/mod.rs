@@ -10,6 +10,7 @@
 //! serializable types (`RecallResult`, `Pack`, `Belief`, ...), returned as JSON values.
 
 pub mod http;
+pub mod mcp;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -139,7 +140,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 /// A time argument: epoch milliseconds, or any text [`crate::clock::parse_instant`] reads
 /// (RFC 3339 with seconds and offset, a date).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Time {
     /// Milliseconds since the Unix epoch.
@@ -194,7 +195,7 @@ fn agent_default() -> String {
 }
 
 /// One observation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Observe {
     /// Project.
@@ -270,7 +271,7 @@ pub struct ObserveBatch {
 }
 
 /// A ranked recall (or a context pack with `pack`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Recall {
     /// Project.
@@ -292,7 +293,7 @@ pub struct Recall {
 }
 
 /// A budgeted context pack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pack {
     /// Project.
@@ -314,7 +315,7 @@ pub struct Pack {
 }
 
 /// Assert a belief backed by evidence (a one-operation plan).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefAssert {
     /// Project.
@@ -337,7 +338,7 @@ pub struct BeliefAssert {
 }
 
 /// Correct the active belief of a key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefCorrect {
     /// Project.
@@ -357,7 +358,7 @@ pub struct BeliefCorrect {
 }
 
 /// A key of a project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefKey {
     /// Project.
@@ -367,7 +368,7 @@ pub struct BeliefKey {
 }
 
 /// The belief of a key valid at a time (event time).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefAt {
     /// Project.
@@ -387,7 +388,7 @@ pub struct ApplyPlan {
 }
 
 /// A project alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectOnly {
     /// Project.
@@ -395,7 +396,7 @@ pub struct ProjectOnly {
 }
 
 /// A project and a list length.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectLimit {
     /// Project.
@@ -406,7 +407,7 @@ pub struct ProjectLimit {
 }
 
 /// A record of a project by id (episode, procedure, prospective item, candidate).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectId64 {
     /// Project.
@@ -416,7 +417,7 @@ pub struct ProjectId64 {
 }
 
 /// Start an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeStart {
     /// Project.
@@ -427,7 +428,7 @@ pub struct EpisodeStart {
 }
 
 /// Append a recorded event to an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeAppend {
     /// Project.
@@ -439,7 +440,7 @@ pub struct EpisodeAppend {
 }
 
 /// Seal an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeEnd {
     /// Project.
@@ -455,7 +456,7 @@ pub struct EpisodeEnd {
 }
 
 /// Add a procedure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureAdd {
     /// Project.
@@ -469,7 +470,7 @@ pub struct ProcedureAdd {
 }
 
 /// Procedures for a situation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureSuggest {
     /// Project.
@@ -482,7 +483,7 @@ pub struct ProcedureSuggest {
 }
 
 /// Record a procedure outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureOutcome {
     /// Project.
@@ -494,7 +495,7 @@ pub struct ProcedureOutcome {
 }
 
 /// Record a pending prospective item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectivePropose {
     /// Project.
@@ -512,7 +513,7 @@ pub struct ProspectivePropose {
 }
 
 /// Confirm an item by a later, affirmative user event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveConfirm {
     /// Project.
@@ -524,7 +525,7 @@ pub struct ProspectiveConfirm {
 }
 
 /// Postpone an item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveDefer {
     /// Project.
@@ -536,7 +537,7 @@ pub struct ProspectiveDefer {
 }
 
 /// Items due at a time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveDue {
     /// Project.
@@ -547,7 +548,7 @@ pub struct ProspectiveDue {
 }
 
 /// A project map.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MapRequest {
     /// Project.
@@ -562,7 +563,7 @@ fn map_limit() -> usize {
 }
 
 /// Erase a project from every store: `confirm` must be `true`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetProject {
     /// Project.
@@ -582,7 +583,7 @@ pub struct Migrate {
 }
 
 /// Nothing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 

@@ -213,6 +213,8 @@ enum Command {
         #[arg(long, default_value_t = 30_000)]
         timeout_ms: u64,
     },
+    /// Serve the operations as MCP tools over stdin/stdout (for an agent's MCP client).
+    Mcp,
     /// Retrieval evaluation: import a data set into a fresh memory and score recall.
     Eval {
         /// Directory holding conversations.jsonl and questions.jsonl.
@@ -752,6 +754,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         });
     }
     let memory = Memory::open(&profile, Some(&dir))?;
+    if let Command::Mcp = cli.command {
+        return hypermem::api::mcp::serve_stdio(std::sync::Arc::new(memory));
+    }
     match cli.command {
         Command::Init => print(
             json!({"data_dir": memory.data_dir(), "schema_version": memory.ledger().schema_version()?}),
@@ -1260,7 +1265,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .join("\n");
             print(serde_json::to_value(&list)?, text);
         }
-        Command::Eval { .. } | Command::Serve { .. } => unreachable!("handled above"),
+        Command::Eval { .. } | Command::Serve { .. } | Command::Mcp => {
+            unreachable!("handled above")
+        }
     }
     Ok(())
 }

@@ -1,0 +1,74 @@
+//! `hypermem mcp` spawned as a child process and driven by the official SDK's client, as an
+//! agent's MCP client would: list tools, observe, recall, and refusals as tool errors
+//! carrying their reason.
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+#[test]
+fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hypermem"));
+        cmd.arg("--data-dir").arg(dir.path()).args(["--create", "mcp"]);
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let tools = client.list_tools(Default::default()).await.unwrap().tools;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for want in ["observe", "recall", "pack", "belief_assert", "map", "forget_project"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        let recall = tools.iter().find(|t| t.name == "recall").unwrap();
+        assert!(recall.input_schema["properties"]["query"].is_object(), "{:?}", recall.input_schema);
+        let call = |name: &'static str, a: Value| {
+            CallToolRequestParams::new(name).with_arguments(args(a))
+        };
+        let text = |r: &rmcp::model::CallToolResult| -> Value {
+            let t = r.content[0].as_text().unwrap().text.clone();
+            serde_json::from_str(&t).unwrap()
+        };
+        let r = client
+            .call_tool(call("observe", json!({"project": "acme", "text": "I prefer dark mode in every editor"})))
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true));
+        let id = text(&r)["event_id"].as_u64().unwrap();
+        let r = client
+            .call_tool(call("recall", json!({"project": "acme", "query": "which editor theme"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r)["items"][0]["event"]["id"], id);
+        // A governance refusal is a tool error with its reason.
+        let r = client
+            .call_tool(call(
+                "belief_assert",
+                json!({"project": "acme", "key": "user.theme", "statement": "dark", "ownership": "user", "evidence": [id + 100]}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(text(&r)["error"]["reason"], "unknown_evidence");
+        let r = client
+            .call_tool(call("forget_project", json!({"project": "acme"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r)["error"]["reason"], "confirmation_required");
+        let r = client
+            .call_tool(call("recall", json!({"project": "acme", "query": 42})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r)["error"]["reason"], "invalid_request");
+        let r = client.call_tool(call("no_such_tool", json!({}))).await.unwrap();
+        assert_eq!(text(&r)["error"]["reason"], "unknown_tool");
+        client.cancel().await.unwrap();
+    });
+}
