@@ -1,0 +1,209 @@
+//! The HTTP path measured against the in-process one, in one run: a memory of N short
+//! memories (default 100,000) is built, then
+//! - `Memory::recall` p50 / p99 in process (one thread),
+//! - `POST /v1/projects/{p}/recall` p50 / p99 with 1 and with 8 concurrent clients,
+//! - observe over HTTP in batches of 1,000 (`observe_batch`), observations per second,
+//!
+//! and the ratio HTTP / in-process at p50 with the milliseconds the HTTP path adds.
+//!
+//! ```sh
+//! cargo run --release --example http_load -- 100000
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use hypermem::hdv::SeededRng;
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::store::ProjectId;
+use hypermem::{Memory, Profile, ProfileKind};
+use serde_json::json;
+
+const SUBJECTS: &[&str] = &[
+    "deploy", "database", "invoice", "editor", "backup", "meeting", "budget", "laptop", "garden",
+    "flight",
+];
+const VERBS: &[&str] = &[
+    "prefers",
+    "scheduled",
+    "moved",
+    "fixed",
+    "asked about",
+    "cancelled",
+];
+const DETAILS: &[&str] = &[
+    "on Tuesday",
+    "for the Berlin office",
+    "after the outage",
+    "with the new vendor",
+    "before the release",
+    "at 9am",
+];
+
+fn sentence(rng: &mut SeededRng, i: usize) -> String {
+    let pick = |rng: &mut SeededRng, xs: &[&'static str]| xs[rng.below(xs.len() as u64) as usize];
+    format!(
+        "Note {i}: the user {} the {} {} (ticket {}).",
+        pick(rng, VERBS),
+        pick(rng, SUBJECTS),
+        pick(rng, DETAILS),
+        rng.below(100_000)
+    )
+}
+
+fn query(rng: &mut SeededRng) -> String {
+    let pick = |rng: &mut SeededRng, xs: &[&'static str]| xs[rng.below(xs.len() as u64) as usize];
+    format!(
+        "what did the user do with the {} {}",
+        pick(rng, SUBJECTS),
+        pick(rng, DETAILS)
+    )
+}
+
+fn cpu_seconds() -> f64 {
+    // utime + stime of this process (server and clients), from /proc (Linux); 0 elsewhere.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
+    ms.sort_by(f64::total_cmp);
+    let at = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let n: usize = std::env::args().nth(1).map_or(Ok(100_000), |a| a.parse())?;
+    let dir = tempfile::tempdir()?;
+    let profile = Profile::builtin(ProfileKind::Lite)?;
+    let memory = Arc::new(Memory::open(&profile, Some(dir.path()))?);
+    let p = ProjectId::new("bench")?;
+    let mut rng = SeededRng::new(7);
+    let t = Instant::now();
+    for start in (0..n).step_by(1000) {
+        let batch: Vec<NewEvent> = (start..(start + 1000).min(n))
+            .map(|i| {
+                NewEvent::new(
+                    p.clone(),
+                    Role::User,
+                    EventKind::Message,
+                    sentence(&mut rng, i),
+                )
+                .thread(format!("t{}", i / 100))
+            })
+            .collect();
+        memory.observe_batch(&batch)?;
+    }
+    println!("built {n} memories in {:.1} s", t.elapsed().as_secs_f64());
+    let queries: Vec<String> = (0..200).map(|_| query(&mut rng)).collect();
+    for q in queries.iter().take(20) {
+        memory.recall(&p, q, 10)?; // warm: the lexical index, caches
+    }
+    let in_process: Vec<f64> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            memory.recall(&p, q, 10).expect("recall");
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let (ip50, ip99) = percentiles(in_process);
+    println!("in process   recall p50 {ip50:.2} ms  p99 {ip99:.2} ms");
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server_memory = memory.clone();
+    std::thread::spawn(move || {
+        let config = hypermem::api::http::ServeConfig {
+            listen: "127.0.0.1:0".parse().expect("address"),
+            ..Default::default()
+        };
+        hypermem::api::http::serve(server_memory, &config, |addr| {
+            tx.send(addr).expect("send");
+        })
+        .expect("serve");
+    });
+    let url = format!("http://{}/v1/projects/bench", rx.recv()?);
+    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
+    let recall_http = |agent: &ureq::Agent, q: &str| -> f64 {
+        let t = Instant::now();
+        let mut r = agent
+            .post(&format!("{url}/recall"))
+            .send(json!({"query": q, "k": 10}).to_string())
+            .expect("http recall");
+        let _ = r.body_mut().read_to_string().expect("body");
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    for q in queries.iter().take(20) {
+        recall_http(&agent, q);
+    }
+    let one: Vec<f64> = queries.iter().map(|q| recall_http(&agent, q)).collect();
+    let (h50, h99) = percentiles(one);
+    println!(
+        "HTTP, 1 client   recall p50 {h50:.2} ms  p99 {h99:.2} ms   (HTTP / in-process p50 {:.3}, +{:.2} ms)",
+        h50 / ip50,
+        h50 - ip50
+    );
+    let (t8, cpu8) = (Instant::now(), cpu_seconds());
+    let eight: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|c| {
+                let queries = &queries;
+                let recall_http = &recall_http;
+                s.spawn(move || {
+                    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
+                    queries
+                        .iter()
+                        .skip(c * 25)
+                        .take(25)
+                        .chain(queries.iter().take(25))
+                        .map(|q| recall_http(&agent, q))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("client"))
+            .collect()
+    });
+    let (wall8, cpu8) = (t8.elapsed().as_secs_f64(), cpu_seconds() - cpu8);
+    let count8 = eight.len() as f64;
+    let (e50, e99) = percentiles(eight);
+    println!(
+        "HTTP, 8 clients  recall p50 {e50:.2} ms  p99 {e99:.2} ms  ({:.0} recalls/s wall, {:.0} per CPU-second)",
+        count8 / wall8,
+        count8 / cpu8.max(1e-9)
+    );
+    let batches = 10;
+    let (t, cpu) = (Instant::now(), cpu_seconds());
+    for b in 0..batches {
+        let events: Vec<_> = (0..1000)
+            .map(|i| json!({"text": sentence(&mut rng, n + b * 1000 + i), "thread": format!("h{b}")}))
+            .collect();
+        let mut r = agent
+            .post(&format!("{url}/observe_batch"))
+            .send(json!({"events": events}).to_string())?;
+        let _ = r.body_mut().read_to_string()?;
+    }
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    println!(
+        "HTTP observe_batch of 1,000: {:.0} observations/s wall, {:.0} per CPU-second",
+        (batches * 1000) as f64 / secs,
+        (batches * 1000) as f64 / cpu.max(1e-9)
+    );
+    std::process::exit(0);
+}
