@@ -551,10 +551,20 @@ fn concurrent_cli_writers_wait_for_each_other_and_a_held_store_is_retryable() {
         .env("HYPERMEM_LOCK_WAIT_MS", "200")
         .output()
         .unwrap();
+    // A reader does not wait: it reads a view of what the holder committed.
+    let started = std::time::Instant::now();
+    let stats = ok(d, &["stats"]);
+    let recall = ok(d, &["recall", "--project", "p", "writer 1 line 3"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "readers waited"
+    );
     server.kill().unwrap();
     server.wait().unwrap();
     assert_eq!(out.status.code(), Some(5));
     let v = json(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(v["error"]["reason"], "store_locked");
     assert_eq!(v["error"]["retryable"], true);
+    assert_eq!(stats[0]["events"], 20);
+    assert!(!recall["items"].as_array().unwrap().is_empty());
 }

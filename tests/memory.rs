@@ -1283,3 +1283,48 @@ fn a_batch_whose_projections_fail_completes_on_retry_without_duplicates() {
     assert_eq!(m.vectors().len(&q), 4, "repaired on open");
     assert_eq!(m.recall(&q, "otters", 10).unwrap().len(), 4);
 }
+
+#[test]
+fn a_view_reads_beside_the_holder_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("v");
+    let holder = Memory::open(&profile(), Some(dir.path())).unwrap();
+    holder
+        .observe(NewEvent::new(
+            p.clone(),
+            Role::User,
+            EventKind::Message,
+            "the kiln fires at dawn",
+        ))
+        .unwrap();
+    let view = Memory::open_view(&profile(), Some(dir.path())).unwrap();
+    assert!(view.is_read_only());
+    assert_eq!(
+        view.recall(&p, "when does the kiln fire", 5).unwrap().len(),
+        1
+    );
+    let refused = view
+        .observe(NewEvent::new(
+            p.clone(),
+            Role::User,
+            EventKind::Message,
+            "x",
+        ))
+        .unwrap_err();
+    assert_eq!(refused.reason(), "read_only");
+    assert_eq!(view.forget_project(&p).unwrap_err().reason(), "read_only");
+    for _ in 0..40 {
+        view.recall(&p, "kiln", 5).unwrap();
+    }
+    drop(view);
+    let db = rusqlite::Connection::open(dir.path().join("ledger.db")).unwrap();
+    let logged: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM query_log WHERE project = 'v'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(logged, 0, "a view does not learn");
+    assert_eq!(holder.ledger().count(&p).unwrap(), 1);
+}

@@ -526,6 +526,32 @@ enum PlanAction {
     },
 }
 
+/// Whether the verb only reads: it then never waits for another process's store lock
+/// (it reads a view, [`Memory::open_view`], while another process holds the store).
+fn reads_only(command: &Command) -> bool {
+    match command {
+        Command::Stats
+        | Command::Map { .. }
+        | Command::Recall { .. }
+        | Command::Gaps { .. }
+        | Command::Associations { .. }
+        | Command::Proposals { .. } => true,
+        Command::Belief { action } => matches!(
+            action,
+            BeliefAction::Current { .. } | BeliefAction::At { .. } | BeliefAction::History { .. }
+        ),
+        Command::Procedure { action } => matches!(action, ProcedureAction::Suggest { .. }),
+        Command::Prospective { action } => {
+            matches!(
+                action,
+                ProspectiveAction::Due { .. } | ProspectiveAction::Show { .. }
+            )
+        }
+        Command::Candidates { action } => matches!(action, CandidateAction::List { .. }),
+        _ => false,
+    }
+}
+
 /// The data directory must exist and be a directory, unless the verb may create it.
 fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiError> {
     match std::fs::metadata(dir) {
@@ -753,7 +779,17 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let _ = std::io::stdout().flush();
         });
     }
-    let memory = Memory::open(&profile, Some(&dir))?;
+    let memory = if reads_only(&cli.command) {
+        // A reader never waits on a writer: without the lock at once, it reads a view.
+        let mut now = profile.clone();
+        now.store.lock_wait_ms = 0;
+        match Memory::open(&now, Some(&dir)) {
+            Err(e) if e.reason() == "store_locked" => Memory::open_view(&profile, Some(&dir))?,
+            other => other?,
+        }
+    } else {
+        Memory::open(&profile, Some(&dir))?
+    };
     if let Command::Mcp = cli.command {
         return hypermem::api::mcp::serve_stdio(std::sync::Arc::new(memory));
     }

@@ -201,6 +201,8 @@ pub struct Memory {
     /// Held across a ledger append and the indexing of its events (and across a lazy
     /// build), so every event is indexed exactly once.
     append_lock: Mutex<()>,
+    /// Opened with [`open_view`](Memory::open_view): reads only, no lock, nothing written.
+    read_only: bool,
     /// Projects embeddings to bits; embeds text with the profile's static model, if any.
     embedder: crate::semantic::Embedder,
     /// Semantic vectors per project, loaded from the ledger on first use.
@@ -285,11 +287,86 @@ impl Memory {
             encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
             append_lock: Mutex::new(()),
+            read_only: false,
             feedback: Mutex::new(Vec::new()),
         };
         memory.repair()?;
         memory.restore_traces()?;
         Ok(memory)
+    }
+
+    /// Opens a data directory for reading only, beside a process that holds it (a server,
+    /// a writer): no lock is taken and nothing is written — no repair, no migration (an
+    /// outdated schema is `needs_migration`), no learning from recalls (no potentiation, no
+    /// query log), no saved indexes. It sees what was committed when it opened.
+    ///
+    /// # Errors
+    /// `needs_migration`, a missing or damaged store, SQLite errors.
+    pub fn open_view(profile: &Profile, data_dir: Option<&Path>) -> Result<Self> {
+        hdv::kernels::try_active()?;
+        let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
+        let ledger = Ledger::open_unmigrated(data_dir.join("ledger.db"), LedgerConfig::default())?;
+        let needed = crate::ledger::MIGRATIONS.last().map_or(0, |m| m.version);
+        let found = ledger.schema_version()?;
+        if found != needed {
+            return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
+        }
+        let ledger = Arc::new(ledger);
+        let warm = Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?);
+        let cold = Arc::new(SegmentStore::view(
+            data_dir.join("vectors-cold"),
+            profile.dim,
+        )?);
+        let tiers = TierManager::new(
+            HotTier::new(profile.dim, profile.hot_capacity),
+            warm.clone(),
+            cold.clone(),
+            profile.tiers,
+            ledger.clock(),
+        );
+        let cognition = Arc::new(Cognition::new(
+            ledger.clone(),
+            profile.dim,
+            profile.cognition,
+        ));
+        let model = match &profile.semantic.model {
+            Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
+            None => None,
+        };
+        let memory = Self {
+            embedder: crate::semantic::Embedder::new(model, profile.semantic.bits),
+            spaces: RwLock::new(HashMap::new()),
+            profile: profile.clone(),
+            data_dir,
+            ledger,
+            tiers,
+            warm,
+            cold,
+            cognition,
+            encoders: Mutex::new(Vec::new()),
+            lexicon: RwLock::new(HashMap::new()),
+            append_lock: Mutex::new(()),
+            read_only: true,
+            feedback: Mutex::new(Vec::new()),
+        };
+        memory.restore_traces()?;
+        Ok(memory)
+    }
+
+    /// Whether this memory was opened with [`open_view`](Self::open_view).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Refuses a write on a read-only view.
+    fn writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(crate::store::StoreError::ReadOnly {
+                path: self.data_dir.clone(),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// The ledger.
@@ -316,6 +393,9 @@ impl Memory {
     /// SQLite errors (the batch is dropped then).
     pub fn flush_feedback(&self) -> Result<()> {
         let batch = std::mem::take(&mut *self.feedback.locked());
+        if self.read_only {
+            return Ok(()); // a view does not learn: its signals are dropped
+        }
         Ok(self.cognition.record_recalls(&batch)?)
     }
 
@@ -679,6 +759,7 @@ impl Memory {
     /// Ledger validation (content size, references), `conflict` for a stored source id
     /// with other content, store and SQLite errors.
     pub fn observe_batch(&self, events: &[NewEvent]) -> Result<Vec<EventId>> {
+        self.writable()?;
         self.flush_feedback()?;
         // Documents are encoded with uniform term weights and queries with IDF weights:
         // measured on BEAM, IDF on the documents too lowered recall@10 from 0.442 to 0.386.
@@ -849,6 +930,7 @@ impl Memory {
     /// # Errors
     /// Ledger or store errors.
     pub fn forget_project(&self, project: &ProjectId) -> Result<ForgetReceipt> {
+        self.writable()?;
         let _append = self.append_lock.locked();
         self.feedback.locked().retain(|r| &r.project != project);
         let lexical = self
@@ -885,6 +967,9 @@ impl Memory {
     /// # Errors
     /// Store errors.
     pub fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         self.flush_feedback()?;
         self.save_lexicon()?;
         self.warm.flush()?;

@@ -96,6 +96,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn apply_plan(&self, plan: &Plan) -> Result<PlanOutcome> {
+        self.writable()?;
         Ok(self.ledger().apply_plan(plan)?)
     }
 
@@ -267,6 +268,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn pulse_tick(&self, project: &ProjectId) -> Result<PulseReceipt> {
+        self.writable()?;
         self.require_project(project)?;
         let budget = self.profile.pulse.budget;
         let mut receipt = self.cognition().tick(project, budget)?;
