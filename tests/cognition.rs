@@ -396,9 +396,11 @@ fn meta_memory_raises_proposals_once_and_tracks_their_status() {
 fn gaps_cover_weak_recalls_and_open_questions() {
     let (l, cog, _) = setup();
     let p = project("p");
-    cog.record_query(&p, "what is the wifi password", 0.01, &[])
+    for q in ["what is the wifi password", "What is the  wifi password"] {
+        cog.record_query(&p, q, 0.01, &[], true).unwrap();
+    }
+    cog.record_query(&p, "deploy day", 0.6, &[3], false)
         .unwrap();
-    cog.record_query(&p, "deploy day", 0.6, &[3]).unwrap();
     let ep = cog.start_episode(&p, "a").unwrap();
     let answered = event(&l, "p", Role::User, "What time is it?");
     let reply = event(&l, "p", Role::Assistant, "Noon.");
@@ -412,8 +414,10 @@ fn gaps_cover_weak_recalls_and_open_questions() {
         .iter()
         .filter(|g| g.kind == GapKind::WeakRecall)
         .collect();
-    assert_eq!(weak.len(), 1);
+    assert_eq!(weak.len(), 1, "identical gap queries aggregate");
     assert!(weak[0].description.contains("wifi"));
+    assert_eq!(weak[0].count, 2);
+    assert!(weak[0].first_at <= weak[0].last_at);
     let open: Vec<_> = gaps
         .iter()
         .filter(|g| g.kind == GapKind::OpenQuestion)

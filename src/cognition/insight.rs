@@ -1,6 +1,8 @@
 //! Meta-memory (metrics, rule-based issue detection, self-improvement proposals), knowledge
 //! gaps and associations.
 
+use std::collections::HashMap;
+
 use rusqlite::{OptionalExtension, params};
 
 use super::synapses::RippleParams;
@@ -17,6 +19,8 @@ pub struct RecallTrace {
     pub query: String,
     /// Best HDC similarity among the results.
     pub best_similarity: f64,
+    /// Whether the recall was a knowledge gap (no candidate with evidence of its own).
+    pub gap: bool,
     /// Top results (their synapses are strengthened pairwise).
     pub hits: Vec<u64>,
     /// When the recall happened (ms).
@@ -77,6 +81,12 @@ pub struct Gap {
     pub evidence: Vec<u64>,
     /// Severity in [0, 1].
     pub score: f64,
+    /// How often it was met (identical gap queries aggregate: 1 for the other kinds).
+    pub count: u64,
+    /// When it was first met (ms), where known.
+    pub first_at: Option<i64>,
+    /// When it was last met (ms), where known.
+    pub last_at: Option<i64>,
 }
 
 /// A candidate association ("subtle thought"): never a fact.
@@ -296,7 +306,8 @@ impl Cognition {
         })
     }
 
-    /// Logs a recall query with its best similarity and hits (for gap detection).
+    /// Logs a recall query with its best similarity, hits and whether it was a gap (the
+    /// caller's judgement: `Memory` decides by the project's relevance floor).
     ///
     /// # Errors
     /// SQLite errors.
@@ -306,10 +317,11 @@ impl Cognition {
         query: &str,
         best_similarity: f64,
         hits: &[u64],
+        gap: bool,
     ) -> LedgerResult<()> {
         let now = self.ledger.now_ms();
         self.ledger
-            .write(|tx| self.log_query_in(tx, project, query, best_similarity, hits, now))
+            .write(|tx| self.log_query_in(tx, project, query, best_similarity, hits, gap, now))
     }
 
     fn log_query_in(
@@ -319,10 +331,11 @@ impl Cognition {
         query: &str,
         best_similarity: f64,
         hits: &[u64],
+        gap: bool,
         at: i64,
     ) -> LedgerResult<()> {
         tx.prepare_cached(
-            "INSERT INTO query_log (project, query, best_similarity, hits, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO query_log (project, query, best_similarity, hits, at, gap) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -330,7 +343,8 @@ impl Cognition {
                 query,
                 best_similarity,
                 serde_json::to_string(hits).expect("ids serialize"),
-                at
+                at,
+                gap
             ])
         })
         .map(|_| ())
@@ -359,7 +373,15 @@ impl Cognition {
                 .map_err(|e| self.ledger.sql(e))?;
             for r in recalls {
                 self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
-                self.log_query_in(tx, &r.project, &r.query, r.best_similarity, &r.hits, r.at)?;
+                self.log_query_in(
+                    tx,
+                    &r.project,
+                    &r.query,
+                    r.best_similarity,
+                    &r.hits,
+                    r.gap,
+                    r.at,
+                )?;
                 for &id in &r.hits {
                     access
                         .execute(params![r.project.as_str(), id as i64, r.at])
@@ -370,26 +392,66 @@ impl Cognition {
         })
     }
 
-    /// Knowledge gaps: recent weak recalls, unanswered user questions in episodes, and
-    /// concepts whose episodes mostly fail (at most `limit` of each kind, worst first).
+    /// Knowledge gaps: recalls that found nothing with evidence of its own (identical
+    /// queries — case and spacing folded — aggregate, most frequent first, with their
+    /// count and first and last time), unanswered user questions in episodes, and concepts
+    /// whose episodes mostly fail (at most `limit` of each kind).
     ///
     /// # Errors
     /// SQLite errors.
     pub fn knowledge_gaps(&self, project: &ProjectId, limit: usize) -> LedgerResult<Vec<Gap>> {
         let mut gaps = Vec::new();
-        let weak: Vec<(String, f64, String)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT query, best_similarity, hits FROM query_log WHERE project = ?1 AND best_similarity < ?2 ORDER BY best_similarity, id LIMIT ?3")
-                .and_then(|mut s| s.query_map(params![project.as_str(), self.config.gap_similarity, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
+        // Identical queries (after statement normalization: case, spacing, punctuation)
+        // aggregate into one gap with its count and first and last time.
+        let rows: Vec<(String, i64, f64, String)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT query, at, best_similarity, hits FROM query_log WHERE project = ?1 AND gap = 1 ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str()], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.ledger.sql(e))
         })?;
-        for (query, best, hits) in weak {
+        let mut groups: Vec<(String, String, u64, i64, i64, f64, String)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (query, at, best, hits) in rows {
+            let key = crate::governance::normalize_statement(&query);
+            match index.get(&key) {
+                Some(&i) => {
+                    let g = &mut groups[i];
+                    g.2 += 1;
+                    g.3 = g.3.min(at);
+                    g.4 = g.4.max(at);
+                    g.5 = g.5.max(best);
+                }
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push((key, query, 1, at, at, best, hits));
+                }
+            }
+        }
+        groups.sort_by(|a, b| b.2.cmp(&a.2).then(b.4.cmp(&a.4)));
+        groups.truncate(limit);
+        let weak = groups
+            .into_iter()
+            .map(|(_, query, count, first, last, best, hits)| {
+                (query, count, first, last, best, hits)
+            });
+        for (query, count, first, last, best, hits) in weak {
             gaps.push(Gap {
                 kind: GapKind::WeakRecall,
                 description: format!(
-                    "nothing in memory matches {query:?} well (best similarity {best:.3})"
+                    "nothing in memory answers {query:?} (asked {count} time{}; best similarity {best:.3}, within the project's unrelated baseline)",
+                    if count == 1 { "" } else { "s" }
                 ),
                 evidence: serde_json::from_str(&hits).unwrap_or_default(),
                 score: (1.0 - best).clamp(0.0, 1.0),
+                count,
+                first_at: Some(first),
+                last_at: Some(last),
             });
         }
         // A user question is open when no later event of its episode comes from the agent.
@@ -410,6 +472,9 @@ impl Cognition {
                 description: format!("unanswered question in episode {episode}: {content}"),
                 evidence: vec![event as u64],
                 score: 0.7,
+                count: 1,
+                first_at: None,
+                last_at: None,
             });
         }
         let mut failing: Vec<_> = self
@@ -429,6 +494,9 @@ impl Cognition {
                 ),
                 evidence: c.support.iter().map(|e| e.0).collect(),
                 score: 1.0 - c.reliability,
+                count: 1,
+                first_at: None,
+                last_at: None,
             });
         }
         Ok(gaps)

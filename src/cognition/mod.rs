@@ -51,8 +51,6 @@ pub struct CognitionConfig {
     pub synapse_rate: f64,
     /// Synapse decay per day: `w ← w · e^(−decay · days)`.
     pub synapse_decay_per_day: f64,
-    /// A recall whose best similarity is below this is a knowledge gap.
-    pub gap_similarity: f64,
 }
 
 impl Default for CognitionConfig {
@@ -66,7 +64,6 @@ impl Default for CognitionConfig {
             concept_similarity: 0.15,
             synapse_rate: 0.2,
             synapse_decay_per_day: 0.05,
-            gap_similarity: 0.08,
         }
     }
 }

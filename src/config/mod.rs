@@ -308,7 +308,6 @@ struct RawCognition {
     concept_similarity: f64,
     synapse_rate: f64,
     synapse_decay_per_day: f64,
-    gap_similarity: f64,
 }
 
 impl Default for RawCognition {
@@ -322,7 +321,6 @@ impl Default for RawCognition {
             concept_similarity: c.concept_similarity,
             synapse_rate: c.synapse_rate,
             synapse_decay_per_day: c.synapse_decay_per_day,
-            gap_similarity: c.gap_similarity,
         }
     }
 }
@@ -632,7 +630,6 @@ impl Profile {
                 cg.topic_shift_similarity,
             ),
             ("cognition.concept_similarity", cg.concept_similarity),
-            ("cognition.gap_similarity", cg.gap_similarity),
         ] {
             if !(-1.0..=1.0).contains(&value) {
                 return Err(invalid(
@@ -717,7 +714,6 @@ impl Profile {
                 concept_similarity: cg.concept_similarity,
                 synapse_rate: cg.synapse_rate,
                 synapse_decay_per_day: cg.synapse_decay_per_day,
-                gap_similarity: cg.gap_similarity,
             },
             recall,
             semantic: SemanticSettings {

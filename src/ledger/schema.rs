@@ -346,6 +346,11 @@ CREATE TABLE prospective_history (
     due_at       INTEGER
 );
 CREATE INDEX prospective_history_item ON prospective_history(project, item_id);
+-- Whether a logged recall was a knowledge gap: no candidate with a lexical match or a
+-- similarity above the project's unrelated baseline (decided by recall, calibrated per
+-- project). Rows logged before take the old rule (best similarity under 0.08).
+ALTER TABLE query_log ADD COLUMN gap INTEGER NOT NULL DEFAULT 0;
+UPDATE query_log SET gap = 1 WHERE best_similarity < 0.08;
 "#,
     },
 ];

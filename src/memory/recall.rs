@@ -478,7 +478,7 @@ impl Memory {
         // A lexical match of its own (a neighbour's score passed on by smoothing has rank
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
-        let supported = |c: &fusion::Candidate| {
+        let evidence = |c: &fusion::Candidate| {
             let lexical = c
                 .fused
                 .breakdown
@@ -490,13 +490,17 @@ impl Memory {
                     .similarity(q, c.fused.id)
                     .is_some_and(|s| s >= mean + FLOOR_SIGMAS * sd)
             });
-            let vector_support = baseline.is_none_or(|(mean, sd)| {
+            let vector_support = baseline.is_some_and(|(mean, sd)| {
                 similarity
                     .get(&c.fused.id)
                     .is_some_and(|&s| s >= mean + FLOOR_SIGMAS * sd)
             });
             lexical || semantic_support || vector_support
         };
+        // Without a baseline yet (a project too small to sample), similarity cannot be
+        // judged: every candidate passes the floor, but only evidence decides a gap.
+        let any_evidence = fetched.iter().any(|(c, _)| evidence(c));
+        let supported = |c: &fusion::Candidate| baseline.is_none() || evidence(c);
         // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
         // in its session (neighbour smoothing passed it a lexical score, rank 0).
         let linked = |c: &fusion::Candidate| {
@@ -682,6 +686,8 @@ impl Memory {
                 project: project.clone(),
                 query: query.to_owned(),
                 best_similarity: best,
+                // Nothing with evidence of its own: a question the memory cannot answer.
+                gap: !any_evidence && !compiled.text.trim().is_empty(),
                 hits: top,
                 at: self.ledger.now_ms(),
             });

@@ -166,6 +166,28 @@ impl Postings {
             .map_or(0, |&t| self.lists[t as usize].len() as u64)
     }
 
+    /// The share of the query's IDF mass that document `id` contains: Σ idf of the
+    /// (distinct) `terms` it holds ÷ Σ idf of all of them, where a term the project never
+    /// saw weighs the most (df 0). 1 when it holds every term; near 0 when it shares only
+    /// common words. `None` for an unknown document or no terms.
+    pub fn coverage(&self, terms: &[String], id: u64) -> Option<f64> {
+        let doc = self.ids.binary_search(&id).ok()? as u32;
+        let mut wanted: Vec<&str> = terms.iter().map(String::as_str).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let n = self.documents();
+        let (mut held, mut total) = (0.0, 0.0);
+        for t in wanted {
+            let list = self.vocabulary.get(t).map(|&t| &self.lists[t as usize]);
+            let w = idf(n, list.map_or(0, |l| l.len() as u64));
+            total += w;
+            if list.is_some_and(|l| l.binary_search_by_key(&doc, |&(d, _)| d).is_ok()) {
+                held += w;
+            }
+        }
+        (total > 0.0).then(|| held / total)
+    }
+
     /// The `k` best documents for the query `terms` by BM25 (duplicates count once), as
     /// `(event id, score)`, best first; ties go to the older event.
     pub fn search(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
