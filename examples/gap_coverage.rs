@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let q: serde_json::Value = serde_json::from_str(line)?;
-        if !q["evidence"].as_array().is_some_and(|e| !e.is_empty()) {
+        if q["evidence"].as_array().is_none_or(|e| e.is_empty()) {
             continue;
         }
         let cid = q["conversation_id"].as_str().unwrap_or_default();

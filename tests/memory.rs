@@ -1043,7 +1043,12 @@ fn recall_potentiates_memories_and_pulse_places_them_by_strength() {
             .iter()
             .find(|ph| ph.phase == "tiers")
             .unwrap();
-        assert!(tiers.produced.starts_with("1 promoted to hot"), "{tiers:?}");
+        assert!(
+            tiers
+                .produced
+                .starts_with("1 copied into this process's hot tier"),
+            "{tiers:?}"
+        );
         assert!(m.vectors().trace(&p, VectorId(star.0)).unwrap().in_hot);
         (star, others)
     };

@@ -188,3 +188,29 @@ fn traces_are_rebuilt_from_the_durable_tiers_on_open() {
         Tier::Cold
     );
 }
+
+#[test]
+fn a_rebalance_stops_at_its_deadline_and_reports_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(0.0));
+    let m = manager(dir.path(), clock.clone(), 100);
+    let p = project("p");
+    for i in 0..20u64 {
+        m.insert(&p, VectorId(i), vector_of(dim(), "p", i).view(), 1.0)
+            .unwrap();
+    }
+    clock.advance(30.0 * DAY);
+    // A deadline already past: nothing moves, every due move is left for later.
+    let r = m
+        .rebalance_bounded(&p, usize::MAX, Some(std::time::Instant::now()))
+        .unwrap();
+    assert_eq!((r.demoted_to_cold, r.left), (0, 20));
+    // A move budget of 5: five move now (in one cold batch), fifteen are left.
+    let r = m.rebalance_bounded(&p, 5, None).unwrap();
+    assert_eq!((r.demoted_to_cold, r.left), (5, 15));
+    let r = m.rebalance(&p).unwrap();
+    assert_eq!((r.demoted_to_cold, r.left), (15, 0));
+    for i in 0..20 {
+        assert_eq!(m.trace(&p, VectorId(i)).unwrap().home, Tier::Cold);
+    }
+}

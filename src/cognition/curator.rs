@@ -46,7 +46,7 @@ const PATTERNS: &[(&str, &str, Ownership)] = &[
     ("i hate", "user.preference", Ownership::User),
     ("i want", "user.goal", Ownership::User),
     ("my goal", "user.goal", Ownership::User),
-    ("never ", "user.boundary", Ownership::User),
+    ("never", "user.boundary", Ownership::User),
     ("we decided", "project.decision", Ownership::Project),
     ("let's use", "project.decision", Ownership::Project),
     ("we will use", "project.decision", Ownership::Project),
@@ -56,6 +56,42 @@ const PATTERNS: &[(&str, &str, Ownership)] = &[
     ("next time", "project.lesson", Ownership::Project),
     ("remember to", "project.lesson", Ownership::Project),
 ];
+
+/// Lowercase words of `text`, apostrophes kept inside words (`don't`): what curator
+/// patterns match, on word boundaries (`never` is not inside `whenever`).
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .replace('\u{2019}', "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The word index where `pattern`'s words start in `words`, if they appear consecutively.
+fn find_phrase(words: &[String], pattern: &str) -> Option<usize> {
+    let wanted: Vec<&str> = pattern.split_whitespace().collect();
+    if wanted.is_empty() || wanted.len() > words.len() {
+        return None;
+    }
+    (0..=words.len() - wanted.len()).find(|&i| {
+        wanted
+            .iter()
+            .zip(&words[i..])
+            .all(|(a, b)| *a == b.as_str())
+    })
+}
+
+/// Filler: an acknowledgement or small talk with fewer than three content words ("ok",
+/// "thanks!", "sounds good"). It proposes nothing and stays out of summaries.
+fn is_filler(text: &str) -> bool {
+    crate::recall::lexical::tokens(text)
+        .iter()
+        .filter(|t| !crate::recall::lexical::is_stop_word(t))
+        .count()
+        < 3
+}
 
 fn slug(text: &str) -> String {
     let words: Vec<String> = hdv::encode::TextEncoder::tokens(text)
@@ -134,19 +170,21 @@ impl Cognition {
             for e in &ep.events {
                 if let Some(ev) = self.ledger.get(project, *e)?
                     && ev.role == Role::User
+                    && !is_filler(&ev.content)
                 {
                     user_events.push(ev);
                 }
             }
             let mut candidates = Vec::new();
             for ev in &user_events {
-                let lower = ev.content.to_lowercase();
-                if let Some((pattern, prefix, ownership)) =
-                    PATTERNS.iter().find(|(p, _, _)| lower.contains(p))
+                let words = words(&ev.content);
+                if let Some((at, (_, prefix, ownership))) = PATTERNS
+                    .iter()
+                    .find_map(|p| find_phrase(&words, p.0).map(|at| (at, p)))
                 {
-                    let rest = &lower[lower.find(pattern).unwrap_or(0)..];
+                    let rest = words[at..].join(" ");
                     let op = Op::Propose {
-                        key: format!("{prefix}.{}", slug(rest)),
+                        key: format!("{prefix}.{}", slug(&rest)),
                         statement: ev.content.trim().to_owned(),
                         ownership: *ownership,
                         agent: None,
@@ -202,5 +240,25 @@ impl Cognition {
             });
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_whole_words_and_filler_is_skipped() {
+        let w = words("Whenever I deploy, I check the logs");
+        assert_eq!(find_phrase(&w, "never"), None, "not inside `whenever`");
+        let w = words("Please never deploy on Fridays");
+        assert_eq!(find_phrase(&w, "never"), Some(1));
+        let w = words("I don\u{2019}t like tabs");
+        assert_eq!(find_phrase(&w, "i don't like"), Some(0));
+        assert_eq!(find_phrase(&words("I likely will"), "i like"), None);
+        for filler in ["ok", "thanks!", "Sounds good", "yes please"] {
+            assert!(is_filler(filler), "{filler}");
+        }
+        assert!(!is_filler("I prefer tabs over spaces in Rust"));
     }
 }

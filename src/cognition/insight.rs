@@ -319,32 +319,29 @@ impl Cognition {
         hits: &[u64],
         gap: bool,
     ) -> LedgerResult<()> {
-        let now = self.ledger.now_ms();
-        self.ledger
-            .write(|tx| self.log_query_in(tx, project, query, best_similarity, hits, gap, now))
+        let trace = RecallTrace {
+            project: project.clone(),
+            query: query.to_owned(),
+            best_similarity,
+            gap,
+            hits: hits.to_vec(),
+            at: self.ledger.now_ms(),
+        };
+        self.ledger.write(|tx| self.log_query_in(tx, &trace))
     }
 
-    fn log_query_in(
-        &self,
-        tx: &rusqlite::Transaction<'_>,
-        project: &ProjectId,
-        query: &str,
-        best_similarity: f64,
-        hits: &[u64],
-        gap: bool,
-        at: i64,
-    ) -> LedgerResult<()> {
+    fn log_query_in(&self, tx: &rusqlite::Transaction<'_>, r: &RecallTrace) -> LedgerResult<()> {
         tx.prepare_cached(
             "INSERT INTO query_log (project, query, best_similarity, hits, at, gap) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .and_then(|mut s| {
             s.execute(params![
-                project.as_str(),
-                query,
-                best_similarity,
-                serde_json::to_string(hits).expect("ids serialize"),
-                at,
-                gap
+                r.project.as_str(),
+                r.query,
+                r.best_similarity,
+                serde_json::to_string(&r.hits).expect("ids serialize"),
+                r.at,
+                r.gap
             ])
         })
         .map(|_| ())
@@ -373,15 +370,7 @@ impl Cognition {
                 .map_err(|e| self.ledger.sql(e))?;
             for r in recalls {
                 self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
-                self.log_query_in(
-                    tx,
-                    &r.project,
-                    &r.query,
-                    r.best_similarity,
-                    &r.hits,
-                    r.gap,
-                    r.at,
-                )?;
+                self.log_query_in(tx, r)?;
                 for &id in &r.hits {
                     access
                         .execute(params![r.project.as_str(), id as i64, r.at])

@@ -274,9 +274,11 @@ impl Memory {
         let mut receipt = self.cognition().tick(project, budget)?;
         // Tier placement by LTP strength, bounded like every phase.
         let t = std::time::Instant::now();
-        let r = self
-            .tiers
-            .rebalance_bounded(project, budget.items_per_phase)?;
+        let r = self.tiers.rebalance_bounded(
+            project,
+            budget.items_per_phase,
+            Some(t + budget.time_per_phase),
+        )?;
         let moves = r.promoted + r.demoted_from_hot + r.demoted_to_cold + r.rehomed_to_warm;
         let elapsed_ms = t.elapsed().as_secs_f64() * 1e3;
         receipt.elapsed_ms += elapsed_ms;
@@ -285,10 +287,10 @@ impl Memory {
             items: moves,
             elapsed_ms,
             produced: format!(
-                "{} promoted to hot, {} dropped from hot, {} moved to cold, {} back to warm",
-                r.promoted, r.demoted_from_hot, r.demoted_to_cold, r.rehomed_to_warm
+                "{} copied into this process's hot tier, {} dropped from it, {} moved to cold, {} back to warm; {} left for the next tick",
+                r.promoted, r.demoted_from_hot, r.demoted_to_cold, r.rehomed_to_warm, r.left
             ),
-            budget_exhausted: moves >= budget.items_per_phase,
+            budget_exhausted: r.left > 0,
         });
         Ok(receipt)
     }

@@ -93,6 +93,8 @@ pub struct Rebalance {
     pub demoted_to_cold: usize,
     /// Moved from cold back to warm (on promotion).
     pub rehomed_to_warm: usize,
+    /// Moves still due when the move or time budget ran out (done by a later pass).
+    pub left: usize,
 }
 
 /// Hot + warm + cold tiers with LTP-driven placement.
@@ -361,7 +363,7 @@ impl TierManager {
     /// # Errors
     /// Tier I/O errors; a failure leaves every vector in at least one durable tier.
     pub fn rebalance(&self, project: &ProjectId) -> StoreResult<Rebalance> {
-        self.rebalance_bounded(project, usize::MAX)
+        self.rebalance_bounded(project, usize::MAX, None)
     }
 
     /// [`rebalance`](Self::rebalance) stopping after `max_moves` moves (a bounded pulse
@@ -374,6 +376,7 @@ impl TierManager {
         &self,
         project: &ProjectId,
         max_moves: usize,
+        deadline: Option<std::time::Instant>,
     ) -> StoreResult<Rebalance> {
         let now = self.clock.now();
         let mut report = Rebalance::default();
@@ -388,14 +391,28 @@ impl TierManager {
             })
             .unwrap_or_default();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (id, s, t) in ranked {
+        // Warm → cold moves are gathered and written as one batch (one synced append)
+        // after the loop; the warm copies are deleted only once the cold ones are durable.
+        let mut to_cold: Vec<(VectorId, hdv::Hypervector)> = Vec::new();
+        let mut updates: Vec<(VectorId, Trace)> = Vec::new();
+        let due = |s: f64, t: &Trace| {
+            if s >= self.policy.promote {
+                t.home == Tier::Cold || !t.in_hot
+            } else {
+                (t.in_hot && s < self.policy.demote)
+                    || (t.home == Tier::Warm && s < self.policy.cold)
+            }
+        };
+        for (i, (id, s, t)) in ranked.iter().enumerate() {
             let moves = report.promoted
                 + report.demoted_from_hot
                 + report.demoted_to_cold
                 + report.rehomed_to_warm;
-            if moves >= max_moves {
+            if moves >= max_moves || deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                report.left = ranked[i..].iter().filter(|(_, s, t)| due(*s, t)).count();
                 break;
             }
+            let (id, s) = (*id, *s);
             let mut t2 = t.clone();
             if s >= self.policy.promote {
                 if t.home == Tier::Cold {
@@ -425,18 +442,29 @@ impl TierManager {
                     && s < self.policy.cold
                     && let Some(v) = self.warm.get(project, id)?
                 {
-                    self.cold.insert(project, id, v.view())?;
-                    self.warm.delete(project, id)?;
+                    to_cold.push((id, v));
                     t2.home = Tier::Cold;
                     report.demoted_to_cold += 1;
                 }
             }
-            if t2 != t
-                && let Some(m) = self.traces.writing().get_mut(project)
-                && let Some(slot) = m.get_mut(&id)
-            {
-                slot.home = t2.home;
-                slot.in_hot = t2.in_hot;
+            if t2 != *t {
+                updates.push((id, t2));
+            }
+        }
+        if !to_cold.is_empty() {
+            let batch: Vec<(VectorId, hdv::HvRef<'_>)> =
+                to_cold.iter().map(|(id, v)| (*id, v.view())).collect();
+            self.cold.insert_batch(project, &batch)?;
+            for (id, _) in &to_cold {
+                self.warm.delete(project, *id)?;
+            }
+        }
+        if let Some(m) = self.traces.writing().get_mut(project) {
+            for (id, t2) in updates {
+                if let Some(slot) = m.get_mut(&id) {
+                    slot.home = t2.home;
+                    slot.in_hot = t2.in_hot;
+                }
             }
         }
         Ok(report)
