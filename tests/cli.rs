@@ -37,7 +37,7 @@ fn observe_recall_beliefs_plans_and_erasure() {
     let d = dir.path();
     let (ok, out, _) = hm(d, &["--json", "init"]);
     assert!(ok);
-    assert_eq!(json(&out)["schema_version"], 7);
+    assert_eq!(json(&out)["schema_version"], 8);
     let event = observe(
         d,
         "acme",

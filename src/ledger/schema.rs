@@ -346,6 +346,12 @@ CREATE TABLE prospective_history (
     due_at       INTEGER
 );
 CREATE INDEX prospective_history_item ON prospective_history(project, item_id);
+"#,
+    },
+    Migration {
+        version: 8,
+        name: "query_log.gap: knowledge gaps decided by recall",
+        sql: r#"
 -- Whether a logged recall was a knowledge gap: no candidate with a lexical match or a
 -- similarity above the project's unrelated baseline (decided by recall, calibrated per
 -- project). Rows logged before take the old rule (best similarity under 0.08).
