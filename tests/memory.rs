@@ -1333,3 +1333,124 @@ fn a_view_reads_beside_the_holder_and_writes_nothing() {
     assert_eq!(logged, 0, "a view does not learn");
     assert_eq!(holder.ledger().count(&p).unwrap(), 1);
 }
+
+/// Words of planted topics (8 topics × 6 words), for consolidation on real text.
+const TOPIC_WORDS: [[&str; 6]; 8] = [
+    [
+        "garden",
+        "tomatoes",
+        "compost",
+        "watering",
+        "seedlings",
+        "soil",
+    ],
+    [
+        "invoice",
+        "payment",
+        "refund",
+        "billing",
+        "receipt",
+        "accountant",
+    ],
+    [
+        "kubernetes",
+        "deployment",
+        "cluster",
+        "rollout",
+        "container",
+        "helm",
+    ],
+    [
+        "marathon",
+        "training",
+        "running",
+        "pace",
+        "stretching",
+        "shoes",
+    ],
+    [
+        "piano",
+        "sonata",
+        "practice",
+        "chords",
+        "metronome",
+        "recital",
+    ],
+    [
+        "flight", "passport", "airport", "luggage", "boarding", "visa",
+    ],
+    ["recipe", "oven", "flour", "butter", "dough", "baking"],
+    [
+        "puppy",
+        "leash",
+        "veterinarian",
+        "vaccines",
+        "kibble",
+        "walks",
+    ],
+];
+
+#[test]
+fn consolidation_of_real_text_episodes_does_not_collapse() {
+    // k topics × 12 episodes of English text that shares filler words, as conversations
+    // do: unrelated episodes are far above chance similarity (about 0.48 here), so a fixed
+    // threshold put all of them into one concept; the per-project baseline does not.
+    let filler = [
+        "okay so i think",
+        "well anyway",
+        "you know what",
+        "by the way",
+        "honestly",
+    ];
+    for k in [3usize, 5, 8] {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        let p = project("c");
+        let mut truth = std::collections::HashMap::new();
+        for e in 0..12 * k {
+            let t = e % k;
+            let w = TOPIC_WORDS[t];
+            let ep = m.start_episode(&p, "a").unwrap();
+            let events: Vec<NewEvent> = (0..6)
+                .map(|i| {
+                    let text = format!(
+                        "{} the {} and the {} need {} today, {} {}",
+                        filler[(e + i) % 5],
+                        w[i % 6],
+                        w[(i + e) % 6],
+                        w[(i + 2) % 6],
+                        filler[(e * 3 + i) % 5],
+                        w[(i * 5 + e) % 6]
+                    );
+                    let mut ev = NewEvent::new(p.clone(), Role::User, EventKind::Message, text);
+                    ev.agent = Some("a".into());
+                    ev
+                })
+                .collect();
+            m.observe_batch(&events).unwrap();
+            m.end_episode(&p, ep, None, None).unwrap();
+            truth.insert(ep, t);
+        }
+        let cog = m.cognition();
+        while cog.consolidate(&p, 100).unwrap().0 > 0 {}
+        let concepts = cog.concepts(&p).unwrap();
+        let largest = concepts.iter().map(|c| c.support.len()).max().unwrap();
+        assert!(
+            largest as f64 <= 12.0 * k as f64 * (1.0 / k as f64 + 0.1),
+            "k = {k}: a concept holds {largest} of {} episodes",
+            12 * k
+        );
+        // Every concept is about one planted topic.
+        for c in &concepts {
+            let topics: std::collections::HashSet<usize> =
+                c.support.iter().map(|ep| truth[ep]).collect();
+            assert_eq!(
+                topics.len(),
+                1,
+                "k = {k}: concept {:?} mixes topics",
+                c.label
+            );
+        }
+        assert!(concepts.len() >= k, "k = {k}: {} concepts", concepts.len());
+    }
+}

@@ -658,6 +658,11 @@ impl Cognition {
         for (episode, blob, reward) in pending {
             let v = self.decode(&blob)?;
             let nearest = self.nearby_concepts(project, &v, 1)?.into_iter().next();
+            let floor = self
+                .topic_baseline(project, episode, &v)?
+                .map_or(self.config.concept_similarity, |b| {
+                    b.max(self.config.concept_similarity)
+                });
             let (success, failure) = match reward {
                 Some(r) if r > 0.0 => (1, 0),
                 Some(r) if r < 0.0 => (0, 1),
@@ -665,7 +670,7 @@ impl Cognition {
             };
             let now = self.ledger.now_ms();
             match nearest {
-                Some((cid, sim)) if sim >= self.config.concept_similarity => {
+                Some((cid, sim)) if sim >= floor => {
                     let counters: Vec<u8> = self.ledger.read(|c| {
                         c.query_row(
                             "SELECT counters FROM concepts WHERE id = ?1",
@@ -710,6 +715,46 @@ impl Cognition {
             done += 1;
         }
         Ok((done, created))
+    }
+
+    /// The similarity an episode's topic needs to join a concept in `project`: the median
+    /// of its similarity to up to 64 of the project's other sealed episodes plus
+    /// `concept_z` robust standard deviations (1.4826 · MAD). The median estimates
+    /// unrelated episodes as long as no topic holds half of them; `None` with fewer than
+    /// four others (the absolute `concept_similarity` decides alone).
+    fn topic_baseline(
+        &self,
+        project: &ProjectId,
+        episode: i64,
+        topic: &Hypervector,
+    ) -> LedgerResult<Option<f64>> {
+        let blobs: Vec<Vec<u8>> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL AND id != ?2 ORDER BY id DESC LIMIT 64",
+            )
+            .and_then(|mut s| s.query_map(params![project.as_str(), episode], |r| r.get(0))?.collect())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        if blobs.len() < 4 {
+            return Ok(None);
+        }
+        let mut sims = Vec::with_capacity(blobs.len());
+        for b in &blobs {
+            sims.push(similarity(&self.decode(b)?, topic));
+        }
+        let median = |xs: &mut Vec<f64>| {
+            xs.sort_by(f64::total_cmp);
+            let n = xs.len();
+            if n % 2 == 1 {
+                xs[n / 2]
+            } else {
+                (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+            }
+        };
+        let m = median(&mut sims);
+        let mut deviations: Vec<f64> = sims.iter().map(|s| (s - m).abs()).collect();
+        let mad = median(&mut deviations);
+        Ok(Some(m + self.config.concept_z * 1.4826 * mad))
     }
 
     /// A label from the most frequent longer words of the episode's user events.

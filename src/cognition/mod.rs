@@ -47,6 +47,11 @@ pub struct CognitionConfig {
     pub topic_min_events: usize,
     /// Similarity an episode needs to join a concept (well above chance, 0 ± 1/√D).
     pub concept_similarity: f64,
+    /// An episode also needs a similarity to the concept of at least this many robust
+    /// standard deviations above the median similarity of the project's other episodes
+    /// (median + z · 1.4826 · MAD): text of one project shares words, so unrelated
+    /// episodes are far above chance.
+    pub concept_z: f64,
     /// Hebbian learning rate: `w ← w + rate · (1 − w)` per co-activation.
     pub synapse_rate: f64,
     /// Synapse decay per day: `w ← w · e^(−decay · days)`.
@@ -62,6 +67,7 @@ impl Default for CognitionConfig {
             topic_shift_similarity: 0.02,
             topic_min_events: 3,
             concept_similarity: 0.15,
+            concept_z: 3.0,
             synapse_rate: 0.2,
             synapse_decay_per_day: 0.05,
         }

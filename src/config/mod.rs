@@ -306,6 +306,7 @@ struct RawCognition {
     episode_idle_secs: f64,
     topic_shift_similarity: f64,
     concept_similarity: f64,
+    concept_z: f64,
     synapse_rate: f64,
     synapse_decay_per_day: f64,
 }
@@ -319,6 +320,7 @@ impl Default for RawCognition {
             episode_idle_secs: c.episode_idle_ms as f64 / 1000.0,
             topic_shift_similarity: c.topic_shift_similarity,
             concept_similarity: c.concept_similarity,
+            concept_z: c.concept_z,
             synapse_rate: c.synapse_rate,
             synapse_decay_per_day: c.synapse_decay_per_day,
         }
@@ -701,6 +703,12 @@ impl Profile {
                 "must be at least 1".to_owned(),
             ));
         }
+        if !(0.0..=20.0).contains(&cg.concept_z) {
+            return Err(invalid(
+                "cognition.concept_z",
+                format!("must be a z-score in [0, 20], got {}", cg.concept_z),
+            ));
+        }
         Ok(Self {
             kind,
             data_dir: raw.profile.data_dir,
@@ -712,6 +720,7 @@ impl Profile {
                 topic_shift_similarity: cg.topic_shift_similarity,
                 topic_min_events: CognitionConfig::default().topic_min_events,
                 concept_similarity: cg.concept_similarity,
+                concept_z: cg.concept_z,
                 synapse_rate: cg.synapse_rate,
                 synapse_decay_per_day: cg.synapse_decay_per_day,
             },
