@@ -3,7 +3,8 @@
 //! score recall@1/5/10, hit@10, MRR and update order per category and overall.
 //!
 //! Each turn is recorded as having happened at its `time`, else its session's `date`, when
-//! [`crate::clock::parse_when`] reads them, else at import time.
+//! [`crate::clock::parse_when`] reads them, else at the latest earlier time of its
+//! conversation, else at import time.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -604,10 +605,20 @@ pub fn import(
         let project = project_of(conversation)?;
         let stored = memory.ledger().source_ids(&project)?;
         let mut batch = Vec::new();
+        // A turn without a time of its own happened after the turn before it: it takes the
+        // latest time known in the conversation (never "now", years after the others).
+        let mut known: Option<i64> = None;
         for session in &conv.sessions {
             let sid = session.session_id.as_str();
             let session_date = session.date.as_deref().and_then(crate::clock::parse_when);
             for turn in &session.turns {
+                let at = turn
+                    .time
+                    .as_deref()
+                    .and_then(crate::clock::parse_when)
+                    .or(session_date)
+                    .or(known);
+                known = known.max(at);
                 if stored.contains(&turn.turn_id) {
                     report.skipped += 1;
                     continue;
@@ -624,13 +635,9 @@ pub fn import(
                     .thread(sid)
                     .session(sid);
                 e.speaker = speaker;
-                // When it happened: the turn's time, else the session's date, else now.
-                if let Some(at) = turn
-                    .time
-                    .as_deref()
-                    .and_then(crate::clock::parse_when)
-                    .or(session_date)
-                {
+                // When it happened: the turn's time, else the session's date, else the
+                // latest earlier time of the conversation, else now.
+                if let Some(at) = at {
                     e = e.at(at);
                 }
                 e.source_id = Some(turn.turn_id.clone());

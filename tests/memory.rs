@@ -1454,3 +1454,31 @@ fn consolidation_of_real_text_episodes_does_not_collapse() {
         assert!(concepts.len() >= k, "k = {k}: {} concepts", concepts.len());
     }
 }
+
+#[test]
+fn a_conversation_resumed_after_a_gap_in_event_time_is_a_new_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("seg");
+    let first = m.start_episode(&p, "a").unwrap();
+    let t0 = 1_738_368_000_000; // 2025-02-01
+    let say = |text: &str, at: i64| {
+        let mut e = NewEvent::new(p.clone(), Role::User, EventKind::Message, text).at(at);
+        e.agent = Some("a".into());
+        e
+    };
+    let events = vec![
+        say("planning the garden beds for spring", t0),
+        say("tomatoes go in the sunny corner", t0 + 60_000),
+        say("and basil next to them", t0 + 120_000),
+        // The same subject two hours later: a new episode, chained to the first.
+        say("back to the garden: the basil sprouted", t0 + 2 * 3_600_000),
+        say("it needs more water", t0 + 2 * 3_600_000 + 60_000),
+    ];
+    let ids = m.observe_batch(&events).unwrap();
+    let cog = m.cognition();
+    let one = cog.episode(&p, first).unwrap();
+    assert_eq!(one.events, ids[..3].to_vec());
+    let second = one.next.expect("a chained episode");
+    assert_eq!(cog.episode(&p, second).unwrap().events, ids[3..].to_vec());
+}

@@ -345,15 +345,55 @@ impl Cognition {
             });
         }
         let (mut positional, mut topic) = self.episode_bundles(id)?;
+        // Event times: a gap of `episode_idle_ms` in event time between the episode's last
+        // event and the next one is a boundary (a conversation resumed later is another
+        // episode), whatever the similarity says.
+        let times: Vec<Option<i64>> = if explicit {
+            Vec::new()
+        } else {
+            self.ledger.read(|c| {
+                let mut get = c
+                    .prepare_cached("SELECT created_at FROM events WHERE id = ?1")
+                    .map_err(|e| self.ledger.sql(e))?;
+                events
+                    .iter()
+                    .map(|(e, _)| {
+                        get.query_row([e.0 as i64], |r| r.get(0))
+                            .optional()
+                            .map_err(|e| self.ledger.sql(e))
+                    })
+                    .collect()
+            })?
+        };
+        let mut last_time: Option<i64> = if explicit || start == 0 {
+            None
+        } else {
+            self.ledger.read(|c| {
+                c.query_row(
+                    "SELECT MAX(e.created_at) FROM episode_events ee JOIN events e ON e.id = ee.event_id WHERE ee.episode_id = ?1",
+                    [id.0 as i64],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.ledger.sql(e))
+            })?
+        };
         let mut shifted = false;
         let mut accepted = Vec::new();
-        for (n, (event, vector)) in (start..).zip(events) {
+        for (i, (n, (event, vector))) in (start..).zip(events).enumerate() {
+            let at = times.get(i).copied().flatten();
+            let resumed = matches!((last_time, at), (Some(a), Some(b)) if b - a >= self.config.episode_idle_ms);
             if !explicit
-                && n >= self.config.topic_min_events
-                && similarity(&topic.binarize(id.0)?, vector) < self.config.topic_shift_similarity
+                && n > 0
+                && (resumed
+                    || (n >= self.config.topic_min_events
+                        && similarity(&topic.binarize(id.0)?, vector)
+                            < self.config.topic_shift_similarity))
             {
                 shifted = true;
                 break;
+            }
+            if at.is_some() {
+                last_time = at;
             }
             positional.add(&vector.permute(n));
             topic.add(vector);
