@@ -403,3 +403,35 @@ fn concurrent_load_then_sigterm_or_kill_loses_nothing_acknowledged() {
         assert_eq!(st, 200, "{sig}: the restarted server answers");
     }
 }
+
+#[test]
+fn the_profile_names_the_token_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tokens.toml"),
+        "[[token]]\nsecret = \"profile-token-0001\"\nprojects = [\"*\"]\naccess = \"read\"\n",
+    )
+    .unwrap();
+    let lite =
+        std::fs::read_to_string(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
+            .unwrap();
+    let profile = dir.path().join("profile.toml");
+    std::fs::write(
+        &profile,
+        lite.replace("# tokens = \"tokens.toml\"", "tokens = \"tokens.toml\""),
+    )
+    .unwrap();
+    let s = Server::start(
+        &dir.path().join("data"),
+        &["--profile", profile.to_str().unwrap()],
+    );
+    let u = format!("{}/v1/ops", s.url);
+    assert_eq!(
+        reason(&post(&u, None, r#"{"op":"stats"}"#).1),
+        "unauthorized"
+    );
+    assert_eq!(
+        post(&u, Some("profile-token-0001"), r#"{"op":"stats"}"#).0,
+        200
+    );
+}

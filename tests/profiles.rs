@@ -139,6 +139,7 @@ fn cognition_and_pulse_knobs_are_loaded_and_validated() {
             "cognition.concept_similarity",
         ),
         ("[cognition]\nconcept_z = -1.0\n", "cognition.concept_z"),
+        ("[server]\nlisten = \"localhost\"\n", "server.listen"),
         (
             "[cognition]\nepisode_idle_secs = 0.0\n",
             "cognition.episode_idle_secs",

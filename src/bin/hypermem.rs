@@ -199,11 +199,12 @@ enum Command {
     },
     /// Serve the operations as JSON over HTTP until SIGINT/SIGTERM (then drain and flush).
     Serve {
-        /// Address to listen on (port 0 picks a free port; the address is printed).
-        #[arg(long, default_value = "127.0.0.1:7878")]
-        listen: std::net::SocketAddr,
-        /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access); without them
-        /// the server listens only on loopback.
+        /// Address to listen on (default: the profile's `[server] listen`, else
+        /// 127.0.0.1:7878; port 0 picks a free port; the address is printed).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access; default: the
+        /// profile's `[server] tokens`); without them the server listens only on loopback.
         #[arg(long)]
         tokens: Option<PathBuf>,
         /// Largest request body in bytes.
@@ -758,9 +759,12 @@ fn run(cli: Cli) -> Result<(), ApiError> {
     } = &cli.command
     {
         let config = hypermem::api::http::ServeConfig {
-            listen: *listen,
+            listen: listen
+                .or(profile.server.listen)
+                .unwrap_or_else(|| hypermem::api::http::ServeConfig::default().listen),
             tokens: tokens
                 .as_deref()
+                .or(profile.server.tokens.as_deref())
                 .map(hypermem::api::http::Tokens::load)
                 .transpose()?,
             max_body: *max_body,

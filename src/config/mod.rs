@@ -110,6 +110,25 @@ struct RawProfile {
     recall: RawRecall,
     #[serde(default)]
     semantic: RawSemantic,
+    #[serde(default)]
+    server: RawServer,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawServer {
+    listen: Option<String>,
+    tokens: Option<PathBuf>,
+}
+
+/// Settings of `hypermem serve` (`[server]`); command-line flags override them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// Address to listen on (default `127.0.0.1:7878`).
+    pub listen: Option<std::net::SocketAddr>,
+    /// Bearer-token file (TOML `[[token]]` tables); relative paths are relative to the
+    /// profile's directory when loaded from a file.
+    pub tokens: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -485,6 +504,8 @@ pub struct Profile {
     pub recall: RecallSettings,
     /// The semantic space: model and projection.
     pub semantic: SemanticSettings,
+    /// The HTTP server.
+    pub server: ServerSettings,
 }
 
 impl Profile {
@@ -498,7 +519,13 @@ impl Profile {
             path: path.to_owned(),
             source,
         })?;
-        Self::parse(&text, &path.display().to_string())
+        let mut profile = Self::parse(&text, &path.display().to_string())?;
+        if let (Some(tokens), Some(dir)) = (&profile.server.tokens, path.parent())
+            && tokens.is_relative()
+        {
+            profile.server.tokens = Some(dir.join(tokens));
+        }
+        Ok(profile)
     }
 
     /// Parses and validates profile TOML; `origin` names it in errors.
@@ -734,6 +761,22 @@ impl Profile {
                         format!("{e} (a positive multiple of 64, e.g. 8192)"),
                     )
                 })?,
+            },
+            server: ServerSettings {
+                listen: raw
+                    .server
+                    .listen
+                    .as_deref()
+                    .map(|a| {
+                        a.parse().map_err(|_| {
+                            invalid(
+                                "server.listen",
+                                format!("`{a}` is not an address such as 127.0.0.1:7878"),
+                            )
+                        })
+                    })
+                    .transpose()?,
+                tokens: raw.server.tokens,
             },
             pulse: PulseSettings {
                 background: pu.background,
