@@ -6,30 +6,13 @@
 //! ```
 //! Prints, per size, the ingest time and the erasure time (wall and CPU).
 
+mod common;
+use common::cpu_seconds;
+
 use std::time::Instant;
 
 use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
 use hypermem::store::ProjectId;
-
-fn cpu_seconds() -> f64 {
-    // utime + stime of this process, from /proc (Linux); 0 elsewhere.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sizes: Vec<usize> = std::env::args()

@@ -10,6 +10,9 @@
 //! cargo run --release --example http_load -- 100000
 //! ```
 
+mod common;
+use common::cpu_seconds;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,26 +61,6 @@ fn query(rng: &mut SeededRng) -> String {
         pick(rng, SUBJECTS),
         pick(rng, DETAILS)
     )
-}
-
-fn cpu_seconds() -> f64 {
-    // utime + stime of this process (server and clients), from /proc (Linux); 0 elsewhere.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {

@@ -401,21 +401,31 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// A field of the wrong type, or missing (`got` is `None`).
+fn wrong_field(
+    at: &str,
+    path: &str,
+    field: &str,
+    expected: &str,
+    got: Option<&Value>,
+) -> crate::Error {
+    match got {
+        None => bad("import file", format!("{at}: `{path}{field}` is missing")),
+        Some(v) => bad(
+            "import file",
+            format!(
+                "{at}: `{path}{field}` must be {expected}, not {}",
+                type_name(v)
+            ),
+        ),
+    }
+}
+
 /// A required string field.
 fn string_field(at: &str, obj: &Value, path: &str, field: &str) -> Result<String> {
     match obj.get(field) {
         Some(Value::String(s)) => Ok(s.clone()),
-        None => Err(bad(
-            "import file",
-            format!("{at}: `{path}{field}` is missing"),
-        )),
-        Some(v) => Err(bad(
-            "import file",
-            format!(
-                "{at}: `{path}{field}` must be a string, not {}",
-                type_name(v)
-            ),
-        )),
+        other => Err(wrong_field(at, path, field, "a string", other)),
     }
 }
 
@@ -424,13 +434,7 @@ fn optional_string(at: &str, obj: &Value, path: &str, field: &str) -> Result<Opt
     match obj.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(v) => Err(bad(
-            "import file",
-            format!(
-                "{at}: `{path}{field}` must be a string or null, not {}",
-                type_name(v)
-            ),
-        )),
+        other => Err(wrong_field(at, path, field, "a string or null", other)),
     }
 }
 
@@ -438,17 +442,7 @@ fn optional_string(at: &str, obj: &Value, path: &str, field: &str) -> Result<Opt
 fn array_field<'a>(at: &str, obj: &'a Value, path: &str, field: &str) -> Result<&'a Vec<Value>> {
     match obj.get(field) {
         Some(Value::Array(a)) => Ok(a),
-        None => Err(bad(
-            "import file",
-            format!("{at}: `{path}{field}` is missing"),
-        )),
-        Some(v) => Err(bad(
-            "import file",
-            format!(
-                "{at}: `{path}{field}` must be an array, not {}",
-                type_name(v)
-            ),
-        )),
+        other => Err(wrong_field(at, path, field, "an array", other)),
     }
 }
 

@@ -835,23 +835,24 @@ impl<'a> Api<'a> {
     /// The operation's [`ApiError`].
     pub fn execute(&self, request: &Request) -> ApiResult<Value> {
         let m = self.memory;
-        let v = |x: &dyn erased::Ser| x.to_value();
         Ok(match request {
             Request::Observe(r) => json!({"event_id": self.observe(r)?.0}),
             Request::ObserveBatch(r) => {
                 json!({"event_ids": self.observe_batch(r)?.iter().map(|e| e.0).collect::<Vec<_>>()})
             }
-            Request::RecordEvent(r) => v(&m.record_event(r.event()?)?)?,
-            Request::Recall(r) => v(&self.recall(r)?)?,
-            Request::Pack(r) => v(&self.pack(r)?)?,
-            Request::BeliefAssert(r) => v(&self.belief_assert(r)?)?,
-            Request::BeliefCorrect(r) => v(&self.belief_correct(r)?)?,
-            Request::BeliefCurrent(r) => v(&m.current(&project(&r.project)?, &r.key)?)?,
+            Request::RecordEvent(r) => to_json(&m.record_event(r.event()?)?)?,
+            Request::Recall(r) => to_json(&self.recall(r)?)?,
+            Request::Pack(r) => to_json(&self.pack(r)?)?,
+            Request::BeliefAssert(r) => to_json(&self.belief_assert(r)?)?,
+            Request::BeliefCorrect(r) => to_json(&self.belief_correct(r)?)?,
+            Request::BeliefCurrent(r) => to_json(&m.current(&project(&r.project)?, &r.key)?)?,
             Request::BeliefAt(r) => {
-                v(&m.belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)?
+                to_json(&m.belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)?
             }
-            Request::BeliefHistory(r) => v(&m.belief_history(&project(&r.project)?, &r.key)?)?,
-            Request::ApplyPlan(r) => v(&governed(m.apply_plan(&r.plan)?)?)?,
+            Request::BeliefHistory(r) => {
+                to_json(&m.belief_history(&project(&r.project)?, &r.key)?)?
+            }
+            Request::ApplyPlan(r) => to_json(&governed(m.apply_plan(&r.plan)?)?)?,
             Request::EpisodeStart(r) => {
                 json!({"episode": m.start_episode(&project(&r.project)?, &r.agent)?.0})
             }
@@ -862,53 +863,57 @@ impl<'a> Api<'a> {
             Request::EpisodeEnd(r) => self.episode_end(r)?,
             Request::ProcedureAdd(r) => json!({"procedure": self.procedure_add(r)?.0}),
             Request::ProcedureSuggest(r) => {
-                v(&m.suggest_procedures(&project(&r.project)?, &r.query, r.k)?)?
+                to_json(&m.suggest_procedures(&project(&r.project)?, &r.query, r.k)?)?
             }
-            Request::ProcedureOutcome(r) => v(&m.record_procedure_outcome(
+            Request::ProcedureOutcome(r) => to_json(&m.record_procedure_outcome(
                 &project(&r.project)?,
                 ProcedureId(r.id),
                 r.success,
             )?)?,
-            Request::ProspectivePropose(r) => v(&self.prospective_propose(r)?)?,
-            Request::ProspectiveConfirm(r) => v(&m.ledger().confirm_prospective(
+            Request::ProspectivePropose(r) => to_json(&self.prospective_propose(r)?)?,
+            Request::ProspectiveConfirm(r) => to_json(&m.ledger().confirm_prospective(
                 &project(&r.project)?,
                 ProspectiveId(r.id),
                 EventId(r.event),
             )??)?,
-            Request::ProspectiveDefer(r) => v(&m.ledger().defer_prospective(
+            Request::ProspectiveDefer(r) => to_json(&m.ledger().defer_prospective(
                 &project(&r.project)?,
                 ProspectiveId(r.id),
                 r.until.ms("until")?,
             )??)?,
-            Request::ProspectiveComplete(r) => v(&m
-                .ledger()
-                .complete_prospective(&project(&r.project)?, ProspectiveId(r.id))??)?,
-            Request::ProspectiveReject(r) => v(&m
-                .ledger()
-                .reject_prospective(&project(&r.project)?, ProspectiveId(r.id))??)?,
+            Request::ProspectiveComplete(r) => to_json(
+                &m.ledger()
+                    .complete_prospective(&project(&r.project)?, ProspectiveId(r.id))??,
+            )?,
+            Request::ProspectiveReject(r) => to_json(
+                &m.ledger()
+                    .reject_prospective(&project(&r.project)?, ProspectiveId(r.id))??,
+            )?,
             Request::ProspectiveShow(r) => {
                 let (item, history) = m
                     .ledger()
                     .prospective_history(&project(&r.project)?, ProspectiveId(r.id))??;
-                let mut value = v(&item)?;
-                value["history"] = v(&history)?;
+                let mut value = to_json(&item)?;
+                value["history"] = to_json(&history)?;
                 value
             }
-            Request::ProspectiveDue(r) => v(&self.prospective_due(r)?)?,
+            Request::ProspectiveDue(r) => to_json(&self.prospective_due(r)?)?,
             Request::Candidates(r) => {
                 let p = project(&r.project)?;
                 m.require_project(&p)?;
-                v(&m.ledger()
-                    .beliefs_with_status(&p, BeliefStatus::Candidate)?)?
+                to_json(
+                    &m.ledger()
+                        .beliefs_with_status(&p, BeliefStatus::Candidate)?,
+                )?
             }
-            Request::CandidateApprove(r) => v(&self.candidate(r, true)?)?,
-            Request::CandidateReject(r) => v(&self.candidate(r, false)?)?,
-            Request::Gaps(r) => v(&m.knowledge_gaps(&project(&r.project)?, r.limit)?)?,
-            Request::Associations(r) => v(&m.associations(&project(&r.project)?, r.limit)?)?,
-            Request::Proposals(r) => v(&m.proposals(&project(&r.project)?)?)?,
-            Request::Pulse(r) => v(&m.pulse_tick(&project(&r.project)?)?)?,
-            Request::Stats(_) => v(&m.stats()?)?,
-            Request::Map(r) => v(&m.map(&project(&r.project)?, r.limit)?)?,
+            Request::CandidateApprove(r) => to_json(&self.candidate(r, true)?)?,
+            Request::CandidateReject(r) => to_json(&self.candidate(r, false)?)?,
+            Request::Gaps(r) => to_json(&m.knowledge_gaps(&project(&r.project)?, r.limit)?)?,
+            Request::Associations(r) => to_json(&m.associations(&project(&r.project)?, r.limit)?)?,
+            Request::Proposals(r) => to_json(&m.proposals(&project(&r.project)?)?)?,
+            Request::Pulse(r) => to_json(&m.pulse_tick(&project(&r.project)?)?)?,
+            Request::Stats(_) => to_json(&m.stats()?)?,
+            Request::Map(r) => to_json(&m.map(&project(&r.project)?, r.limit)?)?,
             Request::Migrate(r) => {
                 let r = m.ledger().migrate(r.dry_run)?;
                 json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations})
@@ -923,7 +928,7 @@ impl<'a> Api<'a> {
                         ),
                     ));
                 }
-                v(&m.forget_project(&project(&r.project)?)?)?
+                to_json(&m.forget_project(&project(&r.project)?)?)?
             }
         })
     }
@@ -990,14 +995,7 @@ impl<'a> Api<'a> {
             confidence: r.confidence,
             evidence: r.evidence.iter().copied().map(EventId).collect(),
         };
-        let key = r
-            .idempotency_key
-            .clone()
-            .unwrap_or_else(|| default_key(&op));
-        governed(
-            self.memory
-                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
-        )
+        self.single(&r.project, r.idempotency_key.clone(), op)
     }
 
     /// Corrects the active belief of a key.
@@ -1012,14 +1010,7 @@ impl<'a> Api<'a> {
             expected_version: r.expected_version,
             confidence: 1.0,
         };
-        let key = r
-            .idempotency_key
-            .clone()
-            .unwrap_or_else(|| default_key(&op));
-        governed(
-            self.memory
-                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
-        )
+        self.single(&r.project, r.idempotency_key.clone(), op)
     }
 
     /// Applies a governance plan.
@@ -1131,26 +1122,19 @@ impl<'a> Api<'a> {
         } else {
             Op::Reject { belief }
         };
-        let key = default_key(&op);
-        governed(
-            self.memory
-                .apply_plan(&Plan::single(project(&r.project)?, key, op))?,
-        )
+        self.single(&r.project, None, op)
+    }
+
+    /// A one-operation plan under `key`, else the key derived from the operation.
+    fn single(&self, project_name: &str, key: Option<String>, op: Op) -> ApiResult<PlanOutcome> {
+        let key = key.unwrap_or_else(|| default_key(&op));
+        self.apply_plan(&Plan::single(project(project_name)?, key, op))
     }
 }
 
-/// Serialization of any result into a JSON value, through one function.
-mod erased {
-    /// A serializable result.
-    pub trait Ser {
-        fn to_value(&self) -> Result<serde_json::Value, super::ApiError>;
-    }
-
-    impl<T: serde::Serialize> Ser for T {
-        fn to_value(&self) -> Result<serde_json::Value, super::ApiError> {
-            Ok(serde_json::to_value(self)?)
-        }
-    }
+/// A result as JSON.
+fn to_json<T: Serialize>(x: &T) -> ApiResult<Value> {
+    Ok(serde_json::to_value(x)?)
 }
 
 #[cfg(test)]

@@ -258,6 +258,22 @@ impl Memory {
             profile.dim,
             profile.store,
         )?);
+        let memory = Self::assemble(profile, data_dir, ledger, warm, cold, false)?;
+        memory.repair()?;
+        memory.restore_traces()?;
+        Ok(memory)
+    }
+
+    /// The memory over opened stores (the tiers, cognition and the semantic model are
+    /// built here, for a writable memory and a view alike).
+    fn assemble(
+        profile: &Profile,
+        data_dir: PathBuf,
+        ledger: Arc<Ledger>,
+        warm: Arc<SegmentStore>,
+        cold: Arc<SegmentStore>,
+        read_only: bool,
+    ) -> Result<Self> {
         let tiers = TierManager::new(
             HotTier::new(profile.dim, profile.hot_capacity),
             warm.clone(),
@@ -274,7 +290,7 @@ impl Memory {
             Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
             None => None,
         };
-        let memory = Self {
+        Ok(Self {
             embedder: crate::semantic::Embedder::new(model, profile.semantic.bits),
             spaces: RwLock::new(HashMap::new()),
             profile: profile.clone(),
@@ -287,12 +303,9 @@ impl Memory {
             encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
             append_lock: Mutex::new(()),
-            read_only: false,
+            read_only,
             feedback: Mutex::new(Vec::new()),
-        };
-        memory.repair()?;
-        memory.restore_traces()?;
-        Ok(memory)
+        })
     }
 
     /// Opens a data directory for reading only, beside a process that holds it (a server,
@@ -317,38 +330,7 @@ impl Memory {
             data_dir.join("vectors-cold"),
             profile.dim,
         )?);
-        let tiers = TierManager::new(
-            HotTier::new(profile.dim, profile.hot_capacity),
-            warm.clone(),
-            cold.clone(),
-            profile.tiers,
-            ledger.clock(),
-        );
-        let cognition = Arc::new(Cognition::new(
-            ledger.clone(),
-            profile.dim,
-            profile.cognition,
-        ));
-        let model = match &profile.semantic.model {
-            Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
-            None => None,
-        };
-        let memory = Self {
-            embedder: crate::semantic::Embedder::new(model, profile.semantic.bits),
-            spaces: RwLock::new(HashMap::new()),
-            profile: profile.clone(),
-            data_dir,
-            ledger,
-            tiers,
-            warm,
-            cold,
-            cognition,
-            encoders: Mutex::new(Vec::new()),
-            lexicon: RwLock::new(HashMap::new()),
-            append_lock: Mutex::new(()),
-            read_only: true,
-            feedback: Mutex::new(Vec::new()),
-        };
+        let memory = Self::assemble(profile, data_dir, ledger, warm, cold, true)?;
         memory.restore_traces()?;
         Ok(memory)
     }

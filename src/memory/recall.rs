@@ -509,7 +509,7 @@ impl Memory {
                 .iter()
                 .any(|b| b.0 == "ripple" || (LEXICAL.contains(&b.0) && b.1 == 0))
         };
-        let any_supported = fetched.iter().any(|(c, _)| supported(c));
+        let any_supported = baseline.is_none() || any_evidence;
         let mut suppressed = Vec::new();
         let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
         // Memories with only a synapse to evidence: they fill the places the others leave.
