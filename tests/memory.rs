@@ -185,7 +185,10 @@ fn forget_project_erases_every_store_and_spares_the_others() {
         )
         .unwrap();
     assert_eq!(rows, 0, "no read recreated rows of the erased project");
-    assert!(!dir.path().join("lexical/gone.lex").exists(), "the saved index went too");
+    assert!(
+        !dir.path().join("lexical/gone.lex").exists(),
+        "the saved index went too"
+    );
     assert_eq!(m.recall(&project("kept"), "green tea", 5).unwrap().len(), 2);
 }
 
