@@ -23,7 +23,9 @@
 //!
 //! A newer event also revises an older one, cue or not, when it repeats the older one's
 //! count of a queried noun with the same predicate and another number ("I secured 3
-//! interviews" → "I secured 5 interviews").
+//! interviews" → "I secured 5 interviews"), or restates an amount, percentage, duration or
+//! fraction of the older one with another value near three or more of the same query words
+//! and with at least half its evidence ([`RESTATE_ANCHORS`], [`RESTATE_RATIO`]).
 //!
 //! The newer event then moves directly above the older one when its rank-fusion evidence is
 //! at least `ratio` of the older one's. Measured on BEAM-100K (`hypermem eval`): update
@@ -96,6 +98,15 @@ pub const ANCHOR_WINDOW: usize = 6;
 /// two statements of a value of the kind the question asks for are about the same thing
 /// when a content word stands this near both values.
 pub const SUBJECT_WINDOW: usize = 12;
+
+/// Query content words that must stand near both values for a restatement without a
+/// revision cue ([`restates_typed`]): one or two shared words tie unrelated amounts of a
+/// long turn together (measured: two cost MRR on both BEAM sets, three none).
+pub const RESTATE_ANCHORS: usize = 3;
+
+/// Rank-fusion evidence a restatement without a cue needs, as a share of the older
+/// event's: a passing mention does not overturn the statement that answers the query.
+pub const RESTATE_RATIO: f64 = 0.5;
 
 /// What the reordering needs from the query.
 #[derive(Debug, Clone)]
@@ -294,14 +305,7 @@ fn speaker_name(content: &str) -> Option<&str> {
 /// and with another bare number near the same query words ("the locker code is 1234" →
 /// "changed the locker code; it is now 4821").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
-    // Leading names are compared only when both events have one: "Update: ..." after a
-    // plain sentence is the same speaker as far as anyone can tell.
-    let named_apart = matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
-    if newer.id <= older.id
-        || newer.role != older.role
-        || newer.speaker.0 != older.speaker.0
-        || named_apart
-    {
+    if !same_speaker_later(older, newer) {
         return false;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
@@ -359,6 +363,17 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
         })
 }
 
+/// Whether `newer` is later than `older` and said by the same speaker (condition 1).
+fn same_speaker_later(older: &Candidate, newer: &Candidate) -> bool {
+    // Leading names are compared only when both events have one: "Update: ..." after a
+    // plain sentence is the same speaker as far as anyone can tell.
+    let named_apart = matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
+    newer.id > older.id
+        && newer.role == older.role
+        && newer.speaker.0 == older.speaker.0
+        && !named_apart
+}
+
 /// Whether `newer` restates a count of a queried noun that `older` gave, with the same
 /// predicate and a different number, and `older` never gave the new number ("I secured 3
 /// interviews" → "I secured 5 interviews"): no revision cue is needed when the statement is
@@ -381,6 +396,34 @@ fn restates(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     })
 }
 
+/// Whether `newer` restates a typed value of `older` with another value, cue or not: an
+/// amount, a percentage, a duration or a fraction (not a date or a time of day: one
+/// subject has many of those, a start and a deadline), at least [`RESTATE_ANCHORS`] query
+/// content words stand near both values, and `older` never gave the new value ("my rent is
+/// $1,200 for the flat on Elm Street" → "the Elm Street flat rent is $1,350 for me").
+fn restates_typed(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    newer.values.iter().any(|u| {
+        if matches!(u.kind, Kind::Count(_) | Kind::Date | Kind::Clock)
+            || older
+                .values
+                .iter()
+                .any(|v| v.kind == u.kind && v.value == u.value)
+        {
+            return false;
+        }
+        let u_anchors = newer.anchors(&query.content, u);
+        u_anchors.len() >= RESTATE_ANCHORS
+            && older.values.iter().filter(|v| v.kind == u.kind).any(|v| {
+                older
+                    .anchors(&query.content, v)
+                    .iter()
+                    .filter(|a| u_anchors.contains(a))
+                    .count()
+                    >= RESTATE_ANCHORS
+            })
+    })
+}
+
 /// Reorders `ranked` (best first) in place: each candidate that [`revises`] a higher-ranked
 /// one with at least `ratio` of its evidence moves directly above the highest such one.
 /// Returns `(moved, superseded)` id pairs, for receipts.
@@ -388,8 +431,11 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
     let mut moves = Vec::new();
     for j in 1..ranked.len() {
         let target = (0..j).find(|&i| {
-            ranked[j].evidence >= ratio * ranked[i].evidence
-                && revises(query, &ranked[i], &ranked[j])
+            let (older, newer) = (&ranked[i], &ranked[j]);
+            (newer.evidence >= ratio * older.evidence && revises(query, older, newer))
+                || (newer.evidence >= RESTATE_RATIO * older.evidence
+                    && same_speaker_later(older, newer)
+                    && restates_typed(query, older, newer))
         });
         if let Some(i) = target {
             moves.push((ranked[j].id, ranked[i].id));
@@ -661,6 +707,46 @@ mod tests {
             &cand(2, "it went to 5 interviews", 1.0)
         ));
         assert_eq!(stem("completed"), stem("completing"));
+    }
+
+    #[test]
+    fn a_typed_value_restated_near_the_same_subject_moves_up_without_a_cue() {
+        let q = query("how much is the monthly fee for my downtown gym membership");
+        let older = "the monthly fee for my downtown gym membership is $45";
+        let ids_after = |newer: &str, evidence: f64| {
+            let mut ranked = vec![cand(1, older, 1.0), cand(7, newer, evidence)];
+            reorder(&q, &mut ranked, 0.0);
+            ids(&ranked)
+        };
+        // The same subject (fee, downtown, gym, membership) with another amount: it moves.
+        assert_eq!(
+            ids_after("the downtown gym membership fee is $52 a month for me", 0.8),
+            vec![7, 1]
+        );
+        // Fewer than three shared query words, a passing mention, the same amount, or
+        // another kind of value: it stays.
+        for (newer, evidence) in [
+            ("my gym bag cost $52", 0.8),
+            ("the downtown gym membership fee is $52 a month", 0.3),
+            ("the downtown gym membership fee is still $45 a month", 0.8),
+            ("the downtown gym membership fee rose 10% this month", 0.8),
+            ("the downtown gym membership fee is due on March 3", 0.8),
+        ] {
+            assert_eq!(ids_after(newer, evidence), vec![1, 7], "{newer}");
+        }
+        // Another speaker's amount never restates the user's.
+        let mut ranked = vec![
+            cand(1, older, 1.0),
+            Candidate::new(
+                7,
+                Role::Assistant,
+                None,
+                "the downtown gym membership fee is $52 a month",
+                1.0,
+            ),
+        ];
+        reorder(&q, &mut ranked, 0.0);
+        assert_eq!(ids(&ranked), vec![1, 7]);
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub enum Kind {
     Clock,
     /// A span of time, with its unit (`5-7 months`).
     Duration,
+    /// A part of a whole (`4/5`, `8 out of 10`): a score or a share.
+    Fraction,
     /// A count of something, with the counted noun when one follows (`165 commits`).
     Count(Option<String>),
 }
@@ -35,8 +37,60 @@ pub struct Value {
 }
 
 const DURATION_UNITS: &[&str] = &[
-    "second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "hr",
+    "millisecond",
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    "ms",
+    "sec",
+    "min",
+    "hr",
 ];
+
+/// Number words, read as numbers where they count something that follows ("two full
+/// days", "three interviews"); alone they are too often pronouns ("the one I liked").
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+
+/// A duration unit written onto its number (`120ms`, `30min`, `2hrs`): the number and
+/// the unit.
+fn glued_duration(body: &str) -> Option<(&str, String)> {
+    let split = body.find(|c: char| c.is_ascii_alphabetic())?;
+    let (n, unit) = body.split_at(split);
+    (!n.is_empty()).then_some(())?;
+    Some((n, duration_unit_of(unit)?))
+}
+
+/// The duration unit `word` names, singular (`hours` → `hour`, `hrs` → `hr`).
+fn duration_unit_of(word: &str) -> Option<String> {
+    let known = |u: &str| DURATION_UNITS.contains(&u);
+    let one = singular(word);
+    if known(&one) {
+        return Some(one);
+    }
+    word.strip_suffix('s')
+        .filter(|u| known(u))
+        .map(str::to_owned)
+}
+
+/// The unit of a duration that `w[i]` starts, if any: the word itself, or the word after
+/// one qualifier ("2 full days", "3 more weeks"). Returns the unit and the words it spans.
+fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
+    let unit = |j: usize| w.get(j).and_then(|u| duration_unit_of(u));
+    if let Some(u) = unit(i) {
+        return Some((u, 1));
+    }
+    let qualifier = w.get(i)?;
+    (qualifier.chars().all(char::is_alphabetic) && !FUNCTION_WORDS.contains(&qualifier.as_str()))
+        .then(|| unit(i + 1).map(|u| (u, 2)))
+        .flatten()
+}
 
 /// Words that say nothing about what a number measures: they never name a counted noun
 /// ("165, and ...") nor tie a value to a query ("what was ...").
@@ -263,8 +317,9 @@ fn clock(hour: &str, minute: &str, meridiem: Option<&str>) -> Option<String> {
 
 /// The kinds of value a question asks for, from its wording: "how long" and "how many
 /// hours" a duration, "when" and "what date" a date, "what time" a clock time, "how much"
-/// with a money word an amount, "percentage" or "rate" a percentage. Empty when the
-/// question does not say.
+/// with a money word an amount, "percentage" a percentage, "deadline" a date, "budget" an
+/// amount and "rate" either a percentage or an amount. Empty when the question does not
+/// say.
 pub fn asked_kinds(question: &str) -> Vec<Kind> {
     let w = words(question);
     let has = |x: &str| w.iter().any(|t| t == x);
@@ -277,7 +332,7 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     {
         out.push(Kind::Duration);
     }
-    if has("when") || pair("what", &|t| matches!(t, "date" | "day")) {
+    if has("when") || has("deadline") || pair("what", &|t| matches!(t, "date" | "day")) {
         out.push(Kind::Date);
     }
     if pair("what", &|t| t == "time") {
@@ -298,10 +353,11 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
                 | "fee"
                 | "fees"
                 | "rent"
+                | "money"
         ) || t.starts_with('$')
     };
-    if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t)))
-        || w.iter().any(|t| t == "budget")
+    // A rate is a share ("interest rate") or a price ("nightly rate").
+    if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t))) || has("budget") || has("rate")
     {
         out.push(Kind::Money);
     }
@@ -396,6 +452,52 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
             Some(b) if sign.is_some() => (b, true),
             _ => (body, false),
         };
+        if let Some((n, unit)) = glued_duration(body).filter(|_| sign.is_none() && !percent)
+            && let Some(n) = number(n)
+        {
+            push(&mut out, Kind::Duration, format!("{n} {unit}"));
+            i += 1;
+            continue;
+        }
+        // "4/5", "8 out of 10".
+        if let Some((a, b)) = body.split_once('/')
+            && let (Some(a), Some(b)) = (number(a), number(b))
+            && b != "0"
+            && sign.is_none()
+        {
+            push(&mut out, Kind::Fraction, format!("{a}/{b}"));
+            i += 1;
+            continue;
+        }
+        if let Some(a) = number(body)
+            && w.get(i + 1).is_some_and(|t| t == "out")
+            && w.get(i + 2).is_some_and(|t| t == "of")
+            && let Some(b) = w.get(i + 3).and_then(|t| number(t))
+        {
+            push(&mut out, Kind::Fraction, format!("{a}/{b}"));
+            i += 4;
+            continue;
+        }
+        let spelled = NUMBER_WORDS
+            .iter()
+            .position(|n| *n == body)
+            .map(|p| (p + 1).to_string());
+        // "a full day", "an hour": one of the unit.
+        let spelled = spelled.or_else(|| {
+            matches!(body, "a" | "an")
+                .then(|| duration_unit(w, i + 1).map(|_| "1".to_owned()))
+                .flatten()
+        });
+        if let Some(n) = &spelled {
+            // A spelled number counts only what follows it.
+            if let Some((unit, span)) = duration_unit(w, i + 1) {
+                push(&mut out, Kind::Duration, format!("{n} {unit}"));
+                i += 1 + span;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
         let Some(mut n) = number(body) else {
             i += 1;
             continue;
@@ -417,17 +519,20 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
         {
             push(&mut out, Kind::Date, format!("{month} {n}"));
             i += 1;
-        } else if let Some(unit) = next
-            .map(singular)
-            .filter(|u| DURATION_UNITS.contains(&u.as_str()))
-        {
+        } else if let Some((unit, span)) = duration_unit(w, i + 1).filter(|_| !breaks[i]) {
             push(&mut out, Kind::Duration, format!("{n} {unit}"));
-            i += 1;
+            i += span;
         } else if !is_year(&n) {
-            // The counted noun follows in the same phrase ("165, and" counts nothing).
+            // The counted noun follows in the same phrase ("165, and" counts nothing); of
+            // "requests/minute" it is the first part.
             let noun = next
                 .filter(|_| !breaks[i])
-                .filter(|n| n.chars().all(char::is_alphabetic) && !FUNCTION_WORDS.contains(n))
+                .and_then(|n| n.split('/').next())
+                .filter(|n| {
+                    !n.is_empty()
+                        && n.chars().all(char::is_alphabetic)
+                        && !FUNCTION_WORDS.contains(n)
+                })
                 .map(singular);
             push(&mut out, Kind::Count(noun), n);
         }
@@ -471,6 +576,33 @@ mod tests {
             .into_iter()
             .map(|v| (v.kind, v.value))
             .collect()
+    }
+
+    #[test]
+    fn reads_glued_units_fractions_and_spelled_durations() {
+        use Kind::*;
+        assert_eq!(
+            kinds("latency fell from 180ms to 95 ms after 2hrs of tuning"),
+            vec![
+                (Duration, "180 ms".into()),
+                (Duration, "95 ms".into()),
+                (Duration, "2 hr".into()),
+            ]
+        );
+        assert_eq!(
+            kinds("I scored 4/5 and then 9 out of 10"),
+            vec![(Fraction, "4/5".into()), (Fraction, "9/10".into())]
+        );
+        assert_eq!(
+            kinds("I took two full days off, then a week, and one of them was fine"),
+            vec![(Duration, "2 day".into()), (Duration, "1 week".into())]
+        );
+        assert_eq!(
+            kinds("a limit of 100 requests/minute"),
+            vec![(Count(Some("request".into())), "100".into())]
+        );
+        // A number word that counts nothing is not a value.
+        assert_eq!(kinds("the one I liked"), vec![]);
     }
 
     #[test]
