@@ -449,8 +449,8 @@ fn curator_candidates_cite_their_own_episode_and_wait_for_governance() {
         .collect();
     assert_eq!(
         candidates.len(),
-        2,
-        "a preference and a summary; the assistant's claim proposes nothing"
+        1,
+        "a preference; the assistant's claim proposes nothing, and summaries are per concept"
     );
     let episode_events = cog.episode(&p, ep).unwrap().events;
     for c in &candidates {

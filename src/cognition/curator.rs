@@ -1,6 +1,7 @@
 //! The consolidation ("dream") curator: a deterministic pass over sealed episodes that
-//! proposes candidate beliefs — preferences, decisions, corrections, lessons, summaries —
-//! each citing exact raw event ids of its own episode. Candidates enter the governance
+//! proposes candidate beliefs — preferences, decisions, corrections, lessons — each citing
+//! exact raw event ids of its own episode, and one summary per concept citing events of
+//! its episodes. Candidates enter the governance
 //! queue as `candidate` rows; promotion is a separate, governed step.
 
 use rusqlite::params;
@@ -201,34 +202,6 @@ impl Cognition {
                     }
                 }
             }
-            if user_events.len() >= 2 {
-                let statement = user_events
-                    .iter()
-                    .take(3)
-                    .map(|e| {
-                        e.content
-                            .split(['.', '\n'])
-                            .next()
-                            .unwrap_or("")
-                            .trim()
-                            .to_owned()
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let op = Op::Propose {
-                    key: format!("episode.{id}.summary"),
-                    statement,
-                    ownership: Ownership::Project,
-                    agent: None,
-                    confidence: 0.5,
-                    evidence: user_events.iter().take(3).map(|e| e.id).collect(),
-                };
-                if let Ok(b) =
-                    self.submit_candidate(project, episode, &format!("curator-ep{id}-summary"), op)?
-                {
-                    candidates.push(b);
-                }
-            }
             self.ledger.write(|tx| {
                 tx.execute("UPDATE episodes SET curated = 1 WHERE id = ?1", [id])
                     .map(|_| ())
@@ -238,6 +211,87 @@ impl Cognition {
                 episode,
                 candidates,
             });
+        }
+        Ok(out)
+    }
+}
+
+/// The first sentence of `text`, trimmed.
+fn first_sentence(text: &str) -> &str {
+    text.split(['.', '\n']).next().unwrap_or("").trim()
+}
+
+impl Cognition {
+    /// Proposes one summary candidate per concept of at least two episodes that has none
+    /// yet (up to `budget` concepts): its label, then the first sentence of up to three
+    /// user events from different episodes of it, citing those events. A concept's summary
+    /// is proposed once (idempotency key `concept-<id>-summary`); the episodes it
+    /// consolidates add support to it, not more candidates. Returns the candidates.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn propose_concept_summaries(
+        &self,
+        project: &ProjectId,
+        budget: usize,
+    ) -> LedgerResult<Vec<BeliefId>> {
+        let pending: Vec<(i64, String)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT c.id, c.label FROM concepts c WHERE c.project = ?1 AND c.support >= 2 AND NOT EXISTS (SELECT 1 FROM governance_plans g WHERE g.project = c.project AND g.idempotency_key = 'concept-' || c.id || '-summary') ORDER BY c.id LIMIT ?2",
+            )
+            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut out = Vec::new();
+        for (concept, label) in pending {
+            let episodes: Vec<i64> = self.ledger.read(|c| {
+                c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
+                    .and_then(|mut s| s.query_map([concept], |r| r.get(0))?.collect())
+                    .map_err(|e| self.ledger.sql(e))
+            })?;
+            let mut cited = Vec::new();
+            for ep in episodes {
+                if cited.len() == 3 {
+                    break;
+                }
+                for e in self.episode(project, EpisodeId(ep as u64))?.events {
+                    if let Some(ev) = self.ledger.get(project, e)?
+                        && ev.role == Role::User
+                        && !is_filler(&ev.content)
+                        && !first_sentence(&ev.content).is_empty()
+                    {
+                        cited.push(ev);
+                        break;
+                    }
+                }
+            }
+            if cited.is_empty() {
+                continue;
+            }
+            let statement = format!(
+                "{label}: {}",
+                cited
+                    .iter()
+                    .map(|e| first_sentence(&e.content))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+            let op = Op::Propose {
+                key: format!("concept.{concept}.summary"),
+                statement,
+                ownership: Ownership::Project,
+                agent: None,
+                confidence: 0.5,
+                evidence: cited.iter().map(|e| e.id).collect(),
+            };
+            let key = format!("concept-{concept}-summary");
+            if let PlanOutcome::Applied { results } =
+                self.ledger
+                    .apply_plan(&Plan::single(project.clone(), &key, op))?
+                && let Some(OpOutcome::Proposed { belief }) = results.first()
+            {
+                out.push(*belief);
+            }
         }
         Ok(out)
     }

@@ -1,5 +1,6 @@
 //! Episodes (open → soft-sealed → sealed, chained per agent, vector = bundle of
-//! position-permuted event vectors) and concepts (consolidated prototypes kept as counters).
+//! position-permuted event vectors). Concepts, consolidated from sealed episodes, are in
+//! [`super::concepts`].
 
 use crate::sync::Recover as _;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use rusqlite::{OptionalExtension, params};
 use hdv::{Bundler, Hypervector, Scan};
 
 use super::{Cognition, similarity};
-use crate::ledger::{EventId, LedgerError, LedgerResult, Role};
+use crate::ledger::{EventId, LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
 crate::ledger::string_enum!(
@@ -65,29 +66,7 @@ pub enum AppendOutcome {
     TopicShift,
 }
 
-/// Identifier of a concept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct ConceptId(pub u64);
-
-/// A consolidated concept.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Concept {
-    /// Id.
-    pub id: ConceptId,
-    /// Label (frequent words of its user events).
-    pub label: String,
-    /// Supporting episodes.
-    pub support: Vec<EpisodeId>,
-    /// Reliability: Beta(1, 1) posterior mean of the support's outcomes.
-    pub reliability: f64,
-    /// Successes and failures of supporting episodes.
-    pub outcomes: (u64, u64),
-    /// The binarized prototype.
-    #[serde(skip)]
-    pub prototype: Hypervector,
-}
-
-fn invalid(what: &'static str, reason: impl Into<String>) -> LedgerError {
+pub(super) fn invalid(what: &'static str, reason: impl Into<String>) -> LedgerError {
     LedgerError::Invalid {
         what,
         reason: reason.into(),
@@ -649,7 +628,7 @@ impl Cognition {
     }
 
     /// Exact top-k over stored vectors.
-    fn rank(
+    pub(super) fn rank(
         &self,
         rows: Vec<(i64, Vec<u8>)>,
         query: &Hypervector,
@@ -677,235 +656,5 @@ impl Cognition {
             .into_iter()
             .map(|h| (ids[h.index] as u64, 1.0 - 2.0 * f64::from(h.distance) / d))
             .collect())
-    }
-
-    /// Consolidates up to `budget` sealed, not yet consolidated episodes into concepts: an
-    /// episode joins the nearest concept if its topic vector's similarity to the prototype
-    /// reaches `concept_similarity` (the topic vector is added to the concept's counters),
-    /// else it starts a new concept. Returns `(episodes consolidated, concepts created)`.
-    ///
-    /// # Errors
-    /// SQLite errors.
-    pub fn consolidate(&self, project: &ProjectId, budget: usize) -> LedgerResult<(usize, usize)> {
-        let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id, topic, reward FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL ORDER BY id LIMIT ?2",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        let (mut done, mut created) = (0, 0);
-        for (episode, blob, reward) in pending {
-            let v = self.decode(&blob)?;
-            let nearest = self.nearby_concepts(project, &v, 1)?.into_iter().next();
-            let floor = self
-                .topic_baseline(project, episode, &v)?
-                .map_or(self.config.concept_similarity, |b| {
-                    b.max(self.config.concept_similarity)
-                });
-            let (success, failure) = match reward {
-                Some(r) if r > 0.0 => (1, 0),
-                Some(r) if r < 0.0 => (0, 1),
-                _ => (0, 0),
-            };
-            let now = self.ledger.now_ms();
-            match nearest {
-                Some((cid, sim)) if sim >= floor => {
-                    let counters: Vec<u8> = self.ledger.read(|c| {
-                        c.query_row(
-                            "SELECT counters FROM concepts WHERE id = ?1",
-                            [cid.0 as i64],
-                            |r| r.get(0),
-                        )
-                        .map_err(|e| self.ledger.sql(e))
-                    })?;
-                    let mut b = Bundler::from_bytes(self.dim, &counters)
-                        .map_err(|e| invalid("concept counters", e.to_string()))?;
-                    b.add(&v);
-                    let proto = b.binarize(cid.0)?;
-                    self.ledger.write(|tx| {
-                        tx.execute(
-                            "UPDATE concepts SET counters = ?2, prototype = ?3, support = support + 1, successes = successes + ?4, failures = failures + ?5, updated_at = ?6 WHERE id = ?1",
-                            params![cid.0 as i64, b.to_bytes(), proto.to_le_bytes(), success, failure, now],
-                        )
-                        .map_err(|e| self.ledger.sql(e))?;
-                        tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![cid.0 as i64, episode, project.as_str()])
-                            .map_err(|e| self.ledger.sql(e))?;
-                        tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map(|_| ()).map_err(|e| self.ledger.sql(e))
-                    })?;
-                }
-                _ => {
-                    let label = self.label_for(project, EpisodeId(episode as u64))?;
-                    let mut b = Bundler::new(self.dim);
-                    b.add(&v);
-                    self.ledger.write(|tx| {
-                        tx.execute(
-                            "INSERT INTO concepts (project, label, prototype, counters, support, successes, failures, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
-                            params![project.as_str(), label, v.to_le_bytes(), b.to_bytes(), success, failure, now],
-                        )
-                        .map_err(|e| self.ledger.sql(e))?;
-                        let cid = tx.last_insert_rowid();
-                        tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![cid, episode, project.as_str()])
-                            .map_err(|e| self.ledger.sql(e))?;
-                        tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map(|_| ()).map_err(|e| self.ledger.sql(e))
-                    })?;
-                    created += 1;
-                }
-            }
-            done += 1;
-        }
-        Ok((done, created))
-    }
-
-    /// The similarity an episode's topic needs to join a concept in `project`: the median
-    /// of its similarity to up to 64 of the project's other sealed episodes plus
-    /// `concept_z` robust standard deviations (1.4826 · MAD). The median estimates
-    /// unrelated episodes as long as no topic holds half of them; `None` with fewer than
-    /// four others (the absolute `concept_similarity` decides alone).
-    fn topic_baseline(
-        &self,
-        project: &ProjectId,
-        episode: i64,
-        topic: &Hypervector,
-    ) -> LedgerResult<Option<f64>> {
-        let blobs: Vec<Vec<u8>> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL AND id != ?2 ORDER BY id DESC LIMIT 64",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), episode], |r| r.get(0))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        if blobs.len() < 4 {
-            return Ok(None);
-        }
-        let mut sims = Vec::with_capacity(blobs.len());
-        for b in &blobs {
-            sims.push(similarity(&self.decode(b)?, topic));
-        }
-        let median = |xs: &mut Vec<f64>| {
-            xs.sort_by(f64::total_cmp);
-            let n = xs.len();
-            if n % 2 == 1 {
-                xs[n / 2]
-            } else {
-                (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-            }
-        };
-        let m = median(&mut sims);
-        let mut deviations: Vec<f64> = sims.iter().map(|s| (s - m).abs()).collect();
-        let mad = median(&mut deviations);
-        Ok(Some(m + self.config.concept_z * 1.4826 * mad))
-    }
-
-    /// A label from the most frequent longer words of the episode's user events.
-    fn label_for(&self, project: &ProjectId, episode: EpisodeId) -> LedgerResult<String> {
-        let ep = self.episode(project, episode)?;
-        let mut counts: std::collections::BTreeMap<String, usize> =
-            std::collections::BTreeMap::new();
-        for id in &ep.events {
-            if let Some(e) = self.ledger.get(project, *id)?
-                && e.role == Role::User
-            {
-                for t in hdv::encode::TextEncoder::tokens(&e.content) {
-                    if t.chars().count() >= 4 {
-                        *counts.entry(t).or_default() += 1;
-                    }
-                }
-            }
-        }
-        let mut top: Vec<(String, usize)> = counts.into_iter().collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let words: Vec<String> = top.into_iter().take(3).map(|(w, _)| w).collect();
-        Ok(if words.is_empty() {
-            format!("episode-{}", episode.0)
-        } else {
-            words.join(" ")
-        })
-    }
-
-    /// Concepts nearest to `vector` (id, similarity), best first.
-    ///
-    /// # Errors
-    /// Wrong dimension, SQLite errors.
-    pub fn nearby_concepts(
-        &self,
-        project: &ProjectId,
-        vector: &Hypervector,
-        k: usize,
-    ) -> LedgerResult<Vec<(ConceptId, f64)>> {
-        self.check_dim(vector)?;
-        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, prototype FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| {
-                    s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect()
-                })
-                .map_err(|e| self.ledger.sql(e))
-        })?;
-        self.rank(rows, vector, k)
-            .map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
-    }
-
-    /// Every concept of `project`.
-    ///
-    /// # Errors
-    /// SQLite errors.
-    pub fn concepts(&self, project: &ProjectId) -> LedgerResult<Vec<Concept>> {
-        let rows: Vec<(i64, String, Vec<u8>, i64, i64)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, label, prototype, successes, failures FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
-        rows.into_iter()
-            .map(|(id, label, proto, s, f)| {
-                let support = self.ledger.read(|c| {
-                    c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
-                        .and_then(|mut st| st.query_map([id], |r| Ok(EpisodeId(r.get::<_, i64>(0)? as u64)))?.collect())
-                        .map_err(|e| self.ledger.sql(e))
-                })?;
-                Ok(Concept {
-                    id: ConceptId(id as u64),
-                    label,
-                    support,
-                    reliability: (s as f64 + 1.0) / ((s + f) as f64 + 2.0),
-                    outcomes: (s as u64, f as u64),
-                    prototype: self.decode(&proto)?,
-                })
-            })
-            .collect()
-    }
-
-    /// Cleanup: rebuilds up to `budget` concepts' counters exactly from their supporting
-    /// episodes' vectors, pulling drifted prototypes back to their support. Returns how many
-    /// prototypes changed.
-    ///
-    /// # Errors
-    /// SQLite errors.
-    pub fn refresh_concepts(&self, project: &ProjectId, budget: usize) -> LedgerResult<usize> {
-        let mut changed = 0;
-        for concept in self.concepts(project)?.into_iter().take(budget) {
-            let mut b = Bundler::new(self.dim);
-            for ep in &concept.support {
-                if let Some(v) = self.episode(project, *ep)?.topic {
-                    b.add(&v);
-                }
-            }
-            if b.is_empty() {
-                continue;
-            }
-            let proto = b.binarize(concept.id.0)?;
-            if proto != concept.prototype {
-                changed += 1;
-            }
-            self.ledger.write(|tx| {
-                tx.execute(
-                    "UPDATE concepts SET counters = ?2, prototype = ?3 WHERE id = ?1",
-                    params![concept.id.0 as i64, b.to_bytes(), proto.to_le_bytes()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.ledger.sql(e))
-            })?;
-        }
-        Ok(changed)
     }
 }

@@ -6,6 +6,7 @@
 //! The layer takes vectors from its caller (the `Memory` facade encodes text); it never
 //! deletes raw events (the ledger's triggers would refuse it anyway).
 
+mod concepts;
 mod curator;
 mod episodes;
 mod insight;
@@ -20,8 +21,9 @@ use std::sync::{Arc, Mutex};
 
 use hdv::{Bundler, Dim, Hypervector};
 
+pub use concepts::{Concept, ConceptId};
 pub use curator::{CandidateRefusal, Curated};
-pub use episodes::{AppendOutcome, Concept, ConceptId, Episode, EpisodeId, EpisodeStatus};
+pub use episodes::{AppendOutcome, Episode, EpisodeId, EpisodeStatus};
 pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus, RecallTrace};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
 pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};

@@ -131,11 +131,14 @@ impl Cognition {
                         candidates += curated.iter().map(|c| c.candidates.len()).sum::<usize>();
                         Ok(curated.len())
                     })?;
+                    let summaries = self
+                        .propose_concept_summaries(project, budget.items_per_phase)?
+                        .len();
                     (
-                        n + m,
+                        n + m + summaries,
                         ex || ex2,
                         format!(
-                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates)"
+                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates); {summaries} concept summaries proposed"
                         ),
                     )
                 }
