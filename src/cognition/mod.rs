@@ -6,10 +6,13 @@
 //! The layer takes vectors from its caller (the `Memory` facade encodes text); it never
 //! deletes raw events (the ledger's triggers would refuse it anyway).
 
+mod associations;
 mod concepts;
 mod curator;
 mod episodes;
-mod insight;
+mod feedback;
+mod gaps;
+mod meta;
 mod procedures;
 mod pulse;
 mod synapses;
@@ -21,10 +24,13 @@ use std::sync::{Arc, Mutex};
 
 use hdv::{Bundler, Dim, Hypervector};
 
+pub use associations::Association;
 pub use concepts::{Concept, ConceptId};
 pub use curator::{CandidateRefusal, Curated};
 pub use episodes::{AppendOutcome, Episode, EpisodeId, EpisodeStatus};
-pub use insight::{Association, Gap, GapKind, Proposal, ProposalStatus, RecallTrace};
+pub use feedback::RecallTrace;
+pub use gaps::{Gap, GapKind};
+pub use meta::{Proposal, ProposalStatus};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
 pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};

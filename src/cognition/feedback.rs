@@ -1,0 +1,102 @@
+//! What each recall teaches: the query log (with the recall's gap decision) and the
+//! learning signals of recalled memories, applied in one transaction.
+
+use rusqlite::params;
+
+use super::Cognition;
+use crate::ledger::LedgerResult;
+use crate::store::ProjectId;
+
+/// The learning signals of one recall, applied by [`Cognition::record_recalls`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallTrace {
+    /// Project recalled.
+    pub project: ProjectId,
+    /// Query text.
+    pub query: String,
+    /// Best HDC similarity among the results.
+    pub best_similarity: f64,
+    /// Whether the recall was a knowledge gap (no candidate with evidence of its own).
+    pub gap: bool,
+    /// Top results (their synapses are strengthened pairwise).
+    pub hits: Vec<u64>,
+    /// When the recall happened (ms).
+    pub at: i64,
+}
+
+impl Cognition {
+    /// Logs a recall query with its best similarity, hits and whether it was a gap (the
+    /// caller's judgement: `Memory` decides by the project's relevance floor).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn record_query(
+        &self,
+        project: &ProjectId,
+        query: &str,
+        best_similarity: f64,
+        hits: &[u64],
+        gap: bool,
+    ) -> LedgerResult<()> {
+        let trace = RecallTrace {
+            project: project.clone(),
+            query: query.to_owned(),
+            best_similarity,
+            gap,
+            hits: hits.to_vec(),
+            at: self.ledger.now_ms(),
+        };
+        self.ledger.write(|tx| self.log_query_in(tx, &trace))
+    }
+
+    fn log_query_in(&self, tx: &rusqlite::Transaction<'_>, r: &RecallTrace) -> LedgerResult<()> {
+        tx.prepare_cached(
+            "INSERT INTO query_log (project, query, best_similarity, hits, at, gap) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                r.project.as_str(),
+                r.query,
+                r.best_similarity,
+                serde_json::to_string(&r.hits).expect("ids serialize"),
+                r.at,
+                r.gap
+            ])
+        })
+        .map(|_| ())
+        .map_err(|e| self.ledger.sql(e))
+    }
+
+    /// Applies the learning signals of many recalls in one transaction: each strengthens
+    /// the synapses among its top hits (as of its own time), counts an access of each hit
+    /// in `memory_traces` (LTP: a first recall makes two accesses, storage being the
+    /// first) and is logged for gap detection.
+    ///
+    /// # Errors
+    /// SQLite errors; nothing is applied then.
+    pub fn record_recalls(&self, recalls: &[RecallTrace]) -> LedgerResult<()> {
+        if recalls.is_empty() {
+            return Ok(());
+        }
+        self.ledger.write(|tx| {
+            let mut access = tx
+                .prepare_cached(
+                    "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
+                     VALUES (?1, ?2, 1.0, 2, ?3)
+                     ON CONFLICT (project, id) DO UPDATE SET
+                        accesses = accesses + 1, last_access = max(last_access, excluded.last_access)",
+                )
+                .map_err(|e| self.ledger.sql(e))?;
+            for r in recalls {
+                self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
+                self.log_query_in(tx, r)?;
+                for &id in &r.hits {
+                    access
+                        .execute(params![r.project.as_str(), id as i64, r.at])
+                        .map_err(|e| self.ledger.sql(e))?;
+                }
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! Meta-memory: metrics, rules over their recent means, and the self-improvement
+//! proposals they raise (pending → accepted / rejected → implemented).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Cognition;
+use crate::ledger::{LedgerError, LedgerResult};
+use crate::store::ProjectId;
+
+crate::ledger::string_enum!(
+    /// Lifecycle of a self-improvement proposal.
+    ProposalStatus {
+        /// Waiting for a decision.
+        Pending = "pending",
+        /// Accepted.
+        Accepted = "accepted",
+        /// Rejected.
+        Rejected = "rejected",
+        /// Done.
+        Implemented = "implemented",
+    }
+);
+
+/// A self-improvement proposal raised by a rule over the metrics.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Proposal {
+    /// Id.
+    pub id: u64,
+    /// The rule that raised it.
+    pub rule: String,
+    /// What to do.
+    pub title: String,
+    /// Why.
+    pub rationale: String,
+    /// The metric values that triggered it, as JSON.
+    pub metrics: String,
+    /// Status.
+    pub status: ProposalStatus,
+}
+
+/// Rules of the meta-memory: metric, comparison, threshold, title.
+const RULES: &[(&str, &str, bool, f64, &str)] = &[
+    (
+        "slow_recall",
+        "recall_latency_ms",
+        true,
+        100.0,
+        "Recall is slow: enable HNSW earlier or shrink recall budgets",
+    ),
+    (
+        "cold_hot_tier",
+        "hot_hit_rate",
+        false,
+        0.2,
+        "Few recalls hit the hot tier: raise hot capacity or the promotion threshold",
+    ),
+    (
+        "poor_feedback",
+        "feedback_success_rate",
+        false,
+        0.5,
+        "Feedback is mostly negative: review procedures and recent beliefs",
+    ),
+    (
+        "many_gaps",
+        "gap_count",
+        true,
+        20.0,
+        "Many knowledge gaps: ingest more sources or ask the user",
+    ),
+];
+
+impl Cognition {
+    /// Records a metric value.
+    ///
+    /// # Errors
+    /// Non-finite value, SQLite errors.
+    pub fn record_metric(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        value: f64,
+        window: &str,
+    ) -> LedgerResult<()> {
+        if !value.is_finite() {
+            return Err(LedgerError::Invalid {
+                what: "metric",
+                reason: format!("{name} = {value} is not finite"),
+            });
+        }
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            tx.execute(
+                "INSERT INTO metrics (project, name, value, window, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![project.as_str(), name, value, window, now],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })
+    }
+
+    /// Mean of the last `n` values of a metric.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn metric_mean(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        n: usize,
+    ) -> LedgerResult<Option<f64>> {
+        self.ledger.read(|c| {
+            c.query_row(
+                "SELECT AVG(value) FROM (SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY at DESC, id DESC LIMIT ?3)",
+                params![project.as_str(), name, n as i64],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.ledger.sql(e))
+        })
+    }
+
+    /// Applies the rules to the recent metrics (last 20 values each) and raises a proposal
+    /// for every rule that fires and has no pending proposal yet. Returns the new ones.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn reflect(&self, project: &ProjectId) -> LedgerResult<Vec<Proposal>> {
+        let mut raised = Vec::new();
+        for &(rule, metric, above, threshold, title) in RULES {
+            let Some(mean) = self.metric_mean(project, metric, 20)? else {
+                continue;
+            };
+            let fires = if above {
+                mean > threshold
+            } else {
+                mean < threshold
+            };
+            if !fires {
+                continue;
+            }
+            let pending: Option<i64> = self.ledger.read(|c| {
+                c.query_row(
+                    "SELECT id FROM proposals WHERE project = ?1 AND rule = ?2 AND status = 'pending'",
+                    params![project.as_str(), rule],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| self.ledger.sql(e))
+            })?;
+            if pending.is_some() {
+                continue;
+            }
+            let rationale = format!(
+                "mean {metric} over the last 20 values is {mean:.3}, {} the threshold {threshold}",
+                if above { "above" } else { "below" }
+            );
+            let metrics = serde_json::json!({ metric: mean }).to_string();
+            let now = self.ledger.now_ms();
+            let id = self.ledger.write(|tx| {
+                tx.execute(
+                    "INSERT INTO proposals (project, rule, title, rationale, metrics, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
+                    params![project.as_str(), rule, title, rationale, metrics, now],
+                )
+                .map_err(|e| self.ledger.sql(e))?;
+                Ok(tx.last_insert_rowid() as u64)
+            })?;
+            raised.push(Proposal {
+                id,
+                rule: rule.to_owned(),
+                title: title.to_owned(),
+                rationale,
+                metrics,
+                status: ProposalStatus::Pending,
+            });
+        }
+        Ok(raised)
+    }
+
+    /// Proposals of `project` (all statuses), oldest first.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn proposals(&self, project: &ProjectId) -> LedgerResult<Vec<Proposal>> {
+        let rows: Vec<(i64, String, String, String, String, String)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id, rule, title, rationale, metrics, status FROM proposals WHERE project = ?1 ORDER BY id")
+                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        rows.into_iter()
+            .map(|(id, rule, title, rationale, metrics, status)| {
+                Ok(Proposal {
+                    id: id as u64,
+                    rule,
+                    title,
+                    rationale,
+                    metrics,
+                    status: ProposalStatus::parse(&status)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Moves a proposal: pending → accepted / rejected, accepted → implemented.
+    ///
+    /// # Errors
+    /// Unknown proposal or a transition not listed above.
+    pub fn set_proposal_status(
+        &self,
+        project: &ProjectId,
+        id: u64,
+        status: ProposalStatus,
+    ) -> LedgerResult<()> {
+        let current = self
+            .proposals(project)?
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| LedgerError::Invalid {
+                what: "proposal",
+                reason: format!("no proposal {id} in project `{project}`"),
+            })?;
+        use ProposalStatus::*;
+        let allowed = matches!(
+            (current.status, status),
+            (Pending, Accepted | Rejected) | (Accepted, Implemented)
+        );
+        if !allowed {
+            return Err(LedgerError::Invalid {
+                what: "proposal transition",
+                reason: format!("{} → {} is not allowed", current.status, status),
+            });
+        }
+        let now = self.ledger.now_ms();
+        self.ledger.write(|tx| {
+            tx.execute(
+                "UPDATE proposals SET status = ?3, updated_at = ?4 WHERE project = ?1 AND id = ?2",
+                params![project.as_str(), id as i64, status.as_str(), now],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })
+    }
+}
