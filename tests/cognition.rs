@@ -690,3 +690,46 @@ fn recall_snapshots_enter_working_memory_bounded_and_expire() {
         "expired by the working-memory phase"
     );
 }
+
+#[test]
+fn a_phase_whose_time_is_spent_leaves_its_items_for_the_next_tick() {
+    let (l, cog, _) = setup();
+    let p = project("p");
+    for i in 0..6u64 {
+        let ep = cog.start_episode(&p, "a").unwrap();
+        for j in 0..3u64 {
+            let e = event(&l, "p", Role::User, &format!("episode {i} turn {j}"));
+            cog.append_to_episode(&p, ep, e, &Hypervector::random(dim(), 100 * i + j))
+                .unwrap();
+        }
+        cog.end_episode(&p, ep, None, None).unwrap();
+    }
+    let spent = PulseBudget {
+        items_per_phase: 100,
+        time_per_phase: Duration::ZERO,
+    };
+    let receipt = cog.tick(&p, spent).unwrap();
+    let refresh = receipt
+        .phases
+        .iter()
+        .find(|ph| ph.phase == "semantic_refresh")
+        .unwrap();
+    assert_eq!(refresh.items, 0, "{refresh:?}");
+    assert!(refresh.budget_exhausted);
+    assert!(
+        refresh.produced.contains("6 episodes left to consolidate"),
+        "{refresh:?}"
+    );
+    // With time, the next tick does them.
+    let receipt = cog.tick(&p, PulseBudget::default()).unwrap();
+    let refresh = receipt
+        .phases
+        .iter()
+        .find(|ph| ph.phase == "semantic_refresh")
+        .unwrap();
+    assert!(
+        refresh.produced.starts_with("6 episodes consolidated")
+            && refresh.produced.contains("0 episodes left"),
+        "{refresh:?}"
+    );
+}

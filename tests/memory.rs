@@ -1049,10 +1049,23 @@ fn recall_potentiates_memories_and_pulse_places_them_by_strength() {
         assert!(
             tiers
                 .produced
-                .starts_with("1 copied into this process's hot tier"),
+                .starts_with("this process's hot tier filled with 1;"),
             "{tiers:?}"
         );
+        assert_eq!(
+            tiers.items, 0,
+            "filling this process's hot tier is not a move"
+        );
         assert!(m.vectors().trace(&p, VectorId(star.0)).unwrap().in_hot);
+        // The next tick of the same process has nothing new to say about the hot tier.
+        let again = m.pulse_tick(&p).unwrap();
+        let tiers = again.phases.iter().find(|ph| ph.phase == "tiers").unwrap();
+        assert!(
+            tiers
+                .produced
+                .starts_with("hot tier unchanged since this process's last tick"),
+            "{tiers:?}"
+        );
         (star, others)
     };
     // Reopened later: the accesses were persisted; a month without use weakens everything.

@@ -115,6 +115,20 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn consolidate(&self, project: &ProjectId, budget: usize) -> LedgerResult<(usize, usize)> {
+        self.consolidate_until(project, budget, None)
+    }
+
+    /// [`consolidate`](Self::consolidate), stopping before the next episode once
+    /// `deadline` has passed (the merges and labels of what it did still run).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn consolidate_until(
+        &self,
+        project: &ProjectId,
+        budget: usize,
+        deadline: Option<std::time::Instant>,
+    ) -> LedgerResult<(usize, usize)> {
         let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self.ledger.read(|c| {
             c.prepare_cached(
                 "SELECT id, topic, reward FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL ORDER BY id LIMIT ?2",
@@ -126,6 +140,9 @@ impl Cognition {
         let mut created: Vec<ConceptId> = Vec::new();
         let mut done = 0;
         for (episode, blob, reward) in pending {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break;
+            }
             let v = self.decode(&blob)?;
             let baseline = self.topic_baseline(project, &[episode], &v)?;
             let mut best: Option<(ConceptId, f64)> = None;
@@ -195,6 +212,22 @@ impl Cognition {
         self.relabel(project, &live)?;
         let created = created.iter().filter(|c| !merged_away.contains(c)).count();
         Ok((done, created))
+    }
+
+    /// How many sealed episodes of `project` wait for consolidation.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn unconsolidated(&self, project: &ProjectId) -> LedgerResult<usize> {
+        self.ledger.read(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL",
+                [project.as_str()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| self.ledger.sql(e))
+        })
     }
 
     /// The baseline of `topic` in `project`: its similarity to up to [`BASELINE_SAMPLE`]

@@ -235,6 +235,20 @@ impl Cognition {
         project: &ProjectId,
         budget: usize,
     ) -> LedgerResult<Vec<BeliefId>> {
+        self.propose_concept_summaries_until(project, budget, None)
+    }
+
+    /// [`propose_concept_summaries`](Self::propose_concept_summaries), stopping before the
+    /// next concept once `deadline` has passed.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn propose_concept_summaries_until(
+        &self,
+        project: &ProjectId,
+        budget: usize,
+        deadline: Option<std::time::Instant>,
+    ) -> LedgerResult<Vec<BeliefId>> {
         let pending: Vec<(i64, String)> = self.ledger.read(|c| {
             c.prepare_cached(
                 "SELECT c.id, c.label FROM concepts c WHERE c.project = ?1 AND c.support >= 2 AND NOT EXISTS (SELECT 1 FROM governance_plans g WHERE g.project = c.project AND g.idempotency_key = 'concept-' || c.id || '-summary') ORDER BY c.id LIMIT ?2",
@@ -244,6 +258,9 @@ impl Cognition {
         })?;
         let mut out = Vec::new();
         for (concept, label) in pending {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break;
+            }
             let episodes: Vec<i64> = self.ledger.read(|c| {
                 c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
                     .and_then(|mut s| s.query_map([concept], |r| r.get(0))?.collect())

@@ -67,17 +67,18 @@ pub const PHASES: [&str; 7] = [
     "meta_reflection",
 ];
 
-/// Runs `step(1)` (which processes up to one item and returns how many it did) until the
-/// item or time budget is spent or there is nothing left. One item at a time, so a phase
-/// overruns its time budget by at most one item.
+/// Runs `step(1)` (which processes up to one item and returns how many it did) until
+/// `items` are done, `deadline` has passed, or there is nothing left; returns what it did
+/// and whether a budget stopped it. One item at a time, so a phase overruns its time by at
+/// most one item.
 fn bounded(
-    budget: PulseBudget,
+    items: usize,
+    deadline: Instant,
     mut step: impl FnMut(usize) -> LedgerResult<usize>,
 ) -> LedgerResult<(usize, bool)> {
-    let start = Instant::now();
     let mut done = 0;
     loop {
-        if done >= budget.items_per_phase || start.elapsed() >= budget.time_per_phase {
+        if done >= items || Instant::now() >= deadline {
             return Ok((done, true));
         }
         let n = step(1)?;
@@ -98,6 +99,9 @@ impl Cognition {
         let mut phases = Vec::with_capacity(PHASES.len());
         for phase in PHASES {
             let t = Instant::now();
+            // One deadline for everything the phase does.
+            let deadline = t + budget.time_per_phase;
+            let items = budget.items_per_phase;
             let (items, exhausted, produced) = match phase {
                 "working_memory" => {
                     let now = self.now_secs();
@@ -111,34 +115,30 @@ impl Cognition {
                     (expired, false, format!("{expired} expired items removed"))
                 }
                 "episodic_chaining" => {
-                    let (n, ex) = bounded(budget, |n| self.seal_idle(project, n))?;
+                    let (n, ex) = bounded(items, deadline, |n| self.seal_idle(project, n))?;
                     (n, ex, format!("{n} idle episodes soft-sealed or sealed"))
                 }
                 "semantic_refresh" => {
-                    let mut created = 0;
-                    let (n, ex) = bounded(budget, |n| {
-                        let (done, c) = self.consolidate(project, n)?;
-                        created += c;
-                        Ok(done)
-                    })?;
+                    let (n, created) = self.consolidate_until(project, items, Some(deadline))?;
                     let mut candidates = 0;
-                    let half = PulseBudget {
-                        items_per_phase: budget.items_per_phase.saturating_sub(n).max(1),
-                        ..budget
-                    };
-                    let (m, ex2) = bounded(half, |k| {
+                    let (m, ex2) = bounded(items.saturating_sub(n), deadline, |k| {
                         let curated = self.curate(project, k)?;
                         candidates += curated.iter().map(|c| c.candidates.len()).sum::<usize>();
                         Ok(curated.len())
                     })?;
                     let summaries = self
-                        .propose_concept_summaries(project, budget.items_per_phase)?
+                        .propose_concept_summaries_until(
+                            project,
+                            items.saturating_sub(n + m),
+                            Some(deadline),
+                        )?
                         .len();
+                    let pending = self.unconsolidated(project)?;
                     (
                         n + m + summaries,
-                        ex || ex2,
+                        pending > 0 || ex2,
                         format!(
-                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates); {summaries} concept summaries proposed"
+                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates); {summaries} concept summaries proposed; {pending} episodes left to consolidate"
                         ),
                     )
                 }
@@ -148,7 +148,7 @@ impl Cognition {
                     (gaps.len(), false, format!("{} gaps", gaps.len()))
                 }
                 "association_generation" => {
-                    let (n, ex) = bounded(budget, |n| {
+                    let (n, ex) = bounded(items, deadline, |n| {
                         Ok(self.generate_associations(project, n)?.len())
                     })?;
                     (n, ex, format!("{n} candidate associations"))

@@ -203,6 +203,9 @@ pub struct Memory {
     append_lock: Mutex<()>,
     /// Opened with [`open_view`](Memory::open_view): reads only, no lock, nothing written.
     read_only: bool,
+    /// Projects this process has ticked: its hot tier is filled on a project's first tick,
+    /// which is not news to report as moves.
+    ticked: Mutex<std::collections::HashSet<ProjectId>>,
     /// Projects embeddings to bits; embeds text with the profile's static model, if any.
     embedder: crate::semantic::Embedder,
     /// Semantic vectors per project, loaded from the ledger on first use.
@@ -303,6 +306,7 @@ impl Memory {
             encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
             append_lock: Mutex::new(()),
+            ticked: Mutex::new(std::collections::HashSet::new()),
             read_only,
             feedback: Mutex::new(Vec::new()),
         })

@@ -279,16 +279,31 @@ impl Memory {
             budget.items_per_phase,
             Some(t + budget.time_per_phase),
         )?;
-        let moves = r.promoted + r.demoted_from_hot + r.demoted_to_cold + r.rehomed_to_warm;
+        // The hot tier is this process's RAM copy: filling it on the first tick of a
+        // process is reported apart and not counted as moves.
+        let first = crate::sync::Recover::locked(&self.ticked).insert(project.clone());
+        let hot_moves = r.promoted + r.demoted_from_hot;
+        let durable = r.demoted_to_cold + r.rehomed_to_warm;
+        let moves = durable + if first { 0 } else { hot_moves };
         let elapsed_ms = t.elapsed().as_secs_f64() * 1e3;
         receipt.elapsed_ms += elapsed_ms;
+        let hot = if first {
+            format!("this process's hot tier filled with {}", r.promoted)
+        } else if hot_moves == 0 {
+            "hot tier unchanged since this process's last tick".to_owned()
+        } else {
+            format!(
+                "{} copied into this process's hot tier, {} dropped from it",
+                r.promoted, r.demoted_from_hot
+            )
+        };
         receipt.phases.push(PhaseReceipt {
             phase: "tiers",
             items: moves,
             elapsed_ms,
             produced: format!(
-                "{} copied into this process's hot tier, {} dropped from it, {} moved to cold, {} back to warm; {} left for the next tick",
-                r.promoted, r.demoted_from_hot, r.demoted_to_cold, r.rehomed_to_warm, r.left
+                "{hot}; {} moved to cold, {} back to warm; {} left for the next tick",
+                r.demoted_to_cold, r.rehomed_to_warm, r.left
             ),
             budget_exhausted: r.left > 0,
         });
