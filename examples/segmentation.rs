@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .or_else(|| s["date"].as_str().and_then(hypermem::clock::parse_when))
                     .or(known);
                 known = known.max(at);
-                if let Some(at) = at {
+                if let Some(at) = at.filter(|_| std::env::var_os("SEG_NO_TIMES").is_none()) {
                     e = e.at(at);
                 }
                 if i == 0 {

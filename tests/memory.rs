@@ -1498,3 +1498,34 @@ fn a_conversation_resumed_after_a_gap_in_event_time_is_a_new_episode() {
     let second = one.next.expect("a chained episode");
     assert_eq!(cog.episode(&p, second).unwrap().events, ids[3..].to_vec());
 }
+
+#[test]
+fn an_acknowledgement_after_a_gap_stays_in_the_episode_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("ack");
+    let first = m.start_episode(&p, "a").unwrap();
+    let t0 = 1_738_368_000_000; // 2025-02-01
+    let say = |text: &str, at: i64| {
+        let mut e = NewEvent::new(p.clone(), Role::User, EventKind::Message, text).at(at);
+        e.agent = Some("a".into());
+        e
+    };
+    let hour = 3_600_000;
+    let events = vec![
+        say("planning the garden beds for spring", t0),
+        say("tomatoes go in the sunny corner", t0 + 60_000),
+        say("and basil next to them", t0 + 120_000),
+        // "thanks!" an hour later answers this episode; it starts nothing.
+        say("thanks!", t0 + hour),
+        say("ok", t0 + hour + 60_000),
+        // Real content after the gap does start the next episode.
+        say("the invoice for the new laptop arrived today", t0 + 3 * hour),
+    ];
+    let ids = m.observe_batch(&events).unwrap();
+    let cog = m.cognition();
+    let one = cog.episode(&p, first).unwrap();
+    assert_eq!(one.events, ids[..5].to_vec(), "acknowledgements attached");
+    let second = one.next.expect("a chained episode");
+    assert_eq!(cog.episode(&p, second).unwrap().events, ids[5..].to_vec());
+}

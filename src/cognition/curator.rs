@@ -6,7 +6,7 @@
 
 use rusqlite::params;
 
-use super::{Cognition, EpisodeId};
+use super::{Cognition, EpisodeId, is_filler};
 use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
 use crate::ledger::{EventId, LedgerResult, Role};
 use crate::store::ProjectId;
@@ -82,16 +82,6 @@ fn find_phrase(words: &[String], pattern: &str) -> Option<usize> {
             .zip(&words[i..])
             .all(|(a, b)| *a == b.as_str())
     })
-}
-
-/// Filler: an acknowledgement or small talk with fewer than three content words ("ok",
-/// "thanks!", "sounds good"). It proposes nothing and stays out of summaries.
-fn is_filler(text: &str) -> bool {
-    crate::recall::lexical::tokens(text)
-        .iter()
-        .filter(|t| !crate::recall::lexical::is_stop_word(t))
-        .count()
-        < 3
 }
 
 fn slug(text: &str) -> String {

@@ -344,6 +344,24 @@ impl Cognition {
                     .collect()
             })?
         };
+        let contents: Vec<String> = if explicit {
+            Vec::new()
+        } else {
+            self.ledger.read(|c| {
+                let mut get = c
+                    .prepare_cached("SELECT content FROM events WHERE id = ?1")
+                    .map_err(|e| self.ledger.sql(e))?;
+                events
+                    .iter()
+                    .map(|(e, _)| {
+                        get.query_row([e.0 as i64], |r| r.get::<_, String>(0))
+                            .optional()
+                            .map(Option::unwrap_or_default)
+                            .map_err(|e| self.ledger.sql(e))
+                    })
+                    .collect()
+            })?
+        };
         let mut last_time: Option<i64> = if explicit || start == 0 {
             None
         } else {
@@ -361,8 +379,12 @@ impl Cognition {
         for (i, (n, (event, vector))) in (start..).zip(events).enumerate() {
             let at = times.get(i).copied().flatten();
             let resumed = matches!((last_time, at), (Some(a), Some(b)) if b - a >= self.config.episode_idle_ms);
+            // A short acknowledgement ("ok", "thanks!") belongs to the episode it answers:
+            // it never starts one, by time or by topic.
+            let ack = !explicit && contents.get(i).is_some_and(|c| super::is_filler(c));
             if !explicit
                 && n > 0
+                && !ack
                 && (resumed
                     || (n >= self.config.topic_min_events
                         && similarity(&topic.binarize(id.0)?, vector)
@@ -600,22 +622,25 @@ impl Cognition {
         k: usize,
     ) -> LedgerResult<Vec<(EpisodeId, f64)>> {
         self.check_dim(vector)?;
-        let cached = self.topics.locked().get(project).cloned();
-        let topics = match cached {
-            Some(t) => t,
-            None => {
-                let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-                    c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
-                        .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-                        .map_err(|e| self.ledger.sql(e))
-                })?;
-                let t = Arc::new(self.decode_rows(&rows)?);
-                self.topics.locked().insert(project.clone(), t.clone());
-                t
-            }
-        };
+        let topics = self.sealed_topics(project)?;
         self.rank_words(&topics.0, &topics.1, vector, k)
             .map(|v| v.into_iter().map(|(id, s)| (EpisodeId(id), s)).collect())
+    }
+
+    /// The topic vectors of `project`'s sealed episodes (ids, packed words), oldest first:
+    /// cached until an episode of the project is sealed.
+    fn sealed_topics(&self, project: &ProjectId) -> LedgerResult<Arc<super::PackedVectors>> {
+        if let Some(t) = self.topics.locked().get(project).cloned() {
+            return Ok(t);
+        }
+        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
+            c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
+                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let t = Arc::new(self.decode_rows(&rows)?);
+        self.topics.locked().insert(project.clone(), t.clone());
+        Ok(t)
     }
 
     /// Row ids and the packed words of their vectors.

@@ -82,6 +82,16 @@ impl Default for CognitionConfig {
     }
 }
 
+/// Filler: an acknowledgement or small talk with fewer than three content words ("ok",
+/// "thanks!", "sounds good"). It proposes nothing, stays out of summaries, and never starts an episode.
+pub(crate) fn is_filler(text: &str) -> bool {
+    crate::recall::lexical::tokens(text)
+        .iter()
+        .filter(|t| !crate::recall::lexical::is_stop_word(t))
+        .count()
+        < 3
+}
+
 /// Row ids and the packed words of their vectors (`ids[i]` owns the i-th vector).
 type PackedVectors = (Vec<i64>, Vec<u64>);
 
