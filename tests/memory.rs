@@ -1520,7 +1520,10 @@ fn an_acknowledgement_after_a_gap_stays_in_the_episode_it_answers() {
         say("thanks!", t0 + hour),
         say("ok", t0 + hour + 60_000),
         // Real content after the gap does start the next episode.
-        say("the invoice for the new laptop arrived today", t0 + 3 * hour),
+        say(
+            "the invoice for the new laptop arrived today",
+            t0 + 3 * hour,
+        ),
     ];
     let ids = m.observe_batch(&events).unwrap();
     let cog = m.cognition();

@@ -845,26 +845,18 @@ impl<'a> Api<'a> {
             Request::Pack(r) => to_json(&self.pack(r)?)?,
             Request::BeliefAssert(r) => to_json(&self.belief_assert(r)?)?,
             Request::BeliefCorrect(r) => to_json(&self.belief_correct(r)?)?,
-            Request::BeliefCurrent(r) => to_json(&m.current(&project(&r.project)?, &r.key)?)?,
-            Request::BeliefAt(r) => {
-                to_json(&m.belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)?
-            }
-            Request::BeliefHistory(r) => {
-                to_json(&m.belief_history(&project(&r.project)?, &r.key)?)?
-            }
+            Request::BeliefCurrent(r) => to_json(&self.belief_current(r)?)?,
+            Request::BeliefAt(r) => to_json(&self.belief_at(r)?)?,
+            Request::BeliefHistory(r) => to_json(&self.belief_history(r)?)?,
             Request::ApplyPlan(r) => to_json(&governed(m.apply_plan(&r.plan)?)?)?,
-            Request::EpisodeStart(r) => {
-                json!({"episode": m.start_episode(&project(&r.project)?, &r.agent)?.0})
-            }
+            Request::EpisodeStart(r) => json!({"episode": self.episode_start(r)?.0}),
             Request::EpisodeAppend(r) => {
                 let position = self.episode_append(r)?;
                 json!({"episode": r.episode, "event": r.event, "position": position, "outcome": "appended"})
             }
             Request::EpisodeEnd(r) => self.episode_end(r)?,
             Request::ProcedureAdd(r) => json!({"procedure": self.procedure_add(r)?.0}),
-            Request::ProcedureSuggest(r) => {
-                to_json(&m.suggest_procedures(&project(&r.project)?, &r.query, r.k)?)?
-            }
+            Request::ProcedureSuggest(r) => to_json(&self.procedure_suggest(r)?)?,
             Request::ProcedureOutcome(r) => to_json(&m.record_procedure_outcome(
                 &project(&r.project)?,
                 ProcedureId(r.id),
@@ -898,39 +890,146 @@ impl<'a> Api<'a> {
                 value
             }
             Request::ProspectiveDue(r) => to_json(&self.prospective_due(r)?)?,
-            Request::Candidates(r) => {
-                let p = project(&r.project)?;
-                m.require_project(&p)?;
-                to_json(
-                    &m.ledger()
-                        .beliefs_with_status(&p, BeliefStatus::Candidate)?,
-                )?
-            }
+            Request::Candidates(r) => to_json(&self.candidates(r)?)?,
             Request::CandidateApprove(r) => to_json(&self.candidate(r, true)?)?,
             Request::CandidateReject(r) => to_json(&self.candidate(r, false)?)?,
-            Request::Gaps(r) => to_json(&m.knowledge_gaps(&project(&r.project)?, r.limit)?)?,
-            Request::Associations(r) => to_json(&m.associations(&project(&r.project)?, r.limit)?)?,
-            Request::Proposals(r) => to_json(&m.proposals(&project(&r.project)?)?)?,
-            Request::Pulse(r) => to_json(&m.pulse_tick(&project(&r.project)?)?)?,
-            Request::Stats(_) => to_json(&m.stats()?)?,
-            Request::Map(r) => to_json(&m.map(&project(&r.project)?, r.limit)?)?,
+            Request::Gaps(r) => to_json(&self.gaps(r)?)?,
+            Request::Associations(r) => to_json(&self.associations(r)?)?,
+            Request::Proposals(r) => to_json(&self.proposals(r)?)?,
+            Request::Pulse(r) => to_json(&self.pulse(r)?)?,
+            Request::Stats(_) => to_json(&self.stats()?)?,
+            Request::Map(r) => to_json(&self.map(r)?)?,
             Request::Migrate(r) => {
                 let r = m.ledger().migrate(r.dry_run)?;
                 json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations})
             }
-            Request::ForgetProject(r) => {
-                if !r.confirm {
-                    return Err(ApiError::new(
-                        "confirmation_required",
-                        format!(
-                            "erasing project `{}` cannot be undone: repeat with confirm = true",
-                            r.project
-                        ),
-                    ));
-                }
-                to_json(&m.forget_project(&project(&r.project)?)?)?
-            }
+            Request::ForgetProject(r) => to_json(&self.forget_project(r)?)?,
         })
+    }
+
+    /// Starts an episode (sealing the agent's open one).
+    ///
+    /// # Errors
+    /// Bad project; SQLite errors.
+    pub fn episode_start(&self, r: &EpisodeStart) -> ApiResult<EpisodeId> {
+        Ok(self.memory.start_episode(&project(&r.project)?, &r.agent)?)
+    }
+
+    /// Candidate beliefs awaiting governance.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn candidates(&self, r: &ProjectOnly) -> ApiResult<Vec<crate::governance::Belief>> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        Ok(self
+            .memory
+            .ledger()
+            .beliefs_with_status(&p, BeliefStatus::Candidate)?)
+    }
+
+    /// The current version of a belief.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn belief_current(&self, r: &BeliefKey) -> ApiResult<Option<crate::governance::Belief>> {
+        Ok(self.memory.current(&project(&r.project)?, &r.key)?)
+    }
+
+    /// The version of a belief valid at a time.
+    ///
+    /// # Errors
+    /// Bad time or project; SQLite errors.
+    pub fn belief_at(&self, r: &BeliefAt) -> ApiResult<Option<crate::governance::Belief>> {
+        Ok(self
+            .memory
+            .belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)
+    }
+
+    /// Every version of a belief, oldest first.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn belief_history(&self, r: &BeliefKey) -> ApiResult<Vec<crate::governance::Belief>> {
+        Ok(self.memory.belief_history(&project(&r.project)?, &r.key)?)
+    }
+
+    /// Procedures for a situation, best first.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn procedure_suggest(
+        &self,
+        r: &ProcedureSuggest,
+    ) -> ApiResult<Vec<crate::cognition::Suggestion>> {
+        Ok(self
+            .memory
+            .suggest_procedures(&project(&r.project)?, &r.query, r.k)?)
+    }
+
+    /// Knowledge gaps.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn gaps(&self, r: &ProjectLimit) -> ApiResult<Vec<crate::cognition::Gap>> {
+        Ok(self.memory.knowledge_gaps(&project(&r.project)?, r.limit)?)
+    }
+
+    /// Candidate associations.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn associations(&self, r: &ProjectLimit) -> ApiResult<Vec<crate::cognition::Association>> {
+        Ok(self.memory.associations(&project(&r.project)?, r.limit)?)
+    }
+
+    /// Self-improvement proposals.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn proposals(&self, r: &ProjectOnly) -> ApiResult<Vec<crate::cognition::Proposal>> {
+        Ok(self.memory.proposals(&project(&r.project)?)?)
+    }
+
+    /// One pulse tick.
+    ///
+    /// # Errors
+    /// Bad or unknown project, a read-only memory; ledger and store errors.
+    pub fn pulse(&self, r: &ProjectOnly) -> ApiResult<crate::cognition::PulseReceipt> {
+        Ok(self.memory.pulse_tick(&project(&r.project)?)?)
+    }
+
+    /// Counts per project.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn stats(&self) -> ApiResult<Vec<crate::ProjectStats>> {
+        Ok(self.memory.stats()?)
+    }
+
+    /// An overview of a project.
+    ///
+    /// # Errors
+    /// Bad or unknown project; SQLite errors.
+    pub fn map(&self, r: &MapRequest) -> ApiResult<crate::MemoryMap> {
+        Ok(self.memory.map(&project(&r.project)?, r.limit)?)
+    }
+
+    /// Erases a project; refused as `confirmation_required` without `confirm`.
+    ///
+    /// # Errors
+    /// Unconfirmed; bad project; ledger and store errors.
+    pub fn forget_project(&self, r: &ForgetProject) -> ApiResult<crate::ForgetReceipt> {
+        if !r.confirm {
+            return Err(ApiError::new(
+                "confirmation_required",
+                format!(
+                    "erasing project `{}` cannot be undone: repeat with confirm = true",
+                    r.project
+                ),
+            ));
+        }
+        Ok(self.memory.forget_project(&project(&r.project)?)?)
     }
 
     /// Records one observation.

@@ -8,8 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use hypermem::api::{self, Api, ApiError};
-use hypermem::governance::{BeliefStatus, Plan};
-use hypermem::store::ProjectId;
+use hypermem::governance::Plan;
 use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -605,10 +604,6 @@ fn read_embedding(path: &std::path::Path) -> Result<Vec<f32>, ApiError> {
     Ok(values)
 }
 
-fn project(name: &str) -> Result<ProjectId, ApiError> {
-    Ok(ProjectId::new(name)?)
-}
-
 fn progress_bar(json: bool) -> ProgressBar {
     if json {
         return ProgressBar::hidden();
@@ -953,7 +948,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                     idempotency_key,
                 })?),
                 BeliefAction::Current { project: p, key } => {
-                    let value = serde_json::to_value(memory.current(&project(&p)?, &key)?)?;
+                    let value = serde_json::to_value(
+                        Api::new(&memory).belief_current(&api::BeliefKey { project: p, key })?,
+                    )?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
@@ -962,16 +959,19 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                     key,
                     at,
                 } => {
-                    let value = serde_json::to_value(memory.belief_at(
-                        &project(&p)?,
-                        &key,
-                        instant("--at", &at)?,
-                    )?)?;
+                    let value =
+                        serde_json::to_value(Api::new(&memory).belief_at(&api::BeliefAt {
+                            project: p,
+                            key,
+                            at: api::Time::Ms(instant("--at", &at)?),
+                        })?)?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
                 BeliefAction::History { project: p, key } => {
-                    let value = serde_json::to_value(memory.belief_history(&project(&p)?, &key)?)?;
+                    let value = serde_json::to_value(
+                        Api::new(&memory).belief_history(&api::BeliefKey { project: p, key })?,
+                    )?;
                     print(value.clone(), serde_json::to_string_pretty(&value)?);
                     None
                 }
@@ -999,7 +999,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         }
         Command::Migrate { .. } => unreachable!("handled above"),
         Command::Stats => {
-            let stats = memory.stats()?;
+            let stats = Api::new(&memory).stats()?;
             let text = stats
                 .iter()
                 .map(|s| {
@@ -1020,11 +1020,11 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             );
         }
         Command::Map { project: p, limit } => {
-            let map = memory.map(&project(&p)?, limit)?;
+            let map = Api::new(&memory).map(&api::MapRequest { project: p, limit })?;
             print(serde_json::to_value(&map)?, map_text(&map));
         }
         Command::Pulse { project: p } => {
-            let receipt = memory.pulse_tick(&project(&p)?)?;
+            let receipt = Api::new(&memory).pulse(&api::ProjectOnly { project: p })?;
             let text = receipt
                 .phases
                 .iter()
@@ -1039,7 +1039,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             print(serde_json::to_value(&receipt)?, text);
         }
         Command::Gaps { project: p } => {
-            let gaps = memory.knowledge_gaps(&project(&p)?, 20)?;
+            let gaps = Api::new(&memory).gaps(&api::ProjectLimit {
+                project: p,
+                limit: 20,
+            })?;
             let text = gaps
                 .iter()
                 .map(|g| format!("[{:?} {:.2}] {}", g.kind, g.score, g.description))
@@ -1048,7 +1051,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             print(serde_json::to_value(&gaps)?, text);
         }
         Command::Proposals { project: p } => {
-            let proposals = memory.proposals(&project(&p)?)?;
+            let proposals = Api::new(&memory).proposals(&api::ProjectOnly { project: p })?;
             let text = proposals
                 .iter()
                 .map(|p| format!("#{} [{}] {} — {}", p.id, p.status, p.title, p.rationale))
@@ -1057,7 +1060,11 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             print(serde_json::to_value(&proposals)?, text);
         }
         Command::ForgetProject { project: p } => {
-            let receipt = memory.forget_project(&project(&p)?)?;
+            // The verb itself is the confirmation.
+            let receipt = Api::new(&memory).forget_project(&api::ForgetProject {
+                project: p,
+                confirm: true,
+            })?;
             print(
                 serde_json::to_value(&receipt)?,
                 format!(
@@ -1084,7 +1091,8 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         }
         Command::Episode { action } => match action {
             EpisodeAction::Start { project: p, agent } => {
-                let id = memory.start_episode(&project(&p)?, &agent)?;
+                let id =
+                    Api::new(&memory).episode_start(&api::EpisodeStart { project: p, agent })?;
                 print(
                     json!({"episode": id.0}),
                     format!("started episode {}", id.0),
@@ -1143,7 +1151,11 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 k,
                 query,
             } => {
-                let s = memory.suggest_procedures(&project(&p)?, &query, k)?;
+                let s = Api::new(&memory).procedure_suggest(&api::ProcedureSuggest {
+                    project: p,
+                    query,
+                    k,
+                })?;
                 let text = s
                     .iter()
                     .map(|s| {
@@ -1270,11 +1282,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let approve = matches!(action, CandidateAction::Approve { .. });
             match action {
                 CandidateAction::List { project: p } => {
-                    let p = project(&p)?;
-                    memory.require_project(&p)?;
-                    let list = memory
-                        .ledger()
-                        .beliefs_with_status(&p, BeliefStatus::Candidate)?;
+                    let list = Api::new(&memory).candidates(&api::ProjectOnly { project: p })?;
                     let text = list
                         .iter()
                         .map(|b| {
@@ -1297,7 +1305,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             }
         }
         Command::Associations { project: p } => {
-            let list = memory.associations(&project(&p)?, 50)?;
+            let list = Api::new(&memory).associations(&api::ProjectLimit {
+                project: p,
+                limit: 50,
+            })?;
             let text = list
                 .iter()
                 .map(|a| format!("[{:.2}] {}", a.confidence, a.suggestion))
