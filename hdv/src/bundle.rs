@@ -385,6 +385,131 @@ fn add_sliced(s: &mut [u64], y: &[u64]) {
     }
 }
 
+/// Features [`DenseVotes`] buffers before adding them in one register-tiled pass.
+const FEATURE_BUFFER: usize = 64;
+
+/// Weighted votes kept as one `i16` counter per bit, for adding many differently weighted
+/// vectors quickly (the text encoder's features): on AVX-512 one masked add covers 32
+/// bits, where the bit-sliced [`Bundler`] walks every plane of every word per vector. The
+/// counters are exact integers, so [`DenseVotes::into_bundler`] gives counters identical
+/// to adding the same vectors to a [`Bundler`] in any order.
+#[derive(Debug, Clone)]
+pub(crate) struct DenseVotes {
+    dim: Dim,
+    counts: Vec<i16>,
+    /// Features not yet added: [`FEATURE_BUFFER`] vectors at most, one after another.
+    pending: Vec<u64>,
+    pending_weights: Vec<i16>,
+    total_weight: i64,
+    abs_weight: u64,
+}
+
+impl DenseVotes {
+    /// Dense votes of dimension `dim`, when this process's kernel is AVX-512 (which has
+    /// AVX-512F); `None` elsewhere, where the bit-sliced [`Bundler`] is the faster path.
+    pub(crate) fn new(dim: Dim) -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let fast = crate::kernels::try_active()
+                .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
+                && crate::kernels::x86_64::has_avx512bw();
+            if fast {
+                return Some(Self {
+                    dim,
+                    counts: vec![0; dim.bits()],
+                    pending: Vec::with_capacity(FEATURE_BUFFER * dim.words()),
+                    pending_weights: Vec::with_capacity(FEATURE_BUFFER),
+                    total_weight: 0,
+                    abs_weight: 0,
+                });
+            }
+        }
+        let _ = dim;
+        None
+    }
+
+    /// Whether `weight` more can be added without leaving the `i16` range.
+    pub(crate) fn has_room(&self, weight: i64) -> bool {
+        self.abs_weight.saturating_add(weight.unsigned_abs()) < i16::MAX as u64
+    }
+
+    /// Adds `v` with `weight` (the caller checked [`has_room`](Self::has_room)).
+    pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
+        let v = v.as_hv();
+        assert_same_dim(self.dim, v.dim());
+        assert!(self.has_room(weight), "dense votes overflow");
+        if weight == 0 {
+            return;
+        }
+        self.total_weight += weight;
+        self.abs_weight += weight.unsigned_abs();
+        self.pending.extend_from_slice(v.words());
+        self.pending_weights.push(weight as i16);
+        if self.pending_weights.len() == FEATURE_BUFFER {
+            self.flush();
+        }
+    }
+
+    /// Adds, with `weight`, the vector `write` puts into the buffer slot it is given (the
+    /// caller checked [`has_room`](Self::has_room)): a feature computed in place.
+    pub(crate) fn add_with(&mut self, weight: i64, write: impl FnOnce(&mut [u64])) {
+        assert!(self.has_room(weight), "dense votes overflow");
+        if weight == 0 {
+            return;
+        }
+        self.total_weight += weight;
+        self.abs_weight += weight.unsigned_abs();
+        let start = self.pending.len();
+        self.pending.resize(start + self.dim.words(), 0);
+        write(&mut self.pending[start..]);
+        self.pending_weights.push(weight as i16);
+        if self.pending_weights.len() == FEATURE_BUFFER {
+            self.flush();
+        }
+    }
+
+    /// Adds the buffered features to the counters.
+    fn flush(&mut self) {
+        if self.pending_weights.is_empty() {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` returned `Some` only where AVX-512F and BW are available.
+        unsafe {
+            crate::kernels::x86_64::votes::add_many(
+                &mut self.counts,
+                &self.pending,
+                &self.pending_weights,
+            );
+        }
+        self.pending.clear();
+        self.pending_weights.clear();
+    }
+
+    /// Adds these votes to `bundler` and clears them.
+    pub(crate) fn drain_into(&mut self, bundler: &mut Bundler) {
+        assert_same_dim(self.dim, bundler.dim);
+        self.flush();
+        if self.abs_weight == 0 {
+            return;
+        }
+        let mut mine = Bundler::new(self.dim);
+        mine.reserve(self.abs_weight);
+        mine.total_weight = self.total_weight;
+        let planes = mine.planes;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `add_weighted`.
+        unsafe {
+            crate::kernels::x86_64::votes::transpose(&self.counts, planes, &mut mine.slices);
+        }
+        let _ = planes;
+        bundler.merge(&mine);
+        self.counts.fill(0);
+        self.total_weight = 0;
+        self.abs_weight = 0;
+    }
+}
+
 /// Majority bundle of `vectors` (unit weights), ties broken by the coin of `seed`.
 ///
 /// # Errors

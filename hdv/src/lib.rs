@@ -38,6 +38,7 @@ mod bundle;
 mod cleanup;
 pub mod encode;
 mod error;
+mod fasthash;
 mod hypervector;
 pub mod kernels;
 mod rng;

@@ -300,3 +300,88 @@ fn a_semantic_item_memory_makes_synonyms_shared_features() {
         plain.encode("blue house", &UniformWeights).unwrap()
     );
 }
+
+/// Words for generated texts: short and long, repeated, and non-ASCII ones.
+const WORDS: &[&str] = &[
+    "the",
+    "deploy",
+    "pipeline",
+    "billing",
+    "runs",
+    "nightly",
+    "Postgres",
+    "a",
+    "café",
+    "naïve",
+    "über",
+    "staging",
+    "build",
+    "x",
+    "integration",
+    "tests",
+    "日本",
+    "ok",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+    /// The text encoder's fast path (dense votes on AVX-512) gives exactly the counters and
+    /// the vector of the portable bit-sliced path, for any text, weights and dimension.
+    #[test]
+    fn text_encoding_is_bit_identical_on_every_path(
+        picks in proptest::collection::vec(0usize..WORDS.len(), 1..120),
+        weights in proptest::collection::vec(0.0f32..9.0, WORDS.len()),
+        words in 1usize..200,
+        order in proptest::bool::ANY,
+        prefill in proptest::bool::ANY,
+    ) {
+        let dim = Dim::from_words(words).unwrap();
+        let text: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+        let text = text.join(" ");
+        let config = TextConfig {
+            order_weight: if order { 0.5 } else { 0.0 },
+            ..TextConfig::default()
+        };
+        let weight = |t: &str| {
+            WORDS
+                .iter()
+                .position(|w| TextEncoder::normalize(w) == t)
+                .map_or(1.0, |i| weights[i])
+        };
+        let mut encoder = TextEncoder::new(dim, config.clone());
+        let (mut fast, mut slow) = (hdv::Bundler::new(dim), hdv::Bundler::new(dim));
+        if prefill {
+            // Counters that already hold votes, as an open episode's do.
+            let v = Hypervector::random(dim, 7);
+            fast.add_weighted(&v, 5);
+            slow.add_weighted(&v, 5);
+        }
+        let a = encoder.encode_into(&text, &weight, &mut fast).unwrap();
+        let b = encoder.encode_into_bit_sliced(&text, &weight, &mut slow).unwrap();
+        proptest::prop_assert_eq!(a, b);
+        proptest::prop_assert_eq!(fast.to_bytes(), slow.to_bytes());
+        if !fast.is_empty() {
+            proptest::prop_assert_eq!(fast.binarize(3).unwrap(), slow.binarize(3).unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_long_heavy_text_encodes_identically_across_dense_overflow() {
+    // 3,000 tokens at weight 8 (128 votes each plus n-grams and pairs): far past the
+    // 2^15 a dense counter holds, so the fast path drains into the bundler repeatedly.
+    let mut rng = SeededRng::new(4);
+    let text: Vec<&str> = (0..3000)
+        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+        .collect();
+    let text = text.join(" ");
+    let mut encoder = TextEncoder::new(dim(), TextConfig::default());
+    let heavy = |_: &str| 8.0;
+    let (mut fast, mut slow) = (hdv::Bundler::new(dim()), hdv::Bundler::new(dim()));
+    encoder.encode_into(&text, &heavy, &mut fast).unwrap();
+    encoder
+        .encode_into_bit_sliced(&text, &heavy, &mut slow)
+        .unwrap();
+    assert_eq!(fast.to_bytes(), slow.to_bytes());
+}

@@ -5,10 +5,10 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::bundle::Bundler;
+use crate::bundle::{Bundler, DenseVotes};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
-use crate::hypervector::{Dim, Hypervector};
+use crate::hypervector::{AsHv, Dim, Hypervector};
 
 /// Per-term weights supplied by the caller, typically inverse document frequencies computed
 /// over the caller's corpus with the same [`TextEncoder::tokens`].
@@ -88,7 +88,7 @@ pub struct TextEncoder {
     config: TextConfig,
     items: ItemMemory,
     /// `ρ^shift(C(c))` per (character, shift), so an n-gram is n XORs of cached vectors.
-    shifted_chars: HashMap<(char, usize), Hypervector>,
+    shifted_chars: HashMap<(char, usize), Hypervector, crate::fasthash::FxBuild>,
     /// A semantic item memory for word features, if one is set.
     words: Option<Arc<dyn WordVectors>>,
     /// Its vectors (or `None`: the word keeps its item vector), cached per word.
@@ -101,7 +101,7 @@ impl TextEncoder {
         Self {
             items: ItemMemory::new(dim, config.seed),
             config,
-            shifted_chars: HashMap::new(),
+            shifted_chars: HashMap::default(),
             words: None,
             word_cache: HashMap::new(),
         }
@@ -178,6 +178,43 @@ impl TextEncoder {
                 found: bundler.dim().bits(),
             });
         }
+        let mut sink = Sink::new(bundler);
+        let features = self.encode_features(text, weights, &mut sink);
+        sink.finish();
+        Ok(features)
+    }
+
+    /// [`encode_into`](Self::encode_into) on the portable path: every feature added to the
+    /// bit-sliced counters directly, as on a CPU without AVX-512. The reference the fast
+    /// path is tested against (the counters are identical); slower where AVX-512 exists.
+    ///
+    /// # Errors
+    /// As [`encode_into`](Self::encode_into).
+    pub fn encode_into_bit_sliced(
+        &mut self,
+        text: &str,
+        weights: &impl TermWeights,
+        bundler: &mut Bundler,
+    ) -> Result<usize> {
+        if bundler.dim() != self.dim() {
+            return Err(Error::DimensionMismatch {
+                expected: self.dim().bits(),
+                found: bundler.dim().bits(),
+            });
+        }
+        let mut sink = Sink::bit_sliced(bundler);
+        let features = self.encode_features(text, weights, &mut sink);
+        sink.finish();
+        Ok(features)
+    }
+
+    /// Adds the features of `text` to `sink`; returns how many.
+    fn encode_features(
+        &mut self,
+        text: &str,
+        weights: &impl TermWeights,
+        bundler: &mut Sink<'_>,
+    ) -> usize {
         let tokens = Self::tokens(text);
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
         // Bundling is a sum, so a feature occurring m times is added once with m times the
@@ -217,11 +254,17 @@ impl TextEncoder {
                 features += 1;
             }
         }
-        Ok(features)
+        features
     }
 
     /// Adds the n-grams of `token` (occurring `count` times); returns n-grams per occurrence.
-    fn add_ngrams(&mut self, token: &str, weight: f32, count: i64, bundler: &mut Bundler) -> usize {
+    fn add_ngrams(
+        &mut self,
+        token: &str,
+        weight: f32,
+        count: i64,
+        bundler: &mut Sink<'_>,
+    ) -> usize {
         let n = self.config.ngram;
         let votes = self.votes(self.config.ngram_weight * weight) * count;
         if n == 0 || votes == 0 {
@@ -234,14 +277,25 @@ impl TextEncoder {
         if chars.len() < n {
             return 0;
         }
-        let mut added = 0;
-        let mut acc = Hypervector::zeros(self.dim());
-        for gram in chars.windows(n) {
-            acc.words_mut().fill(0);
-            for (i, &c) in gram.iter().enumerate() {
-                acc.bind_assign(self.shifted_char(c, n - 1 - i));
+        // Fill the cache first, so the n vectors of each n-gram can be borrowed together.
+        for (i, &c) in chars.iter().enumerate() {
+            for shift in 0..n {
+                // Position i takes shift n - 1 - k in the n-grams where it is the k-th.
+                if i + shift + 1 >= n && i + shift < chars.len() {
+                    self.shifted_char(c, shift);
+                }
             }
-            bundler.add_weighted(&acc, votes);
+        }
+        let mut added = 0;
+        let mut parts: Vec<&Hypervector> = Vec::with_capacity(n);
+        for gram in chars.windows(n) {
+            parts.clear();
+            parts.extend(
+                gram.iter()
+                    .enumerate()
+                    .map(|(i, &c)| &self.shifted_chars[&(c, n - 1 - i)]),
+            );
+            bundler.add_bound(&parts, votes);
             added += 1;
         }
         added
@@ -272,5 +326,76 @@ impl TextEncoder {
         let mut bundler = Bundler::new(self.dim());
         self.encode_into(text, weights, &mut bundler)?;
         bundler.binarize(self.tie_seed(text))
+    }
+}
+
+/// Where the encoder's features go: straight into the caller's [`Bundler`], or, where the
+/// AVX-512 kernel is active, into [`DenseVotes`] first (one masked add per 16 bits instead
+/// of a walk over every counter plane per feature), added to the bundler at the end. Both
+/// give the same counters (exact integer sums).
+struct Sink<'a> {
+    bundler: &'a mut Bundler,
+    dense: Option<DenseVotes>,
+}
+
+impl<'a> Sink<'a> {
+    fn new(bundler: &'a mut Bundler) -> Self {
+        let dense = DenseVotes::new(bundler.dim());
+        Self { bundler, dense }
+    }
+
+    fn bit_sliced(bundler: &'a mut Bundler) -> Self {
+        Self {
+            bundler,
+            dense: None,
+        }
+    }
+
+    fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
+        match &mut self.dense {
+            Some(d) => {
+                if !d.has_room(weight) {
+                    d.drain_into(self.bundler);
+                }
+                if d.has_room(weight) {
+                    d.add_weighted(v, weight);
+                } else {
+                    self.bundler.add_weighted(v, weight);
+                }
+            }
+            None => self.bundler.add_weighted(v, weight),
+        }
+    }
+
+    /// Adds the binding (XOR) of `parts` with `weight`, written straight into the dense
+    /// buffer where there is one.
+    fn add_bound(&mut self, parts: &[&Hypervector], weight: i64) {
+        if let Some(d) = &mut self.dense {
+            if !d.has_room(weight) {
+                d.drain_into(self.bundler);
+            }
+            if d.has_room(weight) {
+                d.add_with(weight, |dst| {
+                    dst.copy_from_slice(parts[0].words());
+                    for p in &parts[1..] {
+                        for (a, b) in dst.iter_mut().zip(p.words()) {
+                            *a ^= b;
+                        }
+                    }
+                });
+                return;
+            }
+        }
+        let mut acc = parts[0].clone();
+        for p in &parts[1..] {
+            acc.bind_assign(p);
+        }
+        self.bundler.add_weighted(&acc, weight);
+    }
+
+    fn finish(mut self) {
+        if let Some(d) = &mut self.dense {
+            d.drain_into(self.bundler);
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod votes;
 
 /// Whether this CPU can run the AVX2 kernel.
 pub(crate) fn has_avx2() -> bool {
@@ -13,6 +14,12 @@ pub(crate) fn has_avx2() -> bool {
 pub(crate) fn has_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+}
+
+/// Whether this CPU can run the AVX-512 vote kernels ([`votes`]: F and BW).
+pub(crate) fn has_avx512bw() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
 }
 
 /// How far ahead of the vectors being compared the single-query scan prefetches.
