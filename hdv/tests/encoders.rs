@@ -349,7 +349,7 @@ proptest::proptest! {
                 .position(|w| TextEncoder::normalize(w) == t)
                 .map_or(1.0, |i| weights[i])
         };
-        let mut encoder = TextEncoder::new(dim, config.clone());
+        let mut encoder = TextEncoder::new(dim, config);
         let (mut fast, mut slow) = (hdv::Bundler::new(dim), hdv::Bundler::new(dim));
         if prefill {
             // Counters that already hold votes, as an open episode's do.
