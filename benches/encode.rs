@@ -6,7 +6,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use hypermem::hdv::encode::{ItemMemory, LevelEncoder, Projector, TextConfig, TextEncoder};
+use hypermem::hdv::Bundler;
+use hypermem::hdv::encode::{
+    ItemMemory, LevelEncoder, NgramEncoder, Projector, TextConfig, TextEncoder, encode_ngram,
+};
 use hypermem::hdv::{Dim, SeededRng};
 
 const SENTENCE: &str = "The deployment pipeline for the billing service runs nightly \
@@ -24,6 +27,42 @@ fn encode(c: &mut Criterion) {
         b.iter(|| text.encode(black_box(SENTENCE), &idf).unwrap())
     });
     assert_eq!(text.encode(SENTENCE, &idf).unwrap(), first);
+
+    // Letter trigrams of a 1,000-character text (the language-identification protocol):
+    // the cached-permutation bundler beside a loop of `encode_ngram` + `add`.
+    let mut rng = SeededRng::new(3);
+    let letters: Vec<char> = "abcdefghijklmnopqrstuvwxyz     ".chars().collect();
+    let text: String = (0..1000)
+        .map(|_| letters[rng.below(letters.len() as u64) as usize])
+        .collect();
+    g.throughput(Throughput::Elements(text.chars().count() as u64));
+    let mut trigrams = NgramEncoder::new(dim, 1, 3).unwrap();
+    g.bench_function("char_trigrams_1000_bundled", |b| {
+        b.iter(|| {
+            let mut bundler = Bundler::new(dim);
+            trigrams.add_chars(black_box(&text), &mut bundler);
+            bundler
+        })
+    });
+    let mut items = ItemMemory::new(dim, 1);
+    let chars: Vec<String> = text.chars().map(String::from).collect();
+    for c in &chars {
+        items.get(c);
+    }
+    g.bench_function("char_trigrams_1000_per_ngram_add", |b| {
+        b.iter(|| {
+            let mut bundler = Bundler::new(dim);
+            for w in chars.windows(3) {
+                let v = [
+                    items.lookup(&w[0]).unwrap(),
+                    items.lookup(&w[1]).unwrap(),
+                    items.lookup(&w[2]).unwrap(),
+                ];
+                bundler.add(&encode_ngram(&v).unwrap());
+            }
+            bundler
+        })
+    });
 
     g.throughput(Throughput::Elements(1));
     let items = ItemMemory::new(dim, 1);

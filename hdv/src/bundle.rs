@@ -510,6 +510,77 @@ impl DenseVotes {
     }
 }
 
+/// Where an encoder's features go: straight into the caller's [`Bundler`], or, where the
+/// AVX-512 kernel is active, into [`DenseVotes`] first (one masked add per 16 bits instead
+/// of a walk over every counter plane per feature), added to the bundler at the end. Both
+/// give the same counters (exact integer sums).
+pub(crate) struct VoteSink<'a> {
+    bundler: &'a mut Bundler,
+    dense: Option<DenseVotes>,
+}
+
+impl<'a> VoteSink<'a> {
+    pub(crate) fn new(bundler: &'a mut Bundler) -> Self {
+        let dense = DenseVotes::new(bundler.dim());
+        Self { bundler, dense }
+    }
+
+    pub(crate) fn bit_sliced(bundler: &'a mut Bundler) -> Self {
+        Self {
+            bundler,
+            dense: None,
+        }
+    }
+
+    pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
+        match &mut self.dense {
+            Some(d) => {
+                if !d.has_room(weight) {
+                    d.drain_into(self.bundler);
+                }
+                if d.has_room(weight) {
+                    d.add_weighted(v, weight);
+                } else {
+                    self.bundler.add_weighted(v, weight);
+                }
+            }
+            None => self.bundler.add_weighted(v, weight),
+        }
+    }
+
+    /// Adds the binding (XOR) of `parts` with `weight`, written straight into the dense
+    /// buffer where there is one.
+    pub(crate) fn add_bound(&mut self, parts: &[&Hypervector], weight: i64) {
+        if let Some(d) = &mut self.dense {
+            if !d.has_room(weight) {
+                d.drain_into(self.bundler);
+            }
+            if d.has_room(weight) {
+                d.add_with(weight, |dst| {
+                    dst.copy_from_slice(parts[0].words());
+                    for p in &parts[1..] {
+                        for (a, b) in dst.iter_mut().zip(p.words()) {
+                            *a ^= b;
+                        }
+                    }
+                });
+                return;
+            }
+        }
+        let mut acc = parts[0].clone();
+        for p in &parts[1..] {
+            acc.bind_assign(p);
+        }
+        self.bundler.add_weighted(&acc, weight);
+    }
+
+    pub(crate) fn finish(mut self) {
+        if let Some(d) = &mut self.dense {
+            d.drain_into(self.bundler);
+        }
+    }
+}
+
 /// Majority bundle of `vectors` (unit weights), ties broken by the coin of `seed`.
 ///
 /// # Errors

@@ -40,6 +40,22 @@ impl Dim {
         }
     }
 
+    /// The smallest valid dimension holding at least `bits` bits: `bits` rounded up to a
+    /// multiple of 64 (`Dim::new` refuses anything else).
+    ///
+    /// ```
+    /// use hdv::Dim;
+    /// assert_eq!(Dim::round_up(10_000).unwrap().bits(), 10_048);
+    /// assert_eq!(Dim::round_up(8_192).unwrap().bits(), 8_192);
+    /// assert!(Dim::round_up(0).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ZeroDimension`] for 0 bits.
+    pub const fn round_up(bits: usize) -> Result<Self> {
+        Self::from_words(bits.div_ceil(64))
+    }
+
     /// The dimension for a given number of 64-bit words.
     ///
     /// # Errors
@@ -408,6 +424,29 @@ impl Hypervector {
         out
     }
 
+    /// [`bind`](Self::bind) written into `out`, without allocating: for loops that bind
+    /// many pairs into one scratch vector.
+    ///
+    /// ```
+    /// use hdv::{Dim, Hypervector};
+    /// let dim = Dim::new(1024).unwrap();
+    /// let (a, b) = (Hypervector::random(dim, 1), Hypervector::random(dim, 2));
+    /// let mut scratch = Hypervector::zeros(dim);
+    /// a.bind_into(&b, &mut scratch);
+    /// assert_eq!(scratch, a.bind(&b));
+    /// ```
+    ///
+    /// # Panics
+    /// If the dimensions differ.
+    pub fn bind_into(&self, other: &impl AsHv, out: &mut Hypervector) {
+        let other = other.as_hv();
+        assert_same_dim(self.dim(), other.dim());
+        assert_same_dim(self.dim(), out.dim());
+        for ((o, a), b) in out.words.iter_mut().zip(&self.words).zip(other.words()) {
+            *o = a ^ b;
+        }
+    }
+
     /// In-place [`bind`](Self::bind).
     ///
     /// # Panics
@@ -476,9 +515,10 @@ impl Hypervector {
         Ok(out)
     }
 
-    /// Mutable access to the words for kernels and encoders inside the crate.
+    /// Mutable access to the packed words (bit `i` is bit `i % 64` of word `i / 64`; see
+    /// `docs/FORMAT.md`), for writing results in place without allocating.
     #[inline]
-    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+    pub fn words_mut(&mut self) -> &mut [u64] {
         &mut self.words
     }
 }

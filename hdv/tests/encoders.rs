@@ -385,3 +385,42 @@ fn a_long_heavy_text_encodes_identically_across_dense_overflow() {
         .unwrap();
     assert_eq!(fast.to_bytes(), slow.to_bytes());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Sequence n-gram bundling gives exactly the votes of adding `encode_ngram` of every
+    /// window on its own.
+    #[test]
+    fn ngram_bundling_equals_the_sum_of_its_ngrams(
+        picks in proptest::collection::vec(0usize..WORDS.len(), 0..60),
+        n in 1usize..6,
+        words in 1usize..100,
+        seed in 0u64..1000,
+    ) {
+        let dim = Dim::from_words(words).unwrap();
+        let symbols: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+        let mut fast = hdv::Bundler::new(dim);
+        let mut encoder = hdv::encode::NgramEncoder::new(dim, seed, n).unwrap();
+        let added = encoder.add_symbols(&symbols, &mut fast);
+        let expected = if symbols.len() >= n { symbols.len() - n + 1 } else { 0 };
+        proptest::prop_assert_eq!(added, expected);
+        let items = ItemMemory::new(dim, seed);
+        let mut slow = hdv::Bundler::new(dim);
+        for w in symbols.windows(n) {
+            let v: Vec<Hypervector> = w.iter().map(|s| items.vector(s)).collect();
+            slow.add(&encode_ngram(&v).unwrap());
+        }
+        proptest::prop_assert_eq!(fast.to_bytes(), slow.to_bytes());
+    }
+}
+
+#[test]
+fn ngram_encoder_refuses_n_zero_and_counts_short_sequences_as_nothing() {
+    assert!(hdv::encode::NgramEncoder::new(dim(), 1, 0).is_err());
+    let mut e = hdv::encode::NgramEncoder::new(dim(), 1, 3).unwrap();
+    let mut b = hdv::Bundler::new(dim());
+    assert_eq!(e.add_chars("ab", &mut b), 0);
+    assert!(b.is_empty());
+    assert_eq!(e.add_chars("abcd", &mut b), 2);
+}

@@ -64,6 +64,50 @@ impl ItemMemory {
         &self.cache[symbol]
     }
 
+    /// Generates and caches the vectors of `symbols`, so that [`lookup`](Self::lookup)
+    /// can then hand out several of them at once through `&self` ([`get`](Self::get)
+    /// borrows the memory mutably, one vector at a time).
+    ///
+    /// ```
+    /// use hdv::encode::{ItemMemory, encode_ngram};
+    /// use hdv::Dim;
+    /// let mut items = ItemMemory::new(Dim::new(2048).unwrap(), 1);
+    /// items.fill(["a", "b", "c"]);
+    /// let (a, b, c) = (
+    ///     items.lookup("a").unwrap(),
+    ///     items.lookup("b").unwrap(),
+    ///     items.lookup("c").unwrap(),
+    /// );
+    /// let abc = encode_ngram(&[a, b, c]).unwrap();
+    /// assert_eq!(a.bind(b), items.vector("a").bind(&items.vector("b")));
+    /// assert!(abc.similarity(a).abs() < 0.1);
+    /// ```
+    pub fn fill<'s>(&mut self, symbols: impl IntoIterator<Item = &'s str>) {
+        for s in symbols {
+            self.get(s);
+        }
+    }
+
+    /// The cached vector of `symbol`, if it was generated ([`get`](Self::get),
+    /// [`fill`](Self::fill)); `None` otherwise ([`vector`](Self::vector) computes it
+    /// without the cache).
+    pub fn lookup(&self, symbol: &str) -> Option<&Hypervector> {
+        self.cache.get(symbol.as_bytes())
+    }
+
+    /// The vector of the one-character symbol `c` (its UTF-8 bytes), generated on first
+    /// use and cached: the same vector as `get(&c.to_string())`.
+    pub fn get_char(&mut self, c: char) -> &Hypervector {
+        let mut buf = [0u8; 4];
+        self.get_bytes(c.encode_utf8(&mut buf).as_bytes())
+    }
+
+    /// The cached vector of the one-character symbol `c`, if it was generated.
+    pub fn lookup_char(&self, c: char) -> Option<&Hypervector> {
+        let mut buf = [0u8; 4];
+        self.cache.get(c.encode_utf8(&mut buf).as_bytes())
+    }
+
     /// Number of cached symbols.
     pub fn len(&self) -> usize {
         self.cache.len()

@@ -3,6 +3,7 @@
 
 mod item;
 mod level;
+mod ngram;
 mod projector;
 mod record;
 mod sequence;
@@ -10,6 +11,7 @@ mod text;
 
 pub use item::ItemMemory;
 pub use level::LevelEncoder;
+pub use ngram::NgramEncoder;
 pub use projector::Projector;
 pub use record::RecordEncoder;
 pub use sequence::{encode_ngram, encode_sequence, probe_sequence};

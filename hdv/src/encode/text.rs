@@ -5,10 +5,10 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::bundle::{Bundler, DenseVotes};
+use crate::bundle::{Bundler, VoteSink};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
-use crate::hypervector::{AsHv, Dim, Hypervector};
+use crate::hypervector::{Dim, Hypervector};
 
 /// Per-term weights supplied by the caller, typically inverse document frequencies computed
 /// over the caller's corpus with the same [`TextEncoder::tokens`].
@@ -178,7 +178,7 @@ impl TextEncoder {
                 found: bundler.dim().bits(),
             });
         }
-        let mut sink = Sink::new(bundler);
+        let mut sink = VoteSink::new(bundler);
         let features = self.encode_features(text, weights, &mut sink);
         sink.finish();
         Ok(features)
@@ -202,7 +202,7 @@ impl TextEncoder {
                 found: bundler.dim().bits(),
             });
         }
-        let mut sink = Sink::bit_sliced(bundler);
+        let mut sink = VoteSink::bit_sliced(bundler);
         let features = self.encode_features(text, weights, &mut sink);
         sink.finish();
         Ok(features)
@@ -213,7 +213,7 @@ impl TextEncoder {
         &mut self,
         text: &str,
         weights: &impl TermWeights,
-        bundler: &mut Sink<'_>,
+        bundler: &mut VoteSink<'_>,
     ) -> usize {
         let tokens = Self::tokens(text);
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
@@ -263,7 +263,7 @@ impl TextEncoder {
         token: &str,
         weight: f32,
         count: i64,
-        bundler: &mut Sink<'_>,
+        bundler: &mut VoteSink<'_>,
     ) -> usize {
         let n = self.config.ngram;
         let votes = self.votes(self.config.ngram_weight * weight) * count;
@@ -326,76 +326,5 @@ impl TextEncoder {
         let mut bundler = Bundler::new(self.dim());
         self.encode_into(text, weights, &mut bundler)?;
         bundler.binarize(self.tie_seed(text))
-    }
-}
-
-/// Where the encoder's features go: straight into the caller's [`Bundler`], or, where the
-/// AVX-512 kernel is active, into [`DenseVotes`] first (one masked add per 16 bits instead
-/// of a walk over every counter plane per feature), added to the bundler at the end. Both
-/// give the same counters (exact integer sums).
-struct Sink<'a> {
-    bundler: &'a mut Bundler,
-    dense: Option<DenseVotes>,
-}
-
-impl<'a> Sink<'a> {
-    fn new(bundler: &'a mut Bundler) -> Self {
-        let dense = DenseVotes::new(bundler.dim());
-        Self { bundler, dense }
-    }
-
-    fn bit_sliced(bundler: &'a mut Bundler) -> Self {
-        Self {
-            bundler,
-            dense: None,
-        }
-    }
-
-    fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
-        match &mut self.dense {
-            Some(d) => {
-                if !d.has_room(weight) {
-                    d.drain_into(self.bundler);
-                }
-                if d.has_room(weight) {
-                    d.add_weighted(v, weight);
-                } else {
-                    self.bundler.add_weighted(v, weight);
-                }
-            }
-            None => self.bundler.add_weighted(v, weight),
-        }
-    }
-
-    /// Adds the binding (XOR) of `parts` with `weight`, written straight into the dense
-    /// buffer where there is one.
-    fn add_bound(&mut self, parts: &[&Hypervector], weight: i64) {
-        if let Some(d) = &mut self.dense {
-            if !d.has_room(weight) {
-                d.drain_into(self.bundler);
-            }
-            if d.has_room(weight) {
-                d.add_with(weight, |dst| {
-                    dst.copy_from_slice(parts[0].words());
-                    for p in &parts[1..] {
-                        for (a, b) in dst.iter_mut().zip(p.words()) {
-                            *a ^= b;
-                        }
-                    }
-                });
-                return;
-            }
-        }
-        let mut acc = parts[0].clone();
-        for p in &parts[1..] {
-            acc.bind_assign(p);
-        }
-        self.bundler.add_weighted(&acc, weight);
-    }
-
-    fn finish(mut self) {
-        if let Some(d) = &mut self.dense {
-            d.drain_into(self.bundler);
-        }
     }
 }
