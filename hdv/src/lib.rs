@@ -41,6 +41,7 @@ mod error;
 mod fasthash;
 mod hypervector;
 pub mod kernels;
+mod resonator;
 mod rng;
 mod search;
 
@@ -49,6 +50,7 @@ pub use cleanup::{Codebook, Match};
 pub use error::{Error, Result};
 pub use hypervector::{AsHv, DEFAULT_DIM, Dim, HvRef, Hypervector, sample_bit_mask};
 pub use kernels::{Kernel, KernelKind};
+pub use resonator::{Factorization, Resonator};
 pub use rng::{SeededRng, mix64};
 pub use search::{Block, Neighbor, Scan, TopK};
 
