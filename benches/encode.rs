@@ -28,6 +28,36 @@ fn encode(c: &mut Criterion) {
     });
     assert_eq!(text.encode(SENTENCE, &idf).unwrap(), first);
 
+    // A 2 KB conversational turn (the BEAM-500K average): the same sentence vocabulary
+    // repeated with variations, as long turns are.
+    let mut turn = String::new();
+    let mut i = 0;
+    while turn.len() < 2048 {
+        turn.push_str(&format!(
+            "{SENTENCE} Step {i} checks replica {} of shard {}. ",
+            i * 7,
+            i % 5
+        ));
+        i += 1;
+    }
+    g.throughput(Throughput::Bytes(turn.len() as u64));
+    g.bench_function("text_2kb_turn", |b| {
+        b.iter(|| text.encode(black_box(&turn), &idf).unwrap())
+    });
+
+    // The same two texts on the portable bit-sliced path (what CPUs without AVX-512 run).
+    for (name, input) in [("sentence", SENTENCE), ("2kb_turn", turn.as_str())] {
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_function(format!("text_{name}_bit_sliced"), |b| {
+            b.iter(|| {
+                let mut bundler = Bundler::new(dim);
+                text.encode_into_bit_sliced(black_box(input), &idf, &mut bundler)
+                    .unwrap();
+                bundler.binarize(text.tie_seed(input)).unwrap()
+            })
+        });
+    }
+
     // Letter trigrams of a 1,000-character text (the language-identification protocol):
     // the cached-permutation bundler beside a loop of `encode_ngram` + `add`.
     let mut rng = SeededRng::new(3);
