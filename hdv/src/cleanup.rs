@@ -86,6 +86,62 @@ impl<L> Codebook<L> {
         Ok(hits.into_iter().map(|n| self.to_match(n)).collect())
     }
 
+    /// The `k` nearest items of each query, nearest first: one batch scan, where each
+    /// codebook vector loaded serves many queries (register-blocked all-pairs kernel), so
+    /// cleaning up many vectors costs far less than a [`top_k`](Self::top_k) each.
+    ///
+    /// ```
+    /// use hdv::{Codebook, Dim, Hypervector};
+    /// let dim = Dim::new(1024).unwrap();
+    /// let mut book = Codebook::new(dim);
+    /// for s in 0..50u64 {
+    ///     book.insert(s, &Hypervector::random(dim, s)).unwrap();
+    /// }
+    /// let queries: Vec<Hypervector> = [3u64, 17, 40].iter().map(|&s| Hypervector::random(dim, s)).collect();
+    /// let answers = book.top_k_batch(&queries, 1).unwrap();
+    /// let labels: Vec<u64> = answers.iter().map(|a| *a[0].label).collect();
+    /// assert_eq!(labels, vec![3, 17, 40]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] if a query's dimension differs.
+    pub fn top_k_batch<V: AsHv>(&self, queries: &[V], k: usize) -> Result<Vec<Vec<Match<'_, L>>>> {
+        let queries = crate::BlockBuf::from_vectors(self.dim, queries)?;
+        let hits = Scan::new(k).top_k_batch(&self.block(), &queries.block())?;
+        Ok(hits
+            .into_iter()
+            .map(|list| list.into_iter().map(|n| self.to_match(n)).collect())
+            .collect())
+    }
+
+    /// Every item at the smallest distance from `query`, in insertion order: the ties
+    /// [`cleanup`](Self::cleanup) resolves silently in favour of the earliest item.
+    ///
+    /// ```
+    /// use hdv::{Codebook, Dim, Hypervector};
+    /// let dim = Dim::new(512).unwrap();
+    /// let v = Hypervector::random(dim, 1);
+    /// let mut book = Codebook::new(dim);
+    /// book.insert("first", &v).unwrap();
+    /// book.insert("other", &Hypervector::random(dim, 2)).unwrap();
+    /// book.insert("copy", &v).unwrap();
+    /// let tied: Vec<&str> = book.nearest_with_ties(&v).unwrap().iter().map(|m| *m.label).collect();
+    /// assert_eq!(tied, vec!["first", "copy"]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] if the query's dimension differs.
+    pub fn nearest_with_ties(&self, query: &impl AsHv) -> Result<Vec<Match<'_, L>>> {
+        let Some(best) = self.cleanup(query)? else {
+            return Ok(Vec::new());
+        };
+        let mut all = Scan::new(self.len())
+            .max_distance(best.distance)
+            .top_k(&self.block(), query)?;
+        all.sort_by_key(|n| n.index);
+        Ok(all.into_iter().map(|n| self.to_match(n)).collect())
+    }
+
     /// The nearest item, or `None` if the codebook is empty.
     ///
     /// # Errors

@@ -52,7 +52,7 @@ pub use hypervector::{AsHv, DEFAULT_DIM, Dim, HvRef, Hypervector, sample_bit_mas
 pub use kernels::{Kernel, KernelKind};
 pub use resonator::{Factorization, Resonator};
 pub use rng::{SeededRng, mix64};
-pub use search::{Block, Neighbor, Scan, TopK};
+pub use search::{Block, BlockBuf, Neighbor, Scan, TopK};
 
 /// Name of the kernel tier this process uses (`scalar`, `avx2` or `avx512`).
 ///

@@ -128,6 +128,80 @@ impl TopK {
     }
 }
 
+/// Owned storage for a [`Block`]: vectors appended back to back, for building a block from
+/// individual [`Hypervector`]s without flattening them by hand.
+///
+/// ```
+/// use hdv::{BlockBuf, Dim, Hypervector, Scan};
+/// let dim = Dim::new(1024).unwrap();
+/// let vectors: Vec<Hypervector> = (0..100).map(|s| Hypervector::random(dim, s)).collect();
+/// let buf = BlockBuf::from_vectors(dim, &vectors).unwrap();
+/// let hits = Scan::new(1).top_k(&buf.block(), &vectors[42]).unwrap();
+/// assert_eq!((hits[0].index, hits[0].distance), (42, 0));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockBuf {
+    words: Vec<u64>,
+    dim: Dim,
+}
+
+impl BlockBuf {
+    /// An empty buffer of `dim`-bit vectors.
+    pub fn new(dim: Dim) -> Self {
+        Self {
+            words: Vec::new(),
+            dim,
+        }
+    }
+
+    /// A buffer holding `vectors`, in order.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] if a vector is not `dim` bits.
+    pub fn from_vectors<V: AsHv>(dim: Dim, vectors: &[V]) -> Result<Self> {
+        let mut buf = Self::new(dim);
+        buf.words.reserve(vectors.len() * dim.words());
+        for v in vectors {
+            buf.push(v)?;
+        }
+        Ok(buf)
+    }
+
+    /// Appends `v`; returns its index.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] if `v` is not of the buffer's dimension.
+    pub fn push(&mut self, v: &impl AsHv) -> Result<usize> {
+        let v = v.as_hv();
+        if v.dim() != self.dim {
+            return Err(Error::DimensionMismatch {
+                expected: self.dim.bits(),
+                found: v.dim().bits(),
+            });
+        }
+        self.words.extend_from_slice(v.words());
+        Ok(self.len() - 1)
+    }
+
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        self.words.len() / self.dim.words()
+    }
+
+    /// Whether the buffer holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The vectors as a [`Block`] to search.
+    pub fn block(&self) -> Block<'_> {
+        Block {
+            words: &self.words,
+            dim: self.dim,
+        }
+    }
+}
+
 /// `N` vectors of one dimension stored back to back in one word slice (for example a RAM
 /// tier or an mmap'd segment). Borrowed: building one never copies.
 #[derive(Debug, Clone, Copy)]

@@ -83,6 +83,13 @@ pub trait WordVectors: Send + Sync + std::fmt::Debug {
 /// Ties are broken by a coin seeded from the token sequence ([`TextEncoder::tie_seed`]), so
 /// the same text always gives the same vector. Texts sharing most words are close; unrelated texts are at the
 /// random-pair distance.
+///
+/// This is a retrieval encoder, **not** the classic n-gram protocol of HDC language
+/// identification: it always adds word features, its n-grams never cross a word boundary
+/// (each word is framed by `\u{2}` … `\u{3}`), and its item keys are prefixed (`"c\u{1f}"`),
+/// so its n-grams differ from [`encode_ngram`](super::encode_ngram) of plain item vectors.
+/// For the classic protocol (every n-gram of the raw character stream, spaces included,
+/// nothing else) use [`NgramEncoder`](super::NgramEncoder).
 #[derive(Debug, Clone)]
 pub struct TextEncoder {
     config: TextConfig,
