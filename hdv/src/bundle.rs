@@ -45,6 +45,11 @@ pub struct Bundler {
     total_weight: i64,
     /// Sum of all |weights|: a bound on every |counter|.
     abs_weight: u64,
+    /// Unit adds not yet carried into `slices`: a 4-plane counter per word
+    /// (`pending[i * 4 + p]`), holding at most [`GROUP`] votes; every reader adds it in.
+    pending: Vec<u64>,
+    /// How many unit adds `pending` holds.
+    pending_n: usize,
 }
 
 impl Bundler {
@@ -57,7 +62,40 @@ impl Bundler {
             slices: vec![0; dim.words() * planes],
             total_weight: 0,
             abs_weight: 0,
+            pending: Vec::new(),
+            pending_n: 0,
         }
+    }
+
+    /// The counters with the pending unit adds carried in (borrowed when there are none).
+    fn settled(&self) -> std::borrow::Cow<'_, [u64]> {
+        if self.pending_n == 0 {
+            return std::borrow::Cow::Borrowed(&self.slices);
+        }
+        let mut out = self.slices.clone();
+        for (s, y) in out
+            .chunks_exact_mut(self.planes)
+            .zip(self.pending.chunks_exact(4))
+        {
+            add_sliced(s, y);
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// Carries the pending unit adds into the counters.
+    fn settle(&mut self) {
+        if self.pending_n == 0 {
+            return;
+        }
+        for (s, y) in self
+            .slices
+            .chunks_exact_mut(self.planes)
+            .zip(self.pending.chunks_exact_mut(4))
+        {
+            add_sliced(s, y);
+            y.fill(0);
+        }
+        self.pending_n = 0;
     }
 
     /// The dimension.
@@ -72,7 +110,7 @@ impl Bundler {
 
     /// Whether every counter is zero and no net weight was added.
     pub fn is_empty(&self) -> bool {
-        self.total_weight == 0 && self.slices.iter().all(|&s| s == 0)
+        self.total_weight == 0 && self.settled().iter().all(|&s| s == 0)
     }
 
     /// Bits per counter currently used (grows with the total absolute weight).
@@ -126,7 +164,28 @@ impl Bundler {
     /// # Panics
     /// If `v` has a different dimension.
     pub fn add(&mut self, v: &impl AsHv) {
-        self.add_weighted(v, 1);
+        let v = v.as_hv();
+        assert_same_dim(self.dim, v.dim());
+        // Unit adds collect in a 4-plane counter per word (a half-adder chain of four
+        // steps) and are carried into the full counters every 15, as `add_all` does: a
+        // loop of `add` costs what `add_all` does.
+        if self.pending_n == GROUP {
+            self.settle();
+        }
+        self.reserve(1);
+        self.total_weight += 1;
+        if self.pending.is_empty() {
+            self.pending = vec![0; self.dim.words() * 4];
+        }
+        for (c, &x) in self.pending.chunks_exact_mut(4).zip(v.words()) {
+            let mut carry = x;
+            for plane in c.iter_mut() {
+                let t = *plane & carry;
+                *plane ^= carry;
+                carry = t;
+            }
+        }
+        self.pending_n += 1;
     }
 
     /// Removes one unit vote of `v` (weight −1), undoing an earlier [`add`](Self::add).
@@ -208,7 +267,7 @@ impl Bundler {
         for (s, o) in self
             .slices
             .chunks_exact_mut(planes)
-            .zip(other.slices.chunks_exact(op))
+            .zip(other.settled().chunks_exact(op))
         {
             y[..op].copy_from_slice(o);
             y[op..].fill(o[op - 1]);
@@ -220,11 +279,12 @@ impl Bundler {
     /// prototype, an open episode). Layout: `u32` planes, `i64` total weight, `u64` absolute
     /// weight, then the word-major planes as `u64`, all little-endian.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(20 + self.slices.len() * 8);
+        let settled = self.settled();
+        let mut out = Vec::with_capacity(20 + settled.len() * 8);
         out.extend_from_slice(&(self.planes as u32).to_le_bytes());
         out.extend_from_slice(&self.total_weight.to_le_bytes());
         out.extend_from_slice(&self.abs_weight.to_le_bytes());
-        for s in &self.slices {
+        for s in settled.iter() {
             out.extend_from_slice(&s.to_le_bytes());
         }
         out
@@ -268,6 +328,8 @@ impl Bundler {
             slices,
             total_weight,
             abs_weight,
+            pending: Vec::new(),
+            pending_n: 0,
         })
     }
 
@@ -277,7 +339,8 @@ impl Bundler {
     /// If `i >= D`.
     pub fn counter(&self, i: usize) -> i64 {
         assert!(i < self.dim.bits(), "bit {i} out of range {}", self.dim);
-        let s = &self.slices[(i / 64) * self.planes..(i / 64 + 1) * self.planes];
+        let settled = self.settled();
+        let s = &settled[(i / 64) * self.planes..(i / 64 + 1) * self.planes];
         let bit = i % 64;
         let mut value: i64 = 0;
         for (p, plane) in s.iter().enumerate() {
@@ -308,7 +371,7 @@ impl Bundler {
         for (o, s) in out
             .words_mut()
             .iter_mut()
-            .zip(self.slices.chunks_exact(planes))
+            .zip(self.settled().chunks_exact(planes))
         {
             d[0] = 0;
             d[1..=planes].copy_from_slice(s);

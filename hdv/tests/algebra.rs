@@ -254,3 +254,53 @@ fn bundler_counters_round_trip_through_bytes() {
     assert!(Bundler::from_bytes(Dim::new(512).unwrap(), &b.to_bytes()).is_err());
     assert!(Bundler::from_bytes(dim, &[1, 2, 3]).is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `add` (which buffers unit votes) and `add_weighted(v, 1)` (which does not) leave the
+    /// same counters whatever else happens in between: weighted adds, removals, `add_all`,
+    /// merges, reading counters, serializing.
+    #[test]
+    fn buffered_unit_adds_match_weighted_adds(
+        ops in proptest::collection::vec((0u8..5, 0u64..40, -3i64..4), 1..80),
+        words in 1usize..40,
+    ) {
+        let dim = Dim::from_words(words).unwrap();
+        let (mut a, mut b) = (Bundler::new(dim), Bundler::new(dim));
+        for (op, seed, w) in ops {
+            let v = Hypervector::random(dim, seed);
+            match op {
+                0 | 1 => {
+                    a.add(&v);
+                    b.add_weighted(&v, 1);
+                }
+                2 => {
+                    a.add_weighted(&v, w);
+                    b.add_weighted(&v, w);
+                }
+                3 => {
+                    let more: Vec<Hypervector> = (0..3).map(|k| Hypervector::random(dim, seed + k)).collect();
+                    a.add_all(&more);
+                    for m in &more {
+                        b.add_weighted(m, 1);
+                    }
+                }
+                _ => {
+                    let mut other = Bundler::new(dim);
+                    other.add(&v);
+                    other.add(&Hypervector::random(dim, seed + 99));
+                    a.merge(&other);
+                    b.merge(&other);
+                }
+            }
+            prop_assert_eq!(a.counter(0), b.counter(0));
+        }
+        prop_assert_eq!(a.to_bytes(), b.to_bytes());
+        prop_assert_eq!(a.total_weight(), b.total_weight());
+        prop_assert_eq!(a.is_empty(), b.is_empty());
+        if !a.is_empty() {
+            prop_assert_eq!(a.binarize(5).unwrap(), b.binarize(5).unwrap());
+        }
+    }
+}
