@@ -339,16 +339,56 @@ impl Bundler {
     /// If `i >= D`.
     pub fn counter(&self, i: usize) -> i64 {
         assert!(i < self.dim.bits(), "bit {i} out of range {}", self.dim);
-        let settled = self.settled();
-        let s = &settled[(i / 64) * self.planes..(i / 64 + 1) * self.planes];
-        let bit = i % 64;
+        let (word, bit) = (i / 64, i % 64);
+        let s = &self.slices[word * self.planes..(word + 1) * self.planes];
         let mut value: i64 = 0;
         for (p, plane) in s.iter().enumerate() {
             value |= (((plane >> bit) & 1) as i64) << p;
         }
         // Sign-extend from `planes` bits.
         let shift = 64 - self.planes as u32;
-        (value << shift) >> shift
+        let mut value = (value << shift) >> shift;
+        // Plus the unit votes not yet carried in (only this word's).
+        if self.pending_n > 0 {
+            for (p, plane) in self.pending[word * 4..word * 4 + 4].iter().enumerate() {
+                value += (((plane >> bit) & 1) as i64) << p;
+            }
+        }
+        value
+    }
+
+    /// Every counter, bit 0 first: [`counter`](Self::counter) of each bit in one pass.
+    ///
+    /// ```
+    /// use hdv::{Bundler, Dim, Hypervector};
+    /// let dim = Dim::new(256).unwrap();
+    /// let mut b = Bundler::new(dim);
+    /// b.add(&Hypervector::random(dim, 1));
+    /// b.add_weighted(&Hypervector::random(dim, 2), -3);
+    /// let all = b.counters();
+    /// assert_eq!(all.len(), 256);
+    /// assert!((0..256).all(|i| all[i] == b.counter(i)));
+    /// ```
+    pub fn counters(&self) -> Vec<i64> {
+        let settled = self.settled();
+        let planes = self.planes;
+        let mut out = vec![0i64; self.dim.bits()];
+        for (lanes, s) in out.chunks_exact_mut(64).zip(settled.chunks_exact(planes)) {
+            for (p, &plane) in s.iter().enumerate() {
+                // The top plane is the sign: it weighs −2^(planes−1).
+                let weight = if p + 1 == planes {
+                    -(1i64 << p)
+                } else {
+                    1i64 << p
+                };
+                let mut bits = plane;
+                while bits != 0 {
+                    lanes[bits.trailing_zeros() as usize] += weight;
+                    bits &= bits - 1;
+                }
+            }
+        }
+        out
     }
 
     /// The majority vector: bit `i` is 1 iff `2 * counter_i > total_weight`; exact ties are

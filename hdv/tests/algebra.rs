@@ -297,6 +297,11 @@ proptest! {
             prop_assert_eq!(a.counter(0), b.counter(0));
         }
         prop_assert_eq!(a.to_bytes(), b.to_bytes());
+        let all = a.counters();
+        prop_assert_eq!(&all, &b.counters());
+        for i in (0..dim.bits()).step_by(37) {
+            prop_assert_eq!(all[i], a.counter(i));
+        }
         prop_assert_eq!(a.total_weight(), b.total_weight());
         prop_assert_eq!(a.is_empty(), b.is_empty());
         if !a.is_empty() {
