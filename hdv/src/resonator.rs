@@ -122,6 +122,31 @@ impl Resonator {
         max_iterations: usize,
         seed: u64,
     ) -> Result<Factorization> {
+        self.run(product, max_iterations, seed, false)
+    }
+
+    /// [`factor`](Self::factor) from random estimates (seeded by `seed`) instead of the
+    /// codebooks' superpositions: a restart that can leave an attractor the default start
+    /// falls into, as when the target is itself a superposition of products (a record).
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] for a product of another dimension.
+    pub fn factor_from_random(
+        &self,
+        product: &impl AsHv,
+        max_iterations: usize,
+        seed: u64,
+    ) -> Result<Factorization> {
+        self.run(product, max_iterations, seed, true)
+    }
+
+    fn run(
+        &self,
+        product: &impl AsHv,
+        max_iterations: usize,
+        seed: u64,
+        random_start: bool,
+    ) -> Result<Factorization> {
         let s = product.as_hv();
         if s.dim() != self.dim {
             return Err(Error::DimensionMismatch {
@@ -140,6 +165,13 @@ impl Resonator {
         // Start from the superposition of every item of each codebook.
         let mut estimates: Vec<Hypervector> = Vec::with_capacity(self.books.len());
         for (f, book) in self.books.iter().enumerate() {
+            if random_start {
+                estimates.push(Hypervector::random(
+                    self.dim,
+                    crate::mix64(seed ^ (f as u64).wrapping_mul(0x9e37_79b9)),
+                ));
+                continue;
+            }
             let mut b = Bundler::new(self.dim);
             for m in 0..book.len {
                 b.add(&item(book, m));

@@ -83,3 +83,49 @@ fn bad_codebooks_and_products_are_refused() {
         Err(Error::DimensionMismatch { .. })
     ));
 }
+
+#[test]
+fn a_role_filler_record_is_read_without_knowing_its_fillers() {
+    use hdv::encode::{ItemMemory, RecordEncoder};
+    let dim = Dim::new(8192).unwrap();
+    let symbols = ItemMemory::new(dim, 7);
+    let mut records = RecordEncoder::new(dim, 42);
+    let fillers: Vec<String> = (0..12).map(|i| format!("filler-{i}")).collect();
+    let record = records
+        .encode(
+            &[
+                ("who", symbols.vector(&fillers[3])),
+                ("event", symbols.vector(&fillers[8])),
+                ("when", symbols.vector(&fillers[0])),
+            ],
+            1,
+        )
+        .unwrap();
+    let filler_vectors: Vec<Hypervector> = fillers.iter().map(|f| symbols.vector(f)).collect();
+    let mut roles = vec!["who", "event", "when", "where", "tool"];
+    let mut read = Vec::new();
+    let chance = 5.0 / (dim.bits() as f64).sqrt();
+    loop {
+        let role_vectors: Vec<Hypervector> =
+            roles.iter().map(|r| records.role(r).clone()).collect();
+        let r = Resonator::new(&[role_vectors, filler_vectors.clone()]).unwrap();
+        // A record is a superposition: the default start can settle on a mixture of its
+        // terms, so random restarts follow until a pair stands out of the record.
+        let pair = (0..16u64).find_map(|seed| {
+            let found = if seed == 0 {
+                r.factor(&record, 100, 0)
+            } else {
+                r.factor_from_random(&record, 100, seed)
+            }
+            .unwrap();
+            let role = roles[found.indices[0]];
+            let term = records.role(role).bind(&filler_vectors[found.indices[1]]);
+            (record.similarity(&term) >= chance).then_some((role, found.indices[1]))
+        });
+        let Some((role, filler)) = pair else { break };
+        read.push((role, filler));
+        roles.retain(|x| *x != role);
+    }
+    read.sort_unstable();
+    assert_eq!(read, vec![("event", 8), ("when", 0), ("who", 3)]);
+}
