@@ -540,17 +540,7 @@ impl DenseVotes {
     pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
         let v = v.as_hv();
         assert_same_dim(self.dim, v.dim());
-        assert!(self.has_room(weight), "dense votes overflow");
-        if weight == 0 {
-            return;
-        }
-        self.total_weight += weight;
-        self.abs_weight += weight.unsigned_abs();
-        self.pending.extend_from_slice(v.words());
-        self.pending_weights.push(weight as i16);
-        if self.pending_weights.len() == FEATURE_BUFFER {
-            self.flush();
-        }
+        self.add_with(weight, |dst| dst.copy_from_slice(v.words()));
     }
 
     /// Adds, with `weight`, the vector `write` puts into the buffer slot it is given (the
@@ -635,18 +625,19 @@ impl<'a> VoteSink<'a> {
         }
     }
 
+    /// The dense votes, drained first if `weight` would leave their range; `None` when
+    /// there are none or `weight` alone is too large for them.
+    fn dense_with_room(&mut self, weight: i64) -> Option<&mut DenseVotes> {
+        let d = self.dense.as_mut()?;
+        if !d.has_room(weight) {
+            d.drain_into(self.bundler);
+        }
+        d.has_room(weight).then_some(d)
+    }
+
     pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
-        match &mut self.dense {
-            Some(d) => {
-                if !d.has_room(weight) {
-                    d.drain_into(self.bundler);
-                }
-                if d.has_room(weight) {
-                    d.add_weighted(v, weight);
-                } else {
-                    self.bundler.add_weighted(v, weight);
-                }
-            }
+        match self.dense_with_room(weight) {
+            Some(d) => d.add_weighted(v, weight),
             None => self.bundler.add_weighted(v, weight),
         }
     }
@@ -654,21 +645,16 @@ impl<'a> VoteSink<'a> {
     /// Adds the binding (XOR) of `parts` with `weight`, written straight into the dense
     /// buffer where there is one.
     pub(crate) fn add_bound(&mut self, parts: &[&Hypervector], weight: i64) {
-        if let Some(d) = &mut self.dense {
-            if !d.has_room(weight) {
-                d.drain_into(self.bundler);
-            }
-            if d.has_room(weight) {
-                d.add_with(weight, |dst| {
-                    dst.copy_from_slice(parts[0].words());
-                    for p in &parts[1..] {
-                        for (a, b) in dst.iter_mut().zip(p.words()) {
-                            *a ^= b;
-                        }
+        if let Some(d) = self.dense_with_room(weight) {
+            d.add_with(weight, |dst| {
+                dst.copy_from_slice(parts[0].words());
+                for p in &parts[1..] {
+                    for (a, b) in dst.iter_mut().zip(p.words()) {
+                        *a ^= b;
                     }
-                });
-                return;
-            }
+                }
+            });
+            return;
         }
         let mut acc = parts[0].clone();
         for p in &parts[1..] {

@@ -324,40 +324,26 @@ impl Cognition {
             });
         }
         let (mut positional, mut topic) = self.episode_bundles(id)?;
-        // Event times: a gap of `episode_idle_ms` in event time between the episode's last
-        // event and the next one is a boundary (a conversation resumed later is another
-        // episode), whatever the similarity says.
-        let times: Vec<Option<i64>> = if explicit {
+        // Each event's time (a gap of `episode_idle_ms` in event time between the episode's
+        // last event and the next one is a boundary: a conversation resumed later is
+        // another episode, whatever the similarity says) and whether it is an
+        // acknowledgement; read once per event.
+        let facts: Vec<(Option<i64>, bool)> = if explicit {
             Vec::new()
         } else {
             self.ledger.read(|c| {
                 let mut get = c
-                    .prepare_cached("SELECT created_at FROM events WHERE id = ?1")
+                    .prepare_cached("SELECT created_at, content FROM events WHERE id = ?1")
                     .map_err(|e| self.ledger.sql(e))?;
                 events
                     .iter()
                     .map(|(e, _)| {
-                        get.query_row([e.0 as i64], |r| r.get(0))
-                            .optional()
-                            .map_err(|e| self.ledger.sql(e))
-                    })
-                    .collect()
-            })?
-        };
-        let contents: Vec<String> = if explicit {
-            Vec::new()
-        } else {
-            self.ledger.read(|c| {
-                let mut get = c
-                    .prepare_cached("SELECT content FROM events WHERE id = ?1")
-                    .map_err(|e| self.ledger.sql(e))?;
-                events
-                    .iter()
-                    .map(|(e, _)| {
-                        get.query_row([e.0 as i64], |r| r.get::<_, String>(0))
-                            .optional()
-                            .map(Option::unwrap_or_default)
-                            .map_err(|e| self.ledger.sql(e))
+                        get.query_row([e.0 as i64], |r| {
+                            Ok((r.get(0)?, super::is_filler(&r.get::<_, String>(1)?)))
+                        })
+                        .optional()
+                        .map(|f| f.unwrap_or((None, false)))
+                        .map_err(|e| self.ledger.sql(e))
                     })
                     .collect()
             })?
@@ -377,11 +363,11 @@ impl Cognition {
         let mut shifted = false;
         let mut accepted = Vec::new();
         for (i, (n, (event, vector))) in (start..).zip(events).enumerate() {
-            let at = times.get(i).copied().flatten();
+            let (at, filler) = facts.get(i).copied().unwrap_or((None, false));
             let resumed = matches!((last_time, at), (Some(a), Some(b)) if b - a >= self.config.episode_idle_ms);
             // A short acknowledgement ("ok", "thanks!") belongs to the episode it answers:
             // it never starts one, by time or by topic.
-            let ack = !explicit && contents.get(i).is_some_and(|c| super::is_filler(c));
+            let ack = !explicit && filler;
             if !explicit
                 && n > 0
                 && !ack

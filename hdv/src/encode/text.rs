@@ -179,16 +179,7 @@ impl TextEncoder {
         weights: &impl TermWeights,
         bundler: &mut Bundler,
     ) -> Result<usize> {
-        if bundler.dim() != self.dim() {
-            return Err(Error::DimensionMismatch {
-                expected: self.dim().bits(),
-                found: bundler.dim().bits(),
-            });
-        }
-        let mut sink = VoteSink::new(bundler);
-        let features = self.encode_features(text, weights, &mut sink);
-        sink.finish();
-        Ok(features)
+        self.encode_with(text, weights, bundler, false)
     }
 
     /// [`encode_into`](Self::encode_into) on the portable path: every feature added to the
@@ -203,13 +194,27 @@ impl TextEncoder {
         weights: &impl TermWeights,
         bundler: &mut Bundler,
     ) -> Result<usize> {
+        self.encode_with(text, weights, bundler, true)
+    }
+
+    fn encode_with(
+        &mut self,
+        text: &str,
+        weights: &impl TermWeights,
+        bundler: &mut Bundler,
+        bit_sliced: bool,
+    ) -> Result<usize> {
         if bundler.dim() != self.dim() {
             return Err(Error::DimensionMismatch {
                 expected: self.dim().bits(),
                 found: bundler.dim().bits(),
             });
         }
-        let mut sink = VoteSink::bit_sliced(bundler);
+        let mut sink = if bit_sliced {
+            VoteSink::bit_sliced(bundler)
+        } else {
+            VoteSink::new(bundler)
+        };
         let features = self.encode_features(text, weights, &mut sink);
         sink.finish();
         Ok(features)
