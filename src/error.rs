@@ -140,6 +140,8 @@ impl Error {
                 StoreError::Full { .. } => "tier_full",
                 StoreError::ReadOnly { .. } => "read_only",
                 StoreError::Locked { .. } => "store_locked",
+                StoreError::Unavailable { .. } => "unavailable",
+                StoreError::Foreign { .. } => "corruption",
                 StoreError::Hdv(e) => hdv_reason(e),
             },
             Error::Ledger(e) => match e {

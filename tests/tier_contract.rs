@@ -188,3 +188,48 @@ fn segment_store_meets_the_contract() {
     let store = SegmentStore::create(dir.path().join("store"), dim(), config).unwrap();
     contract(&store);
 }
+
+#[cfg(feature = "standard")]
+#[test]
+fn redis_tier_meets_the_contract() {
+    use common::redis_server;
+    use hypermem::store::RedisTier;
+    let mut server = None;
+    let Some(url) = redis_server::shared(&mut server) else {
+        return;
+    };
+    let settings = hypermem::RedisSettings {
+        url,
+        prefix: redis_server::unique_prefix("contract"),
+        ..hypermem::RedisSettings::default()
+    };
+    let tier = RedisTier::open(dim(), &settings, "contract-test").unwrap();
+    contract(&tier);
+    // Two processes' view: a second tier on the same keys sees the same state, and a write
+    // of one reaches the other's next search.
+    let other = RedisTier::open(dim(), &settings, "contract-test").unwrap();
+    let a = project("alpha");
+    assert_eq!(other.len(&a), 300);
+    let q = vector_of(dim(), "alpha", 999_999);
+    assert!(
+        other
+            .search(&a, &SearchRequest::new(q.view(), 1))
+            .unwrap()
+            .first()
+            .is_some_and(|h| h.distance > 0)
+    );
+    tier.insert(&a, VectorId(999_999), q.view()).unwrap();
+    std::thread::sleep(settings.refresh);
+    let hit = other.search(&a, &SearchRequest::new(q.view(), 1)).unwrap()[0];
+    assert_eq!((hit.id, hit.distance), (VectorId(999_999), 0));
+    assert!(tier.delete(&a, VectorId(999_999)).unwrap());
+    std::thread::sleep(settings.refresh);
+    let hit = other.search(&a, &SearchRequest::new(q.view(), 1)).unwrap()[0];
+    assert_ne!(hit.id, VectorId(999_999));
+    // Another ledger may not write under the same prefix.
+    let err = RedisTier::open(dim(), &settings, "another-ledger").unwrap_err();
+    assert!(err.to_string().contains("another data directory"), "{err}");
+    // Another dimension is refused.
+    let err = RedisTier::open(Dim::new(D * 2).unwrap(), &settings, "contract-test").unwrap_err();
+    assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
+}

@@ -112,6 +112,195 @@ struct RawProfile {
     semantic: RawSemantic,
     #[serde(default)]
     server: RawServer,
+    redis: Option<RawRedis>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawRedis {
+    url: String,
+    prefix: String,
+    pool_size: usize,
+    connect_timeout_ms: u64,
+    command_timeout_ms: u64,
+    retries: u32,
+    retry_backoff_ms: u64,
+    refresh_ms: u64,
+}
+
+impl Default for RawRedis {
+    fn default() -> Self {
+        let r = RedisSettings::default();
+        Self {
+            url: r.url,
+            prefix: r.prefix,
+            pool_size: r.pool_size,
+            connect_timeout_ms: r.connect_timeout.as_millis() as u64,
+            command_timeout_ms: r.command_timeout.as_millis() as u64,
+            retries: r.retries,
+            retry_backoff_ms: r.retry_backoff.as_millis() as u64,
+            refresh_ms: r.refresh.as_millis() as u64,
+        }
+    }
+}
+
+/// Settings of the Redis warm tier (`[redis]`, standard and scale profiles).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisSettings {
+    /// `redis://[user:password@]host:port[/db]` or `unix:///path/to/socket`
+    /// (`HYPERMEM_REDIS_URL` overrides it in the CLI).
+    pub url: String,
+    /// Prefix of every key, so several deployments can share one Redis.
+    pub prefix: String,
+    /// Connections kept open per process.
+    pub pool_size: usize,
+    /// Time to establish a connection.
+    pub connect_timeout: std::time::Duration,
+    /// Time one command may take (read and write timeouts of the socket).
+    pub command_timeout: std::time::Duration,
+    /// Retries of an operation after a connection failure (0: fail at once).
+    pub retries: u32,
+    /// Pause before the first retry; doubled before each next one.
+    pub retry_backoff: std::time::Duration,
+    /// How old a project's local mirror may be before a search asks Redis what changed
+    /// (0: every search asks).
+    pub refresh: std::time::Duration,
+}
+
+impl Default for RedisSettings {
+    fn default() -> Self {
+        use std::time::Duration;
+        Self {
+            url: "redis://127.0.0.1:6379".to_owned(),
+            prefix: "hypermem".to_owned(),
+            pool_size: 8,
+            connect_timeout: Duration::from_millis(2_000),
+            command_timeout: Duration::from_millis(5_000),
+            retries: 3,
+            retry_backoff: Duration::from_millis(50),
+            refresh: Duration::from_millis(50),
+        }
+    }
+}
+
+impl RedisSettings {
+    /// The URL with any password replaced by `***` (for messages and logs).
+    pub fn redacted_url(&self) -> String {
+        redact_url(&self.url)
+    }
+}
+
+/// `url` with the password of its user-info part (`user:password@`) replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let info = &rest[..at];
+            let user = info.split_once(':').map_or(info, |(u, _)| u);
+            let masked = if info.contains(':') {
+                format!("{user}:***")
+            } else {
+                "***".to_owned()
+            };
+            format!("{scheme}://{masked}{}", &rest[at..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+fn validate_redis(raw: RawRedis, origin: &str) -> Result<RedisSettings, ConfigError> {
+    use std::time::Duration;
+    let invalid = |key, reason: String| ConfigError::Invalid {
+        origin: origin.to_owned(),
+        key,
+        reason,
+    };
+    let scheme = raw.url.split_once("://").map(|(s, _)| s);
+    match scheme {
+        Some("redis" | "unix" | "redis+unix") => {}
+        Some("rediss") => {
+            return Err(invalid(
+                "redis.url",
+                "TLS (`rediss://`) is not built into this binary; use `redis://` or a unix socket"
+                    .to_owned(),
+            ));
+        }
+        _ => {
+            return Err(invalid(
+                "redis.url",
+                format!(
+                    "`{}` is not a URL such as redis://127.0.0.1:6379 or unix:///run/redis.sock",
+                    redact_url(&raw.url)
+                ),
+            ));
+        }
+    }
+    if raw.prefix.is_empty()
+        || raw.prefix.len() > 64
+        || !raw
+            .prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+    {
+        return Err(invalid(
+            "redis.prefix",
+            format!(
+                "must be 1-64 ASCII letters, digits, '-', '_', '.' or ':', got {:?}",
+                raw.prefix
+            ),
+        ));
+    }
+    if !(1..=256).contains(&raw.pool_size) {
+        return Err(invalid(
+            "redis.pool_size",
+            format!("must be 1..=256 connections, got {}", raw.pool_size),
+        ));
+    }
+    for (key, value) in [
+        ("redis.connect_timeout_ms", raw.connect_timeout_ms),
+        ("redis.command_timeout_ms", raw.command_timeout_ms),
+    ] {
+        if !(1..=600_000).contains(&value) {
+            return Err(invalid(
+                key,
+                format!("must be 1..=600000 milliseconds, got {value}"),
+            ));
+        }
+    }
+    if raw.retries > 100 {
+        return Err(invalid(
+            "redis.retries",
+            format!("must be 0..=100, got {}", raw.retries),
+        ));
+    }
+    if raw.retry_backoff_ms > 60_000 {
+        return Err(invalid(
+            "redis.retry_backoff_ms",
+            format!(
+                "must be 0..=60000 milliseconds, got {}",
+                raw.retry_backoff_ms
+            ),
+        ));
+    }
+    if raw.refresh_ms > 60_000 {
+        return Err(invalid(
+            "redis.refresh_ms",
+            format!("must be 0..=60000 milliseconds, got {}", raw.refresh_ms),
+        ));
+    }
+    Ok(RedisSettings {
+        url: raw.url,
+        prefix: raw.prefix,
+        pool_size: raw.pool_size,
+        connect_timeout: Duration::from_millis(raw.connect_timeout_ms),
+        command_timeout: Duration::from_millis(raw.command_timeout_ms),
+        retries: raw.retries,
+        retry_backoff: Duration::from_millis(raw.retry_backoff_ms),
+        refresh: Duration::from_millis(raw.refresh_ms),
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -506,6 +695,9 @@ pub struct Profile {
     pub semantic: SemanticSettings,
     /// The HTTP server.
     pub server: ServerSettings,
+    /// The Redis warm tier: set on the standard and scale profiles (defaults when the
+    /// profile has no `[redis]` section), `None` on lite.
+    pub redis: Option<RedisSettings>,
 }
 
 impl Profile {
@@ -549,6 +741,16 @@ impl Profile {
                 built: crate::PROFILE,
             });
         }
+        let redis = match (kind, raw.redis) {
+            (ProfileKind::Lite, Some(_)) => {
+                return Err(invalid(
+                    "redis",
+                    "the lite profile has no Redis tier (use the standard profile)".to_owned(),
+                ));
+            }
+            (ProfileKind::Lite, None) => None,
+            (_, section) => Some(validate_redis(section.unwrap_or_default(), origin)?),
+        };
         if raw.profile.data_dir.as_os_str().is_empty() {
             return Err(invalid("profile.data_dir", "must not be empty".to_owned()));
         }
@@ -738,6 +940,7 @@ impl Profile {
         }
         Ok(Self {
             kind,
+            redis,
             data_dir: raw.profile.data_dir,
             dim,
             cognition: CognitionConfig {

@@ -186,8 +186,8 @@ pub struct Memory {
     ledger: Arc<Ledger>,
     /// Hot (RAM copies) + warm + cold vector tiers with LTP placement.
     tiers: TierManager,
-    /// The warm tier: mmap segments under `vectors/`.
-    warm: Arc<SegmentStore>,
+    /// The warm tier: mmap segments under `vectors/` (lite), or Redis (standard).
+    warm: Arc<dyn VectorTier>,
     /// The cold tier: mmap segments (HNSW above its threshold) under `vectors-cold/`.
     cold: Arc<SegmentStore>,
     cognition: Arc<Cognition>,
@@ -221,6 +221,66 @@ impl std::fmt::Debug for Memory {
     }
 }
 
+/// File of a data directory naming its deployment: a random token, written once, that
+/// shared services (Redis) record so two data directories never share one key space.
+const DEPLOYMENT: &str = "DEPLOYMENT";
+
+/// The data directory's deployment token, created if `create` and missing.
+fn deployment_token(data_dir: &Path, create: bool) -> Result<String> {
+    let path = data_dir.join(DEPLOYMENT);
+    let io = |source| crate::store::StoreError::Io {
+        path: path.clone(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_owned()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e).into()),
+    }
+    if !create {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no deployment token: open the data directory for writing once first",
+        ))
+        .into());
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}-{}-{}", std::process::id(), data_dir.display());
+    let token = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()));
+    let tmp = data_dir.join(format!("{DEPLOYMENT}.tmp"));
+    std::fs::write(&tmp, format!("{token}\n")).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)?;
+    Ok(token)
+}
+
+/// The Redis warm tier of a standard or scale profile.
+#[cfg(feature = "standard")]
+fn open_redis(
+    profile: &Profile,
+    redis: &crate::RedisSettings,
+    owner: &str,
+) -> Result<Arc<dyn VectorTier>> {
+    Ok(Arc::new(crate::store::RedisTier::open(
+        profile.dim,
+        redis,
+        owner,
+    )?))
+}
+
+/// Without the `standard` feature no profile with Redis settings parses; a hand-built one
+/// is refused the same way.
+#[cfg(not(feature = "standard"))]
+fn open_redis(profile: &Profile, _: &crate::RedisSettings, _: &str) -> Result<Arc<dyn VectorTier>> {
+    Err(crate::ConfigError::NotBuilt {
+        profile: profile.kind.name().to_owned(),
+        built: crate::PROFILE,
+    }
+    .into())
+}
+
 impl Memory {
     /// Opens (creating if needed) the memory in `data_dir` (or the profile's), and
     /// re-encodes any event whose vector an interrupted observation did not store.
@@ -251,16 +311,21 @@ impl Memory {
         let ledger = Arc::new(
             Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?.with_clock(clock),
         );
-        let warm = Arc::new(SegmentStore::open_or_create(
-            data_dir.join("vectors"),
-            profile.dim,
-            profile.store,
-        )?);
+        // The cold store first: its lock makes this process the data directory's writer
+        // before the deployment token is read or created.
         let cold = Arc::new(SegmentStore::open_or_create(
             data_dir.join("vectors-cold"),
             profile.dim,
             profile.store,
         )?);
+        let warm = match &profile.redis {
+            Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, true)?)?,
+            None => Arc::new(SegmentStore::open_or_create(
+                data_dir.join("vectors"),
+                profile.dim,
+                profile.store,
+            )?),
+        };
         let memory = Self::assemble(profile, data_dir, ledger, warm, cold, false)?;
         memory.repair()?;
         memory.restore_traces()?;
@@ -273,14 +338,14 @@ impl Memory {
         profile: &Profile,
         data_dir: PathBuf,
         ledger: Arc<Ledger>,
-        warm: Arc<SegmentStore>,
+        warm: Arc<dyn VectorTier>,
         cold: Arc<SegmentStore>,
         read_only: bool,
     ) -> Result<Self> {
         let tiers = TierManager::new(
             HotTier::new(profile.dim, profile.hot_capacity),
             warm.clone(),
-            cold.clone(),
+            cold.clone() as Arc<dyn VectorTier>,
             profile.tiers,
             ledger.clock(),
         );
@@ -329,7 +394,10 @@ impl Memory {
             return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
         }
         let ledger = Arc::new(ledger);
-        let warm = Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?);
+        let warm: Arc<dyn VectorTier> = match &profile.redis {
+            Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, false)?)?,
+            None => Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?),
+        };
         let cold = Arc::new(SegmentStore::view(
             data_dir.join("vectors-cold"),
             profile.dim,
@@ -716,6 +784,65 @@ impl Memory {
         Ok(repaired)
     }
 
+    /// Rebuilds the warm tier from the ledger if it reports that it lost its contents (a
+    /// Redis restarted empty or flushed): every event whose durable home is the warm tier
+    /// and whose vector is missing there is re-encoded (bit-identical: encoding is
+    /// deterministic) and stored again. Another process may be restoring the same vectors:
+    /// an id it stored first is not an error. Returns how many were restored. A view
+    /// leaves the rebuild to the writer.
+    ///
+    /// # Errors
+    /// The warm tier is unavailable; SQLite errors.
+    pub fn recover_warm(&self) -> Result<usize> {
+        if self.read_only || !self.warm.lost_contents()? {
+            return Ok(0);
+        }
+        let _append = self.append_lock.locked();
+        let projects: Vec<String> = self.ledger.read(|c| {
+            c.prepare("SELECT DISTINCT project FROM events")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(|e| self.ledger.sql(e))
+        })?;
+        let mut restored = 0;
+        for name in projects {
+            let project = ProjectId::new(name)?;
+            let present: std::collections::HashSet<VectorId> =
+                self.warm.ids(&project).into_iter().collect();
+            let missing: Vec<VectorId> = self
+                .tiers
+                .warm_homed(&project)
+                .into_iter()
+                .filter(|id| !present.contains(id))
+                .collect();
+            for chunk in missing.chunks(1000) {
+                let mut items = Vec::with_capacity(chunk.len());
+                for id in chunk {
+                    if let Some(e) = self.ledger.get(&project, EventId(id.0))?
+                        && let Some(v) = self.encode(&e.content)
+                    {
+                        items.push((*id, v));
+                    }
+                }
+                let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
+                match self.warm.insert_batch(&project, &batch) {
+                    Ok(()) => restored += batch.len(),
+                    Err(crate::store::StoreError::DuplicateId { .. }) => {
+                        for item in &batch {
+                            match self.warm.insert_batch(&project, std::slice::from_ref(item)) {
+                                Ok(()) => restored += 1,
+                                Err(crate::store::StoreError::DuplicateId { .. }) => {}
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        tracing::warn!(restored, "warm tier rebuilt from the ledger");
+        Ok(restored)
+    }
+
     /// Standing directives recall keeps for `project` (loads its text index).
     fn directive_count(&self, project: &ProjectId) -> Result<usize> {
         let text = self.project_text(project)?;
@@ -746,6 +873,7 @@ impl Memory {
     /// with other content, store and SQLite errors.
     pub fn observe_batch(&self, events: &[NewEvent]) -> Result<Vec<EventId>> {
         self.writable()?;
+        self.recover_warm()?;
         self.flush_feedback()?;
         // Documents are encoded with uniform term weights and queries with IDF weights:
         // measured on BEAM, IDF on the documents too lowered recall@10 from 0.442 to 0.386.

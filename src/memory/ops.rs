@@ -270,6 +270,7 @@ impl Memory {
     pub fn pulse_tick(&self, project: &ProjectId) -> Result<PulseReceipt> {
         self.writable()?;
         self.require_project(project)?;
+        self.recover_warm()?;
         let budget = self.profile.pulse.budget;
         let mut receipt = self.cognition().tick(project, budget)?;
         // Tier placement by LTP strength, bounded like every phase.
@@ -320,7 +321,7 @@ impl Memory {
                 .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
                 .map_err(|e| self.ledger().sql(e))
         })?;
-        for tier in [&self.warm, &self.cold] {
+        for tier in [self.warm.as_ref(), self.cold.as_ref() as &dyn VectorTier] {
             projects.extend(tier.projects().iter().map(|p| p.as_str().to_owned()));
         }
         projects.sort_unstable();

@@ -342,6 +342,7 @@ impl Memory {
         }
         let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
         self.require_project(project)?;
+        self.recover_warm()?;
         if let Some(named) = &compiled.project
             && named != project.as_str()
         {

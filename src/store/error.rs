@@ -70,6 +70,30 @@ pub enum StoreError {
         /// The store root.
         path: PathBuf,
     },
+    /// A service the tier depends on (Redis) cannot be reached or did not answer in time,
+    /// after the profile's retries; retryable. The URL has its password masked.
+    #[error("{service} at {url} is unavailable: {reason}")]
+    Unavailable {
+        /// Which service (`redis`).
+        service: &'static str,
+        /// Its URL (password masked).
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A service answered something hypermem did not write there (a foreign key, a vector
+    /// of the wrong size): the deployment's keys are shared with something else.
+    #[error("{service} at {url} holds unexpected data under `{key}`: {reason}")]
+    Foreign {
+        /// Which service (`redis`).
+        service: &'static str,
+        /// Its URL (password masked).
+        url: String,
+        /// The key.
+        key: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// A hypervector operation failed.
     #[error(transparent)]
     Hdv(#[from] hdv::Error),

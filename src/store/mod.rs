@@ -2,6 +2,8 @@
 //!
 //! - [`HotTier`]: RAM, one contiguous block per project, bounded capacity.
 //! - [`SegmentStore`]: durable append-only mmap segment files, one directory per project.
+//! - [`RedisTier`] (feature `standard`): the warm tier on a Redis shared by a deployment's
+//!   processes, searched through a local mirror kept current incrementally.
 //! - [`TierManager`]: places traces in hot / warm / cold by LTP strength and searches all
 //!   of them (a demoted memory is slower to reach, never invisible).
 //!
@@ -12,6 +14,8 @@ mod hot;
 mod mapped;
 mod mmap;
 mod project;
+#[cfg(feature = "standard")]
+mod redis;
 mod segment;
 mod tiers;
 
@@ -23,6 +27,8 @@ pub use hot::HotTier;
 pub use mapped::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
 pub use project::ProjectId;
+#[cfg(feature = "standard")]
+pub use redis::RedisTier;
 pub use segment::SegmentRecovery;
 pub use tiers::{Ltp, Rebalance, Tier, TierManager, TierPolicy, Trace};
 
@@ -171,6 +177,16 @@ pub trait VectorTier: Send + Sync {
     /// # Errors
     /// I/O errors.
     fn flush(&self) -> StoreResult<()>;
+
+    /// Whether the tier found, since it was last asked, that it lost what it held (a Redis
+    /// restarted empty or flushed): the owner must then rebuild it from the durable home.
+    /// Reported once per loss. Tiers that cannot lose acknowledged writes say `false`.
+    ///
+    /// # Errors
+    /// The tier's service is unavailable.
+    fn lost_contents(&self) -> StoreResult<bool> {
+        Ok(false)
+    }
 }
 
 /// Checks the dimension of every item and that ids are unique within the batch.

@@ -223,6 +223,23 @@ impl TierManager {
         self.traces.reading().get(project)?.get(&id).cloned()
     }
 
+    /// Ids whose durable home is the warm tier, ascending.
+    pub fn warm_homed(&self, project: &ProjectId) -> Vec<VectorId> {
+        let mut ids: Vec<VectorId> = self
+            .traces
+            .reading()
+            .get(project)
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, t)| t.home == Tier::Warm)
+                    .map(|(id, _)| *id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort_unstable();
+        ids
+    }
+
     /// The current strength of a trace.
     pub fn strength(&self, project: &ProjectId, id: VectorId) -> Option<f64> {
         let t = self.trace(project, id)?;

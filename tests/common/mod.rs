@@ -29,3 +29,6 @@ pub fn brute_force(items: &[(VectorId, Hypervector)], query: &Hypervector, k: us
     all.truncate(k);
     all
 }
+
+#[cfg(feature = "standard")]
+pub mod redis_server;
