@@ -152,3 +152,39 @@ fn cognition_and_pulse_knobs_are_loaded_and_validated() {
         assert!(e.contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn the_lite_profile_refuses_a_redis_section() {
+    let e = err(&format!(
+        "{LITE}[redis]\nurl = \"redis://127.0.0.1:6379\"\n"
+    ));
+    assert!(e.contains("`redis`") && e.contains("standard"), "{e}");
+}
+
+#[cfg(feature = "standard")]
+#[test]
+fn redis_settings_are_validated_naming_the_key() {
+    let standard = LITE.replace("\"lite\"", "\"standard\"");
+    let p = Profile::parse(&standard, "<test>").unwrap();
+    assert_eq!(p.redis, Some(hypermem::RedisSettings::default()));
+    let shipped = Profile::load(Profile::bundled_path(ProfileKind::Standard)).unwrap();
+    assert_eq!(shipped.redis.unwrap().prefix, "hypermem");
+    for (line, key) in [
+        ("url = \"http://x\"", "redis.url"),
+        ("url = \"rediss://x:6380\"", "redis.url"),
+        ("prefix = \"has space\"", "redis.prefix"),
+        ("prefix = \"\"", "redis.prefix"),
+        ("pool_size = 0", "redis.pool_size"),
+        ("connect_timeout_ms = 0", "redis.connect_timeout_ms"),
+        ("command_timeout_ms = 0", "redis.command_timeout_ms"),
+        ("retries = 1000", "redis.retries"),
+        ("refresh_ms = 600000", "redis.refresh_ms"),
+    ] {
+        let e = err(&format!("{standard}[redis]\n{line}\n"));
+        assert!(e.contains(key), "{line}: {e}");
+    }
+    let e = err(&format!("{standard}[redis]\nurl = \"ftp://u:hunter2@h\"\n"));
+    assert!(!e.contains("hunter2") && e.contains("u:***@h"), "{e}");
+    let e = err(&format!("{standard}[redis]\nport = 1\n"));
+    assert!(e.contains("port"), "{e}");
+}

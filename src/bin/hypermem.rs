@@ -629,6 +629,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
     {
         profile.store.lock_wait_ms = ms;
     }
+    // Where the standard profile's Redis is (overrides `redis.url`).
+    if let (Some(redis), Ok(url)) = (&mut profile.redis, std::env::var("HYPERMEM_REDIS_URL")) {
+        redis.url = url;
+    }
     let data_dir = cli
         .data_dir
         .clone()

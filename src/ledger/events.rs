@@ -800,6 +800,22 @@ impl Ledger {
         })
     }
 
+    /// The newest event id of `project`, if it has any.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT MAX(id) FROM events WHERE project = ?1",
+                [project.as_str()],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .map(|id| id.map(|i| EventId(i as u64)))
+            .map_err(|e| self.sql(e))
+        })
+    }
+
     /// Number of events in `project`.
     ///
     /// # Errors

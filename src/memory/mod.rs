@@ -537,8 +537,12 @@ impl Memory {
     /// up with the events appended since it was saved; else (no file, or a damaged one,
     /// which is reported) built from the ledger.
     fn project_text(&self, project: &ProjectId) -> Result<Arc<RwLock<ProjectText>>> {
-        if let Some(p) = self.lexicon.reading().get(project) {
-            return Ok(p.clone());
+        let loaded = self.lexicon.reading().get(project).cloned();
+        if let Some(p) = loaded {
+            if self.read_only {
+                self.follow_writer(project, &p)?;
+            }
+            return Ok(p);
         }
         let _append = self.append_lock.locked();
         if let Some(p) = self.lexicon.reading().get(project) {
@@ -556,6 +560,22 @@ impl Memory {
             Err(_) => None,
         };
         let mut text = saved.unwrap_or_default();
+        let caught_up = self.catch_up_text(project, &mut text)?.len();
+        tracing::debug!(
+            project = project.as_str(),
+            documents = text.postings.documents(),
+            caught_up,
+            directives = text.directives.len(),
+            "lexical index ready"
+        );
+        let text = Arc::new(RwLock::new(text));
+        self.lexicon.writing().insert(project.clone(), text.clone());
+        Ok(text)
+    }
+
+    /// Indexes the events of `project` after `text.last_id` (lexical postings, speakers,
+    /// chronology); returns their ids.
+    fn catch_up_text(&self, project: &ProjectId, text: &mut ProjectText) -> Result<Vec<u64>> {
         let saved_last = text.last_id;
         let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
         let tokens: Vec<Vec<String>> = contents
@@ -572,16 +592,30 @@ impl Memory {
         for (id, session) in self.ledger.sessions_after(project, EventId(saved_last))? {
             text.chronology.push(id.0, session.as_deref());
         }
-        tracing::debug!(
-            project = project.as_str(),
-            documents = text.postings.documents(),
-            caught_up = contents.len(),
-            directives = text.directives.len(),
-            "lexical index ready"
-        );
-        let text = Arc::new(RwLock::new(text));
-        self.lexicon.writing().insert(project.clone(), text.clone());
-        Ok(text)
+        Ok(contents.iter().map(|(id, ..)| id.0).collect())
+    }
+
+    /// A view follows the process that writes the data directory: events it appended
+    /// since the view last looked are indexed, and their vectors (in a shared warm tier,
+    /// which the view searches as it is now) get traces so recall can read them.
+    fn follow_writer(&self, project: &ProjectId, text: &Arc<RwLock<ProjectText>>) -> Result<()> {
+        let last = text.reading().last_id;
+        let newest = self.ledger.last_id(project)?.map_or(0, |id| id.0);
+        if newest < last {
+            // The writer erased the project (ids are never reused): forget what this view
+            // derived from it; the next use rebuilds from what the ledger holds now.
+            self.lexicon.writing().remove(project);
+            self.spaces.writing().remove(project);
+            self.tiers.forget_local(project);
+            return Ok(());
+        }
+        if newest == last {
+            return Ok(());
+        }
+        let new = self.catch_up_text(project, &mut text.writing())?;
+        let new: Vec<VectorId> = new.into_iter().map(VectorId).collect();
+        self.tiers.adopt(project, &new);
+        Ok(())
     }
 
     /// The semantic vector of each event: its caller-supplied embedding, else the static

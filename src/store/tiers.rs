@@ -223,6 +223,26 @@ impl TierManager {
         self.traces.reading().get(project)?.get(&id).cloned()
     }
 
+    /// Gives untraced `ids` a new trace homed in the warm tier (importance 1, one access
+    /// now): vectors another process stored in a shared warm tier.
+    pub fn adopt(&self, project: &ProjectId, ids: &[VectorId]) {
+        if ids.is_empty() {
+            return;
+        }
+        let now = self.clock.now();
+        let mut traces = self.traces.writing();
+        let map = traces.entry(project.clone()).or_default();
+        for id in ids {
+            map.entry(*id).or_insert(Trace {
+                importance: 1.0,
+                accesses: 1,
+                last_access: now,
+                home: Tier::Warm,
+                in_hot: false,
+            });
+        }
+    }
+
     /// Ids whose durable home is the warm tier, ascending.
     pub fn warm_homed(&self, project: &ProjectId) -> Vec<VectorId> {
         let mut ids: Vec<VectorId> = self
@@ -349,6 +369,15 @@ impl TierManager {
         self.warm.drop_project(project)?;
         self.cold.drop_project(project)?;
         Ok(self.traces.writing().remove(project).map_or(0, |m| m.len()))
+    }
+
+    /// Forgets this process's traces and hot copies of `project` without touching the
+    /// durable tiers (a view whose writer erased the project).
+    pub fn forget_local(&self, project: &ProjectId) {
+        if let Err(e) = self.hot.drop_project(project) {
+            tracing::warn!(error = %e, "dropping hot copies failed");
+        }
+        self.traces.writing().remove(project);
     }
 
     /// Number of traces in `project`.
