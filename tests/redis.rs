@@ -145,6 +145,28 @@ fn a_second_instance_recalls_what_the_writer_stores_after_it_opened() {
             .unwrap()
             .is_some()
     );
+    // Accesses add up across processes: the reader's recalls potentiate the writer's trace.
+    let before = writer
+        .vectors()
+        .trace(&project("p"), VectorId(id.0))
+        .unwrap();
+    for m in [&writer, &reader, &reader, &writer, &reader] {
+        let hits = m
+            .recall(&project("p"), "when does the staging password rotate?", 3)
+            .unwrap();
+        assert_eq!(hits[0].event.id, id);
+    }
+    writer.pulse_tick(&project("p")).unwrap();
+    let after = writer
+        .vectors()
+        .trace(&project("p"), VectorId(id.0))
+        .unwrap();
+    // One access from the reader's first recall above, then five.
+    assert_eq!(
+        after.accesses,
+        before.accesses + 6,
+        "{before:?} -> {after:?}"
+    );
     // Erasure by the writer is seen by the reader.
     writer.forget_project(&project("p")).unwrap();
     assert!(warm_vectors(&profile, dir.path(), "p").is_empty());
@@ -321,8 +343,8 @@ fn the_cli_runs_on_the_standard_profile_and_refuses_an_unreachable_redis() {
             .iter()
             .filter(|k| k.contains("{ops}"))
             .count(),
-        4,
-        "gen, vec, seq, chg and nothing else"
+        6,
+        "gen, vec, seq, chg, and the recall's accesses: acc, last"
     );
     let (code, out) = cli(&profile, &data, "redis://127.0.0.1:1", &["stats"]);
     assert_ne!(code, 0);

@@ -256,18 +256,17 @@ fn deployment_token(data_dir: &Path, create: bool) -> Result<String> {
     Ok(token)
 }
 
-/// The Redis warm tier of a standard or scale profile.
+/// A warm tier, and where the deployment's processes share LTP accesses (if they do).
+type WarmTier = (
+    Arc<dyn VectorTier>,
+    Option<Arc<dyn crate::store::SharedTraces>>,
+);
+
+/// The Redis warm tier of a standard or scale profile; it also holds the shared accesses.
 #[cfg(feature = "standard")]
-fn open_redis(
-    profile: &Profile,
-    redis: &crate::RedisSettings,
-    owner: &str,
-) -> Result<Arc<dyn VectorTier>> {
-    Ok(Arc::new(crate::store::RedisTier::open(
-        profile.dim,
-        redis,
-        owner,
-    )?))
+fn open_redis(profile: &Profile, redis: &crate::RedisSettings, owner: &str) -> Result<WarmTier> {
+    let tier = Arc::new(crate::store::RedisTier::open(profile.dim, redis, owner)?);
+    Ok((tier.clone(), Some(tier)))
 }
 
 /// Without the `standard` feature no profile with Redis settings parses; a hand-built one
@@ -318,13 +317,16 @@ impl Memory {
             profile.dim,
             profile.store,
         )?);
-        let warm = match &profile.redis {
+        let warm: WarmTier = match &profile.redis {
             Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, true)?)?,
-            None => Arc::new(SegmentStore::open_or_create(
-                data_dir.join("vectors"),
-                profile.dim,
-                profile.store,
-            )?),
+            None => (
+                Arc::new(SegmentStore::open_or_create(
+                    data_dir.join("vectors"),
+                    profile.dim,
+                    profile.store,
+                )?),
+                None,
+            ),
         };
         let memory = Self::assemble(profile, data_dir, ledger, warm, cold, false)?;
         memory.repair()?;
@@ -338,17 +340,20 @@ impl Memory {
         profile: &Profile,
         data_dir: PathBuf,
         ledger: Arc<Ledger>,
-        warm: Arc<dyn VectorTier>,
+        (warm, board): WarmTier,
         cold: Arc<SegmentStore>,
         read_only: bool,
     ) -> Result<Self> {
-        let tiers = TierManager::new(
+        let mut tiers = TierManager::new(
             HotTier::new(profile.dim, profile.hot_capacity),
             warm.clone(),
             cold.clone() as Arc<dyn VectorTier>,
             profile.tiers,
             ledger.clock(),
         );
+        if let Some(board) = board {
+            tiers = tiers.with_shared_traces(board);
+        }
         let cognition = Arc::new(Cognition::new(
             ledger.clone(),
             profile.dim,
@@ -394,9 +399,12 @@ impl Memory {
             return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
         }
         let ledger = Arc::new(ledger);
-        let warm: Arc<dyn VectorTier> = match &profile.redis {
+        let warm: WarmTier = match &profile.redis {
             Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, false)?)?,
-            None => Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?),
+            None => (
+                Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?),
+                None,
+            ),
         };
         let cold = Arc::new(SegmentStore::view(
             data_dir.join("vectors-cold"),

@@ -30,7 +30,7 @@ pub use project::ProjectId;
 #[cfg(feature = "standard")]
 pub use redis::RedisTier;
 pub use segment::SegmentRecovery;
-pub use tiers::{Ltp, Rebalance, Tier, TierManager, TierPolicy, Trace};
+pub use tiers::{Ltp, Rebalance, SharedTraces, Tier, TierManager, TierPolicy, Trace};
 
 /// Identifier of a stored vector (the id of the raw event or memory it encodes).
 #[derive(

@@ -19,6 +19,8 @@
 //! | `P:{p}:vec` | hash | vector id (decimal) → packed vector (`D/8` bytes, little-endian words) |
 //! | `P:{p}:seq` | string | change counter: incremented once per write batch |
 //! | `P:{p}:chg` | sorted set | vector id → the change number of its last insert or delete |
+//! | `P:{p}:acc` | hash | vector id → LTP accesses counted by every process ([`SharedTraces`]) |
+//! | `P:{p}:last` | hash | vector id → last access (clock seconds) by any process |
 //!
 //! Every write is one Lua script (atomic): it checks the epoch, validates the batch, writes
 //! the vectors, increments `seq` and scores the changed ids with it. A mirror at change
@@ -42,7 +44,7 @@ use hdv::{Block, Dim, HvRef, Hypervector};
 use redis::{Client, Connection, RedisError, Script};
 
 use super::error::{StoreError, StoreResult};
-use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, scan_block};
+use super::{Hit, ProjectId, SearchRequest, SharedTraces, VectorId, VectorTier, scan_block};
 use crate::config::RedisSettings;
 
 /// Vectors per `HMGET` while a mirror catches up.
@@ -56,17 +58,34 @@ const DELETE_CHUNK: usize = 500;
 /// already holding the same bytes is not a duplicate.
 const INSERT: &str = r"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'epoch'} end
-for i = 4, #ARGV, 2 do
-  local old = redis.call('HGET', KEYS[2], ARGV[i])
-  if old and not (ARGV[2] == '1' and old == ARGV[i + 1]) then return {'dup', ARGV[i]} end
+local n = (#ARGV - 3) / 2
+local chunk = 256
+for first = 0, n - 1, chunk do
+  local last = math.min(first + chunk, n) - 1
+  local ids = {}
+  for i = first, last do ids[#ids + 1] = ARGV[4 + 2 * i] end
+  local old = redis.call('HMGET', KEYS[2], unpack(ids))
+  for j = 1, #ids do
+    if old[j] and not (ARGV[2] == '1' and old[j] == ARGV[5 + 2 * (first + j - 1)]) then
+      return {'dup', ids[j]}
+    end
+  end
 end
 if redis.call('EXISTS', KEYS[6]) == 0 then
   redis.call('SET', KEYS[6], redis.call('INCR', KEYS[7]))
 end
 local seq = redis.call('INCR', KEYS[4])
-for i = 4, #ARGV, 2 do
-  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[3], seq, ARGV[i])
+for first = 0, n - 1, chunk do
+  local last = math.min(first + chunk, n) - 1
+  local fields, scores = {}, {}
+  for i = first, last do
+    fields[#fields + 1] = ARGV[4 + 2 * i]
+    fields[#fields + 1] = ARGV[5 + 2 * i]
+    scores[#scores + 1] = seq
+    scores[#scores + 1] = ARGV[4 + 2 * i]
+  end
+  redis.call('HSET', KEYS[2], unpack(fields))
+  redis.call('ZADD', KEYS[3], unpack(scores))
 end
 redis.call('SADD', KEYS[5], ARGV[3])
 return {'ok', tostring(seq), redis.call('GET', KEYS[6])}
@@ -81,6 +100,20 @@ local seq = redis.call('INCR', KEYS[4])
 redis.call('ZADD', KEYS[3], seq, ARGV[3])
 if redis.call('HLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[5], ARGV[2]) end
 return {'ok', '1', tostring(seq), redis.call('GET', KEYS[6]) or ''}
+";
+
+/// Counts accesses: `KEYS` acc, last; `ARGV` now, then id/base pairs. An id not on the board
+/// starts at its base. Replies the totals.
+const TOUCH: &str = r"
+local out = {}
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('HEXISTS', KEYS[1], id) == 0 then redis.call('HSET', KEYS[1], id, ARGV[i + 1]) end
+  out[#out + 1] = redis.call('HINCRBY', KEYS[1], id, 1)
+  local last = redis.call('HGET', KEYS[2], id)
+  if not last or tonumber(last) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[2], id, ARGV[1]) end
+end
+return out
 ";
 
 /// A process-local copy of one project's warm vectors.
@@ -170,6 +203,7 @@ pub struct RedisTier {
     mirrors: RwLock<HashMap<ProjectId, Arc<RwLock<Mirror>>>>,
     insert: Script,
     delete: Script,
+    touch: Script,
 }
 
 impl std::fmt::Debug for RedisTier {
@@ -213,6 +247,7 @@ impl RedisTier {
             mirrors: RwLock::new(HashMap::new()),
             insert: Script::new(INSERT),
             delete: Script::new(DELETE),
+            touch: Script::new(TOUCH),
         };
         let dim_key = tier.global("dim");
         let bits = dim.bits().to_string();
@@ -273,6 +308,25 @@ impl RedisTier {
     /// The current deployment epoch.
     pub fn epoch(&self) -> String {
         self.epoch.locked().clone()
+    }
+
+    /// Catches this process's mirror of `project` up with Redis now, whatever its age
+    /// (creating it if needed); returns how many changes were applied.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`]; [`StoreError::Foreign`] for data hypermem did not write.
+    pub fn sync(&self, project: &ProjectId) -> StoreResult<usize> {
+        let mirror = match self.existing_mirror(project) {
+            Some(m) => m,
+            None => self
+                .mirrors
+                .writing()
+                .entry(project.clone())
+                .or_default()
+                .clone(),
+        };
+        let mut m = mirror.writing();
+        self.refresh(project, &mut m)
     }
 
     /// Every key of `project` (found by `SCAN` over its key pattern).
@@ -491,8 +545,9 @@ impl RedisTier {
         Ok(mirror)
     }
 
-    /// Catches `mirror` up with every change Redis has recorded since its change number.
-    fn refresh(&self, project: &ProjectId, mirror: &mut Mirror) -> StoreResult<()> {
+    /// Catches `mirror` up with every change Redis has recorded since its change number;
+    /// returns how many changed ids were read.
+    fn refresh(&self, project: &ProjectId, mirror: &mut Mirror) -> StoreResult<usize> {
         let (epoch_key, gen_key, seq_key) = (
             self.global("epoch"),
             self.key(project, "gen"),
@@ -517,6 +572,7 @@ impl RedisTier {
             mirror.generation = generation;
         }
         let seq = seq.unwrap_or(0);
+        let mut applied = 0;
         if seq > mirror.seq {
             let chg = self.key(project, "chg");
             let changed: Vec<String> = self.run(|c, _| {
@@ -545,6 +601,7 @@ impl RedisTier {
                         Some(bytes) => mirror.upsert(id, &self.decode(&vec_key, &bytes)?),
                         None => mirror.remove(id, w),
                     }
+                    applied += 1;
                 }
             }
             mirror.seq = seq;
@@ -555,7 +612,7 @@ impl RedisTier {
             return self.refresh(project, mirror);
         }
         mirror.checked = Some(Instant::now());
-        Ok(())
+        Ok(applied)
     }
 
     fn insert_attempt(
@@ -825,5 +882,42 @@ impl VectorTier for RedisTier {
             }
         }
         Ok(self.lost.swap(false, Ordering::AcqRel))
+    }
+}
+
+impl SharedTraces for RedisTier {
+    fn touch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, u64)],
+        now: f64,
+    ) -> StoreResult<Vec<u64>> {
+        let (acc, last) = (self.key(project, "acc"), self.key(project, "last"));
+        self.run(|c, _| {
+            let mut call = self.touch.prepare_invoke();
+            call.key(&acc).key(&last).arg(now);
+            for (id, base) in items {
+                call.arg(id.0).arg(*base);
+            }
+            call.invoke(c)
+        })
+    }
+
+    fn pull(&self, project: &ProjectId) -> StoreResult<Vec<(VectorId, u64, f64)>> {
+        let (acc, last) = (self.key(project, "acc"), self.key(project, "last"));
+        let (accesses, lasts): (HashMap<u64, u64>, HashMap<u64, f64>) = self.run(|c, _| {
+            redis::pipe()
+                .cmd("HGETALL")
+                .arg(&acc)
+                .cmd("HGETALL")
+                .arg(&last)
+                .query(c)
+        })?;
+        let mut out: Vec<(VectorId, u64, f64)> = accesses
+            .into_iter()
+            .map(|(id, a)| (VectorId(id), a, lasts.get(&id).copied().unwrap_or(0.0)))
+            .collect();
+        out.sort_unstable_by_key(|t| t.0);
+        Ok(out)
     }
 }

@@ -97,8 +97,33 @@ pub struct Rebalance {
     pub left: usize,
 }
 
+/// LTP statistics shared by the processes of a deployment (the standard profile keeps them
+/// in Redis beside the warm vectors), so a memory recalled through one process is
+/// potentiated for all.
+pub trait SharedTraces: Send + Sync {
+    /// Counts one access at `now` for each `(id, base)`: an id the board does not know yet
+    /// starts from `base` accesses (what this process knew). Returns each id's total.
+    ///
+    /// # Errors
+    /// The board's service is unavailable.
+    fn touch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, u64)],
+        now: f64,
+    ) -> StoreResult<Vec<u64>>;
+
+    /// `(id, accesses, last access)` of every id of `project` the board knows.
+    ///
+    /// # Errors
+    /// The board's service is unavailable.
+    fn pull(&self, project: &ProjectId) -> StoreResult<Vec<(VectorId, u64, f64)>>;
+}
+
 /// Hot + warm + cold tiers with LTP-driven placement.
 pub struct TierManager {
+    /// Where the accesses of every process add up, if the deployment shares them.
+    board: Option<Arc<dyn SharedTraces>>,
     hot: HotTier,
     warm: Arc<dyn VectorTier>,
     cold: Arc<dyn VectorTier>,
@@ -147,6 +172,7 @@ impl TierManager {
             }
         }
         Self {
+            board: None,
             hot,
             warm,
             cold,
@@ -154,6 +180,43 @@ impl TierManager {
             clock,
             traces: RwLock::new(traces),
         }
+    }
+
+    /// Shares accesses through `board`: every touch is counted there too, and
+    /// [`pull_shared`](Self::pull_shared) (run before each rebalance) takes in what other
+    /// processes counted.
+    #[must_use]
+    pub fn with_shared_traces(mut self, board: Arc<dyn SharedTraces>) -> Self {
+        self.board = Some(board);
+        self
+    }
+
+    /// Takes in the accesses other processes counted on the shared board (a no-op without
+    /// one): each trace gets the larger of its own and the board's count and last access.
+    /// Returns how many traces changed.
+    ///
+    /// # Errors
+    /// The board is unavailable.
+    pub fn pull_shared(&self, project: &ProjectId) -> StoreResult<usize> {
+        let Some(board) = &self.board else {
+            return Ok(0);
+        };
+        let shared = board.pull(project)?;
+        let mut traces = self.traces.writing();
+        let Some(map) = traces.get_mut(project) else {
+            return Ok(0);
+        };
+        let mut changed = 0;
+        for (id, accesses, last) in shared {
+            if let Some(t) = map.get_mut(&id)
+                && (accesses > t.accesses || last > t.last_access)
+            {
+                t.accesses = t.accesses.max(accesses);
+                t.last_access = t.last_access.max(last);
+                changed += 1;
+            }
+        }
+        Ok(changed)
     }
 
     /// The policy.
@@ -297,17 +360,43 @@ impl TierManager {
         }
     }
 
-    /// Records an access (a recall or use): `A += 1`, last access = now.
+    /// Records an access (a recall or use): `A += 1`, last access = now; with a shared
+    /// board the access is counted there too and the trace takes the board's total. A
+    /// board that cannot be reached costs only the sharing of this access (logged): the
+    /// statistics are derived, never a reason to fail a recall.
     pub fn touch(&self, project: &ProjectId, ids: &[VectorId]) {
         let now = self.clock.now();
-        let mut traces = self.traces.writing();
-        if let Some(map) = traces.get_mut(project) {
-            for id in ids {
-                if let Some(t) = map.get_mut(id) {
-                    t.accesses += 1;
-                    t.last_access = now;
+        let mut seeds = Vec::with_capacity(ids.len());
+        {
+            let mut traces = self.traces.writing();
+            if let Some(map) = traces.get_mut(project) {
+                for id in ids {
+                    if let Some(t) = map.get_mut(id) {
+                        seeds.push((*id, t.accesses));
+                        t.accesses += 1;
+                        t.last_access = now;
+                    }
                 }
             }
+        }
+        let Some(board) = &self.board else {
+            return;
+        };
+        if seeds.is_empty() {
+            return;
+        }
+        match board.touch(project, &seeds, now) {
+            Ok(totals) => {
+                let mut traces = self.traces.writing();
+                if let Some(map) = traces.get_mut(project) {
+                    for ((id, _), total) in seeds.iter().zip(totals) {
+                        if let Some(t) = map.get_mut(id) {
+                            t.accesses = t.accesses.max(total);
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "shared access counts not updated"),
         }
     }
 
@@ -424,6 +513,7 @@ impl TierManager {
         max_moves: usize,
         deadline: Option<std::time::Instant>,
     ) -> StoreResult<Rebalance> {
+        self.pull_shared(project)?;
         let now = self.clock.now();
         let mut report = Rebalance::default();
         let mut ranked: Vec<(VectorId, f64, Trace)> = self
