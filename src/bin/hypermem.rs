@@ -1008,8 +1008,15 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .iter()
                 .map(|s| {
                     format!(
-                        "{}: {} events, {} vectors, {} active beliefs, {} standing directives",
-                        s.project, s.events, s.vectors, s.active_beliefs, s.directives
+                        "{}: {} events, {} vectors ({} hot copies, {} warm, {} cold), {} active beliefs, {} standing directives",
+                        s.project,
+                        s.events,
+                        s.vectors,
+                        s.tiers.hot,
+                        s.tiers.warm,
+                        s.tiers.cold,
+                        s.active_beliefs,
+                        s.directives
                     )
                 })
                 .collect::<Vec<_>>()

@@ -272,7 +272,7 @@ fn open_redis(profile: &Profile, redis: &crate::RedisSettings, owner: &str) -> R
 /// Without the `standard` feature no profile with Redis settings parses; a hand-built one
 /// is refused the same way.
 #[cfg(not(feature = "standard"))]
-fn open_redis(profile: &Profile, _: &crate::RedisSettings, _: &str) -> Result<Arc<dyn VectorTier>> {
+fn open_redis(profile: &Profile, _: &crate::RedisSettings, _: &str) -> Result<WarmTier> {
     Err(crate::ConfigError::NotBuilt {
         profile: profile.kind.name().to_owned(),
         built: crate::PROFILE,

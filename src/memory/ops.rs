@@ -21,6 +21,9 @@ pub struct ProjectStats {
     pub events: u64,
     /// Vectors in the vector store.
     pub vectors: usize,
+    /// Where they live: hot copies, warm and cold homes (the warm tier is Redis on the
+    /// standard profile).
+    pub tiers: crate::TierCensus,
     /// Active beliefs.
     pub active_beliefs: usize,
     /// Standing directives recall keeps apart.
@@ -329,9 +332,11 @@ impl Memory {
         let mut out = Vec::with_capacity(projects.len());
         for name in projects {
             let project = ProjectId::new(name.clone())?;
+            let (hot, warm, cold) = self.tiers.census(&project);
             out.push(ProjectStats {
                 events: self.ledger().count(&project)?,
                 vectors: self.tiers.len(&project),
+                tiers: crate::TierCensus { hot, warm, cold },
                 active_beliefs: self
                     .ledger()
                     .beliefs_with_status(&project, crate::governance::BeliefStatus::Active)?
