@@ -30,7 +30,7 @@ pub mod semantic;
 pub mod store;
 mod sync;
 
-pub use config::{ConfigError, Profile, ProfileKind, RedisSettings};
+pub use config::{ConfigError, Profile, ProfileKind, QdrantSettings, RedisSettings};
 pub use error::{Error, ErrorClass, Result, class_of};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, MAX_RECALL_K, Memory,

@@ -233,3 +233,30 @@ fn redis_tier_meets_the_contract() {
     let err = RedisTier::open(Dim::new(D * 2).unwrap(), &settings, "contract-test").unwrap_err();
     assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
 }
+
+#[cfg(feature = "scale")]
+#[test]
+fn qdrant_tier_meets_the_contract() {
+    use common::qdrant_server;
+    use hypermem::store::QdrantTier;
+    let mut server = None;
+    let Some(url) = qdrant_server::shared(&mut server) else {
+        return;
+    };
+    let settings = hypermem::QdrantSettings {
+        url,
+        collection: format!("contract-{}", std::process::id()),
+        ..hypermem::QdrantSettings::default()
+    };
+    let tier = QdrantTier::open(dim(), &settings).unwrap();
+    contract(&tier);
+    // Reopening finds the collection; another dimension is refused, never re-created.
+    assert_eq!(
+        QdrantTier::open(dim(), &settings)
+            .unwrap()
+            .len(&common::project("alpha")),
+        300
+    );
+    let err = QdrantTier::open(Dim::new(D * 2).unwrap(), &settings).unwrap_err();
+    assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
+}

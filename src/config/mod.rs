@@ -113,6 +113,230 @@ struct RawProfile {
     #[serde(default)]
     server: RawServer,
     redis: Option<RawRedis>,
+    qdrant: Option<RawQdrant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawQdrant {
+    url: String,
+    api_key_env: String,
+    collection: String,
+    shard_number: u32,
+    replication_factor: u32,
+    write_consistency_factor: u32,
+    on_disk: bool,
+    hnsw_m: u64,
+    hnsw_ef_construct: u64,
+    ef_search: u64,
+    timeout_ms: u64,
+    connect_timeout_ms: u64,
+    retries: u32,
+    retry_backoff_ms: u64,
+}
+
+impl Default for RawQdrant {
+    fn default() -> Self {
+        let q = QdrantSettings::default();
+        Self {
+            url: q.url,
+            api_key_env: q.api_key_env,
+            collection: q.collection,
+            shard_number: q.shard_number,
+            replication_factor: q.replication_factor,
+            write_consistency_factor: q.write_consistency_factor,
+            on_disk: q.on_disk,
+            hnsw_m: q.hnsw_m,
+            hnsw_ef_construct: q.hnsw_ef_construct,
+            ef_search: q.ef_search,
+            timeout_ms: q.timeout.as_millis() as u64,
+            connect_timeout_ms: q.connect_timeout.as_millis() as u64,
+            retries: q.retries,
+            retry_backoff_ms: q.retry_backoff.as_millis() as u64,
+        }
+    }
+}
+
+/// Settings of the Qdrant vector tier (`[qdrant]`, scale profile).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QdrantSettings {
+    /// The gRPC endpoint, e.g. `http://127.0.0.1:6334` (`HYPERMEM_QDRANT_URL` overrides it
+    /// in the CLI).
+    pub url: String,
+    /// Name of the environment variable holding the API key (never the key itself); an
+    /// unset variable means no key.
+    pub api_key_env: String,
+    /// The collection every project shares (a `project` keyword payload index marked as
+    /// the tenant key scopes every request).
+    pub collection: String,
+    /// Shards of the collection when hypermem creates it.
+    pub shard_number: u32,
+    /// Copies of each shard.
+    pub replication_factor: u32,
+    /// Copies that must acknowledge a write.
+    pub write_consistency_factor: u32,
+    /// Keep the full-precision vectors on disk (the binary quantization stays in RAM).
+    pub on_disk: bool,
+    /// HNSW links per node.
+    pub hnsw_m: u64,
+    /// HNSW candidate list while building.
+    pub hnsw_ef_construct: u64,
+    /// HNSW candidate list while searching (at least k is used).
+    pub ef_search: u64,
+    /// Time one request may take.
+    pub timeout: std::time::Duration,
+    /// Time to connect.
+    pub connect_timeout: std::time::Duration,
+    /// Retries after a transport failure (unavailable, deadline) before `unavailable`.
+    pub retries: u32,
+    /// Pause before the first retry; doubled before each next one.
+    pub retry_backoff: std::time::Duration,
+}
+
+impl Default for QdrantSettings {
+    fn default() -> Self {
+        use std::time::Duration;
+        Self {
+            url: "http://127.0.0.1:6334".to_owned(),
+            api_key_env: "QDRANT_API_KEY".to_owned(),
+            collection: "hypermem".to_owned(),
+            shard_number: 1,
+            replication_factor: 1,
+            write_consistency_factor: 1,
+            on_disk: true,
+            hnsw_m: 16,
+            hnsw_ef_construct: 128,
+            ef_search: 128,
+            timeout: Duration::from_millis(10_000),
+            connect_timeout: Duration::from_millis(2_000),
+            retries: 3,
+            retry_backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, ConfigError> {
+    use std::time::Duration;
+    let invalid = |key, reason: String| ConfigError::Invalid {
+        origin: origin.to_owned(),
+        key,
+        reason,
+    };
+    if !(raw.url.starts_with("http://") || raw.url.starts_with("https://")) {
+        return Err(invalid(
+            "qdrant.url",
+            format!(
+                "`{}` is not a gRPC URL such as http://127.0.0.1:6334",
+                redact_url(&raw.url)
+            ),
+        ));
+    }
+    if raw.api_key_env.is_empty()
+        || !raw
+            .api_key_env
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(invalid(
+            "qdrant.api_key_env",
+            format!(
+                "must name an environment variable (letters, digits, '_'), got {:?}; the key itself never goes in the file",
+                raw.api_key_env
+            ),
+        ));
+    }
+    if raw.collection.is_empty()
+        || raw.collection.len() > 255
+        || !raw
+            .collection
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    {
+        return Err(invalid(
+            "qdrant.collection",
+            format!(
+                "must be 1-255 ASCII letters, digits, '-', '_' or '.', got {:?}",
+                raw.collection
+            ),
+        ));
+    }
+    for (key, value) in [
+        ("qdrant.shard_number", raw.shard_number),
+        ("qdrant.replication_factor", raw.replication_factor),
+        (
+            "qdrant.write_consistency_factor",
+            raw.write_consistency_factor,
+        ),
+    ] {
+        if !(1..=1024).contains(&value) {
+            return Err(invalid(key, format!("must be 1..=1024, got {value}")));
+        }
+    }
+    if raw.write_consistency_factor > raw.replication_factor {
+        return Err(invalid(
+            "qdrant.write_consistency_factor",
+            format!(
+                "must be at most replication_factor ({}), got {}",
+                raw.replication_factor, raw.write_consistency_factor
+            ),
+        ));
+    }
+    if !(4..=256).contains(&raw.hnsw_m) {
+        return Err(invalid(
+            "qdrant.hnsw_m",
+            format!("must be 4..=256, got {}", raw.hnsw_m),
+        ));
+    }
+    for (key, value) in [
+        ("qdrant.hnsw_ef_construct", raw.hnsw_ef_construct),
+        ("qdrant.ef_search", raw.ef_search),
+    ] {
+        if !(4..=10_000).contains(&value) {
+            return Err(invalid(key, format!("must be 4..=10000, got {value}")));
+        }
+    }
+    for (key, value) in [
+        ("qdrant.timeout_ms", raw.timeout_ms),
+        ("qdrant.connect_timeout_ms", raw.connect_timeout_ms),
+    ] {
+        if !(1..=600_000).contains(&value) {
+            return Err(invalid(
+                key,
+                format!("must be 1..=600000 milliseconds, got {value}"),
+            ));
+        }
+    }
+    if raw.retries > 100 {
+        return Err(invalid(
+            "qdrant.retries",
+            format!("must be 0..=100, got {}", raw.retries),
+        ));
+    }
+    if raw.retry_backoff_ms > 60_000 {
+        return Err(invalid(
+            "qdrant.retry_backoff_ms",
+            format!(
+                "must be 0..=60000 milliseconds, got {}",
+                raw.retry_backoff_ms
+            ),
+        ));
+    }
+    Ok(QdrantSettings {
+        url: raw.url,
+        api_key_env: raw.api_key_env,
+        collection: raw.collection,
+        shard_number: raw.shard_number,
+        replication_factor: raw.replication_factor,
+        write_consistency_factor: raw.write_consistency_factor,
+        on_disk: raw.on_disk,
+        hnsw_m: raw.hnsw_m,
+        hnsw_ef_construct: raw.hnsw_ef_construct,
+        ef_search: raw.ef_search,
+        timeout: Duration::from_millis(raw.timeout_ms),
+        connect_timeout: Duration::from_millis(raw.connect_timeout_ms),
+        retries: raw.retries,
+        retry_backoff: Duration::from_millis(raw.retry_backoff_ms),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -698,6 +922,9 @@ pub struct Profile {
     /// The Redis warm tier: set on the standard and scale profiles (defaults when the
     /// profile has no `[redis]` section), `None` on lite.
     pub redis: Option<RedisSettings>,
+    /// The Qdrant vector tier: set on the scale profile (defaults without a `[qdrant]`
+    /// section), `None` otherwise.
+    pub qdrant: Option<QdrantSettings>,
 }
 
 impl Profile {
@@ -750,6 +977,21 @@ impl Profile {
             }
             (ProfileKind::Lite, None) => None,
             (_, section) => Some(validate_redis(section.unwrap_or_default(), origin)?),
+        };
+        let qdrant = match (kind, raw.qdrant) {
+            (ProfileKind::Scale, section) => {
+                Some(validate_qdrant(section.unwrap_or_default(), origin)?)
+            }
+            (_, Some(_)) => {
+                return Err(invalid(
+                    "qdrant",
+                    format!(
+                        "the {} profile has no Qdrant tier (use the scale profile)",
+                        kind.name()
+                    ),
+                ));
+            }
+            (_, None) => None,
         };
         if raw.profile.data_dir.as_os_str().is_empty() {
             return Err(invalid("profile.data_dir", "must not be empty".to_owned()));
@@ -941,6 +1183,7 @@ impl Profile {
         Ok(Self {
             kind,
             redis,
+            qdrant,
             data_dir: raw.profile.data_dir,
             dim,
             cognition: CognitionConfig {

@@ -14,6 +14,8 @@ mod hot;
 mod mapped;
 mod mmap;
 mod project;
+#[cfg(feature = "scale")]
+mod qdrant;
 #[cfg(feature = "standard")]
 mod redis;
 mod segment;
@@ -27,6 +29,8 @@ pub use hot::HotTier;
 pub use mapped::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
 pub use project::ProjectId;
+#[cfg(feature = "scale")]
+pub use qdrant::QdrantTier;
 #[cfg(feature = "standard")]
 pub use redis::RedisTier;
 pub use segment::SegmentRecovery;

@@ -124,6 +124,9 @@ pub trait SharedTraces: Send + Sync {
 pub struct TierManager {
     /// Where the accesses of every process add up, if the deployment shares them.
     board: Option<Arc<dyn SharedTraces>>,
+    /// Warm and cold are one tier (the scale profile's Qdrant, the home of every vector):
+    /// placement only moves hot copies, and the tier is searched once.
+    single_home: bool,
     hot: HotTier,
     warm: Arc<dyn VectorTier>,
     cold: Arc<dyn VectorTier>,
@@ -154,7 +157,12 @@ impl TierManager {
     ) -> Self {
         let now = clock.now();
         let mut traces: HashMap<ProjectId, HashMap<VectorId, Trace>> = HashMap::new();
-        for (tier, home) in [(&warm, Tier::Warm), (&cold, Tier::Cold)] {
+        let homes: &[(&Arc<dyn VectorTier>, Tier)] = if Arc::ptr_eq(&warm, &cold) {
+            &[(&warm, Tier::Warm)]
+        } else {
+            &[(&warm, Tier::Warm), (&cold, Tier::Cold)]
+        };
+        for &(tier, home) in homes {
             for project in tier.projects() {
                 let map = traces.entry(project.clone()).or_default();
                 for id in tier.ids(&project) {
@@ -173,6 +181,7 @@ impl TierManager {
         }
         Self {
             board: None,
+            single_home: Arc::ptr_eq(&warm, &cold),
             hot,
             warm,
             cold,
@@ -428,11 +437,13 @@ impl TierManager {
         project: &ProjectId,
         request: &SearchRequest<'_>,
     ) -> StoreResult<Vec<Hit>> {
-        crate::index::Exact::search(
-            &[&self.hot, self.warm.as_ref(), self.cold.as_ref()],
-            project,
-            request,
-        )
+        let all: [&dyn VectorTier; 3] = [&self.hot, self.warm.as_ref(), self.cold.as_ref()];
+        let tiers = if self.single_home {
+            &all[..2]
+        } else {
+            &all[..]
+        };
+        crate::index::Exact::search(tiers, project, request)
     }
 
     /// Deletes a vector from every tier; returns whether it existed.
@@ -442,7 +453,7 @@ impl TierManager {
     pub fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
         let a = self.hot.delete(project, id)?;
         let b = self.warm.delete(project, id)?;
-        let c = self.cold.delete(project, id)?;
+        let c = !self.single_home && self.cold.delete(project, id)?;
         if let Some(map) = self.traces.writing().get_mut(project) {
             map.remove(&id);
         }
@@ -456,7 +467,9 @@ impl TierManager {
     pub fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
         self.hot.drop_project(project)?;
         self.warm.drop_project(project)?;
-        self.cold.drop_project(project)?;
+        if !self.single_home {
+            self.cold.drop_project(project)?;
+        }
         Ok(self.traces.writing().remove(project).map_or(0, |m| m.len()))
     }
 
@@ -536,7 +549,7 @@ impl TierManager {
                 t.home == Tier::Cold || !t.in_hot
             } else {
                 (t.in_hot && s < self.policy.demote)
-                    || (t.home == Tier::Warm && s < self.policy.cold)
+                    || (!self.single_home && t.home == Tier::Warm && s < self.policy.cold)
             }
         };
         for (i, (id, s, t)) in ranked.iter().enumerate() {
@@ -574,7 +587,8 @@ impl TierManager {
                     t2.in_hot = false;
                     report.demoted_from_hot += 1;
                 }
-                if t.home == Tier::Warm
+                if !self.single_home
+                    && t.home == Tier::Warm
                     && s < self.policy.cold
                     && let Some(v) = self.warm.get(project, id)?
                 {

@@ -32,3 +32,6 @@ pub fn brute_force(items: &[(VectorId, Hypervector)], query: &Hypervector, k: us
 
 #[cfg(feature = "standard")]
 pub mod redis_server;
+
+#[cfg(feature = "scale")]
+pub mod qdrant_server;

@@ -1,0 +1,662 @@
+//! [`QdrantTier`]: the scale profile's vector tier on a Qdrant server (gRPC), the durable
+//! home of every vector of a deployment that has outgrown one machine.
+//!
+//! Layout (measured choices in `docs/ARCHITECTURE.md`, bytes in `docs/FORMAT.md`): one
+//! collection for every project, an unnamed dense vector of `D` dimensions holding the
+//! hypervector as bipolar ±1 (`bit 1 → +1`), `Distance::Dot`, stored as `float16` (exact
+//! for ±1) and on disk when `on_disk`, with binary quantization always in RAM. The binary
+//! quantization of a ±1 vector is its own bits, so Qdrant's quantized score of a point is
+//! exactly `D − 2·Hamming`; searches ask for it without rescoring (`rescore = false`: a
+//! rescore would read the full vectors from disk and compute the same number), and the
+//! Hamming distance is recovered exactly from the score. A `project` keyword payload index
+//! marked as the tenant key scopes every request; the point id is a UUID derived from
+//! `(project, vector id)` (ids repeat across projects), and the payload carries `project`
+//! and `vid`.
+//!
+//! The client is async; this tier owns a small tokio runtime and waits on a channel, so
+//! it can be called from any thread, inside an async runtime or not. Every write waits for
+//! Qdrant's acknowledgement (`wait = true`: in the WAL of `write_consistency_factor`
+//! replicas) before it returns.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use hdv::{Dim, HvRef, Hypervector};
+use qdrant_client::qdrant::{
+    BinaryQuantizationBuilder, Condition, CountPointsBuilder, CreateCollectionBuilder,
+    CreateFieldIndexCollectionBuilder, DeletePointsBuilder, Distance, FacetCountsBuilder,
+    FieldType, Filter, GetPointsBuilder, HnswConfigDiffBuilder, KeywordIndexParamsBuilder, PointId,
+    PointStruct, PointsIdsList, QuantizationSearchParamsBuilder, QueryPointsBuilder,
+    ScrollPointsBuilder, SearchParamsBuilder, UpsertPointsBuilder, Value, VectorParamsBuilder,
+    facet_value, value, vector_output,
+};
+use qdrant_client::{Qdrant, QdrantError};
+
+use super::error::{StoreError, StoreResult};
+use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, push_hit};
+use crate::config::{QdrantSettings, redact_url};
+
+/// Points per upsert request (a 1,000-vector batch at D = 8,192 is 32 MB of `f32`s).
+const UPSERT_CHUNK: usize = 256;
+/// Points per scroll page when listing ids.
+const SCROLL_PAGE: u32 = 10_000;
+/// Projects a facet lists at most.
+const MAX_PROJECTS: u64 = 1_000_000;
+
+/// The scale profile's vector tier; see the module documentation.
+pub struct QdrantTier {
+    dim: Dim,
+    settings: QdrantSettings,
+    url: String,
+    client: Arc<Qdrant>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for QdrantTier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QdrantTier")
+            .field("url", &self.url)
+            .field("collection", &self.settings.collection)
+            .field("dim", &self.dim)
+            .finish()
+    }
+}
+
+/// Whether a failed request may succeed when repeated (server down or restarting, a
+/// timeout, a rate limit).
+fn transient(e: &QdrantError) -> bool {
+    match e {
+        QdrantError::ResponseError { status } => matches!(
+            status.code(),
+            tonic::Code::Unavailable
+                | tonic::Code::DeadlineExceeded
+                | tonic::Code::Cancelled
+                | tonic::Code::Unknown
+                | tonic::Code::Aborted
+        ),
+        QdrantError::ResourceExhaustedError { .. } | QdrantError::Io(_) => true,
+        _ => false,
+    }
+}
+
+/// The point id of `(project, id)`: a UUID from a 128-bit hash (ids repeat across the
+/// projects of one collection).
+fn point_id(project: &ProjectId, id: VectorId) -> PointId {
+    let mut key = Vec::with_capacity(project.as_str().len() + 9);
+    key.extend_from_slice(project.as_str().as_bytes());
+    key.push(0);
+    key.extend_from_slice(&id.0.to_le_bytes());
+    let h = xxhash_rust::xxh3::xxh3_128(&key);
+    let b = h.to_be_bytes();
+    let hex =
+        |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    PointId::from(format!(
+        "{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    ))
+}
+
+/// The ±1 form of a hypervector (`bit 1 → +1`, `bit 0 → −1`).
+fn bipolar(v: HvRef<'_>) -> Vec<f32> {
+    let d = v.dim().bits();
+    let words = v.words();
+    (0..d)
+        .map(|i| {
+            if words[i / 64] >> (i % 64) & 1 == 1 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect()
+}
+
+fn project_filter(project: &ProjectId) -> Filter {
+    Filter::must([Condition::matches("project", project.as_str().to_owned())])
+}
+
+fn payload_vid(payload: &std::collections::HashMap<String, Value>) -> Option<VectorId> {
+    match payload.get("vid")?.kind.as_ref()? {
+        value::Kind::IntegerValue(n) => u64::try_from(*n).ok().map(VectorId),
+        _ => None,
+    }
+}
+
+impl QdrantTier {
+    /// Connects to the Qdrant of `settings` (API key from the environment variable it
+    /// names), and creates the collection with the profile's layout if it does not exist;
+    /// an existing one must have dimension `dim` and the dot distance.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] naming the URL when Qdrant cannot be reached within
+    /// the retries; [`StoreError::DimensionMismatch`] or [`StoreError::Foreign`] for a
+    /// collection of another shape (never re-created).
+    pub fn open(dim: Dim, settings: &QdrantSettings) -> StoreResult<Self> {
+        let url = redact_url(&settings.url);
+        let unavailable = |reason: String| StoreError::Unavailable {
+            service: "qdrant",
+            url: url.clone(),
+            reason,
+        };
+        let api_key = std::env::var(&settings.api_key_env).ok();
+        let client = Qdrant::from_url(&settings.url)
+            .api_key(api_key)
+            .timeout(settings.timeout)
+            .connect_timeout(settings.connect_timeout)
+            .skip_compatibility_check()
+            .build()
+            .map_err(|e| unavailable(format!("not a usable Qdrant URL: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("hypermem-qdrant")
+            .enable_all()
+            .build()
+            .map_err(|e| unavailable(format!("cannot start the client runtime: {e}")))?;
+        let tier = Self {
+            dim,
+            settings: settings.clone(),
+            url,
+            client: Arc::new(client),
+            runtime,
+        };
+        tier.call(|c| async move { c.health_check().await })?;
+        tier.ensure_collection()?;
+        Ok(tier)
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &QdrantSettings {
+        &self.settings
+    }
+
+    /// Points of `project` Qdrant counts (exact).
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`].
+    pub fn count(&self, project: &ProjectId) -> StoreResult<u64> {
+        let collection = self.settings.collection.clone();
+        let filter = project_filter(project);
+        self.call(move |c| {
+            let request = CountPointsBuilder::new(collection.clone())
+                .filter(filter.clone())
+                .exact(true);
+            async move { Ok(c.count(request).await?.result.map_or(0, |r| r.count)) }
+        })
+    }
+
+    /// Runs a request built by `make` on the tier's runtime, retrying transient failures
+    /// up to the profile's budget with doubling backoff.
+    fn call<T, F, Fut>(&self, make: F) -> StoreResult<T>
+    where
+        F: Fn(Arc<Qdrant>) -> Fut,
+        Fut: Future<Output = Result<T, QdrantError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let mut attempt = 0;
+        let mut backoff = self.settings.retry_backoff;
+        loop {
+            let future = make(self.client.clone());
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            self.runtime.spawn(async move {
+                let _ = tx.send(future.await);
+            });
+            let result = rx.recv().map_err(|_| StoreError::Unavailable {
+                service: "qdrant",
+                url: self.url.clone(),
+                reason: "the client runtime stopped".to_owned(),
+            })?;
+            match result {
+                Ok(v) => return Ok(v),
+                Err(e) if transient(&e) && attempt < self.settings.retries => {
+                    tracing::debug!(url = %self.url, attempt, error = %e, "Qdrant call failed; retrying");
+                    std::thread::sleep(backoff);
+                    backoff = backoff.saturating_mul(2);
+                    attempt += 1;
+                }
+                Err(e) => return Err(self.failure(&e, attempt)),
+            }
+        }
+    }
+
+    fn failure(&self, e: &QdrantError, attempt: u32) -> StoreError {
+        let reason = match e {
+            QdrantError::ResponseError { status } => {
+                format!("{:?}: {}", status.code(), status.message())
+            }
+            other => other.to_string(),
+        };
+        if transient(e) {
+            StoreError::Unavailable {
+                service: "qdrant",
+                url: self.url.clone(),
+                reason: format!("{reason} (after {} attempts)", attempt + 1),
+            }
+        } else {
+            StoreError::Foreign {
+                service: "qdrant",
+                url: self.url.clone(),
+                key: self.settings.collection.clone(),
+                reason,
+            }
+        }
+    }
+
+    /// Creates the collection (and its tenant index) if missing; checks an existing one.
+    fn ensure_collection(&self) -> StoreResult<()> {
+        let name = self.settings.collection.clone();
+        let exists = {
+            let name = name.clone();
+            self.call(move |c| {
+                let name = name.clone();
+                async move { c.collection_exists(name).await }
+            })?
+        };
+        if exists {
+            return self.check_collection();
+        }
+        let s = self.settings.clone();
+        let d = self.dim.bits() as u64;
+        let created = self.call(move |c| {
+            let request = CreateCollectionBuilder::new(s.collection.clone())
+                .vectors_config(
+                    VectorParamsBuilder::new(d, Distance::Dot)
+                        .on_disk(s.on_disk)
+                        .datatype(qdrant_client::qdrant::Datatype::Float16),
+                )
+                .quantization_config(BinaryQuantizationBuilder::new(true))
+                .hnsw_config(
+                    HnswConfigDiffBuilder::default()
+                        .m(s.hnsw_m)
+                        .ef_construct(s.hnsw_ef_construct)
+                        .payload_m(s.hnsw_m),
+                )
+                .shard_number(s.shard_number)
+                .replication_factor(s.replication_factor)
+                .write_consistency_factor(s.write_consistency_factor)
+                .on_disk_payload(true);
+            async move { c.create_collection(request).await }
+        });
+        match created {
+            Ok(_) => {}
+            // Another process created it first.
+            Err(StoreError::Foreign { reason, .. }) if reason.contains("already exists") => {
+                return self.check_collection();
+            }
+            Err(e) => return Err(e),
+        }
+        let name2 = name.clone();
+        self.call(move |c| {
+            let request = CreateFieldIndexCollectionBuilder::new(
+                name2.clone(),
+                "project",
+                FieldType::Keyword,
+            )
+            .field_index_params(KeywordIndexParamsBuilder::default().is_tenant(true))
+            .wait(true);
+            async move { c.create_field_index(request).await }
+        })?;
+        tracing::info!(collection = %name, url = %self.url, "created the Qdrant collection");
+        Ok(())
+    }
+
+    /// An existing collection must hold `D`-dimensional dot-product vectors.
+    fn check_collection(&self) -> StoreResult<()> {
+        use qdrant_client::qdrant::vectors_config::Config;
+        let name = self.settings.collection.clone();
+        let info = self.call(move |c| {
+            let name = name.clone();
+            async move { c.collection_info(name).await }
+        })?;
+        let params = info
+            .result
+            .and_then(|r| r.config)
+            .and_then(|c| c.params)
+            .and_then(|p| p.vectors_config)
+            .and_then(|v| v.config);
+        match params {
+            Some(Config::Params(p)) => {
+                if p.size != self.dim.bits() as u64 {
+                    return Err(StoreError::DimensionMismatch {
+                        path: None,
+                        expected: self.dim.bits(),
+                        found: p.size as usize,
+                    });
+                }
+                if p.distance != Distance::Dot as i32 {
+                    return Err(self.foreign(format!(
+                        "the collection uses distance {:?}, not Dot: it was not created by hypermem; \
+                         choose another `qdrant.collection`",
+                        Distance::try_from(p.distance).unwrap_or(Distance::UnknownDistance)
+                    )));
+                }
+                Ok(())
+            }
+            _ => Err(self.foreign(
+                "the collection has named vectors: it was not created by hypermem; choose another `qdrant.collection`"
+                    .to_owned(),
+            )),
+        }
+    }
+
+    fn foreign(&self, reason: String) -> StoreError {
+        StoreError::Foreign {
+            service: "qdrant",
+            url: self.url.clone(),
+            key: self.settings.collection.clone(),
+            reason,
+        }
+    }
+
+    /// Which of `ids` exist in `project`.
+    fn existing(&self, project: &ProjectId, ids: &[VectorId]) -> StoreResult<Vec<VectorId>> {
+        let collection = self.settings.collection.clone();
+        let points: Vec<PointId> = ids.iter().map(|id| point_id(project, *id)).collect();
+        let found = self.call(move |c| {
+            let request = GetPointsBuilder::new(collection.clone(), points.clone())
+                .with_payload(true)
+                .with_vectors(false);
+            async move { c.get_points(request).await }
+        })?;
+        Ok(found
+            .result
+            .iter()
+            .filter_map(|p| payload_vid(&p.payload))
+            .collect())
+    }
+}
+
+impl VectorTier for QdrantTier {
+    fn name(&self) -> &'static str {
+        "qdrant"
+    }
+
+    fn dim(&self) -> Dim {
+        self.dim
+    }
+
+    fn insert_batch(
+        &self,
+        project: &ProjectId,
+        items: &[(VectorId, HvRef<'_>)],
+    ) -> StoreResult<()> {
+        super::validate_batch(self.dim, project, items)?;
+        if items.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<VectorId> = items.iter().map(|(id, _)| *id).collect();
+        if let Some(id) = self.existing(project, &ids)?.first() {
+            return Err(StoreError::DuplicateId {
+                project: project.clone(),
+                id: *id,
+            });
+        }
+        for chunk in items.chunks(UPSERT_CHUNK) {
+            let points: Vec<PointStruct> = chunk
+                .iter()
+                .map(|(id, v)| {
+                    let mut payload = qdrant_client::Payload::new();
+                    payload.insert("project", project.as_str());
+                    payload.insert("vid", id.0 as i64);
+                    PointStruct::new(point_id(project, *id), bipolar(*v), payload)
+                })
+                .collect();
+            let collection = self.settings.collection.clone();
+            let consistency = self.settings.write_consistency_factor;
+            self.call(move |c| {
+                let mut request =
+                    UpsertPointsBuilder::new(collection.clone(), points.clone()).wait(true);
+                if consistency > 1 {
+                    request = request.ordering(qdrant_client::qdrant::WriteOrdering {
+                        r#type: qdrant_client::qdrant::WriteOrderingType::Strong as i32,
+                    });
+                }
+                async move { c.upsert_points(request).await }
+            })?;
+        }
+        Ok(())
+    }
+
+    fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
+        let collection = self.settings.collection.clone();
+        let point = point_id(project, id);
+        let found = self.call(move |c| {
+            let request = GetPointsBuilder::new(collection.clone(), vec![point.clone()])
+                .with_payload(false)
+                .with_vectors(true);
+            async move { c.get_points(request).await }
+        })?;
+        let Some(p) = found.result.into_iter().next() else {
+            return Ok(None);
+        };
+        let data = match p.vectors.and_then(|v| v.get_vector()) {
+            Some(vector_output::Vector::Dense(d)) => d.data,
+            _ => return Err(self.foreign(format!("point of vector {id} has no dense vector"))),
+        };
+        if data.len() != self.dim.bits() {
+            return Err(StoreError::DimensionMismatch {
+                path: None,
+                expected: self.dim.bits(),
+                found: data.len(),
+            });
+        }
+        let mut words = vec![0u64; self.dim.words()];
+        for (i, x) in data.iter().enumerate() {
+            if *x > 0.0 {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Ok(Some(Hypervector::from_words(words)?))
+    }
+
+    fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
+        if self.existing(project, &[id])?.is_empty() {
+            return Ok(false);
+        }
+        let collection = self.settings.collection.clone();
+        let point = point_id(project, id);
+        self.call(move |c| {
+            let request = DeletePointsBuilder::new(collection.clone())
+                .points(PointsIdsList {
+                    ids: vec![point.clone()],
+                })
+                .wait(true);
+            async move { c.delete_points(request).await }
+        })?;
+        Ok(true)
+    }
+
+    fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
+        super::validate_query(self.dim, request)?;
+        if request.k == 0 {
+            return Ok(Vec::new());
+        }
+        let d = self.dim.bits() as f64;
+        let query = bipolar(request.query);
+        let filter = project_filter(project);
+        let threshold = request
+            .max_distance
+            .map(|m| (d - 2.0 * f64::from(m)) as f32 - 0.5);
+        // An id predicate cannot travel to the server, and Qdrant orders equal scores as it
+        // likes: ask for more until k pass the predicate and the k-th distance is not tied
+        // with what was left unread (ties go by id, as in every tier), or the project is
+        // exhausted.
+        let mut limit = if request.filter.is_some() {
+            request.k.saturating_mul(4).max(64)
+        } else {
+            request.k + 8
+        };
+        loop {
+            let collection = self.settings.collection.clone();
+            let (query, filter) = (query.clone(), filter.clone());
+            let ef = self.settings.ef_search.max(limit as u64);
+            let found = self.call(move |c| {
+                let mut q =
+                    QueryPointsBuilder::new(collection.clone())
+                        .query(query.clone())
+                        .filter(filter.clone())
+                        .limit(limit as u64)
+                        .with_payload(true)
+                        .params(SearchParamsBuilder::default().hnsw_ef(ef).quantization(
+                            QuantizationSearchParamsBuilder::default().rescore(false),
+                        ));
+                if let Some(t) = threshold {
+                    q = q.score_threshold(t);
+                }
+                async move { c.query(q).await }
+            })?;
+            let exhausted = found.result.len() < limit;
+            let mut top = Vec::new();
+            let mut farthest = 0;
+            for p in &found.result {
+                // score = D − 2·Hamming exactly (binary quantization of ±1 vectors).
+                let distance = ((d - f64::from(p.score)) / 2.0).round().max(0.0) as u32;
+                farthest = farthest.max(distance);
+                let Some(id) = payload_vid(&p.payload) else {
+                    continue;
+                };
+                if !request.accepts(id) || request.max_distance.is_some_and(|m| distance > m) {
+                    continue;
+                }
+                push_hit(&mut top, request.k, Hit { id, distance });
+            }
+            let settled =
+                top.len() >= request.k && top.last().is_some_and(|h| h.distance < farthest);
+            // A tie wider than this is cut where Qdrant cut it.
+            let widest = request.k.saturating_mul(16).saturating_add(1_024);
+            if exhausted || settled || limit >= widest {
+                return Ok(top);
+            }
+            limit = limit.saturating_mul(2);
+        }
+    }
+
+    fn len(&self, project: &ProjectId) -> usize {
+        match self.count(project) {
+            Ok(n) => n as usize,
+            Err(e) => {
+                tracing::warn!(error = %e, "counting Qdrant points failed");
+                0
+            }
+        }
+    }
+
+    fn projects(&self) -> Vec<ProjectId> {
+        let collection = self.settings.collection.clone();
+        let facets = self.call(move |c| {
+            let request = FacetCountsBuilder::new(collection.clone(), "project")
+                .limit(MAX_PROJECTS)
+                .exact(true);
+            async move { c.facet(request).await }
+        });
+        match facets {
+            Ok(r) => {
+                let mut v: Vec<ProjectId> = r
+                    .hits
+                    .into_iter()
+                    .filter(|h| h.count > 0)
+                    .filter_map(|h| match h.value?.variant? {
+                        facet_value::Variant::StringValue(s) => ProjectId::new(s).ok(),
+                        _ => None,
+                    })
+                    .collect();
+                v.sort();
+                v
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "listing Qdrant projects failed");
+                Vec::new()
+            }
+        }
+    }
+
+    fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
+        let mut out = Vec::new();
+        let mut offset: Option<PointId> = None;
+        loop {
+            let collection = self.settings.collection.clone();
+            let filter = project_filter(project);
+            let from = offset.clone();
+            let page = self.call(move |c| {
+                let mut request = ScrollPointsBuilder::new(collection.clone())
+                    .filter(filter.clone())
+                    .limit(SCROLL_PAGE)
+                    .with_payload(true)
+                    .with_vectors(false);
+                if let Some(o) = from.clone() {
+                    request = request.offset(o);
+                }
+                async move { c.scroll(request).await }
+            });
+            match page {
+                Ok(r) => {
+                    out.extend(r.result.iter().filter_map(|p| payload_vid(&p.payload)));
+                    match r.next_page_offset {
+                        Some(next) if next.point_id_options.is_some() => offset = Some(next),
+                        _ => break,
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "listing Qdrant ids failed");
+                    break;
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {
+        let before = self.count(project)?;
+        let collection = self.settings.collection.clone();
+        let filter = project_filter(project);
+        self.call(move |c| {
+            let request = DeletePointsBuilder::new(collection.clone())
+                .points(filter.clone())
+                .wait(true);
+            async move { c.delete_points(request).await }
+        })?;
+        let left = self.count(project)?;
+        if left != 0 {
+            return Err(self.foreign(format!(
+                "{left} points of project `{project}` remain after erasing it"
+            )));
+        }
+        Ok(before as usize)
+    }
+
+    fn flush(&self) -> StoreResult<()> {
+        // Every write waited for Qdrant's WAL.
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_ids_are_uuids_that_differ_across_projects() {
+        let (a, b) = (ProjectId::new("a").unwrap(), ProjectId::new("b").unwrap());
+        let id = |p, v| match point_id(p, VectorId(v)).point_id_options {
+            Some(qdrant_client::qdrant::point_id::PointIdOptions::Uuid(s)) => s,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(id(&a, 7).len(), 36);
+        assert_eq!(id(&a, 7), id(&a, 7));
+        assert_ne!(id(&a, 7), id(&b, 7));
+        assert_ne!(id(&a, 7), id(&a, 8));
+    }
+
+    #[test]
+    fn bipolar_maps_bit_one_to_plus_one() {
+        let v = Hypervector::random(Dim::new(128).unwrap(), 3);
+        let x = bipolar(v.view());
+        for (i, s) in x.iter().enumerate() {
+            assert_eq!(*s > 0.0, v.words()[i / 64] >> (i % 64) & 1 == 1);
+        }
+    }
+}
