@@ -633,6 +633,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
     if let (Some(redis), Ok(url)) = (&mut profile.redis, std::env::var("HYPERMEM_REDIS_URL")) {
         redis.url = url;
     }
+    // Where the scale profile's Qdrant is (overrides `qdrant.url`).
+    if let (Some(qdrant), Ok(url)) = (&mut profile.qdrant, std::env::var("HYPERMEM_QDRANT_URL")) {
+        qdrant.url = url;
+    }
     let data_dir = cli
         .data_dir
         .clone()

@@ -188,8 +188,11 @@ pub struct Memory {
     tiers: TierManager,
     /// The warm tier: mmap segments under `vectors/` (lite), or Redis (standard).
     warm: Arc<dyn VectorTier>,
-    /// The cold tier: mmap segments (HNSW above its threshold) under `vectors-cold/`.
-    cold: Arc<SegmentStore>,
+    /// The cold tier: mmap segments (HNSW above its threshold) under `vectors-cold/`; on
+    /// the scale profile the same Qdrant tier as `warm` (the home of every vector).
+    cold: Arc<dyn VectorTier>,
+    /// The data directory's lock when no segment store holds one (scale profile).
+    _lock: Option<std::fs::File>,
     cognition: Arc<Cognition>,
     /// Encoders ready for use: one is taken per encoding task (so threads encode in
     /// parallel, each keeping its own symbol cache) and put back afterwards.
@@ -262,6 +265,86 @@ type WarmTier = (
     Option<Arc<dyn crate::store::SharedTraces>>,
 );
 
+/// The durable vector tiers of a profile, opened for writing or as a view.
+struct OpenedTiers {
+    warm: Arc<dyn VectorTier>,
+    cold: Arc<dyn VectorTier>,
+    board: Option<Arc<dyn crate::store::SharedTraces>>,
+    lock: Option<std::fs::File>,
+}
+
+/// Opens the tiers the profile's table in DESIGN.md names: lite, mmap warm and cold;
+/// standard, Redis warm and mmap cold; scale, Qdrant as the one home of every vector
+/// (warm and cold at once) with Redis sharing access counts. A writer first takes the
+/// data directory's lock (the cold segment store's, or `LOCK` on scale), so it is the
+/// writer before the deployment token is read or created.
+fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<OpenedTiers> {
+    let segments = |dir: &str| -> Result<Arc<dyn VectorTier>> {
+        let path = data_dir.join(dir);
+        Ok(if read_only {
+            Arc::new(SegmentStore::view(path, profile.dim)?)
+        } else {
+            Arc::new(SegmentStore::open_or_create(
+                path,
+                profile.dim,
+                profile.store,
+            )?)
+        })
+    };
+    if let Some(qdrant) = &profile.qdrant {
+        let lock = if read_only {
+            None
+        } else {
+            Some(crate::store::lock_file(
+                &data_dir.join("LOCK"),
+                profile.store.lock_wait_ms,
+            )?)
+        };
+        let home = open_qdrant(profile, qdrant)?;
+        let board = match &profile.redis {
+            Some(redis) => open_redis(profile, redis, &deployment_token(data_dir, !read_only)?)?.1,
+            None => None,
+        };
+        return Ok(OpenedTiers {
+            warm: home.clone(),
+            cold: home,
+            board,
+            lock,
+        });
+    }
+    let cold = segments("vectors-cold")?;
+    let (warm, board) = match &profile.redis {
+        Some(redis) => open_redis(profile, redis, &deployment_token(data_dir, !read_only)?)?,
+        None => (segments("vectors")?, None),
+    };
+    Ok(OpenedTiers {
+        warm,
+        cold,
+        board,
+        lock: None,
+    })
+}
+
+/// The Qdrant tier of the scale profile.
+#[cfg(feature = "scale")]
+fn open_qdrant(profile: &Profile, qdrant: &crate::QdrantSettings) -> Result<Arc<dyn VectorTier>> {
+    Ok(Arc::new(crate::store::QdrantTier::open(
+        profile.dim,
+        qdrant,
+    )?))
+}
+
+/// Without the `scale` feature no profile with Qdrant settings parses; a hand-built one is
+/// refused the same way.
+#[cfg(not(feature = "scale"))]
+fn open_qdrant(profile: &Profile, _: &crate::QdrantSettings) -> Result<Arc<dyn VectorTier>> {
+    Err(crate::ConfigError::NotBuilt {
+        profile: profile.kind.name().to_owned(),
+        built: crate::PROFILE,
+    }
+    .into())
+}
+
 /// The Redis warm tier of a standard or scale profile; it also holds the shared accesses.
 #[cfg(feature = "standard")]
 fn open_redis(profile: &Profile, redis: &crate::RedisSettings, owner: &str) -> Result<WarmTier> {
@@ -310,25 +393,8 @@ impl Memory {
         let ledger = Arc::new(
             Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?.with_clock(clock),
         );
-        // The cold store first: its lock makes this process the data directory's writer
-        // before the deployment token is read or created.
-        let cold = Arc::new(SegmentStore::open_or_create(
-            data_dir.join("vectors-cold"),
-            profile.dim,
-            profile.store,
-        )?);
-        let warm: WarmTier = match &profile.redis {
-            Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, true)?)?,
-            None => (
-                Arc::new(SegmentStore::open_or_create(
-                    data_dir.join("vectors"),
-                    profile.dim,
-                    profile.store,
-                )?),
-                None,
-            ),
-        };
-        let memory = Self::assemble(profile, data_dir, ledger, warm, cold, false)?;
+        let tiers = open_tiers(profile, &data_dir, false)?;
+        let memory = Self::assemble(profile, data_dir, ledger, tiers, false)?;
         memory.repair()?;
         memory.restore_traces()?;
         Ok(memory)
@@ -340,14 +406,19 @@ impl Memory {
         profile: &Profile,
         data_dir: PathBuf,
         ledger: Arc<Ledger>,
-        (warm, board): WarmTier,
-        cold: Arc<SegmentStore>,
+        tiers: OpenedTiers,
         read_only: bool,
     ) -> Result<Self> {
+        let OpenedTiers {
+            warm,
+            cold,
+            board,
+            lock,
+        } = tiers;
         let mut tiers = TierManager::new(
             HotTier::new(profile.dim, profile.hot_capacity),
             warm.clone(),
-            cold.clone() as Arc<dyn VectorTier>,
+            cold.clone(),
             profile.tiers,
             ledger.clock(),
         );
@@ -372,6 +443,7 @@ impl Memory {
             tiers,
             warm,
             cold,
+            _lock: lock,
             cognition,
             encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
@@ -399,18 +471,8 @@ impl Memory {
             return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
         }
         let ledger = Arc::new(ledger);
-        let warm: WarmTier = match &profile.redis {
-            Some(redis) => open_redis(profile, redis, &deployment_token(&data_dir, false)?)?,
-            None => (
-                Arc::new(SegmentStore::view(data_dir.join("vectors"), profile.dim)?),
-                None,
-            ),
-        };
-        let cold = Arc::new(SegmentStore::view(
-            data_dir.join("vectors-cold"),
-            profile.dim,
-        )?);
-        let memory = Self::assemble(profile, data_dir, ledger, warm, cold, true)?;
+        let tiers = open_tiers(profile, &data_dir, true)?;
+        let memory = Self::assemble(profile, data_dir, ledger, tiers, true)?;
         memory.restore_traces()?;
         Ok(memory)
     }

@@ -9,7 +9,7 @@ use crate::cognition::{
 };
 use crate::governance::{Belief, Op, Ownership, Plan, PlanOutcome};
 use crate::ledger::{Event, EventId, LedgerError, NewEvent};
-use crate::store::{ProjectId, VectorId, VectorTier};
+use crate::store::{ProjectId, VectorId};
 use crate::{Memory, Result};
 
 /// Per-project counts of [`Memory::stats`].
@@ -324,7 +324,7 @@ impl Memory {
                 .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
                 .map_err(|e| self.ledger().sql(e))
         })?;
-        for tier in [self.warm.as_ref(), self.cold.as_ref() as &dyn VectorTier] {
+        for tier in [self.warm.as_ref(), self.cold.as_ref()] {
             projects.extend(tier.projects().iter().map(|p| p.as_str().to_owned()));
         }
         projects.sort_unstable();

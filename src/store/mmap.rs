@@ -52,6 +52,37 @@ impl Default for SegmentStoreConfig {
     }
 }
 
+/// Takes the advisory exclusive lock on `path` (created if missing) that makes this
+/// process the owner of a store or data directory. Another process holds it: wait for it
+/// (a CLI call takes milliseconds), bounded by `wait_ms`, then refuse with the retryable
+/// [`StoreError::Locked`] naming the locked directory.
+///
+/// # Errors
+/// [`StoreError::Locked`]; I/O errors.
+pub fn lock_file(path: &Path, wait_ms: u64) -> StoreResult<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .at(path)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    path: path.parent().unwrap_or(path).to_owned(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e).at(path),
+        }
+    }
+}
+
 /// Directory (inside a project) of its saved HNSW graph.
 const HNSW_DIR: &str = "hnsw";
 
@@ -299,33 +330,7 @@ impl SegmentStore {
         let lock = if read_only {
             None
         } else {
-            let path = root.join(LOCK);
-            let file = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .at(&path)?;
-            // Another process holds the store: wait for it (a CLI call takes
-            // milliseconds), bounded, then refuse with the retryable `Locked`.
-            let deadline =
-                std::time::Instant::now() + std::time::Duration::from_millis(config.lock_wait_ms);
-            loop {
-                match file.try_lock() {
-                    Ok(()) => break Some(file),
-                    Err(std::fs::TryLockError::WouldBlock)
-                        if std::time::Instant::now() < deadline =>
-                    {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                    }
-                    Err(std::fs::TryLockError::WouldBlock) => {
-                        return Err(StoreError::Locked {
-                            path: root.to_owned(),
-                        });
-                    }
-                    Err(std::fs::TryLockError::Error(e)) => return Err(e).at(&path),
-                }
-            }
+            Some(lock_file(&root.join(LOCK), config.lock_wait_ms)?)
         };
         let mut recovery = StoreRecovery::default();
         let projects_dir = root.join(PROJECTS);

@@ -27,7 +27,7 @@ pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use error::{StoreError, StoreResult};
 pub use hot::HotTier;
 pub use mapped::MappedFile;
-pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery};
+pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery, lock_file};
 pub use project::ProjectId;
 #[cfg(feature = "scale")]
 pub use qdrant::QdrantTier;

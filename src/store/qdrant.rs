@@ -66,14 +66,20 @@ impl std::fmt::Debug for QdrantTier {
 /// timeout, a rate limit).
 fn transient(e: &QdrantError) -> bool {
     match e {
-        QdrantError::ResponseError { status } => matches!(
-            status.code(),
+        QdrantError::ResponseError { status } => match status.code() {
             tonic::Code::Unavailable
-                | tonic::Code::DeadlineExceeded
-                | tonic::Code::Cancelled
-                | tonic::Code::Unknown
-                | tonic::Code::Aborted
-        ),
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Cancelled
+            | tonic::Code::Unknown
+            | tonic::Code::Aborted => true,
+            // The client reports a refused or dropped connection as `Internal` with the
+            // transport error as the message.
+            tonic::Code::Internal => {
+                let m = status.message();
+                m.contains("Failed to connect") || m.contains("transport error")
+            }
+            _ => false,
+        },
         QdrantError::ResourceExhaustedError { .. } | QdrantError::Io(_) => true,
         _ => false,
     }

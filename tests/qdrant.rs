@@ -1,0 +1,238 @@
+//! The scale profile end to end on a real Qdrant server (`common/qdrant_server.rs`) and a
+//! real redis-server: `Memory` with Qdrant as the home of every vector observes, recalls,
+//! packs and erases as on lite; projects sharing one collection never see each other;
+//! Qdrant unreachable at open, killed mid-run or holding a collection of another shape is
+//! a named error, and nothing acknowledged is lost across a restart.
+
+mod common;
+
+use common::project;
+use common::qdrant_server::QdrantServer;
+use common::redis_server;
+use hypermem::hdv::Dim;
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::store::{QdrantTier, VectorId, VectorTier};
+use hypermem::{Memory, Profile, ProfileKind, QdrantSettings, RedisSettings};
+use std::time::Duration;
+
+const D: usize = 1024;
+
+fn scale(qdrant: &str, collection: &str, redis: &str) -> Profile {
+    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Scale)).unwrap();
+    p.dim = Dim::new(D).unwrap();
+    p.qdrant = Some(QdrantSettings {
+        url: qdrant.to_owned(),
+        collection: collection.to_owned(),
+        retries: 2,
+        retry_backoff: Duration::from_millis(50),
+        timeout: Duration::from_millis(3_000),
+        connect_timeout: Duration::from_millis(500),
+        ..QdrantSettings::default()
+    });
+    p.redis = Some(RedisSettings {
+        url: redis.to_owned(),
+        prefix: redis_server::unique_prefix(collection),
+        ..RedisSettings::default()
+    });
+    p
+}
+
+fn say(p: &str, session: &str, text: &str) -> NewEvent {
+    NewEvent::new(project(p), Role::User, EventKind::Message, text)
+        .thread(session)
+        .session(session)
+}
+
+fn chatter(p: &str, from: usize, n: usize) -> Vec<NewEvent> {
+    (from..from + n)
+        .map(|i| {
+            let mut e = say(
+                p,
+                "s",
+                &format!("note {i}: the build of module {i} finished after {i} retries"),
+            );
+            e.source_id = Some(format!("chatter-{i}"));
+            e
+        })
+        .collect()
+}
+
+/// Qdrant and Redis for one test, or `None` (said loudly) without them.
+fn services() -> Option<(QdrantServer, Option<redis_server::RedisServer>, String)> {
+    let qdrant = QdrantServer::start()?;
+    let mut keep = None;
+    let redis = redis_server::shared(&mut keep)?;
+    Some((qdrant, keep, redis))
+}
+
+#[test]
+fn observe_recall_pack_and_erase_on_the_scale_profile() {
+    let Some((qdrant, _redis, redis_url)) = services() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = scale(&qdrant.url(), "e2e", &redis_url);
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    for p in ["alpha", "beta"] {
+        m.observe_batch(&chatter(p, 0, 30)).unwrap();
+    }
+    let cat = m
+        .observe(say(
+            "alpha",
+            "s2",
+            "My cat is called Miso and she is allergic to fish.",
+        ))
+        .unwrap();
+    // Every vector is in Qdrant: no local segment store on this profile.
+    assert!(!dir.path().join("vectors").exists() && !dir.path().join("vectors-cold").exists());
+    let home = QdrantTier::open(profile.dim, profile.qdrant.as_ref().unwrap()).unwrap();
+    assert_eq!(home.count(&project("alpha")).unwrap(), 31);
+    assert_eq!(home.count(&project("beta")).unwrap(), 30);
+    let hits = m
+        .recall(&project("alpha"), "what is the cat allergic to?", 5)
+        .unwrap();
+    assert_eq!(hits[0].event.id, cat, "{hits:?}");
+    assert!(hits[0].fused.breakdown.iter().any(|b| b.0 == "vector"));
+    // Isolation inside one collection: beta's nearest to alpha's memory are beta's own.
+    let v = m
+        .vectors()
+        .get(&project("alpha"), VectorId(cat.0))
+        .unwrap()
+        .unwrap();
+    let beta = home
+        .search(
+            &project("beta"),
+            &hypermem::store::SearchRequest::new(v.view(), 50),
+        )
+        .unwrap();
+    assert_eq!(beta.len(), 30);
+    assert!(beta.iter().all(|h| h.distance > 0));
+    let pack = m
+        .recall_pack(&project("alpha"), "the cat's allergy", None, 400, None)
+        .unwrap();
+    assert!(pack.used <= pack.budget);
+    assert!(pack.items.iter().any(|(_, text)| text.contains("Miso")));
+
+    // Pulse places hot copies only (one durable home: nothing moves to a cold tier).
+    let receipt = m.pulse_tick(&project("alpha")).unwrap();
+    assert!(
+        receipt
+            .phases
+            .iter()
+            .any(|p| p.phase == "tiers" && p.produced.contains("0 moved to cold")),
+        "{receipt:?}"
+    );
+
+    let erased = m.forget_project(&project("alpha")).unwrap();
+    assert_eq!(erased.vectors, 31);
+    assert_eq!(home.count(&project("alpha")).unwrap(), 0);
+    assert_eq!(home.count(&project("beta")).unwrap(), 30);
+    drop(m);
+    // Reopened: everything acknowledged is still there, from Qdrant.
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    assert_eq!(m.vectors().len(&project("beta")), 30);
+    assert!(
+        m.recall(&project("beta"), "module 7 build", 3).unwrap()[0]
+            .event
+            .content
+            .contains("module 7")
+    );
+}
+
+#[test]
+fn qdrant_killed_mid_run_is_a_named_error_and_nothing_acknowledged_is_lost() {
+    let Some((mut qdrant, _redis, redis_url)) = services() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = scale(&qdrant.url(), "kill", &redis_url);
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    let mut acknowledged = Vec::new();
+    for round in 0..3 {
+        acknowledged.extend(m.observe_batch(&chatter("p", round * 20, 20)).unwrap());
+    }
+    qdrant.kill();
+    let batch = chatter("p", 60, 20);
+    let err = m.observe_batch(&batch).unwrap_err();
+    assert_eq!(err.reason(), "unavailable", "{err}");
+    assert!(err.to_string().contains(&qdrant.url()), "{err}");
+    let err = m.recall(&project("p"), "module 3", 3).unwrap_err();
+    assert_eq!(err.reason(), "unavailable", "{err}");
+    qdrant.restart();
+    // The same process recovers; the failed batch retried by source id completes, and
+    // every acknowledged vector survived the kill (Qdrant's WAL).
+    m.observe_batch(&batch).unwrap();
+    let home = QdrantTier::open(profile.dim, profile.qdrant.as_ref().unwrap()).unwrap();
+    assert_eq!(home.count(&project("p")).unwrap(), 80);
+    for id in &acknowledged {
+        assert_eq!(
+            home.get(&project("p"), VectorId(id.0)).unwrap(),
+            m.vectors().get(&project("p"), VectorId(id.0)).unwrap()
+        );
+    }
+    assert!(
+        m.recall(&project("p"), "module 70 build", 3).unwrap()[0]
+            .event
+            .content
+            .contains("module 70")
+    );
+}
+
+#[test]
+fn unreachable_qdrant_and_a_foreign_collection_are_refused_by_name() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let settings = QdrantSettings {
+        url: url.clone(),
+        retries: 1,
+        retry_backoff: Duration::from_millis(10),
+        connect_timeout: Duration::from_millis(300),
+        ..QdrantSettings::default()
+    };
+    let err = QdrantTier::open(Dim::new(D).unwrap(), &settings).unwrap_err();
+    assert!(
+        matches!(err, hypermem::store::StoreError::Unavailable { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&url), "{err}");
+
+    let Some(qdrant) = QdrantServer::start() else {
+        return;
+    };
+    let ok = QdrantSettings {
+        url: qdrant.url(),
+        collection: "shape".to_owned(),
+        ..QdrantSettings::default()
+    };
+    QdrantTier::open(Dim::new(D).unwrap(), &ok).unwrap();
+    let err = QdrantTier::open(Dim::new(2 * D).unwrap(), &ok).unwrap_err();
+    assert!(
+        err.to_string().contains("expected 2048 bits, found 1024"),
+        "{err}"
+    );
+    // A collection someone else made with another distance.
+    let http = format!("127.0.0.1:{}", qdrant.http_port);
+    let body = r#"{"vectors":{"size":1024,"distance":"Cosine"}}"#;
+    let request = format!(
+        "PUT /collections/cosine HTTP/1.1\r\nHost: {http}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&http).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    }
+    let foreign = QdrantSettings {
+        collection: "cosine".to_owned(),
+        ..ok
+    };
+    let err = QdrantTier::open(Dim::new(D).unwrap(), &foreign).unwrap_err();
+    assert!(err.to_string().contains("not Dot"), "{err}");
+}
