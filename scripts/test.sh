@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README "Testing"): the whole default (lite) suite, then the hdv suite
-# again with the portable scalar kernel forced, then the standard profile's suite against a
-# real redis-server (installed from Debian if missing, started here on a free loopback
-# port, stopped by pid on exit), then the quick-start example as an end-to-end smoke test.
+# again with the portable scalar kernel forced, then the standard and scale profiles'
+# suites against a real redis-server (installed from Debian if missing) and a real Qdrant
+# (`$QDRANT_URL` if the user runs one, else ../shared/qdrant/qdrant), each started here on
+# free loopback ports and stopped by pid on exit, then the quick-start example as an
+# end-to-end smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,15 +27,24 @@ if ! command -v redis-server >/dev/null 2>&1; then
     "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y redis-server >/dev/null
   }
 fi
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 redis_dir=$(mktemp -d)
-redis_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-stop_redis() {
+qdrant_dir=$(mktemp -d)
+qdrant_pid=""
+stop_services() {
   if [ -s "$redis_dir/redis.pid" ]; then
     kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null || true
   fi
-  rm -rf "$redis_dir"
+  if [ -n "$qdrant_pid" ]; then
+    kill -TERM "$qdrant_pid" 2>/dev/null || true
+    wait "$qdrant_pid" 2>/dev/null || true
+  fi
+  rm -rf "$redis_dir" "$qdrant_dir"
 }
-trap stop_redis EXIT
+trap stop_services EXIT
+redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
   --daemonize yes --pidfile "$redis_dir/redis.pid" --dir "$redis_dir" --logfile "$redis_dir/redis.log"
 for _ in $(seq 100); do
@@ -44,8 +55,42 @@ redis-cli -p "$redis_port" ping >/dev/null
 export HYPERMEM_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 # A missing redis-server is a failure here, not a skip.
 export HYPERMEM_REQUIRE_REDIS=1
-echo "== cargo test --features standard (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL)"
-cargo test --features standard --test redis --test tier_contract --test profiles
+
+# --- Qdrant for the scale profile ---------------------------------------------------------
+qdrant_bin=../shared/qdrant/qdrant
+if [ -n "${QDRANT_URL:-}" ]; then
+  echo "== Qdrant: using QDRANT_URL=$QDRANT_URL"
+  export HYPERMEM_TEST_QDRANT_URL="$QDRANT_URL"
+elif [ -x "$qdrant_bin" ]; then
+  q_rest=$(free_port)
+  q_grpc=$(free_port)
+  ( cd "$qdrant_dir" && exec env \
+      QDRANT__SERVICE__HOST=127.0.0.1 \
+      QDRANT__SERVICE__HTTP_PORT="$q_rest" QDRANT__SERVICE__GRPC_PORT="$q_grpc" \
+      QDRANT__SERVICE__ENABLE_STATIC_CONTENT=false \
+      QDRANT__STORAGE__STORAGE_PATH="$qdrant_dir/storage" \
+      QDRANT__STORAGE__SNAPSHOTS_PATH="$qdrant_dir/snapshots" \
+      QDRANT__STORAGE__TEMP_PATH="$qdrant_dir/tmp" QDRANT__TELEMETRY_DISABLED=true \
+      QDRANT_INIT_FILE_PATH="$qdrant_dir/.qdrant-initialized" \
+      "$(realpath "$qdrant_bin")" --disable-telemetry ) >"$qdrant_dir/qdrant.log" 2>&1 &
+  qdrant_pid=$!
+  for _ in $(seq 300); do
+    python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)" 2>/dev/null && break
+    sleep 0.1
+  done
+  python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)"
+  export HYPERMEM_TEST_QDRANT_URL="http://127.0.0.1:$q_grpc"
+  # The fault tests start their own from the same binary.
+  export HYPERMEM_REQUIRE_QDRANT=1
+  echo "== Qdrant $("$qdrant_bin" --version 2>/dev/null | awk '{print $2}') on $HYPERMEM_TEST_QDRANT_URL (pid $qdrant_pid)"
+else
+  echo "!! SKIP: no QDRANT_URL and no $qdrant_bin: the scale profile's Qdrant tests SKIP (they say so one by one)"
+fi
+
+echo "== cargo check --features standard (the standard profile builds on its own)"
+cargo check --features standard --all-targets
+echo "== cargo test --features scale (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites)"
+cargo test --features scale --test redis --test qdrant --test tier_contract --test profiles
 
 echo "== quick-start example"
 cargo run --example quickstart >/dev/null

@@ -188,3 +188,45 @@ fn redis_settings_are_validated_naming_the_key() {
     let e = err(&format!("{standard}[redis]\nport = 1\n"));
     assert!(e.contains("port"), "{e}");
 }
+
+#[test]
+fn only_the_scale_profile_takes_a_qdrant_section() {
+    let e = err(&format!(
+        "{LITE}[qdrant]\nurl = \"http://127.0.0.1:6334\"\n"
+    ));
+    assert!(e.contains("`qdrant`") && e.contains("scale"), "{e}");
+}
+
+#[cfg(feature = "scale")]
+#[test]
+fn qdrant_settings_are_validated_naming_the_key() {
+    let scale = LITE.replace("\"lite\"", "\"scale\"");
+    let p = Profile::parse(&scale, "<test>").unwrap();
+    assert_eq!(p.qdrant, Some(hypermem::QdrantSettings::default()));
+    assert!(
+        p.redis.is_some(),
+        "scale shares access counts through Redis"
+    );
+    let shipped = Profile::load(Profile::bundled_path(ProfileKind::Scale)).unwrap();
+    assert_eq!(shipped.qdrant.unwrap().api_key_env, "QDRANT_API_KEY");
+    for (line, key) in [
+        ("url = \"redis://x\"", "qdrant.url"),
+        ("api_key_env = \"sk-live-123\"", "qdrant.api_key_env"),
+        ("collection = \"a b\"", "qdrant.collection"),
+        ("shard_number = 0", "qdrant.shard_number"),
+        ("replication_factor = 0", "qdrant.replication_factor"),
+        (
+            "write_consistency_factor = 2",
+            "qdrant.write_consistency_factor",
+        ),
+        ("hnsw_m = 1", "qdrant.hnsw_m"),
+        ("ef_search = 1", "qdrant.ef_search"),
+        ("timeout_ms = 0", "qdrant.timeout_ms"),
+        ("retries = 101", "qdrant.retries"),
+    ] {
+        let e = err(&format!("{scale}[qdrant]\n{line}\n"));
+        assert!(e.contains(key), "{line}: {e}");
+    }
+    let e = err(&format!("{scale}[qdrant]\napi_key = \"secret\"\n"));
+    assert!(e.contains("api_key"), "{e}");
+}

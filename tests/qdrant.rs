@@ -234,5 +234,5 @@ fn unreachable_qdrant_and_a_foreign_collection_are_refused_by_name() {
         ..ok
     };
     let err = QdrantTier::open(Dim::new(D).unwrap(), &foreign).unwrap_err();
-    assert!(err.to_string().contains("not Dot"), "{err}");
+    assert!(err.to_string().contains("not created by hypermem"), "{err}");
 }

@@ -259,4 +259,15 @@ fn qdrant_tier_meets_the_contract() {
     );
     let err = QdrantTier::open(Dim::new(D * 2).unwrap(), &settings).unwrap_err();
     assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
+    // Indexing only the first 64 bits: candidates from Qdrant, re-ranked exactly on the
+    // full vectors (enough candidates that the result must equal brute force).
+    let prefix = hypermem::QdrantSettings {
+        collection: format!("contract-prefix-{}", std::process::id()),
+        index_bits: 64,
+        oversample: 1_000,
+        ..settings
+    };
+    let tier = QdrantTier::open(dim(), &prefix).unwrap();
+    assert_eq!(tier.index_bits(), 64);
+    contract(&tier);
 }

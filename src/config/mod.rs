@@ -129,6 +129,8 @@ struct RawQdrant {
     hnsw_m: u64,
     hnsw_ef_construct: u64,
     ef_search: u64,
+    index_bits: usize,
+    oversample: usize,
     timeout_ms: u64,
     connect_timeout_ms: u64,
     retries: u32,
@@ -149,6 +151,8 @@ impl Default for RawQdrant {
             hnsw_m: q.hnsw_m,
             hnsw_ef_construct: q.hnsw_ef_construct,
             ef_search: q.ef_search,
+            index_bits: q.index_bits,
+            oversample: q.oversample,
             timeout_ms: q.timeout.as_millis() as u64,
             connect_timeout_ms: q.connect_timeout.as_millis() as u64,
             retries: q.retries,
@@ -183,6 +187,13 @@ pub struct QdrantSettings {
     pub hnsw_ef_construct: u64,
     /// HNSW candidate list while searching (at least k is used).
     pub ef_search: u64,
+    /// Bits of each hypervector Qdrant indexes and searches (its first `index_bits`, as
+    /// ±1): candidates come from them, and the full vector kept beside them re-ranks the
+    /// candidates exactly. `index_bits >= D` indexes the whole vector (scores exact, no
+    /// re-rank). Dense vectors travel as `f32`, so this sets the write cost.
+    pub index_bits: usize,
+    /// Candidates fetched per result when `index_bits < D` (at least k + 64).
+    pub oversample: usize,
     /// Time one request may take.
     pub timeout: std::time::Duration,
     /// Time to connect.
@@ -207,6 +218,8 @@ impl Default for QdrantSettings {
             hnsw_m: 16,
             hnsw_ef_construct: 128,
             ef_search: 128,
+            index_bits: 1024,
+            oversample: 10,
             timeout: Duration::from_millis(10_000),
             connect_timeout: Duration::from_millis(2_000),
             retries: 3,
@@ -295,6 +308,21 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
             return Err(invalid(key, format!("must be 4..=10000, got {value}")));
         }
     }
+    if raw.index_bits < 64 || raw.index_bits % 64 != 0 || raw.index_bits > 1 << 20 {
+        return Err(invalid(
+            "qdrant.index_bits",
+            format!(
+                "must be a positive multiple of 64 (up to 1048576), got {}",
+                raw.index_bits
+            ),
+        ));
+    }
+    if !(1..=1_000).contains(&raw.oversample) {
+        return Err(invalid(
+            "qdrant.oversample",
+            format!("must be 1..=1000, got {}", raw.oversample),
+        ));
+    }
     for (key, value) in [
         ("qdrant.timeout_ms", raw.timeout_ms),
         ("qdrant.connect_timeout_ms", raw.connect_timeout_ms),
@@ -332,6 +360,8 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
         hnsw_m: raw.hnsw_m,
         hnsw_ef_construct: raw.hnsw_ef_construct,
         ef_search: raw.ef_search,
+        index_bits: raw.index_bits,
+        oversample: raw.oversample,
         timeout: Duration::from_millis(raw.timeout_ms),
         connect_timeout: Duration::from_millis(raw.connect_timeout_ms),
         retries: raw.retries,

@@ -2,16 +2,20 @@
 //! home of every vector of a deployment that has outgrown one machine.
 //!
 //! Layout (measured choices in `docs/ARCHITECTURE.md`, bytes in `docs/FORMAT.md`): one
-//! collection for every project, an unnamed dense vector of `D` dimensions holding the
-//! hypervector as bipolar ±1 (`bit 1 → +1`), `Distance::Dot`, stored as `float16` (exact
-//! for ±1) and on disk when `on_disk`, with binary quantization always in RAM. The binary
-//! quantization of a ±1 vector is its own bits, so Qdrant's quantized score of a point is
-//! exactly `D − 2·Hamming`; searches ask for it without rescoring (`rescore = false`: a
-//! rescore would read the full vectors from disk and compute the same number), and the
-//! Hamming distance is recovered exactly from the score. A `project` keyword payload index
+//! collection for every project. Each point's dense vector is the first `n = min(D,
+//! qdrant.index_bits)` bits of the hypervector as bipolar ±1 (`bit 1 → +1`), with
+//! `Distance::Dot`, stored as `float16` (exact for ±1), on disk when `on_disk`, with binary
+//! quantization always in RAM. The binary quantization of a ±1 vector is its own bits, so
+//! Qdrant's quantized score is exactly `n − 2·Hamming` over those bits, asked for without
+//! rescoring (a rescore would read the float vectors from disk to compute the same
+//! number). The full hypervector is in the payload (`bits`, base64 of the packed words):
+//! when `n < D`, a search takes `oversample · k` candidates from Qdrant and re-ranks them
+//! exactly with the `hdv` kernel; when `n = D` the scores are the exact distances. Dense
+//! vectors travel as `f32` (32 KB for 8,192 bits), and Qdrant's write cost grows with
+//! their length, so `index_bits` sets the insert rate. A `project` keyword payload index
 //! marked as the tenant key scopes every request; the point id is a UUID derived from
-//! `(project, vector id)` (ids repeat across projects), and the payload carries `project`
-//! and `vid`.
+//! `(project, vector id)` (ids repeat across projects); the payload also carries `vid`.
+//! The collection's metadata records `D` and `n`.
 //!
 //! The client is async; this tier owns a small tokio runtime and waits on a channel, so
 //! it can be called from any thread, inside an async runtime or not. Every write waits for
@@ -25,10 +29,10 @@ use hdv::{Dim, HvRef, Hypervector};
 use qdrant_client::qdrant::{
     BinaryQuantizationBuilder, Condition, CountPointsBuilder, CreateCollectionBuilder,
     CreateFieldIndexCollectionBuilder, DeletePointsBuilder, Distance, FacetCountsBuilder,
-    FieldType, Filter, GetPointsBuilder, HnswConfigDiffBuilder, KeywordIndexParamsBuilder, PointId,
-    PointStruct, PointsIdsList, QuantizationSearchParamsBuilder, QueryPointsBuilder,
-    ScrollPointsBuilder, SearchParamsBuilder, UpsertPointsBuilder, Value, VectorParamsBuilder,
-    facet_value, value, vector_output,
+    FieldType, Filter, GetPointsBuilder, HnswConfigDiffBuilder, KeywordIndexParamsBuilder,
+    PayloadIncludeSelector, PointId, PointStruct, PointsIdsList, QuantizationSearchParamsBuilder,
+    QueryPointsBuilder, ScrollPointsBuilder, SearchParamsBuilder, UpsertPointsBuilder, Value,
+    VectorParamsBuilder, facet_value, value,
 };
 use qdrant_client::{Qdrant, QdrantError};
 
@@ -106,11 +110,10 @@ fn point_id(project: &ProjectId, id: VectorId) -> PointId {
     ))
 }
 
-/// The ±1 form of a hypervector (`bit 1 → +1`, `bit 0 → −1`).
-fn bipolar(v: HvRef<'_>) -> Vec<f32> {
-    let d = v.dim().bits();
+/// The ±1 form of the first `n` bits of a hypervector (`bit 1 → +1`, `bit 0 → −1`).
+fn bipolar(v: HvRef<'_>, n: usize) -> Vec<f32> {
     let words = v.words();
-    (0..d)
+    (0..n.min(v.dim().bits()))
         .map(|i| {
             if words[i / 64] >> (i % 64) & 1 == 1 {
                 1.0
@@ -121,8 +124,68 @@ fn bipolar(v: HvRef<'_>) -> Vec<f32> {
         .collect()
 }
 
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// The packed words, little-endian, in standard base64 with padding.
+fn encode_words(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(BASE64[(n >> shift & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The words [`encode_words`] wrote, if `text` is base64 of exactly `words` words.
+fn decode_words(text: &str, words: usize) -> Option<Vec<u64>> {
+    let mut bytes = Vec::with_capacity(words * 8);
+    let digits = text.trim_end_matches('=').as_bytes();
+    let value = |c: u8| BASE64.iter().position(|&b| b == c).map(|p| p as u32);
+    for chunk in digits.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i as u32);
+        }
+        let produced = chunk.len().saturating_sub(1);
+        for i in 0..produced {
+            bytes.push((n >> (16 - 8 * i as u32)) as u8);
+        }
+    }
+    if bytes.len() != words * 8 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect(),
+    )
+}
+
 fn project_filter(project: &ProjectId) -> Filter {
     Filter::must([Condition::matches("project", project.as_str().to_owned())])
+}
+
+fn payload_str<'a>(
+    payload: &'a std::collections::HashMap<String, Value>,
+    key: &str,
+) -> Option<&'a str> {
+    match payload.get(key)?.kind.as_ref()? {
+        value::Kind::StringValue(s) => Some(s),
+        _ => None,
+    }
 }
 
 fn payload_vid(payload: &std::collections::HashMap<String, Value>) -> Option<VectorId> {
@@ -179,6 +242,26 @@ impl QdrantTier {
         &self.settings
     }
 
+    /// Bits of each vector Qdrant indexes: the first `min(D, index_bits)`.
+    pub fn index_bits(&self) -> usize {
+        self.settings.index_bits.min(self.dim.bits())
+    }
+
+    /// The full hypervector a point's payload carries.
+    fn payload_words(
+        &self,
+        payload: &std::collections::HashMap<String, Value>,
+    ) -> StoreResult<Vec<u64>> {
+        payload_str(payload, "bits")
+            .and_then(|b| decode_words(b, self.dim.words()))
+            .ok_or_else(|| {
+                self.foreign(format!(
+                    "a point's `bits` payload is not {} base64-packed words",
+                    self.dim.words()
+                ))
+            })
+    }
+
     /// Points of `project` Qdrant counts (exact).
     ///
     /// # Errors
@@ -192,6 +275,38 @@ impl QdrantTier {
                 .exact(true);
             async move { Ok(c.count(request).await?.result.map_or(0, |r| r.count)) }
         })
+    }
+
+    /// Waits until Qdrant has finished optimizing and indexing the collection (status
+    /// green), polling every 100 ms; returns `(points, indexed vectors)`, or `None` when
+    /// `timeout` passed first.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`].
+    pub fn wait_until_indexed(
+        &self,
+        timeout: std::time::Duration,
+    ) -> StoreResult<Option<(u64, u64)>> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let name = self.settings.collection.clone();
+            let info = self.call(move |c| {
+                let name = name.clone();
+                async move { c.collection_info(name).await }
+            })?;
+            if let Some(r) = info.result
+                && r.status == qdrant_client::qdrant::CollectionStatus::Green as i32
+            {
+                return Ok(Some((
+                    r.points_count.unwrap_or(0),
+                    r.indexed_vectors_count.unwrap_or(0),
+                )));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     /// Runs a request built by `make` on the tier's runtime, retrying transient failures
@@ -265,11 +380,21 @@ impl QdrantTier {
             return self.check_collection();
         }
         let s = self.settings.clone();
-        let d = self.dim.bits() as u64;
+        let n = self.index_bits() as u64;
+        let metadata: std::collections::HashMap<String, serde_json::Value> = [
+            (
+                "hypermem_dim".to_owned(),
+                serde_json::json!(self.dim.bits()),
+            ),
+            ("hypermem_index_bits".to_owned(), serde_json::json!(n)),
+        ]
+        .into_iter()
+        .collect();
         let created = self.call(move |c| {
             let request = CreateCollectionBuilder::new(s.collection.clone())
+                .metadata(metadata.clone())
                 .vectors_config(
-                    VectorParamsBuilder::new(d, Distance::Dot)
+                    VectorParamsBuilder::new(n, Distance::Dot)
                         .on_disk(s.on_disk)
                         .datatype(qdrant_client::qdrant::Datatype::Float16),
                 )
@@ -317,20 +442,44 @@ impl QdrantTier {
             let name = name.clone();
             async move { c.collection_info(name).await }
         })?;
-        let params = info
-            .result
-            .and_then(|r| r.config)
+        let config = info.result.and_then(|r| r.config);
+        let stored = |key: &str| {
+            config
+                .as_ref()
+                .and_then(|c| c.metadata.get(key))
+                .and_then(|v| match v.kind.as_ref()? {
+                    value::Kind::IntegerValue(n) => usize::try_from(*n).ok(),
+                    value::Kind::DoubleValue(x) => Some(*x as usize),
+                    _ => None,
+                })
+        };
+        let Some(dim) = stored("hypermem_dim") else {
+            return Err(self.foreign(
+                "the collection has no `hypermem_dim` metadata: it was not created by hypermem; \
+                 choose another `qdrant.collection`"
+                    .to_owned(),
+            ));
+        };
+        if dim != self.dim.bits() {
+            return Err(StoreError::DimensionMismatch {
+                path: None,
+                expected: self.dim.bits(),
+                found: dim,
+            });
+        }
+        let params = config
             .and_then(|c| c.params)
             .and_then(|p| p.vectors_config)
             .and_then(|v| v.config);
         match params {
             Some(Config::Params(p)) => {
-                if p.size != self.dim.bits() as u64 {
-                    return Err(StoreError::DimensionMismatch {
-                        path: None,
-                        expected: self.dim.bits(),
-                        found: p.size as usize,
-                    });
+                if p.size != self.index_bits() as u64 {
+                    return Err(self.foreign(format!(
+                        "the collection indexes {} bits of each vector; this profile's \
+                         `qdrant.index_bits` gives {}",
+                        p.size,
+                        self.index_bits()
+                    )));
                 }
                 if p.distance != Distance::Dot as i32 {
                     return Err(self.foreign(format!(
@@ -345,6 +494,65 @@ impl QdrantTier {
                 "the collection has named vectors: it was not created by hypermem; choose another `qdrant.collection`"
                     .to_owned(),
             )),
+        }
+    }
+
+    /// A search over the first `n < D` bits: `oversample · k` candidates from Qdrant (at
+    /// least k + 64), re-ranked exactly on the full vectors their payloads carry; more are
+    /// fetched while an id predicate leaves fewer than k and the project has more.
+    fn search_reranked(
+        &self,
+        project: &ProjectId,
+        request: &SearchRequest<'_>,
+        n: usize,
+    ) -> StoreResult<Vec<Hit>> {
+        let kernel = hdv::kernels::try_active()?;
+        let query = bipolar(request.query, n);
+        let filter = project_filter(project);
+        let mut limit = request
+            .k
+            .saturating_mul(self.settings.oversample)
+            .max(request.k + 64);
+        loop {
+            let collection = self.settings.collection.clone();
+            let (q, f) = (query.clone(), filter.clone());
+            let ef = self.settings.ef_search.max(limit as u64);
+            let found = self.call(move |c| {
+                let request =
+                    QueryPointsBuilder::new(collection.clone())
+                        .query(q.clone())
+                        .filter(f.clone())
+                        .limit(limit as u64)
+                        .with_payload(PayloadIncludeSelector::new(vec![
+                            "vid".to_owned(),
+                            "bits".to_owned(),
+                        ]))
+                        .params(SearchParamsBuilder::default().hnsw_ef(ef).quantization(
+                            QuantizationSearchParamsBuilder::default().rescore(false),
+                        ));
+                async move { c.query(request).await }
+            })?;
+            let exhausted = found.result.len() < limit;
+            let mut top = Vec::new();
+            let max = request.max_distance.unwrap_or(u32::MAX);
+            for p in &found.result {
+                let Some(id) = payload_vid(&p.payload) else {
+                    continue;
+                };
+                if !request.accepts(id) {
+                    continue;
+                }
+                let words = self.payload_words(&p.payload)?;
+                let distance = kernel.hamming(request.query.words(), &words);
+                if distance <= max {
+                    push_hit(&mut top, request.k, Hit { id, distance });
+                }
+            }
+            let widest = request.k.saturating_mul(16).saturating_add(4_096);
+            if exhausted || top.len() >= request.k || limit >= widest {
+                return Ok(top);
+            }
+            limit = limit.saturating_mul(2);
         }
     }
 
@@ -363,7 +571,7 @@ impl QdrantTier {
         let points: Vec<PointId> = ids.iter().map(|id| point_id(project, *id)).collect();
         let found = self.call(move |c| {
             let request = GetPointsBuilder::new(collection.clone(), points.clone())
-                .with_payload(true)
+                .with_payload(PayloadIncludeSelector::new(vec!["vid".to_owned()]))
                 .with_vectors(false);
             async move { c.get_points(request).await }
         })?;
@@ -400,6 +608,7 @@ impl VectorTier for QdrantTier {
                 id: *id,
             });
         }
+        let n = self.index_bits();
         for chunk in items.chunks(UPSERT_CHUNK) {
             let points: Vec<PointStruct> = chunk
                 .iter()
@@ -407,7 +616,8 @@ impl VectorTier for QdrantTier {
                     let mut payload = qdrant_client::Payload::new();
                     payload.insert("project", project.as_str());
                     payload.insert("vid", id.0 as i64);
-                    PointStruct::new(point_id(project, *id), bipolar(*v), payload)
+                    payload.insert("bits", encode_words(v.words()));
+                    PointStruct::new(point_id(project, *id), bipolar(*v, n), payload)
                 })
                 .collect();
             let collection = self.settings.collection.clone();
@@ -431,31 +641,16 @@ impl VectorTier for QdrantTier {
         let point = point_id(project, id);
         let found = self.call(move |c| {
             let request = GetPointsBuilder::new(collection.clone(), vec![point.clone()])
-                .with_payload(false)
-                .with_vectors(true);
+                .with_payload(true)
+                .with_vectors(false);
             async move { c.get_points(request).await }
         })?;
         let Some(p) = found.result.into_iter().next() else {
             return Ok(None);
         };
-        let data = match p.vectors.and_then(|v| v.get_vector()) {
-            Some(vector_output::Vector::Dense(d)) => d.data,
-            _ => return Err(self.foreign(format!("point of vector {id} has no dense vector"))),
-        };
-        if data.len() != self.dim.bits() {
-            return Err(StoreError::DimensionMismatch {
-                path: None,
-                expected: self.dim.bits(),
-                found: data.len(),
-            });
-        }
-        let mut words = vec![0u64; self.dim.words()];
-        for (i, x) in data.iter().enumerate() {
-            if *x > 0.0 {
-                words[i / 64] |= 1 << (i % 64);
-            }
-        }
-        Ok(Some(Hypervector::from_words(words)?))
+        Ok(Some(Hypervector::from_words(
+            self.payload_words(&p.payload)?,
+        )?))
     }
 
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
@@ -480,8 +675,12 @@ impl VectorTier for QdrantTier {
         if request.k == 0 {
             return Ok(Vec::new());
         }
+        let n = self.index_bits();
+        if n < self.dim.bits() {
+            return self.search_reranked(project, request, n);
+        }
         let d = self.dim.bits() as f64;
-        let query = bipolar(request.query);
+        let query = bipolar(request.query, n);
         let filter = project_filter(project);
         let threshold = request
             .max_distance
@@ -505,7 +704,7 @@ impl VectorTier for QdrantTier {
                         .query(query.clone())
                         .filter(filter.clone())
                         .limit(limit as u64)
-                        .with_payload(true)
+                        .with_payload(PayloadIncludeSelector::new(vec!["vid".to_owned()]))
                         .params(SearchParamsBuilder::default().hnsw_ef(ef).quantization(
                             QuantizationSearchParamsBuilder::default().rescore(false),
                         ));
@@ -590,7 +789,7 @@ impl VectorTier for QdrantTier {
                 let mut request = ScrollPointsBuilder::new(collection.clone())
                     .filter(filter.clone())
                     .limit(SCROLL_PAGE)
-                    .with_payload(true)
+                    .with_payload(PayloadIncludeSelector::new(vec!["vid".to_owned()]))
                     .with_vectors(false);
                 if let Some(o) = from.clone() {
                     request = request.offset(o);
@@ -658,9 +857,23 @@ mod tests {
     }
 
     #[test]
+    fn packed_words_round_trip_through_base64() {
+        for words in [1usize, 2, 3, 16, 157] {
+            let v = Hypervector::random(Dim::new(words * 64).unwrap(), words as u64);
+            let text = encode_words(v.words());
+            assert_eq!(text.len(), (words * 8).div_ceil(3) * 4);
+            assert_eq!(decode_words(&text, words).as_deref(), Some(v.words()));
+            assert_eq!(decode_words(&text, words + 1), None);
+        }
+        assert_eq!(encode_words(&[0x4d61_6e]), "bmFNAAAAAAA=");
+        assert_eq!(decode_words("not base64!", 1), None);
+    }
+
+    #[test]
     fn bipolar_maps_bit_one_to_plus_one() {
         let v = Hypervector::random(Dim::new(128).unwrap(), 3);
-        let x = bipolar(v.view());
+        let x = bipolar(v.view(), 128);
+        assert_eq!(bipolar(v.view(), 64).len(), 64);
         for (i, s) in x.iter().enumerate() {
             assert_eq!(*s > 0.0, v.words()[i / 64] >> (i % 64) & 1 == 1);
         }
