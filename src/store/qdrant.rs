@@ -70,15 +70,14 @@ impl std::fmt::Debug for QdrantTier {
 /// timeout, a rate limit).
 fn transient(e: &QdrantError) -> bool {
     match e {
-        QdrantError::ResponseError { status } => match status.code() {
-            tonic::Code::Unavailable
-            | tonic::Code::DeadlineExceeded
-            | tonic::Code::Cancelled
-            | tonic::Code::Unknown
-            | tonic::Code::Aborted => true,
-            // The client reports a refused or dropped connection as `Internal` with the
+        // gRPC status codes (the client's `tonic::Code` by number, so this tier does not
+        // name the client's tonic version).
+        QdrantError::ResponseError { status } => match status.code() as i32 {
+            // cancelled, unknown, deadline exceeded, aborted, unavailable
+            1 | 2 | 4 | 10 | 14 => true,
+            // internal: the client reports a refused or dropped connection so, with the
             // transport error as the message.
-            tonic::Code::Internal => {
+            13 => {
                 let m = status.message();
                 m.contains("Failed to connect") || m.contains("transport error")
             }
