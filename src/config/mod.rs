@@ -308,7 +308,7 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
             return Err(invalid(key, format!("must be 4..=10000, got {value}")));
         }
     }
-    if raw.index_bits < 64 || raw.index_bits % 64 != 0 || raw.index_bits > 1 << 20 {
+    if raw.index_bits < 64 || !raw.index_bits.is_multiple_of(64) || raw.index_bits > 1 << 20 {
         return Err(invalid(
             "qdrant.index_bits",
             format!(

@@ -864,7 +864,7 @@ mod tests {
             assert_eq!(decode_words(&text, words).as_deref(), Some(v.words()));
             assert_eq!(decode_words(&text, words + 1), None);
         }
-        assert_eq!(encode_words(&[0x4d61_6e]), "bmFNAAAAAAA=");
+        assert_eq!(encode_words(&[0x004d_616e]), "bmFNAAAAAAA=");
         assert_eq!(decode_words("not base64!", 1), None);
     }
 
