@@ -733,3 +733,32 @@ fn a_phase_whose_time_is_spent_leaves_its_items_for_the_next_tick() {
         "{refresh:?}"
     );
 }
+
+#[test]
+fn a_working_memory_moved_out_and_restored_keeps_its_order_expiry_and_bound() {
+    use hypermem::cognition::{WorkingItem, WorkingMemory};
+    let item = |id: u64, importance: f64, expires_at: Option<f64>| WorkingItem {
+        id,
+        kind: "note".into(),
+        content: format!("item {id}"),
+        importance,
+        expires_at,
+        vector: None,
+        last_touch: 0.0,
+    };
+    let mut wm = WorkingMemory::new(3, 600.0);
+    wm.push(item(1, 1.0, None), 10.0);
+    wm.push(item(2, 5.0, Some(100.0)), 20.0);
+    wm.push(item(3, 2.0, None), 30.0);
+    let order: Vec<u64> = wm.items().iter().map(|i| i.id).collect();
+    let mut back = WorkingMemory::restore(3, 600.0, wm.clone().into_items());
+    assert_eq!(back.items().iter().map(|i| i.id).collect::<Vec<_>>(), order);
+    assert_eq!(back.expire(150.0).len(), 1, "expiry kept");
+    // Restored into a smaller bound: the weakest go.
+    let small = WorkingMemory::restore(2, 600.0, wm.into_items());
+    assert_eq!(small.len(), 2);
+    assert_eq!(
+        small.items().iter().map(|i| i.id).collect::<Vec<_>>(),
+        order[..2]
+    );
+}

@@ -1,7 +1,7 @@
 //! The standard profile end to end on a real redis-server (see `common/redis_server.rs`):
 //! `Memory` with its warm tier in Redis observes, recalls, packs and erases as on lite; a
 //! second instance on the same data directory and Redis sees the writer's new memories
-//! within one refresh; Redis unreachable, killed mid-run or flushed is a named error or a
+//! within one refresh, adds to the same access counts and shares working memory; Redis unreachable, killed mid-run or flushed is a named error or a
 //! rebuild from the ledger, never a loss.
 
 mod common;
@@ -167,8 +167,30 @@ fn a_second_instance_recalls_what_the_writer_stores_after_it_opened() {
         before.accesses + 6,
         "{before:?} -> {after:?}"
     );
+    // Working memory is shared: what the writer's agent holds, the reader's sees and
+    // changes, and the writer sees the change.
+    writer.cognition().push_recall_snapshot(
+        &project("p"),
+        "agent-7",
+        &[(1, "first".to_owned(), 2.0), (2, "second".to_owned(), 1.0)],
+        600.0,
+    );
+    let ids = |m: &Memory| {
+        m.cognition()
+            .with_working(&project("p"), "agent-7", |wm, _| {
+                wm.items().iter().map(|i| i.id).collect::<Vec<_>>()
+            })
+    };
+    assert_eq!(ids(&reader), vec![1, 2]);
+    reader
+        .cognition()
+        .with_working(&project("p"), "agent-7", |wm, _| wm.remove(1));
+    assert_eq!(ids(&writer), vec![2]);
+    assert_eq!(ids(&writer), ids(&reader));
     // Erasure by the writer is seen by the reader.
     writer.forget_project(&project("p")).unwrap();
+    let left = redis_server::keys(&url, &prefix);
+    assert!(left.iter().all(|k| !k.contains("{p}")), "{left:?}");
     assert!(warm_vectors(&profile, dir.path(), "p").is_empty());
     match reader.recall(&project("p"), "staging password", 3) {
         Ok(hits) => assert!(hits.is_empty(), "{hits:?}"),

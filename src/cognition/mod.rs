@@ -95,8 +95,33 @@ pub(crate) fn is_filler(text: &str) -> bool {
 /// Row ids and the packed words of their vectors (`ids[i]` owns the i-th vector).
 type PackedVectors = (Vec<i64>, Vec<u64>);
 
+/// Working memories shared by the processes of a deployment (the standard profile keeps
+/// them in Redis), so an agent served by any process sees the same items.
+pub trait WorkingBoard: Send + Sync {
+    /// Runs `f` on the stored items of `agent` in `project` (empty if none) while holding
+    /// the agent's lock on the board, then stores what `f` left (removing the entry when
+    /// it is empty).
+    ///
+    /// # Errors
+    /// The board is unavailable, or the lock stayed taken past its wait.
+    fn update(
+        &self,
+        project: &ProjectId,
+        agent: &str,
+        f: &mut dyn FnMut(&mut Vec<WorkingItem>),
+    ) -> crate::store::StoreResult<()>;
+
+    /// Agents of `project` with stored items.
+    ///
+    /// # Errors
+    /// The board is unavailable.
+    fn agents(&self, project: &ProjectId) -> crate::store::StoreResult<Vec<String>>;
+}
+
 /// The cognitive layers of one ledger.
 pub struct Cognition {
+    /// Where working memories live when processes share them.
+    board: Option<Arc<dyn WorkingBoard>>,
     ledger: Arc<Ledger>,
     dim: Dim,
     config: CognitionConfig,
@@ -121,6 +146,7 @@ impl Cognition {
     /// Cognition over `ledger` for vectors of dimension `dim`.
     pub fn new(ledger: Arc<Ledger>, dim: Dim, config: CognitionConfig) -> Self {
         Self {
+            board: None,
             ledger,
             dim,
             config,
@@ -149,7 +175,17 @@ impl Cognition {
         self.ledger.now_ms() as f64 / 1000.0
     }
 
-    /// Runs `f` on the working memory of `agent` in `project`.
+    /// Keeps working memories on `board`, shared with the deployment's other processes.
+    #[must_use]
+    pub fn with_working_board(mut self, board: Arc<dyn WorkingBoard>) -> Self {
+        self.board = Some(board);
+        self
+    }
+
+    /// Runs `f` on the working memory of `agent` in `project`: the shared one when the
+    /// deployment has a board (read, changed and written back under the agent's lock),
+    /// else this process's. A board that cannot be reached is logged and this process's
+    /// copy serves: working memory is scratch state, not a reason to fail the caller.
     pub fn with_working<R>(
         &self,
         project: &ProjectId,
@@ -157,6 +193,26 @@ impl Cognition {
         f: impl FnOnce(&mut WorkingMemory, f64) -> R,
     ) -> R {
         let now = self.now_secs();
+        let mut f = Some(f);
+        if let Some(board) = &self.board {
+            let (capacity, tau) = (self.config.working_capacity, self.config.working_tau_secs);
+            let mut out = None;
+            let result = board.update(project, agent, &mut |items| {
+                let mut wm = WorkingMemory::restore(capacity, tau, std::mem::take(items));
+                if let Some(f) = f.take() {
+                    out = Some(f(&mut wm, now));
+                }
+                *items = wm.into_items();
+            });
+            if let Err(e) = &result {
+                tracing::warn!(error = %e, agent, "shared working memory unavailable; using this process's");
+            }
+            // `f` ran on the shared copy (even if storing it back failed): done.
+            if let Some(r) = out {
+                return r;
+            }
+        }
+        let f = f.expect("run once: the board did not run it");
         let mut all = self.working.locked();
         let wm = all
             .entry((project.clone(), agent.to_owned()))

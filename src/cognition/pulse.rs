@@ -104,9 +104,23 @@ impl Cognition {
             let items = budget.items_per_phase;
             let (items, exhausted, produced) = match phase {
                 "working_memory" => {
+                    let mut expired = 0;
+                    if let Some(board) = &self.board {
+                        match board.agents(project) {
+                            Ok(agents) => {
+                                for agent in agents {
+                                    expired += self.with_working(project, &agent, |wm, now| {
+                                        wm.expire(now).len()
+                                    });
+                                }
+                            }
+                            Err(e) => {
+                                tracing::warn!(error = %e, "shared working memories not expired")
+                            }
+                        }
+                    }
                     let now = self.now_secs();
                     let mut all = self.working.locked();
-                    let mut expired = 0;
                     for ((p, _), wm) in all.iter_mut() {
                         if p == project {
                             expired += wm.expire(now).len();

@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use hdv::Hypervector;
 
 /// One item in working memory.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorkingItem {
     /// Caller's id (an event, a memory, a recall result).
     pub id: u64,
@@ -157,6 +157,37 @@ impl WorkingMemory {
     /// Whether `id` is held.
     pub fn contains(&self, id: u64) -> bool {
         self.items.contains_key(&id)
+    }
+
+    /// The items in no particular order, moved out (to store them elsewhere; see
+    /// [`restore`](Self::restore)).
+    pub fn into_items(self) -> Vec<WorkingItem> {
+        self.items.into_values().collect()
+    }
+
+    /// A working memory holding `items` as they were stored (their last touch and
+    /// expiry kept; past capacity, the weakest are dropped).
+    ///
+    /// # Panics
+    /// As [`new`](Self::new).
+    pub fn restore(capacity: usize, tau: f64, items: Vec<WorkingItem>) -> Self {
+        let mut wm = Self::new(capacity, tau);
+        for item in items {
+            let id = item.id;
+            wm.unlink(id);
+            wm.by_retention.insert((wm.key(&item), id));
+            if let Some(e) = item.expires_at {
+                wm.by_expiry.insert((Key(e), id));
+            }
+            wm.items.insert(id, item);
+        }
+        while wm.items.len() > wm.capacity {
+            let Some(&(_, weakest)) = wm.by_retention.iter().next() else {
+                break;
+            };
+            wm.unlink(weakest);
+        }
+        wm
     }
 
     /// Items, most retained first.

@@ -260,16 +260,21 @@ fn deployment_token(data_dir: &Path, create: bool) -> Result<String> {
 }
 
 /// A warm tier, and where the deployment's processes share LTP accesses (if they do).
-type WarmTier = (
-    Arc<dyn VectorTier>,
-    Option<Arc<dyn crate::store::SharedTraces>>,
-);
+type WarmTier = (Arc<dyn VectorTier>, Option<Shared>);
+
+/// What a deployment's processes share through Redis: LTP access counts and working
+/// memories.
+#[derive(Clone)]
+struct Shared {
+    traces: Arc<dyn crate::store::SharedTraces>,
+    working: Arc<dyn crate::cognition::WorkingBoard>,
+}
 
 /// The durable vector tiers of a profile, opened for writing or as a view.
 struct OpenedTiers {
     warm: Arc<dyn VectorTier>,
     cold: Arc<dyn VectorTier>,
-    board: Option<Arc<dyn crate::store::SharedTraces>>,
+    board: Option<Shared>,
     lock: Option<std::fs::File>,
 }
 
@@ -349,7 +354,11 @@ fn open_qdrant(profile: &Profile, _: &crate::QdrantSettings) -> Result<Arc<dyn V
 #[cfg(feature = "standard")]
 fn open_redis(profile: &Profile, redis: &crate::RedisSettings, owner: &str) -> Result<WarmTier> {
     let tier = Arc::new(crate::store::RedisTier::open(profile.dim, redis, owner)?);
-    Ok((tier.clone(), Some(tier)))
+    let shared = Shared {
+        traces: tier.clone(),
+        working: tier.clone(),
+    };
+    Ok((tier, Some(shared)))
 }
 
 /// Without the `standard` feature no profile with Redis settings parses; a hand-built one
@@ -422,14 +431,12 @@ impl Memory {
             profile.tiers,
             ledger.clock(),
         );
-        if let Some(board) = board {
-            tiers = tiers.with_shared_traces(board);
+        let mut cognition = Cognition::new(ledger.clone(), profile.dim, profile.cognition);
+        if let Some(shared) = board {
+            tiers = tiers.with_shared_traces(shared.traces);
+            cognition = cognition.with_working_board(shared.working);
         }
-        let cognition = Arc::new(Cognition::new(
-            ledger.clone(),
-            profile.dim,
-            profile.cognition,
-        ));
+        let cognition = Arc::new(cognition);
         let model = match &profile.semantic.model {
             Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
             None => None,

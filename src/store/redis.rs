@@ -21,6 +21,8 @@
 //! | `P:{p}:chg` | sorted set | vector id → the change number of its last insert or delete |
 //! | `P:{p}:acc` | hash | vector id → LTP accesses counted by every process ([`SharedTraces`]) |
 //! | `P:{p}:last` | hash | vector id → last access (clock seconds) by any process |
+//! | `P:{p}:wm:<agent>` | string | the agent's working memory: a JSON array of items ([`WorkingBoard`]) |
+//! | `P:{p}:wml:<agent>` | string | a random token while one process changes that working memory (expires) |
 //!
 //! Every write is one Lua script (atomic): it checks the epoch, validates the batch, writes
 //! the vectors, increments `seq` and scores the changed ids with it. A mirror at change
@@ -45,6 +47,7 @@ use redis::{Client, Connection, RedisError, Script};
 
 use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, SharedTraces, VectorId, VectorTier, scan_block};
+use crate::cognition::{WorkingBoard, WorkingItem};
 use crate::config::RedisSettings;
 
 /// Vectors per `HMGET` while a mirror catches up.
@@ -114,6 +117,13 @@ for i = 2, #ARGV, 2 do
   if not last or tonumber(last) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[2], id, ARGV[1]) end
 end
 return out
+";
+
+/// Releases a working-memory lock if this process still holds it: `KEYS` lock; `ARGV`
+/// token.
+const UNLOCK: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 ";
 
 /// A process-local copy of one project's warm vectors.
@@ -204,6 +214,7 @@ pub struct RedisTier {
     insert: Script,
     delete: Script,
     touch: Script,
+    unlock: Script,
 }
 
 impl std::fmt::Debug for RedisTier {
@@ -248,6 +259,7 @@ impl RedisTier {
             insert: Script::new(INSERT),
             delete: Script::new(DELETE),
             touch: Script::new(TOUCH),
+            unlock: Script::new(UNLOCK),
         };
         let dim_key = tier.global("dim");
         let bits = dim.bits().to_string();
@@ -919,5 +931,84 @@ impl SharedTraces for RedisTier {
             .collect();
         out.sort_unstable_by_key(|t| t.0);
         Ok(out)
+    }
+}
+
+impl WorkingBoard for RedisTier {
+    fn update(
+        &self,
+        project: &ProjectId,
+        agent: &str,
+        f: &mut dyn FnMut(&mut Vec<WorkingItem>),
+    ) -> StoreResult<()> {
+        let key = self.key(project, &format!("wm:{agent}"));
+        let lock = self.key(project, &format!("wml:{agent}"));
+        let token = new_epoch();
+        let hold_ms = self.settings.command_timeout.as_millis().max(1) as u64;
+        let deadline = Instant::now() + self.settings.command_timeout;
+        loop {
+            let taken: Option<String> = self.run(|c, _| {
+                redis::cmd("SET")
+                    .arg(&lock)
+                    .arg(&token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(hold_ms)
+                    .query(c)
+            })?;
+            if taken.is_some() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(StoreError::Unavailable {
+                    service: "redis",
+                    url: self.url.clone(),
+                    reason: format!(
+                        "the working memory of agent {agent:?} in project `{project}` stayed locked by another process"
+                    ),
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let result = (|| {
+            let stored: Option<Vec<u8>> = self.run(|c, _| redis::cmd("GET").arg(&key).query(c))?;
+            let mut items: Vec<WorkingItem> = match stored {
+                Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                    self.foreign(&key, format!("not a working memory hypermem wrote: {e}"))
+                })?,
+                None => Vec::new(),
+            };
+            f(&mut items);
+            if items.is_empty() {
+                self.run(|c, _| redis::cmd("DEL").arg(&key).query::<()>(c))
+            } else {
+                let bytes = serde_json::to_vec(&items).map_err(|e| {
+                    self.foreign(&key, format!("working memory cannot be written: {e}"))
+                })?;
+                self.run(|c, _| {
+                    redis::cmd("SET")
+                        .arg(&key)
+                        .arg(bytes.as_slice())
+                        .query::<()>(c)
+                })
+            }
+        })();
+        let unlocked = self.run(|c, _| {
+            self.unlock
+                .prepare_invoke()
+                .key(&lock)
+                .arg(&token)
+                .invoke::<i64>(c)
+        });
+        result.and(unlocked.map(|_| ()))
+    }
+
+    fn agents(&self, project: &ProjectId) -> StoreResult<Vec<String>> {
+        let marker = format!("{}:{{{}}}:wm:", self.settings.prefix, project);
+        Ok(self
+            .project_keys(project)?
+            .into_iter()
+            .filter_map(|k| k.strip_prefix(&marker).map(str::to_owned))
+            .collect())
     }
 }
