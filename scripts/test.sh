@@ -62,6 +62,7 @@ if [ -n "${QDRANT_URL:-}" ]; then
   echo "== Qdrant: using QDRANT_URL=$QDRANT_URL"
   export HYPERMEM_TEST_QDRANT_URL="$QDRANT_URL"
 elif [ -x "$qdrant_bin" ]; then
+  qdrant_bin=$(realpath "$qdrant_bin")
   q_rest=$(free_port)
   q_grpc=$(free_port)
   ( cd "$qdrant_dir" && exec env \
@@ -72,13 +73,15 @@ elif [ -x "$qdrant_bin" ]; then
       QDRANT__STORAGE__SNAPSHOTS_PATH="$qdrant_dir/snapshots" \
       QDRANT__STORAGE__TEMP_PATH="$qdrant_dir/tmp" QDRANT__TELEMETRY_DISABLED=true \
       QDRANT_INIT_FILE_PATH="$qdrant_dir/.qdrant-initialized" \
-      "$(realpath "$qdrant_bin")" --disable-telemetry ) >"$qdrant_dir/qdrant.log" 2>&1 &
+      "$qdrant_bin" --disable-telemetry ) >"$qdrant_dir/qdrant.log" 2>&1 &
   qdrant_pid=$!
   for _ in $(seq 300); do
     python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)" 2>/dev/null && break
     sleep 0.1
   done
-  python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)"
+  python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)" 2>/dev/null || {
+    echo "!! Qdrant did not become ready; its log:"; cat "$qdrant_dir/qdrant.log"; exit 1
+  }
   export HYPERMEM_TEST_QDRANT_URL="http://127.0.0.1:$q_grpc"
   # The fault tests start their own from the same binary.
   export HYPERMEM_REQUIRE_QDRANT=1
