@@ -82,7 +82,7 @@ elif [ -x "$qdrant_bin" ]; then
   python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$q_rest/readyz', timeout=1)" 2>/dev/null || {
     echo "!! Qdrant did not become ready; its log:"; cat "$qdrant_dir/qdrant.log"; exit 1
   }
-  export HYPERMEM_TEST_QDRANT_URL="http://127.0.0.1:$q_grpc"
+  export HYPERMEM_TEST_QDRANT_URL="http://127.0.0.1:$q_grpc" HYPERMEM_TEST_QDRANT_REST="127.0.0.1:$q_rest"
   # The fault tests start their own from the same binary.
   export HYPERMEM_REQUIRE_QDRANT=1
   echo "== Qdrant $("$qdrant_bin" --version 2>/dev/null | awk '{print $2}') on $HYPERMEM_TEST_QDRANT_URL (pid $qdrant_pid)"

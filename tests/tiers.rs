@@ -28,7 +28,7 @@ fn manager(dir: &std::path::Path, clock: Arc<ManualClock>, hot_capacity: usize) 
         demote: 0.5,
         cold: 0.1,
     };
-    TierManager::new(HotTier::new(dim(), hot_capacity), warm, cold, policy, clock)
+    TierManager::new(HotTier::new(dim(), hot_capacity), warm, cold, policy, clock).unwrap()
 }
 
 #[test]

@@ -430,7 +430,7 @@ impl Memory {
             cold.clone(),
             profile.tiers,
             ledger.clock(),
-        );
+        )?;
         let mut cognition = Cognition::new(ledger.clone(), profile.dim, profile.cognition);
         if let Some(shared) = board {
             tiers = tiers.with_shared_traces(shared.traces);
@@ -885,8 +885,31 @@ impl Memory {
                     }
                 }
                 let batch: Vec<_> = items.iter().map(|(id, v)| (*id, v.view())).collect();
-                self.tiers.insert_batch(&project, &batch, 1.0)?;
-                repaired += batch.len();
+                match self.tiers.insert_batch(&project, &batch, 1.0) {
+                    Ok(()) => repaired += batch.len(),
+                    // The tier holds some of them but did not list them (a service that
+                    // answered the listing partially): those are adopted, not re-stored.
+                    Err(crate::store::StoreError::DuplicateId { .. }) => {
+                        for item in &batch {
+                            match self
+                                .tiers
+                                .insert_batch(&project, std::slice::from_ref(item), 1.0)
+                            {
+                                Ok(()) => repaired += 1,
+                                Err(crate::store::StoreError::DuplicateId { .. }) => {
+                                    tracing::warn!(
+                                        project = project.as_str(),
+                                        id = item.0.0,
+                                        "a stored vector the warm tier did not list; adopted"
+                                    );
+                                    self.tiers.adopt(&project, &[item.0]);
+                                }
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
         if repaired > 0 {

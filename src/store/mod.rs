@@ -170,6 +170,23 @@ pub trait VectorTier: Send + Sync {
     /// Live ids of `project`.
     fn ids(&self, project: &ProjectId) -> Vec<VectorId>;
 
+    /// [`projects`](Self::projects), or the error of a tier whose listing can fail (a
+    /// remote service): what must be complete, such as the traces built at open, uses this.
+    ///
+    /// # Errors
+    /// The tier's service is unavailable.
+    fn list_projects(&self) -> StoreResult<Vec<ProjectId>> {
+        Ok(self.projects())
+    }
+
+    /// [`ids`](Self::ids), or the error of a tier whose listing can fail.
+    ///
+    /// # Errors
+    /// The tier's service is unavailable.
+    fn list_ids(&self, project: &ProjectId) -> StoreResult<Vec<VectorId>> {
+        Ok(self.ids(project))
+    }
+
     /// Removes every vector of `project`, physically; returns how many were removed.
     ///
     /// # Errors

@@ -749,35 +749,41 @@ impl VectorTier for QdrantTier {
     }
 
     fn projects(&self) -> Vec<ProjectId> {
+        self.list_projects().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "listing Qdrant projects failed");
+            Vec::new()
+        })
+    }
+
+    fn list_projects(&self) -> StoreResult<Vec<ProjectId>> {
         let collection = self.settings.collection.clone();
-        let facets = self.call(move |c| {
+        let r = self.call(move |c| {
             let request = FacetCountsBuilder::new(collection.clone(), "project")
                 .limit(MAX_PROJECTS)
                 .exact(true);
             async move { c.facet(request).await }
-        });
-        match facets {
-            Ok(r) => {
-                let mut v: Vec<ProjectId> = r
-                    .hits
-                    .into_iter()
-                    .filter(|h| h.count > 0)
-                    .filter_map(|h| match h.value?.variant? {
-                        facet_value::Variant::StringValue(s) => ProjectId::new(s).ok(),
-                        _ => None,
-                    })
-                    .collect();
-                v.sort();
-                v
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "listing Qdrant projects failed");
-                Vec::new()
-            }
-        }
+        })?;
+        let mut v: Vec<ProjectId> = r
+            .hits
+            .into_iter()
+            .filter(|h| h.count > 0)
+            .filter_map(|h| match h.value?.variant? {
+                facet_value::Variant::StringValue(s) => ProjectId::new(s).ok(),
+                _ => None,
+            })
+            .collect();
+        v.sort();
+        Ok(v)
     }
 
     fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
+        self.list_ids(project).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "listing Qdrant ids failed");
+            Vec::new()
+        })
+    }
+
+    fn list_ids(&self, project: &ProjectId) -> StoreResult<Vec<VectorId>> {
         let mut out = Vec::new();
         let mut offset: Option<PointId> = None;
         loop {
@@ -794,23 +800,15 @@ impl VectorTier for QdrantTier {
                     request = request.offset(o);
                 }
                 async move { c.scroll(request).await }
-            });
-            match page {
-                Ok(r) => {
-                    out.extend(r.result.iter().filter_map(|p| payload_vid(&p.payload)));
-                    match r.next_page_offset {
-                        Some(next) if next.point_id_options.is_some() => offset = Some(next),
-                        _ => break,
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "listing Qdrant ids failed");
-                    break;
-                }
+            })?;
+            out.extend(page.result.iter().filter_map(|p| payload_vid(&p.payload)));
+            match page.next_page_offset {
+                Some(next) if next.point_id_options.is_some() => offset = Some(next),
+                _ => break,
             }
         }
         out.sort_unstable();
-        out
+        Ok(out)
     }
 
     fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {

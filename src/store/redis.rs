@@ -812,49 +812,47 @@ impl VectorTier for RedisTier {
     }
 
     fn projects(&self) -> Vec<ProjectId> {
+        self.list_projects().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "listing warm projects failed; reporting the local mirrors");
+            let mut v: Vec<ProjectId> = self.mirrors.reading().keys().cloned().collect();
+            v.sort();
+            v
+        })
+    }
+
+    fn list_projects(&self) -> StoreResult<Vec<ProjectId>> {
         let key = self.global("projects");
-        match self.run(|c, _| redis::cmd("SMEMBERS").arg(&key).query::<Vec<String>>(c)) {
-            Ok(names) => {
-                let mut v: Vec<ProjectId> = names
-                    .into_iter()
-                    .filter_map(|n| ProjectId::new(n).ok())
-                    .collect();
-                v.sort();
-                v
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "listing warm projects failed; reporting the local mirrors");
-                let mut v: Vec<ProjectId> = self.mirrors.reading().keys().cloned().collect();
-                v.sort();
-                v
-            }
-        }
+        let names: Vec<String> = self.run(|c, _| redis::cmd("SMEMBERS").arg(&key).query(c))?;
+        let mut v: Vec<ProjectId> = names
+            .into_iter()
+            .filter_map(|n| ProjectId::new(n).ok())
+            .collect();
+        v.sort();
+        Ok(v)
     }
 
     fn ids(&self, project: &ProjectId) -> Vec<VectorId> {
+        self.list_ids(project).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "listing warm ids failed; reporting the local mirror");
+            let mut v = self
+                .existing_mirror(project)
+                .map(|m| m.reading().ids.clone())
+                .unwrap_or_default();
+            v.sort();
+            v
+        })
+    }
+
+    fn list_ids(&self, project: &ProjectId) -> StoreResult<Vec<VectorId>> {
         let key = self.key(project, "vec");
-        match self.run(|c, _| redis::cmd("HKEYS").arg(&key).query::<Vec<String>>(c)) {
-            Ok(ids) => {
-                let mut v: Vec<VectorId> = ids
-                    .iter()
-                    .filter_map(|s| s.parse().ok())
-                    .map(VectorId)
-                    .collect();
-                v.sort();
-                v
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "listing warm ids failed; reporting the local mirror");
-                let mut v = self
-                    .mirrors
-                    .reading()
-                    .get(project)
-                    .map(|m| m.reading().ids.clone())
-                    .unwrap_or_default();
-                v.sort();
-                v
-            }
-        }
+        let ids: Vec<String> = self.run(|c, _| redis::cmd("HKEYS").arg(&key).query(c))?;
+        let mut v: Vec<VectorId> = ids
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .map(VectorId)
+            .collect();
+        v.sort();
+        Ok(v)
     }
 
     fn drop_project(&self, project: &ProjectId) -> StoreResult<usize> {

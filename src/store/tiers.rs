@@ -154,7 +154,7 @@ impl TierManager {
         cold: Arc<dyn VectorTier>,
         policy: TierPolicy,
         clock: Arc<dyn Clock>,
-    ) -> Self {
+    ) -> StoreResult<Self> {
         let now = clock.now();
         let mut traces: HashMap<ProjectId, HashMap<VectorId, Trace>> = HashMap::new();
         let homes: &[(&Arc<dyn VectorTier>, Tier)] = if Arc::ptr_eq(&warm, &cold) {
@@ -163,9 +163,9 @@ impl TierManager {
             &[(&warm, Tier::Warm), (&cold, Tier::Cold)]
         };
         for &(tier, home) in homes {
-            for project in tier.projects() {
+            for project in tier.list_projects()? {
                 let map = traces.entry(project.clone()).or_default();
-                for id in tier.ids(&project) {
+                for id in tier.list_ids(&project)? {
                     map.insert(
                         id,
                         Trace {
@@ -179,7 +179,7 @@ impl TierManager {
                 }
             }
         }
-        Self {
+        Ok(Self {
             board: None,
             single_home: Arc::ptr_eq(&warm, &cold),
             hot,
@@ -188,7 +188,7 @@ impl TierManager {
             policy,
             clock,
             traces: RwLock::new(traces),
-        }
+        })
     }
 
     /// Shares accesses through `board`: every touch is counted there too, and
