@@ -262,3 +262,58 @@ fn unreachable_qdrant_and_a_foreign_collection_are_refused_by_name() {
     let err = QdrantTier::open(Dim::new(D).unwrap(), &foreign).unwrap_err();
     assert!(err.to_string().contains("not created by hypermem"), "{err}");
 }
+
+#[test]
+fn a_batch_retried_after_a_partial_write_completes_and_a_real_duplicate_is_refused() {
+    let Some((_qdrant, _redis, qdrant_url, _)) = shared_services() else {
+        return;
+    };
+    let settings = QdrantSettings {
+        url: qdrant_url,
+        collection: redis_server::unique_prefix("retry"),
+        ..QdrantSettings::default()
+    };
+    let dim = Dim::new(D).unwrap();
+    let tier = QdrantTier::open(dim, &settings).unwrap();
+    let p = project("p");
+    let vectors: Vec<_> = (0..600u64)
+        .map(|i| common::vector_of(dim, "p", i))
+        .collect();
+    let items: Vec<_> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(i as u64), v.view()))
+        .collect();
+    // The first request of a 600-vector batch (chunks of 256) landed, then the call failed.
+    tier.insert_batch(&p, &items[..256]).unwrap();
+    // The retry of the whole batch completes.
+    tier.insert_batch(&p, &items).unwrap();
+    assert_eq!(tier.count(&p).unwrap(), 600);
+    assert_eq!(
+        tier.get(&p, VectorId(599)).unwrap().as_ref(),
+        Some(&vectors[599])
+    );
+    // A stored id with another vector is a duplicate, and nothing of that batch lands.
+    let other = common::vector_of(dim, "q", 7);
+    let err = tier
+        .insert_batch(
+            &p,
+            &[(VectorId(1_000), other.view()), (VectorId(7), other.view())],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            hypermem::store::StoreError::DuplicateId {
+                id: VectorId(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(tier.count(&p).unwrap(), 600);
+    assert_eq!(
+        tier.get(&p, VectorId(7)).unwrap().as_ref(),
+        Some(&vectors[7])
+    );
+}

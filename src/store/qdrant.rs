@@ -22,6 +22,7 @@
 //! Qdrant's acknowledgement (`wait = true`: in the WAL of `write_consistency_factor`
 //! replicas) before it returns.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -564,20 +565,32 @@ impl QdrantTier {
         }
     }
 
-    /// Which of `ids` exist in `project`.
-    fn existing(&self, project: &ProjectId, ids: &[VectorId]) -> StoreResult<Vec<VectorId>> {
+    /// Which of `ids` exist in `project`, with their stored `bits` payload when `bits`.
+    fn existing(
+        &self,
+        project: &ProjectId,
+        ids: &[VectorId],
+        bits: bool,
+    ) -> StoreResult<HashMap<VectorId, Option<String>>> {
         let collection = self.settings.collection.clone();
         let points: Vec<PointId> = ids.iter().map(|id| point_id(project, *id)).collect();
+        let mut fields = vec!["vid".to_owned()];
+        if bits {
+            fields.push("bits".to_owned());
+        }
         let found = self.call(move |c| {
             let request = GetPointsBuilder::new(collection.clone(), points.clone())
-                .with_payload(PayloadIncludeSelector::new(vec!["vid".to_owned()]))
+                .with_payload(PayloadIncludeSelector::new(fields.clone()))
                 .with_vectors(false);
             async move { c.get_points(request).await }
         })?;
         Ok(found
             .result
             .iter()
-            .filter_map(|p| payload_vid(&p.payload))
+            .filter_map(|p| {
+                let id = payload_vid(&p.payload)?;
+                Some((id, payload_str(&p.payload, "bits").map(str::to_owned)))
+            })
             .collect())
     }
 }
@@ -601,14 +614,25 @@ impl VectorTier for QdrantTier {
             return Ok(());
         }
         let ids: Vec<VectorId> = items.iter().map(|(id, _)| *id).collect();
-        if let Some(id) = self.existing(project, &ids)?.first() {
-            return Err(StoreError::DuplicateId {
-                project: project.clone(),
-                id: *id,
-            });
+        let stored = self.existing(project, &ids, true)?;
+        // An id already holding the same vector is the earlier, partly acknowledged
+        // attempt of this batch (chunks are separate requests): it is kept, not refused, so
+        // a retry completes. Any other stored id refuses the whole batch.
+        let mut fresh = Vec::with_capacity(items.len());
+        for (id, v) in items {
+            match stored.get(id) {
+                None => fresh.push((*id, *v)),
+                Some(Some(bits)) if *bits == encode_words(v.words()) => {}
+                Some(_) => {
+                    return Err(StoreError::DuplicateId {
+                        project: project.clone(),
+                        id: *id,
+                    });
+                }
+            }
         }
         let n = self.index_bits();
-        for chunk in items.chunks(UPSERT_CHUNK) {
+        for chunk in fresh.chunks(UPSERT_CHUNK) {
             let points: Vec<PointStruct> = chunk
                 .iter()
                 .map(|(id, v)| {
@@ -653,7 +677,7 @@ impl VectorTier for QdrantTier {
     }
 
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
-        if self.existing(project, &[id])?.is_empty() {
+        if self.existing(project, &[id], false)?.is_empty() {
             return Ok(false);
         }
         let collection = self.settings.collection.clone();
