@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::project;
 use common::qdrant_server::QdrantServer;
 use common::redis_server;
+use common::{chatter, project, user_says};
 use hypermem::hdv::Dim;
-use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::store::{QdrantTier, VectorId, VectorTier};
 use hypermem::{Memory, Profile, ProfileKind, QdrantSettings, RedisSettings};
 use std::time::Duration;
@@ -34,26 +33,6 @@ fn scale(qdrant: &str, collection: &str, redis: &str) -> Profile {
         ..RedisSettings::default()
     });
     p
-}
-
-fn say(p: &str, session: &str, text: &str) -> NewEvent {
-    NewEvent::new(project(p), Role::User, EventKind::Message, text)
-        .thread(session)
-        .session(session)
-}
-
-fn chatter(p: &str, from: usize, n: usize) -> Vec<NewEvent> {
-    (from..from + n)
-        .map(|i| {
-            let mut e = say(
-                p,
-                "s",
-                &format!("note {i}: the build of module {i} finished after {i} retries"),
-            );
-            e.source_id = Some(format!("chatter-{i}"));
-            e
-        })
-        .collect()
 }
 
 /// Qdrant and Redis for one test, or `None` (said loudly) without them.
@@ -91,7 +70,7 @@ fn observe_recall_pack_and_erase_on_the_scale_profile() {
         m.observe_batch(&chatter(p, 0, 30)).unwrap();
     }
     let cat = m
-        .observe(say(
+        .observe(user_says(
             "alpha",
             "s2",
             "My cat is called Miso and she is allergic to fish.",

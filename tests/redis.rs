@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::project;
 use common::redis_server::{self, RedisServer};
+use common::{chatter, project, user_says};
 use hypermem::hdv::Dim;
-use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::store::{VectorId, VectorTier};
 use hypermem::{Memory, Profile, ProfileKind, RedisSettings};
 use std::time::Duration;
@@ -30,26 +29,6 @@ fn standard(url: &str, prefix: &str) -> Profile {
     p
 }
 
-fn say(p: &str, session: &str, text: &str) -> NewEvent {
-    NewEvent::new(project(p), Role::User, EventKind::Message, text)
-        .thread(session)
-        .session(session)
-}
-
-fn chatter(p: &str, from: usize, n: usize) -> Vec<NewEvent> {
-    (from..from + n)
-        .map(|i| {
-            let mut e = say(
-                p,
-                "s",
-                &format!("note {i}: the build of module {i} finished after {i} retries"),
-            );
-            e.source_id = Some(format!("chatter-{i}"));
-            e
-        })
-        .collect()
-}
-
 #[test]
 fn observe_recall_pack_and_erase_on_the_standard_profile() {
     let mut keep = None;
@@ -63,7 +42,7 @@ fn observe_recall_pack_and_erase_on_the_standard_profile() {
     for p in ["alpha", "beta"] {
         m.observe_batch(&chatter(p, 0, 30)).unwrap();
     }
-    m.observe(say(
+    m.observe(user_says(
         "alpha",
         "s2",
         "My cat is called Miso and she is allergic to fish.",
@@ -128,7 +107,7 @@ fn a_second_instance_recalls_what_the_writer_stores_after_it_opened() {
     );
     // Written after the reader opened and searched: seen on its next recall.
     let id = writer
-        .observe(say(
+        .observe(user_says(
             "p",
             "s9",
             "The staging database password rotates every Tuesday at noon.",

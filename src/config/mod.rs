@@ -228,6 +228,45 @@ impl Default for QdrantSettings {
     }
 }
 
+/// `value` within `range` (inclusive), else an error naming `key`: "must be a..=b
+/// <unit>, got v".
+fn in_range<T: PartialOrd + std::fmt::Display>(
+    origin: &str,
+    key: &'static str,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+    unit: &str,
+) -> Result<(), ConfigError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    Err(ConfigError::Invalid {
+        origin: origin.to_owned(),
+        key,
+        reason: format!(
+            "must be {}..={}{unit}, got {value}",
+            range.start(),
+            range.end()
+        ),
+    })
+}
+
+/// The retry settings every service section has.
+fn check_retries(
+    origin: &str,
+    keys: [&'static str; 2],
+    retries: u32,
+    backoff_ms: u64,
+) -> Result<(), ConfigError> {
+    in_range(origin, keys[0], retries, 0..=100, "")?;
+    in_range(origin, keys[1], backoff_ms, 0..=60_000, "milliseconds")
+}
+
 fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, ConfigError> {
     use std::time::Duration;
     let invalid = |key, reason: String| ConfigError::Invalid {
@@ -281,9 +320,7 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
             raw.write_consistency_factor,
         ),
     ] {
-        if !(1..=1024).contains(&value) {
-            return Err(invalid(key, format!("must be 1..=1024, got {value}")));
-        }
+        in_range(origin, key, value, 1..=1024, "")?;
     }
     if raw.write_consistency_factor > raw.replication_factor {
         return Err(invalid(
@@ -294,20 +331,15 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
             ),
         ));
     }
-    if !(4..=256).contains(&raw.hnsw_m) {
-        return Err(invalid(
-            "qdrant.hnsw_m",
-            format!("must be 4..=256, got {}", raw.hnsw_m),
-        ));
-    }
-    for (key, value) in [
-        ("qdrant.hnsw_ef_construct", raw.hnsw_ef_construct),
-        ("qdrant.ef_search", raw.ef_search),
-    ] {
-        if !(4..=10_000).contains(&value) {
-            return Err(invalid(key, format!("must be 4..=10000, got {value}")));
-        }
-    }
+    in_range(origin, "qdrant.hnsw_m", raw.hnsw_m, 4..=256, "")?;
+    in_range(
+        origin,
+        "qdrant.hnsw_ef_construct",
+        raw.hnsw_ef_construct,
+        4..=10_000,
+        "",
+    )?;
+    in_range(origin, "qdrant.ef_search", raw.ef_search, 4..=10_000, "")?;
     if raw.index_bits < 64 || !raw.index_bits.is_multiple_of(64) || raw.index_bits > 1 << 20 {
         return Err(invalid(
             "qdrant.index_bits",
@@ -317,38 +349,19 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
             ),
         ));
     }
-    if !(1..=1_000).contains(&raw.oversample) {
-        return Err(invalid(
-            "qdrant.oversample",
-            format!("must be 1..=1000, got {}", raw.oversample),
-        ));
-    }
+    in_range(origin, "qdrant.oversample", raw.oversample, 1..=1_000, "")?;
     for (key, value) in [
         ("qdrant.timeout_ms", raw.timeout_ms),
         ("qdrant.connect_timeout_ms", raw.connect_timeout_ms),
     ] {
-        if !(1..=600_000).contains(&value) {
-            return Err(invalid(
-                key,
-                format!("must be 1..=600000 milliseconds, got {value}"),
-            ));
-        }
+        in_range(origin, key, value, 1..=600_000, "milliseconds")?;
     }
-    if raw.retries > 100 {
-        return Err(invalid(
-            "qdrant.retries",
-            format!("must be 0..=100, got {}", raw.retries),
-        ));
-    }
-    if raw.retry_backoff_ms > 60_000 {
-        return Err(invalid(
-            "qdrant.retry_backoff_ms",
-            format!(
-                "must be 0..=60000 milliseconds, got {}",
-                raw.retry_backoff_ms
-            ),
-        ));
-    }
+    check_retries(
+        origin,
+        ["qdrant.retries", "qdrant.retry_backoff_ms"],
+        raw.retries,
+        raw.retry_backoff_ms,
+    )?;
     Ok(QdrantSettings {
         url: raw.url,
         api_key_env: raw.api_key_env,
@@ -507,44 +520,32 @@ fn validate_redis(raw: RawRedis, origin: &str) -> Result<RedisSettings, ConfigEr
             ),
         ));
     }
-    if !(1..=256).contains(&raw.pool_size) {
-        return Err(invalid(
-            "redis.pool_size",
-            format!("must be 1..=256 connections, got {}", raw.pool_size),
-        ));
-    }
+    in_range(
+        origin,
+        "redis.pool_size",
+        raw.pool_size,
+        1..=256,
+        "connections",
+    )?;
     for (key, value) in [
         ("redis.connect_timeout_ms", raw.connect_timeout_ms),
         ("redis.command_timeout_ms", raw.command_timeout_ms),
     ] {
-        if !(1..=600_000).contains(&value) {
-            return Err(invalid(
-                key,
-                format!("must be 1..=600000 milliseconds, got {value}"),
-            ));
-        }
+        in_range(origin, key, value, 1..=600_000, "milliseconds")?;
     }
-    if raw.retries > 100 {
-        return Err(invalid(
-            "redis.retries",
-            format!("must be 0..=100, got {}", raw.retries),
-        ));
-    }
-    if raw.retry_backoff_ms > 60_000 {
-        return Err(invalid(
-            "redis.retry_backoff_ms",
-            format!(
-                "must be 0..=60000 milliseconds, got {}",
-                raw.retry_backoff_ms
-            ),
-        ));
-    }
-    if raw.refresh_ms > 60_000 {
-        return Err(invalid(
-            "redis.refresh_ms",
-            format!("must be 0..=60000 milliseconds, got {}", raw.refresh_ms),
-        ));
-    }
+    check_retries(
+        origin,
+        ["redis.retries", "redis.retry_backoff_ms"],
+        raw.retries,
+        raw.retry_backoff_ms,
+    )?;
+    in_range(
+        origin,
+        "redis.refresh_ms",
+        raw.refresh_ms,
+        0..=60_000,
+        "milliseconds",
+    )?;
     Ok(RedisSettings {
         url: raw.url,
         prefix: raw.prefix,

@@ -374,6 +374,20 @@ impl RedisTier {
         format!("{}:{what}", self.settings.prefix)
     }
 
+    /// The keys of the write scripts, in their `KEYS` order: epoch, vec, chg, seq,
+    /// projects, gen, gens (the delete script takes the first six).
+    fn script_keys(&self, project: &ProjectId) -> [String; 7] {
+        [
+            self.global("epoch"),
+            self.key(project, "vec"),
+            self.key(project, "chg"),
+            self.key(project, "seq"),
+            self.global("projects"),
+            self.key(project, "gen"),
+            self.global("gens"),
+        ]
+    }
+
     fn key(&self, project: &ProjectId, what: &str) -> String {
         format!("{}:{{{}}}:{what}", self.settings.prefix, project)
     }
@@ -633,15 +647,7 @@ impl RedisTier {
         items: &[(VectorId, HvRef<'_>)],
         renewed: bool,
     ) -> StoreResult<()> {
-        let keys = [
-            self.global("epoch"),
-            self.key(project, "vec"),
-            self.key(project, "chg"),
-            self.key(project, "seq"),
-            self.global("projects"),
-            self.key(project, "gen"),
-            self.global("gens"),
-        ];
+        let keys = self.script_keys(project);
         let payloads: Vec<(String, Vec<u8>)> = items
             .iter()
             .map(|(id, v)| {
@@ -743,19 +749,13 @@ impl VectorTier for RedisTier {
     }
 
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
-        let keys = [
-            self.global("epoch"),
-            self.key(project, "vec"),
-            self.key(project, "chg"),
-            self.key(project, "seq"),
-            self.global("projects"),
-            self.key(project, "gen"),
-        ];
+        let all = self.script_keys(project);
+        let keys = &all[..6];
         for renewed in [false, true] {
             let epoch = self.epoch();
             let reply: Vec<String> = self.run(|c, _| {
                 let mut call = self.delete.prepare_invoke();
-                for k in &keys {
+                for k in keys {
                     call.key(k);
                 }
                 call.arg(&epoch).arg(project.as_str()).arg(id.0);

@@ -12,6 +12,30 @@ pub fn vector_of(dim: Dim, project: &str, id: u64) -> Hypervector {
     Hypervector::random(dim, id ^ salt.rotate_left(17))
 }
 
+/// A user message in `session` (also its thread).
+pub fn user_says(project_name: &str, session: &str, text: &str) -> hypermem::ledger::NewEvent {
+    use hypermem::ledger::{EventKind, NewEvent, Role};
+    NewEvent::new(project(project_name), Role::User, EventKind::Message, text)
+        .thread(session)
+        .session(session)
+}
+
+/// `n` distinct build notes from number `from` on, each with a source id, so a retried
+/// batch is recognised as the stored one.
+pub fn chatter(project_name: &str, from: usize, n: usize) -> Vec<hypermem::ledger::NewEvent> {
+    (from..from + n)
+        .map(|i| {
+            let mut e = user_says(
+                project_name,
+                "s",
+                &format!("note {i}: the build of module {i} finished after {i} retries"),
+            );
+            e.source_id = Some(format!("chatter-{i}"));
+            e
+        })
+        .collect()
+}
+
 pub fn project(name: &str) -> ProjectId {
     ProjectId::new(name).unwrap()
 }
