@@ -45,8 +45,8 @@ pub struct Bundler {
     total_weight: i64,
     /// Sum of all |weights|: a bound on every |counter|.
     abs_weight: u64,
-    /// Unit adds not yet carried into `slices`: a 4-plane counter per word
-    /// (`pending[i * 4 + p]`), holding at most [`GROUP`] votes; every reader adds it in.
+    /// Unit adds not yet carried into `slices`: a 4-plane counter per word, plane-major
+    /// (`pending[p * words + i]`), holding at most [`GROUP`] votes; every reader adds it in.
     pending: Vec<u64>,
     /// How many unit adds `pending` holds.
     pending_n: usize,
@@ -73,12 +73,7 @@ impl Bundler {
             return std::borrow::Cow::Borrowed(&self.slices);
         }
         let mut out = self.slices.clone();
-        for (s, y) in out
-            .chunks_exact_mut(self.planes)
-            .zip(self.pending.chunks_exact(4))
-        {
-            add_sliced(s, y);
-        }
+        carry_in(&mut out, self.planes, &self.pending);
         std::borrow::Cow::Owned(out)
     }
 
@@ -87,14 +82,8 @@ impl Bundler {
         if self.pending_n == 0 {
             return;
         }
-        for (s, y) in self
-            .slices
-            .chunks_exact_mut(self.planes)
-            .zip(self.pending.chunks_exact_mut(4))
-        {
-            add_sliced(s, y);
-            y.fill(0);
-        }
+        carry_in(&mut self.slices, self.planes, &self.pending);
+        self.pending.fill(0);
         self.pending_n = 0;
     }
 
@@ -141,7 +130,11 @@ impl Bundler {
             (1u64 << (planes - 1)) > need,
             "bundle weight {need} exceeds the 62-bit counter range"
         );
-        if planes != self.planes {
+        if planes != self.planes && self.abs_weight == 0 && self.total_weight == 0 {
+            // Nothing stored yet: new zeroed planes, nothing to copy.
+            self.slices = vec![0u64; self.dim.words() * planes];
+            self.planes = planes;
+        } else if planes != self.planes {
             let old = self.planes;
             let mut slices = vec![0u64; self.dim.words() * planes];
             for (dst, src) in slices
@@ -177,14 +170,7 @@ impl Bundler {
         if self.pending.is_empty() {
             self.pending = vec![0; self.dim.words() * 4];
         }
-        for (c, &x) in self.pending.chunks_exact_mut(4).zip(v.words()) {
-            let mut carry = x;
-            for plane in c.iter_mut() {
-                let t = *plane & carry;
-                *plane ^= carry;
-                carry = t;
-            }
-        }
+        group_counters(&[v], &mut self.pending, self.dim.words());
         self.pending_n += 1;
     }
 
@@ -220,7 +206,8 @@ impl Bundler {
     }
 
     /// Adds every vector with weight 1, summing up to 15 of them per word in registers
-    /// before updating the stored counters.
+    /// before updating the stored counters. The iterator is consumed 15 items at a time
+    /// (nothing else is collected), so it may be arbitrarily long or lazily generated.
     ///
     /// # Panics
     /// If any vector has a different dimension.
@@ -229,28 +216,31 @@ impl Bundler {
         I: IntoIterator,
         I::Item: AsHv,
     {
-        let owned: Vec<I::Item> = vectors.into_iter().collect();
-        let views: Vec<HvRef<'_>> = owned.iter().map(AsHv::as_hv).collect();
-        for v in &views {
-            assert_same_dim(self.dim, v.dim());
-        }
-        for group in views.chunks(GROUP) {
+        let mut iter = vectors.into_iter();
+        // Size the counters once for what the iterator promises, instead of growing them
+        // group by group.
+        let promised = (iter.size_hint().0 as u64).min(1 << 40);
+        self.reserve(promised);
+        self.abs_weight -= promised;
+        let mut group: Vec<I::Item> = Vec::with_capacity(GROUP);
+        loop {
+            group.clear();
+            group.extend(iter.by_ref().take(GROUP));
+            if group.is_empty() {
+                return;
+            }
+            for v in &group {
+                assert_same_dim(self.dim, v.as_hv().dim());
+            }
             self.reserve(group.len() as u64);
             self.total_weight += group.len() as i64;
             let planes = self.planes;
-            for (i, s) in self.slices.chunks_exact_mut(planes).enumerate() {
-                // 4-plane vertical counter of this word over the group.
-                let mut c = [0u64; 4];
-                for v in group {
-                    let mut carry = v.words()[i];
-                    for plane in c.iter_mut() {
-                        let t = *plane & carry;
-                        *plane ^= carry;
-                        carry = t;
-                    }
-                }
-                add_sliced(s, &c);
-            }
+            let views: Vec<HvRef<'_>> = group.iter().map(AsHv::as_hv).collect();
+            // 4-plane vertical counters of every word over the group, plane-major so the
+            // half-adder chain runs across words in SIMD lanes.
+            let mut c = vec![0u64; 4 * self.dim.words()];
+            group_counters(&views, &mut c, self.dim.words());
+            carry_in(&mut self.slices, planes, &c);
         }
     }
 
@@ -350,8 +340,9 @@ impl Bundler {
         let mut value = (value << shift) >> shift;
         // Plus the unit votes not yet carried in (only this word's).
         if self.pending_n > 0 {
-            for (p, plane) in self.pending[word * 4..word * 4 + 4].iter().enumerate() {
-                value += (((plane >> bit) & 1) as i64) << p;
+            let words = self.dim.words();
+            for p in 0..4 {
+                value += (((self.pending[p * words + word] >> bit) & 1) as i64) << p;
             }
         }
         value
@@ -395,6 +386,35 @@ impl Bundler {
     /// broken by a coin drawn from [`SeededRng::new(seed)`](SeededRng) (one `u64` per word,
     /// drawn for every word, so the coin of a position does not depend on other positions).
     ///
+    /// # Choosing the seed
+    /// The seed matters only where a counter ties: with an odd number of unit votes there
+    /// are no ties and every seed gives the same vector; with an even number about
+    /// `1/√(πn/2)` of the bits tie (half of them for two inputs). The convention this crate
+    /// follows, and recommends:
+    /// - **derive the seed from what the bundle stands for**, never from a clock or a
+    ///   counter of calls, so the same inputs always give the same vector (the text encoder
+    ///   uses the hash of the text's tokens, [`TextEncoder::tie_seed`](crate::encode::TextEncoder::tie_seed);
+    ///   hypermem's concepts and episodes use their id);
+    /// - **give different bundles different seeds**: two bundles of the same even-sized set
+    ///   binarized with one seed agree on every tie, so their similarity is inflated;
+    /// - a bundle that is re-binarized as it grows (a prototype) keeps its seed, so bits that
+    ///   stay tied do not flicker between versions.
+    ///
+    /// ```
+    /// use hdv::{Bundler, Dim, Hypervector};
+    /// let dim = Dim::new(4096).unwrap();
+    /// let (a, b) = (Hypervector::random(dim, 1), Hypervector::random(dim, 2));
+    /// let mut pair = Bundler::new(dim);
+    /// pair.add(&a);
+    /// pair.add(&b);
+    /// // Two votes tie wherever a and b differ: the seed decides those bits, reproducibly.
+    /// assert_eq!(pair.binarize(7).unwrap(), pair.binarize(7).unwrap());
+    /// assert_ne!(pair.binarize(7).unwrap(), pair.binarize(8).unwrap());
+    /// pair.add(&Hypervector::random(dim, 3));
+    /// // Three votes never tie: the seed no longer matters.
+    /// assert_eq!(pair.binarize(7).unwrap(), pair.binarize(8).unwrap());
+    /// ```
+    ///
     /// # Errors
     /// [`Error::EmptyBundle`] if the accumulator holds no votes.
     pub fn binarize(&self, seed: u64) -> Result<Hypervector> {
@@ -407,31 +427,150 @@ impl Bundler {
         // d = 2c - T needs planes + 2 bits (|2c| <= 2A, |T| <= A).
         let width = planes + 2;
         let t = self.total_weight;
-        let mut d = [0u64; MAX_PLANES + 2];
-        for (o, s) in out
-            .words_mut()
-            .iter_mut()
-            .zip(self.settled().chunks_exact(planes))
-        {
-            d[0] = 0;
-            d[1..=planes].copy_from_slice(s);
-            d[planes + 1] = s[planes - 1];
-            let mut borrow = 0u64;
-            let mut nonzero = 0u64;
-            for (p, dp) in d[..width].iter_mut().enumerate() {
-                // Bit p of T in two's complement, sign-extended, broadcast to all lanes.
-                let b = if (t >> p.min(63)) & 1 == 1 { !0u64 } else { 0 };
-                let a = *dp;
-                let x = a ^ b;
-                *dp = x ^ borrow;
-                borrow = (!a & b) | (!x & borrow);
-                nonzero |= *dp;
-            }
-            let negative = d[width - 1];
-            let coin = rng.next_u64();
-            *o = (!negative & nonzero) | (!nonzero & coin);
+        // Bit p of T in two's complement, sign-extended, broadcast to all lanes.
+        let mut tb = [0u64; MAX_PLANES + 2];
+        for (p, b) in tb[..width].iter_mut().enumerate() {
+            *b = if (t >> p.min(63)) & 1 == 1 { !0u64 } else { 0 };
         }
+        let settled = self.settled();
+        majority_words(&settled, planes, &tb[..width], out.words_mut(), &mut rng);
         Ok(out)
+    }
+}
+
+/// Adds plane-major 4-plane counters `c` (see [`group_counters`]) into word-major
+/// `slices` of `planes` planes.
+fn carry_in(slices: &mut [u64], planes: usize, c: &[u64]) {
+    let words = c.len() / 4;
+    let (c0, rest) = c.split_at(words);
+    let (c1, rest) = rest.split_at(words);
+    let (c2, c3) = rest.split_at(words);
+    for (i, s) in slices.chunks_exact_mut(planes).enumerate() {
+        add_sliced(s, &[c0[i], c1[i], c2[i], c3[i]]);
+    }
+}
+
+/// Adds, per bit, how many of (at most 15 in all) `views` set it, as 4 bit planes of `words`
+/// words each in `c` (plane-major). On AVX-512 machines the same loop is compiled for
+/// 8-lane registers.
+fn group_counters(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::kernels::try_active()
+            .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
+        {
+            // SAFETY: the active kernel is AVX-512 only where the CPU has AVX-512F.
+            unsafe { group_counters_avx512(views, c, words) };
+            return;
+        }
+    }
+    group_counters_portable(views, c, words);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn group_counters_avx512(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+    group_counters_portable(views, c, words);
+}
+
+#[inline(always)]
+fn group_counters_portable(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+    let (c0, rest) = c.split_at_mut(words);
+    let (c1, rest) = rest.split_at_mut(words);
+    let (c2, c3) = rest.split_at_mut(words);
+    for v in views {
+        let x = &v.words()[..words];
+        for i in 0..words {
+            let mut carry = x[i];
+            let t = c0[i] & carry;
+            c0[i] ^= carry;
+            carry = t;
+            let t = c1[i] & carry;
+            c1[i] ^= carry;
+            carry = t;
+            let t = c2[i] & carry;
+            c2[i] ^= carry;
+            carry = t;
+            c3[i] ^= carry;
+        }
+    }
+}
+
+/// The majority bits of word-major counters `settled` (`planes` planes a word): bit set
+/// where `2c − T > 0`, the coin where it is 0. `tb` holds the broadcast bits of T over
+/// `planes + 2` planes. Eight words at a time, as independent subtraction chains (SIMD
+/// lanes on AVX-512 machines).
+fn majority_words(
+    settled: &[u64],
+    planes: usize,
+    tb: &[u64],
+    out: &mut [u64],
+    rng: &mut SeededRng,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::kernels::try_active()
+            .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
+        {
+            // SAFETY: the active kernel is AVX-512 only where the CPU has AVX-512F.
+            unsafe { majority_words_avx512(settled, planes, tb, out, rng) };
+            return;
+        }
+    }
+    majority_words_portable(settled, planes, tb, out, rng);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn majority_words_avx512(
+    settled: &[u64],
+    planes: usize,
+    tb: &[u64],
+    out: &mut [u64],
+    rng: &mut SeededRng,
+) {
+    majority_words_portable(settled, planes, tb, out, rng);
+}
+
+#[inline(always)]
+fn majority_words_portable(
+    settled: &[u64],
+    planes: usize,
+    tb: &[u64],
+    out: &mut [u64],
+    rng: &mut SeededRng,
+) {
+    const LANES: usize = 8;
+    let width = tb.len();
+    // The block's minuend 2c plane-major, lane = word: plane 0 is 0, planes 1..=P are c's,
+    // plane P + 1 repeats the sign. Lanes past a short last block hold stale values whose
+    // results are never written.
+    let mut d = [[0u64; LANES]; MAX_PLANES + 2];
+    for (o, s) in out.chunks_mut(LANES).zip(settled.chunks(LANES * planes)) {
+        let n = o.len();
+        for (j, w) in s.chunks_exact(planes).enumerate() {
+            for (q, &plane) in w.iter().enumerate() {
+                d[q + 1][j] = plane;
+            }
+            d[planes + 1][j] = w[planes - 1];
+        }
+        let mut borrow = [0u64; LANES];
+        let mut nonzero = [0u64; LANES];
+        let mut last = [0u64; LANES];
+        for (dp, &b) in d[..width].iter().zip(tb) {
+            for j in 0..LANES {
+                let a = dp[j];
+                let x = a ^ b;
+                let r = x ^ borrow[j];
+                borrow[j] = (!a & b) | (!x & borrow[j]);
+                nonzero[j] |= r;
+                last[j] = r;
+            }
+        }
+        for j in 0..n {
+            let coin = rng.next_u64();
+            o[j] = (!last[j] & nonzero[j]) | (!nonzero[j] & coin);
+        }
     }
 }
 

@@ -11,10 +11,16 @@
 //! 2. score every item of codebook f: `a_m = D − 2·Hamming(u, X_f[m])` (the bipolar dot);
 //! 3. `x̂_f = sign(Σ_m a_m · X_f[m])`, a weighted majority with seeded ties.
 //!
-//! It stops when no estimate changed in an iteration (converged: each factor's answer is its
-//! best-scoring item) or after `max_iterations` (reported as not converged, with the best
-//! guesses so far). Inside its capacity the answer is the true factorization; outside, the
-//! dynamics wander and the report says so.
+//! It stops when no estimate changed in an iteration (converged) or after `max_iterations`
+//! (reported as not converged, with the best guesses so far). Each factor's answer is the
+//! item of largest |a_m|: complementing two estimates leaves their product unchanged, so the
+//! dynamics can settle on the complements of two true items (the sign degeneracy of the
+//! bipolar model, which Kent et al. resolve the same way); their similarities are then
+//! negative. Inside its capacity the answer is the true factorization; outside, the dynamics
+//! wander and the report says so.
+//!
+//! Capacity, measured by `examples/resonator.rs` against the figures published with the
+//! paper's reference implementation, is written up in `docs/EXPERIMENTS.md`.
 
 use crate::bundle::Bundler;
 use crate::error::{Error, Result};
@@ -33,7 +39,8 @@ pub struct Factorization {
     /// Per factor, the index of the chosen item in its codebook.
     pub indices: Vec<usize>,
     /// Per factor, the similarity (−1..1) of the unbound product to the chosen item in the
-    /// last iteration.
+    /// last iteration; negative when the estimate settled on the item's complement (always
+    /// for an even number of factors at once, see the module documentation).
     pub similarities: Vec<f64>,
     /// Iterations run.
     pub iterations: usize,
@@ -192,12 +199,12 @@ impl Resonator {
                 }
                 let book = &self.books[f];
                 let mut b = Bundler::new(self.dim);
-                let mut top = (0usize, i64::MIN);
+                let mut top = (0usize, 0i64);
                 for m in 0..book.len {
                     let x = item(book, m);
                     let a = self.dim.bits() as i64
                         - 2 * i64::from(kernel.hamming(unbound.words(), x.words()));
-                    if a > top.1 {
+                    if a.abs() > top.1.abs() {
                         top = (m, a);
                     }
                     b.add_weighted(&x, a);

@@ -30,6 +30,33 @@ fn factors_seeded_products_inside_its_capacity() {
 }
 
 #[test]
+fn near_the_published_capacity_complemented_pairs_still_name_the_true_factors() {
+    // Kent et al. (2020) list an operational capacity of about 83 items per codebook for
+    // F = 3 at N = 1,536 (interpolated); at 80 % of it every product must factor. The
+    // dynamics often settle on the complements of two true items (their product is the
+    // same): the answer must still name the true items, with negative similarities.
+    let dim = Dim::new(1536).unwrap();
+    let mut rng = SeededRng::new(5);
+    let mut complemented = 0;
+    for trial in 0..30u64 {
+        let b = books(dim, 3, 66, trial + 500);
+        let r = Resonator::new(&b).unwrap();
+        let truth: Vec<usize> = (0..3).map(|_| rng.below(66) as usize).collect();
+        let product = b[0][truth[0]].bind(&b[1][truth[1]]).bind(&b[2][truth[2]]);
+        let found = r.factor(&product, 300, trial).unwrap();
+        assert!(found.converged && found.exact, "trial {trial}: {found:?}");
+        assert_eq!(found.indices, truth, "trial {trial}");
+        let negative = found.similarities.iter().filter(|&&s| s < 0.0).count();
+        assert!(negative % 2 == 0, "trial {trial}: {found:?}");
+        complemented += usize::from(negative > 0);
+    }
+    assert!(
+        complemented > 0,
+        "no run settled on complements: the test lost its point"
+    );
+}
+
+#[test]
 fn far_outside_its_capacity_it_says_it_did_not_converge() {
     // 128 bits cannot separate 64^3 = 262,144 combinations.
     let dim = Dim::new(128).unwrap();
