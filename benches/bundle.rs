@@ -1,6 +1,7 @@
 //! Bundling n = 3, 11, 101, 1,001 vectors of D = 10,048 bits: bit-sliced counters
 //! (`add_all` and one-by-one `add`) against a byte-per-bit counter loop, each followed by
-//! majority binarization with a seeded coin.
+//! majority binarization with a seeded coin; and reading all counters back at once
+//! against a loop of `counter(i)`.
 //!
 //! `cargo bench --bench bundle`
 
@@ -73,6 +74,18 @@ fn bundle(c: &mut Criterion) {
             bench.iter(|| byte_per_bit(black_box(&vectors), dim, 7))
         });
     }
+    // Reading every counter back (101 votes): one pass over the planes against a loop of
+    // `counter(i)`.
+    let vectors: Vec<_> = (0..101u64).map(|s| Hypervector::random(dim, s)).collect();
+    let mut b = Bundler::new(dim);
+    b.add_all(&vectors);
+    g.throughput(Throughput::Elements(DIM as u64));
+    g.bench_function("counters_all_101", |bench| {
+        bench.iter(|| black_box(&b).counters())
+    });
+    g.bench_function("counter_loop_101", |bench| {
+        bench.iter(|| (0..DIM).map(|i| black_box(&b).counter(i)).sum::<i64>())
+    });
     g.finish();
 }
 
