@@ -26,21 +26,6 @@ const CENTRES: usize = 1_000;
 const QUERIES: usize = 200;
 
 /// User + system CPU seconds of process `pid` ("self" for this one), from /proc.
-fn cpu_secs(pid: &str) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// The server process (if started here), its gRPC URL, and its storage (removed on drop).
 struct Server(Option<Child>, String, #[allow(dead_code)] tempfile::TempDir);
 
@@ -169,13 +154,13 @@ fn main() {
     println!("N = {n} clustered vectors of {DIM} bits, inserts in batches of 1,000");
     let mmap_secs = insert_all(&mmap, &p, &base);
     let (cpu0, srv0) = (
-        cpu_secs("self"),
-        qdrant_pid.as_deref().map_or(0.0, cpu_secs),
+        common::cpu_secs("self"),
+        qdrant_pid.as_deref().map_or(0.0, common::cpu_secs),
     );
     let q_secs = insert_all(&qdrant, &p, &base);
     let (cpu1, srv1) = (
-        cpu_secs("self"),
-        qdrant_pid.as_deref().map_or(0.0, cpu_secs),
+        common::cpu_secs("self"),
+        qdrant_pid.as_deref().map_or(0.0, common::cpu_secs),
     );
     println!(
         "insert   mmap   {:>9.0} vectors/s wall (2 fdatasync per batch)",

@@ -4,6 +4,10 @@
 //! `HYPERMEM_BENCH_LARGE=1`), then the cost of a restart: reopening the data directory and
 //! the first recall (which loads the lexical index saved on close).
 //!
+//! Before them, the ingest of 40,000 conversation turns of about 2 KB
+//! (`HYPERMEM_BENCH_TURNS`, 0 skips it). Observation rates are given per wall second and
+//! per CPU-second of the process.
+//!
 //! `cargo bench --bench recall`
 
 use std::time::Instant;
@@ -52,6 +56,53 @@ fn sentence(rng: &mut SeededRng, i: usize) -> String {
     )
 }
 
+/// Ingest of `HYPERMEM_BENCH_TURNS` (default 40,000) conversation turns of about 2 KB
+/// (the size of BEAM-500K's turns), in batches of 1,000: wall and CPU rates.
+fn long_turns(profile: &Profile) {
+    let n: usize = std::env::var("HYPERMEM_BENCH_TURNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40_000);
+    if n == 0 {
+        return;
+    }
+    let dir = common::bench_dir();
+    let memory = Memory::open(profile, Some(dir.path())).unwrap();
+    let p = ProjectId::new("turns").unwrap();
+    let mut rng = SeededRng::new(2);
+    let mut turn = |i: usize| {
+        let mut text = String::with_capacity(2_100);
+        let mut k = 0;
+        while text.len() < 2_000 {
+            text.push_str(&sentence(&mut rng, i * 100 + k));
+            text.push(' ');
+            k += 1;
+        }
+        text
+    };
+    let (t, cpu) = (Instant::now(), common::cpu_secs("self"));
+    let mut bytes = 0;
+    for start in (0..n).step_by(1000) {
+        let batch: Vec<_> = (start..(start + 1000).min(n))
+            .map(|i| {
+                let text = turn(i);
+                bytes += text.len();
+                NewEvent::new(p.clone(), common::turn_role(i), EventKind::Message, text)
+                    .session(format!("s{}", i / 50))
+            })
+            .collect();
+        memory.observe_batch(&batch).unwrap();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let cpu = common::cpu_secs("self") - cpu;
+    println!(
+        "recall bench: observed {n} turns of {:.0} bytes on average in {secs:.1} s = {:.0} turns/s end to end, {:.0} per CPU-second (batches of 1,000, 2 cores)",
+        bytes as f64 / n as f64,
+        n as f64 / secs,
+        n as f64 / cpu.max(1e-9)
+    );
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -75,12 +126,13 @@ fn recall(c: &mut Criterion) {
         .num_threads(1)
         .build()
         .unwrap();
+    long_turns(&profile);
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
         let memory = Memory::open(&profile, Some(dir.path())).unwrap();
         let p = ProjectId::new("bench").unwrap();
         let mut rng = SeededRng::new(1);
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), common::cpu_secs("self"));
         for start in (0..n).step_by(1000) {
             let batch: Vec<_> = (start..start + 1000)
                 .map(|i| {
@@ -96,9 +148,11 @@ fn recall(c: &mut Criterion) {
             memory.observe_batch(&batch).unwrap();
         }
         let secs = t.elapsed().as_secs_f64();
+        let cpu = common::cpu_secs("self") - cpu;
         println!(
-            "recall bench: observed {n} memories in {secs:.1} s = {:.0} observations/s end to end (batches of 1,000, 2 cores)",
-            n as f64 / secs
+            "recall bench: observed {n} memories in {secs:.1} s = {:.0} observations/s end to end, {:.0} per CPU-second (batches of 1,000, 2 cores)",
+            n as f64 / secs,
+            n as f64 / cpu.max(1e-9)
         );
         let queries: Vec<String> = (0..200)
             .map(|_| {
