@@ -34,7 +34,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What kind of failure an error is: one class per HTTP status family, MCP error and CLI
 /// exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// The request is malformed or names something invalid (HTTP 400, exit 2).

@@ -17,7 +17,7 @@ use crate::store::ProjectId;
 use crate::{Memory, Result};
 
 /// Scores of one category (or overall).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Score {
     /// Questions with evidence.
     pub questions: usize,
@@ -38,7 +38,7 @@ pub struct Score {
 }
 
 /// How one question fared.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QuestionResult {
     /// Question id.
     pub question_id: String,
@@ -53,7 +53,7 @@ pub struct QuestionResult {
 }
 
 /// The result of an evaluation.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     /// Turns ingested.
     pub turns: usize,
@@ -327,7 +327,7 @@ struct Conversation {
 }
 
 /// What an import did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ImportReport {
     /// Conversations in the file.
     pub conversations: usize,

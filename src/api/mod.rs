@@ -11,6 +11,12 @@
 
 pub mod http;
 pub mod mcp;
+mod response;
+
+pub use response::{
+    EpisodeAppended, EpisodeEnded, EpisodeStarted, Migrated, Observed, ObservedBatch,
+    ProcedureAdded, ProspectiveShown, Response,
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -834,76 +840,102 @@ impl<'a> Api<'a> {
     /// # Errors
     /// The operation's [`ApiError`].
     pub fn execute(&self, request: &Request) -> ApiResult<Value> {
+        to_json(&self.respond(request)?)
+    }
+
+    /// Runs `request` and returns its typed result ([`Response`]; its JSON is what
+    /// [`execute`](Self::execute) returns).
+    ///
+    /// # Errors
+    /// As [`execute`](Self::execute).
+    pub fn respond(&self, request: &Request) -> ApiResult<Response> {
         let m = self.memory;
         Ok(match request {
-            Request::Observe(r) => json!({"event_id": self.observe(r)?.0}),
-            Request::ObserveBatch(r) => {
-                json!({"event_ids": self.observe_batch(r)?.iter().map(|e| e.0).collect::<Vec<_>>()})
+            Request::Observe(r) => Response::Observe(Observed {
+                event_id: self.observe(r)?.0,
+            }),
+            Request::ObserveBatch(r) => Response::ObserveBatch(ObservedBatch {
+                event_ids: self.observe_batch(r)?.iter().map(|e| e.0).collect(),
+            }),
+            Request::RecordEvent(r) => Response::RecordEvent(Box::new(m.record_event(r.event()?)?)),
+            Request::Recall(r) => Response::Recall(Box::new(self.recall(r)?)),
+            Request::Pack(r) => Response::Pack(Box::new(self.pack(r)?)),
+            Request::BeliefAssert(r) => Response::BeliefAssert(self.belief_assert(r)?),
+            Request::BeliefCorrect(r) => Response::BeliefCorrect(self.belief_correct(r)?),
+            Request::BeliefCurrent(r) => {
+                Response::BeliefCurrent(self.belief_current(r)?.map(Box::new))
             }
-            Request::RecordEvent(r) => to_json(&m.record_event(r.event()?)?)?,
-            Request::Recall(r) => to_json(&self.recall(r)?)?,
-            Request::Pack(r) => to_json(&self.pack(r)?)?,
-            Request::BeliefAssert(r) => to_json(&self.belief_assert(r)?)?,
-            Request::BeliefCorrect(r) => to_json(&self.belief_correct(r)?)?,
-            Request::BeliefCurrent(r) => to_json(&self.belief_current(r)?)?,
-            Request::BeliefAt(r) => to_json(&self.belief_at(r)?)?,
-            Request::BeliefHistory(r) => to_json(&self.belief_history(r)?)?,
-            Request::ApplyPlan(r) => to_json(&governed(m.apply_plan(&r.plan)?)?)?,
-            Request::EpisodeStart(r) => json!({"episode": self.episode_start(r)?.0}),
-            Request::EpisodeAppend(r) => {
-                let position = self.episode_append(r)?;
-                json!({"episode": r.episode, "event": r.event, "position": position, "outcome": "appended"})
+            Request::BeliefAt(r) => Response::BeliefAt(self.belief_at(r)?.map(Box::new)),
+            Request::BeliefHistory(r) => Response::BeliefHistory(self.belief_history(r)?),
+            Request::ApplyPlan(r) => Response::ApplyPlan(governed(m.apply_plan(&r.plan)?)?),
+            Request::EpisodeStart(r) => Response::EpisodeStart(EpisodeStarted {
+                episode: self.episode_start(r)?.0,
+            }),
+            Request::EpisodeAppend(r) => Response::EpisodeAppend(EpisodeAppended {
+                episode: r.episode,
+                event: r.event,
+                position: self.episode_append(r)?,
+                outcome: "appended".to_owned(),
+            }),
+            Request::EpisodeEnd(r) => Response::EpisodeEnd(self.episode_end(r)?),
+            Request::ProcedureAdd(r) => Response::ProcedureAdd(ProcedureAdded {
+                procedure: self.procedure_add(r)?.0,
+            }),
+            Request::ProcedureSuggest(r) => Response::ProcedureSuggest(self.procedure_suggest(r)?),
+            Request::ProcedureOutcome(r) => Response::ProcedureOutcome(Box::new(
+                m.record_procedure_outcome(&project(&r.project)?, ProcedureId(r.id), r.success)?,
+            )),
+            Request::ProspectivePropose(r) => {
+                Response::ProspectivePropose(Box::new(self.prospective_propose(r)?))
             }
-            Request::EpisodeEnd(r) => self.episode_end(r)?,
-            Request::ProcedureAdd(r) => json!({"procedure": self.procedure_add(r)?.0}),
-            Request::ProcedureSuggest(r) => to_json(&self.procedure_suggest(r)?)?,
-            Request::ProcedureOutcome(r) => to_json(&m.record_procedure_outcome(
-                &project(&r.project)?,
-                ProcedureId(r.id),
-                r.success,
-            )?)?,
-            Request::ProspectivePropose(r) => to_json(&self.prospective_propose(r)?)?,
-            Request::ProspectiveConfirm(r) => to_json(&m.ledger().confirm_prospective(
-                &project(&r.project)?,
-                ProspectiveId(r.id),
-                EventId(r.event),
-            )??)?,
-            Request::ProspectiveDefer(r) => to_json(&m.ledger().defer_prospective(
-                &project(&r.project)?,
-                ProspectiveId(r.id),
-                r.until.ms("until")?,
-            )??)?,
-            Request::ProspectiveComplete(r) => to_json(
-                &m.ledger()
+            Request::ProspectiveConfirm(r) => {
+                Response::ProspectiveConfirm(Box::new(m.ledger().confirm_prospective(
+                    &project(&r.project)?,
+                    ProspectiveId(r.id),
+                    EventId(r.event),
+                )??))
+            }
+            Request::ProspectiveDefer(r) => {
+                Response::ProspectiveDefer(Box::new(m.ledger().defer_prospective(
+                    &project(&r.project)?,
+                    ProspectiveId(r.id),
+                    r.until.ms("until")?,
+                )??))
+            }
+            Request::ProspectiveComplete(r) => Response::ProspectiveComplete(Box::new(
+                m.ledger()
                     .complete_prospective(&project(&r.project)?, ProspectiveId(r.id))??,
-            )?,
-            Request::ProspectiveReject(r) => to_json(
-                &m.ledger()
+            )),
+            Request::ProspectiveReject(r) => Response::ProspectiveReject(Box::new(
+                m.ledger()
                     .reject_prospective(&project(&r.project)?, ProspectiveId(r.id))??,
-            )?,
+            )),
             Request::ProspectiveShow(r) => {
                 let (item, history) = m
                     .ledger()
                     .prospective_history(&project(&r.project)?, ProspectiveId(r.id))??;
-                let mut value = to_json(&item)?;
-                value["history"] = to_json(&history)?;
-                value
+                Response::ProspectiveShow(Box::new(ProspectiveShown { item, history }))
             }
-            Request::ProspectiveDue(r) => to_json(&self.prospective_due(r)?)?,
-            Request::Candidates(r) => to_json(&self.candidates(r)?)?,
-            Request::CandidateApprove(r) => to_json(&self.candidate(r, true)?)?,
-            Request::CandidateReject(r) => to_json(&self.candidate(r, false)?)?,
-            Request::Gaps(r) => to_json(&self.gaps(r)?)?,
-            Request::Associations(r) => to_json(&self.associations(r)?)?,
-            Request::Proposals(r) => to_json(&self.proposals(r)?)?,
-            Request::Pulse(r) => to_json(&self.pulse(r)?)?,
-            Request::Stats(_) => to_json(&self.stats()?)?,
-            Request::Map(r) => to_json(&self.map(r)?)?,
+            Request::ProspectiveDue(r) => Response::ProspectiveDue(self.prospective_due(r)?),
+            Request::Candidates(r) => Response::Candidates(self.candidates(r)?),
+            Request::CandidateApprove(r) => Response::CandidateApprove(self.candidate(r, true)?),
+            Request::CandidateReject(r) => Response::CandidateReject(self.candidate(r, false)?),
+            Request::Gaps(r) => Response::Gaps(self.gaps(r)?),
+            Request::Associations(r) => Response::Associations(self.associations(r)?),
+            Request::Proposals(r) => Response::Proposals(self.proposals(r)?),
+            Request::Pulse(r) => Response::Pulse(Box::new(self.pulse(r)?)),
+            Request::Stats(_) => Response::Stats(self.stats()?),
+            Request::Map(r) => Response::Map(Box::new(self.map(r)?)),
             Request::Migrate(r) => {
                 let r = m.ledger().migrate(r.dry_run)?;
-                json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations})
+                Response::Migrate(Migrated {
+                    from: r.from,
+                    to: r.to,
+                    dry_run: r.dry_run,
+                    migrations: r.migrations,
+                })
             }
-            Request::ForgetProject(r) => to_json(&self.forget_project(r)?)?,
+            Request::ForgetProject(r) => Response::ForgetProject(Box::new(self.forget_project(r)?)),
         })
     }
 
@@ -1142,14 +1174,17 @@ impl<'a> Api<'a> {
     ///
     /// # Errors
     /// As [`Memory::end_episode`].
-    pub fn episode_end(&self, r: &EpisodeEnd) -> ApiResult<Value> {
+    pub fn episode_end(&self, r: &EpisodeEnd) -> ApiResult<EpisodeEnded> {
         let p = project(&r.project)?;
         self.memory
             .end_episode(&p, EpisodeId(r.episode), r.outcome.as_deref(), r.reward)?;
         let e = self.memory.cognition().episode(&p, EpisodeId(r.episode))?;
-        Ok(
-            json!({"episode": r.episode, "status": e.status, "outcome": e.outcome, "reward": e.reward}),
-        )
+        Ok(EpisodeEnded {
+            episode: r.episode,
+            status: e.status,
+            outcome: e.outcome,
+            reward: e.reward,
+        })
     }
 
     /// Adds a procedure.

@@ -1140,7 +1140,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                     outcome,
                     reward,
                 })?;
-                print(value, format!("sealed episode {episode}"));
+                print(
+                    serde_json::to_value(&value)?,
+                    format!("sealed episode {episode}"),
+                );
             }
         },
         Command::Procedure { action } => match action {

@@ -9,7 +9,7 @@ use crate::ledger::{EventId, LedgerResult};
 use crate::store::ProjectId;
 
 /// A candidate association ("subtle thought"): never a fact.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Association {
     /// Id.
     pub id: u64,

@@ -83,7 +83,9 @@ fn mean_similarity(a: &[Hypervector], b: &[Hypervector]) -> f64 {
 }
 
 /// Identifier of a concept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ConceptId(pub u64);
 
 /// A consolidated concept.

@@ -12,7 +12,7 @@ use crate::ledger::{EventId, LedgerResult, Role};
 use crate::store::ProjectId;
 
 /// Why a candidate was refused.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 pub enum CandidateRefusal {
     /// Only `propose` operations are candidates.
     #[error("a candidate must be a propose operation")]
@@ -29,7 +29,7 @@ pub enum CandidateRefusal {
 }
 
 /// What the curator proposed for one episode.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Curated {
     /// The episode.
     pub episode: EpisodeId,

@@ -26,11 +26,13 @@ crate::ledger::string_enum!(
 );
 
 /// Identifier of an episode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct EpisodeId(pub u64);
 
 /// An episode.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Episode {
     /// Id.
     pub id: EpisodeId,

@@ -10,7 +10,7 @@ use crate::ledger::LedgerResult;
 use crate::store::ProjectId;
 
 /// What kind of knowledge gap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GapKind {
     /// A query whose best match was weak.
@@ -22,7 +22,7 @@ pub enum GapKind {
 }
 
 /// A knowledge gap with its evidence.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gap {
     /// Kind.
     pub kind: GapKind,

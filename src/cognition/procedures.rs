@@ -29,7 +29,7 @@ pub struct Step {
 }
 
 /// A stored procedure.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Procedure {
     /// Id.
     pub id: ProcedureId,
@@ -48,7 +48,7 @@ pub struct Procedure {
 }
 
 /// A suggested procedure with its score parts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Suggestion {
     /// The procedure.
     pub procedure: Procedure,

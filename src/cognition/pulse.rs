@@ -31,10 +31,11 @@ impl Default for PulseBudget {
 }
 
 /// What one phase did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseReceipt {
     /// Phase name.
-    pub phase: &'static str,
+    #[serde(deserialize_with = "crate::names::name")]
+    pub phase: crate::names::Name,
     /// Items processed.
     pub items: usize,
     /// Time spent (ms).
@@ -46,7 +47,7 @@ pub struct PhaseReceipt {
 }
 
 /// What one tick did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PulseReceipt {
     /// The project.
     pub project: String,

@@ -37,7 +37,7 @@ impl Default for RippleParams {
 }
 
 /// An activated memory.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Activation {
     /// The memory.
     pub id: u64,

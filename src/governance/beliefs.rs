@@ -47,7 +47,7 @@ impl std::fmt::Display for BeliefId {
 }
 
 /// One belief version.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Belief {
     /// Row id.
     pub id: BeliefId,

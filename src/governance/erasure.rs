@@ -8,7 +8,7 @@ use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 use crate::store::ProjectId;
 
 /// Rows removed per table by [`Ledger::forget_project`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ErasureReceipt {
     /// The erased project.
     pub project: String,

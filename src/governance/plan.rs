@@ -256,7 +256,7 @@ impl Plan {
 }
 
 /// Why a plan was refused (nothing was written).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum RejectionReason {
     /// An operation that needs evidence has none.
@@ -312,7 +312,8 @@ pub enum RejectionReason {
     #[error("cannot {op} a belief in status {status}")]
     InvalidTransition {
         /// The operation.
-        op: &'static str,
+        #[serde(deserialize_with = "crate::names::name")]
+        op: crate::names::Name,
         /// The current status.
         status: BeliefStatus,
     },
@@ -325,7 +326,7 @@ pub enum RejectionReason {
 }
 
 /// The refused operation and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rejection {
     /// Index of the operation in the plan (`None` for plan-level reasons).
     pub op_index: Option<usize>,
@@ -334,7 +335,7 @@ pub struct Rejection {
 }
 
 /// What one applied operation did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum OpOutcome {
     /// A new active belief.
@@ -416,7 +417,7 @@ impl OpOutcome {
 }
 
 /// The result of applying a plan.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PlanOutcome {
     /// Every operation applied, with its audit row, in one transaction.
@@ -434,7 +435,7 @@ pub enum PlanOutcome {
 }
 
 /// One audit row: which operation of a plan did what, committed with it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AuditRow {
     /// Index of the operation in its plan.
     pub op_index: usize,

@@ -49,7 +49,7 @@ crate::ledger::string_enum!(
 pub struct ProspectiveId(pub u64);
 
 /// One transition of a prospective item, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProspectiveChange {
     /// When (ms, ledger clock).
     pub at: i64,
@@ -66,7 +66,7 @@ pub struct ProspectiveChange {
 }
 
 /// A prospective item.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProspectiveItem {
     /// Id.
     pub id: ProspectiveId,
@@ -87,7 +87,7 @@ pub struct ProspectiveItem {
 }
 
 /// Why a prospective operation was refused (nothing was written).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum ProspectiveRefusal {
     /// No such item in this project.

@@ -226,7 +226,7 @@ impl NewEvent {
 }
 
 /// A stored raw event.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Event {
     /// Id = global sequence number.
     pub id: EventId,
@@ -279,7 +279,7 @@ pub struct Event {
 }
 
 /// Chronological neighbours of an event (anchor excluded) plus its parent and children.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EventContext {
     /// The anchor.
     pub anchor: Event,
@@ -294,7 +294,7 @@ pub struct EventContext {
 }
 
 /// A full-text hit: the event and its bm25 score (lower is better, as SQLite reports it).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FtsHit {
     /// The event.
     pub event: Event,

@@ -26,7 +26,7 @@ const TOPIC_EVENTS: usize = 400;
 
 /// One project's memory at a glance. Lists are truncated to the requested limit; the
 /// totals beside them are exact.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryMap {
     /// The project.
     pub project: String,
@@ -65,7 +65,7 @@ pub struct MemoryMap {
 }
 
 /// A thread and its size.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadSummary {
     /// Thread name.
     pub thread: String,
@@ -76,7 +76,7 @@ pub struct ThreadSummary {
 }
 
 /// Where a project's memories live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TierCensus {
     /// Copies in RAM.
     pub hot: usize,
@@ -87,7 +87,7 @@ pub struct TierCensus {
 }
 
 /// An episode, named by its most distinctive words.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeSummary {
     /// Episode id.
     pub id: u64,
@@ -104,7 +104,7 @@ pub struct EpisodeSummary {
 }
 
 /// A consolidated concept.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConceptSummary {
     /// Concept id.
     pub id: u64,
@@ -115,7 +115,7 @@ pub struct ConceptSummary {
 }
 
 /// A memory many synapses lead to.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hub {
     /// The event.
     pub event: EventId,

@@ -165,7 +165,7 @@ impl ProjectText {
 }
 
 /// What `forget_project` removed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ForgetReceipt {
     /// Ledger, governance and cognition rows per table.
     pub ledger: ErasureReceipt,

@@ -23,7 +23,7 @@ use crate::store::{ProjectId, SearchRequest, VectorId};
 use crate::{Memory, Result};
 
 /// A recalled memory with its score breakdown and source anchor.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecallItem {
     /// The raw event (the anchor: id, thread, turn, content).
     pub event: Event,
@@ -154,7 +154,7 @@ impl Filters<'_> {
 }
 
 /// Recall results and the candidates the filters suppressed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecallResult {
     /// Results, best first.
     pub items: Vec<RecallItem>,

@@ -36,13 +36,14 @@ pub struct Ranked {
 }
 
 /// A fused item: total score and each source's contribution.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fused {
     /// The item.
     pub id: u64,
     /// Fused score (sum of contributions).
     pub score: f64,
     /// `(source, rank (1-based), contribution)`.
+    #[serde(deserialize_with = "crate::names::breakdown")]
     pub breakdown: Vec<(&'static str, usize, f64)>,
 }
 
@@ -84,7 +85,7 @@ pub fn estimate_tokens(text: &str) -> usize {
 
 /// Where a pack item comes from: the event it is (or, for a belief, its first evidence),
 /// with its place in the conversation and its source.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Anchor {
     /// The event.
     pub event: u64,
@@ -117,12 +118,13 @@ impl From<&crate::ledger::Event> for Anchor {
 }
 
 /// One line of a pack receipt.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReceiptLine {
     /// The item.
     pub id: u64,
     /// Slot (`belief`, `procedure`, `direct`, `directive`, `associative`).
-    pub slot: &'static str,
+    #[serde(deserialize_with = "crate::names::name")]
+    pub slot: crate::names::Name,
     /// Tokens it takes.
     pub tokens: usize,
     /// Why it was selected or suppressed.
@@ -151,7 +153,7 @@ pub struct PackCandidate {
 }
 
 /// A context pack: the selected texts and the receipt accounting for every candidate.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pack {
     /// Token budget used for this pack.
     pub budget: usize,
