@@ -367,18 +367,39 @@ fn concurrent_load_then_sigterm_or_kill_loses_nothing_acknowledged() {
     let mut s = Server::start(d, &[]);
     let acked = load(&s.url, 500, None);
     assert_eq!(acked.len(), 4000);
-    let (_, v) = post(
-        &format!("{}/v1/projects/load/recall", s.url),
-        None,
-        r#"{"query":"client 3 note 417 kestrels","k":10}"#,
-    );
+    // Recall finds each acknowledged observation by its own words (8 clients at once).
+    let missed = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for part in acked.chunks(acked.len().div_ceil(8)) {
+            let (url, missed) = (&s.url, &missed);
+            scope.spawn(move || {
+                for (sid, id) in part {
+                    let (c, i) = sid[1..].split_once('-').unwrap();
+                    let body =
+                        json!({"query": format!("client {c} note {i} about kestrels"), "k": 10});
+                    let (_, v) = post(
+                        &format!("{url}/v1/projects/load/recall"),
+                        None,
+                        &body.to_string(),
+                    );
+                    let found = v["items"].as_array().is_some_and(|items| {
+                        items
+                            .iter()
+                            .any(|it| it["event"]["id"].as_u64() == Some(*id))
+                    });
+                    if !found {
+                        missed.lock().unwrap().push(sid.clone());
+                    }
+                }
+            });
+        }
+    });
+    let missed = missed.into_inner().unwrap();
     assert!(
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["event"]["source_id"] == "c3-417"),
-        "{v}"
+        missed.is_empty(),
+        "recall missed {} acknowledged observations: {:?}",
+        missed.len(),
+        &missed[..missed.len().min(10)]
     );
     s.signal("-TERM");
     check_stored(d, &acked);
