@@ -117,6 +117,8 @@ pub struct Query {
     content: Vec<String>,
     /// The kinds of value the question asks for.
     asked: Vec<Kind>,
+    /// The values the question itself states ("note 417", "the 3 PM slot").
+    stated: Vec<Value>,
 }
 
 impl Query {
@@ -130,7 +132,23 @@ impl Query {
                 .map(|t| values::singular(t))
                 .collect(),
             asked: values::asked_kinds(question),
+            stated: values::scan(question).values,
         }
+    }
+
+    /// Whether the question names a value `older` states that `newer` does not mention at
+    /// all (neither as a value nor as what it changed): the question is about the older
+    /// statement itself, so a different value later does not answer it better.
+    fn pins(&self, older: &Candidate, newer: &Candidate) -> bool {
+        let same = |a: &Value, b: &Value| a.kind == b.kind && a.value == b.value;
+        self.stated.iter().any(|q| {
+            older.values.iter().any(|v| same(v, q))
+                && !newer
+                    .values
+                    .iter()
+                    .chain(&newer.origins)
+                    .any(|v| same(v, q))
+        })
     }
 }
 
@@ -432,6 +450,9 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
     for j in 1..ranked.len() {
         let target = (0..j).find(|&i| {
             let (older, newer) = (&ranked[i], &ranked[j]);
+            if query.pins(older, newer) {
+                return false;
+            }
             (newer.evidence >= ratio * older.evidence && revises(query, older, newer))
                 || (newer.evidence >= RESTATE_RATIO * older.evidence
                     && same_speaker_later(older, newer)
@@ -572,6 +593,50 @@ mod tests {
         ];
         assert_eq!(
             reorder(&query("what is the locker code"), &mut ranked, 0.2),
+            [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn a_value_the_question_names_keeps_its_statement_in_place() {
+        let ranked = || {
+            vec![
+                cand(1, "my first sprint deadline is April 1, 2024", 1.0),
+                cand(9, "I moved the sprint deadline to April 5, 2024", 0.5),
+            ]
+        };
+        // Not named: the update moves up.
+        let mut r = ranked();
+        assert_eq!(
+            reorder(&query("which sprint deadline did I set"), &mut r, 0.4),
+            [(9, 1)]
+        );
+        // The question names the older value: it asks about that statement.
+        let mut r = ranked();
+        assert!(
+            reorder(
+                &query("what did I plan for the sprint deadline of April 1, 2024"),
+                &mut r,
+                0.4
+            )
+            .is_empty()
+        );
+        assert_eq!(ids(&r), [1, 9]);
+        // Unless the newer statement says it changed that very value.
+        let changed = || {
+            vec![
+                cand(1, "the locker code is 1234", 1.0),
+                cand(5, "I changed the locker code from 1234 to 4821", 0.8),
+            ]
+        };
+        let mut r = changed();
+        assert_eq!(
+            reorder(&query("what is the locker code"), &mut r, 0.2),
+            [(5, 1)]
+        );
+        let mut r = changed();
+        assert_eq!(
+            reorder(&query("is the locker code still 1234"), &mut r, 0.2),
             [(5, 1)]
         );
     }
