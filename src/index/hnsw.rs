@@ -536,8 +536,10 @@ impl Hnsw {
         for (_, v) in items {
             self.check(*v)?;
         }
-        let mut g = self.graph.writing();
+        // The write lock is taken per insert, not per batch: a batch of 1,000 takes
+        // hundreds of milliseconds, and searches must not wait for all of it.
         for (id, v) in items {
+            let mut g = self.graph.writing();
             if let Some(&old) = g.by_id.get(id) {
                 g.mark_deleted(old);
             }
