@@ -118,7 +118,7 @@ fn report_and_bench(c: &mut Criterion, data: &DataSet) {
     let mut index = Hnsw::build(data.dim, config, &items).unwrap();
     let (cpu, wall) = (cpu_seconds() - cpu0, t0.elapsed().as_secs_f64());
     println!(
-        "hnsw {} n={} M=16 efC=128 build (1 thread): {:.1} s wall, {:.1} CPU-s, {:.0} vectors per CPU-second",
+        "hnsw {} n={} M=16 efC=128 build (2 threads: parallel neighbour search): {:.1} s wall, {:.1} CPU-s, {:.0} vectors per CPU-second",
         data.name,
         data.base.len(),
         wall,

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use hdv::{Dim, HvRef, Kernel, SeededRng};
+use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::store::{Hit, MappedFile, SearchRequest, VectorId};
@@ -380,40 +381,75 @@ impl Graph {
         ((-u.ln() * self.level_mult).floor() as u64).min(u64::from(MAX_LEVEL)) as u8
     }
 
-    fn insert(&mut self, kernel: Kernel, ef_construction: usize, id: VectorId, v: &[u64]) {
-        let node = self.len() as u32;
-        let level = self.random_level();
-        self.ids.push(id);
-        self.levels.push(level);
-        self.layer0.extend(std::iter::repeat_n(0, self.m0 + 1));
-        self.upper.push(vec![0; level as usize * (self.m + 1)]);
-        self.vectors.owned.extend_from_slice(v);
-        self.by_id.insert(id, node);
+    /// The first half of an insert that only reads the graph: for a point of `level`, the
+    /// `ef` nearest nodes found on each layer it will live on that the graph has
+    /// (`out[layer]`, nearest first; empty where the graph has no such layer yet).
+    fn candidates(&self, kernel: Kernel, ef: usize, q: &[u64], level: u8) -> Vec<Vec<(u32, u32)>> {
+        let mut out = vec![Vec::new(); level as usize + 1];
         let Some(entry) = self.entry else {
-            self.entry = Some(node);
-            self.max_level = level;
-            return;
+            return out;
         };
-        let q = v;
         let all = |_: u32| true;
         let mut eps = vec![(self.dist(kernel, q, entry), entry)];
         for layer in (level + 1..=self.max_level).rev() {
             eps = self.search_layer(kernel, q, &eps, 1, layer, &all);
         }
         for layer in (0..=level.min(self.max_level)).rev() {
-            let found = self.search_layer(kernel, q, &eps, ef_construction, layer, &all);
-            let chosen = self.select(kernel, &found, self.m);
+            let found = self.search_layer(kernel, q, &eps, ef, layer, &all);
+            eps = found.clone();
+            out[layer as usize] = found;
+        }
+        out
+    }
+
+    /// The second half: appends the point and links it on every layer to the best of
+    /// `found` (from [`candidates`](Self::candidates) over the graph as it was) and of the
+    /// `batch` nodes appended since then (which that search could not see).
+    fn link(
+        &mut self,
+        kernel: Kernel,
+        ef: usize,
+        (id, v, level): (VectorId, &[u64], u8),
+        mut found: Vec<Vec<(u32, u32)>>,
+        batch: &[(u32, u8)],
+    ) -> u32 {
+        let node = self.len() as u32;
+        self.ids.push(id);
+        self.levels.push(level);
+        self.layer0.extend(std::iter::repeat_n(0, self.m0 + 1));
+        self.upper.push(vec![0; level as usize * (self.m + 1)]);
+        self.vectors.owned.extend_from_slice(v);
+        self.by_id.insert(id, node);
+        if self.entry.is_none() {
+            self.entry = Some(node);
+            self.max_level = level;
+            return node;
+        }
+        for layer in (0..=level).rev() {
+            let mut cands = std::mem::take(&mut found[layer as usize]);
+            for &(b, bl) in batch {
+                if bl >= layer {
+                    cands.push((self.dist(kernel, v, b), b));
+                }
+            }
+            cands.sort_unstable();
+            cands.dedup();
+            cands.truncate(ef);
+            if cands.is_empty() {
+                continue;
+            }
+            let chosen = self.select(kernel, &cands, self.m);
             let ids: Vec<u32> = chosen.iter().map(|p| p.1).collect();
             self.set_neighbors(node, layer, &ids);
             for &(d, e) in &chosen {
                 self.connect(kernel, e, node, d, layer);
             }
-            eps = found;
         }
         if level > self.max_level {
             self.entry = Some(node);
             self.max_level = level;
         }
+        node
     }
 }
 
@@ -536,14 +572,39 @@ impl Hnsw {
         for (_, v) in items {
             self.check(*v)?;
         }
-        // The write lock is taken per insert, not per batch: a batch of 1,000 takes
-        // hundreds of milliseconds, and searches must not wait for all of it.
-        for (id, v) in items {
-            let mut g = self.graph.writing();
-            if let Some(&old) = g.by_id.get(id) {
-                g.mark_deleted(old);
+        // In groups: every point's neighbour search runs in parallel under the read lock
+        // (searches go on meanwhile), then the points are linked one after another under
+        // the write lock, each also against the points of its group linked before it. A
+        // group is at most an eighth of the graph (so the points it cannot see through
+        // the graph are few) and 256 points.
+        let ef = self.config.ef_construction;
+        let mut rest = items;
+        while !rest.is_empty() {
+            let size = (self.points() / 8).clamp(1, 256).min(rest.len());
+            let (group, tail) = rest.split_at(size);
+            rest = tail;
+            let levels: Vec<u8> = {
+                let mut g = self.graph.writing();
+                group.iter().map(|_| g.random_level()).collect()
+            };
+            let found: Vec<Vec<Vec<(u32, u32)>>> = {
+                let g = self.graph.reading();
+                let kernel = self.kernel;
+                group
+                    .par_iter()
+                    .zip(&levels)
+                    .map(|((_, v), &level)| g.candidates(kernel, ef, v.words(), level))
+                    .collect()
+            };
+            let mut batch: Vec<(u32, u8)> = Vec::with_capacity(group.len());
+            for (((id, v), &level), found) in group.iter().zip(&levels).zip(found) {
+                let mut g = self.graph.writing();
+                if let Some(&old) = g.by_id.get(id) {
+                    g.mark_deleted(old);
+                }
+                let node = g.link(self.kernel, ef, (*id, v.words(), level), found, &batch);
+                batch.push((node, level));
             }
-            g.insert(self.kernel, self.config.ef_construction, *id, v.words());
         }
         Ok(())
     }
