@@ -154,13 +154,17 @@ fn main() {
     println!("N = {n} clustered vectors of {DIM} bits, inserts in batches of 1,000");
     let mmap_secs = insert_all(&mmap, &p, &base);
     let (cpu0, srv0) = (
-        common::cpu_secs("self"),
-        qdrant_pid.as_deref().map_or(0.0, common::cpu_secs),
+        common::cpu_seconds(),
+        qdrant_pid
+            .as_deref()
+            .map_or(0.0, common::process_cpu_seconds),
     );
     let q_secs = insert_all(&qdrant, &p, &base);
     let (cpu1, srv1) = (
-        common::cpu_secs("self"),
-        qdrant_pid.as_deref().map_or(0.0, common::cpu_secs),
+        common::cpu_seconds(),
+        qdrant_pid
+            .as_deref()
+            .map_or(0.0, common::process_cpu_seconds),
     );
     println!(
         "insert   mmap   {:>9.0} vectors/s wall (2 fdatasync per batch)",

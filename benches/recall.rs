@@ -80,27 +80,30 @@ fn long_turns(profile: &Profile) {
         }
         text
     };
-    let (t, cpu) = (Instant::now(), common::cpu_secs("self"));
     let mut bytes = 0;
-    for start in (0..n).step_by(1000) {
-        let batch: Vec<_> = (start..(start + 1000).min(n))
-            .map(|i| {
-                let text = turn(i);
-                bytes += text.len();
-                NewEvent::new(p.clone(), common::turn_role(i), EventKind::Message, text)
-                    .session(format!("s{}", i / 50))
-            })
-            .collect();
-        memory.observe_batch(&batch).unwrap();
-    }
-    let secs = t.elapsed().as_secs_f64();
-    let cpu = common::cpu_secs("self") - cpu;
+    let (secs, cpu) = observe_all(&memory, n, |i| {
+        let text = turn(i);
+        bytes += text.len();
+        NewEvent::new(p.clone(), common::turn_role(i), EventKind::Message, text)
+            .session(format!("s{}", i / 50))
+    });
     println!(
         "recall bench: observed {n} turns of {:.0} bytes on average in {secs:.1} s = {:.0} turns/s end to end, {:.0} per CPU-second (batches of 1,000, 2 cores)",
         bytes as f64 / n as f64,
         n as f64 / secs,
         n as f64 / cpu.max(1e-9)
     );
+}
+
+/// Observes events `0..n` made by `event`, in batches of 1,000; returns the wall and CPU
+/// seconds it took.
+fn observe_all(memory: &Memory, n: usize, mut event: impl FnMut(usize) -> NewEvent) -> (f64, f64) {
+    let (t, cpu) = (Instant::now(), common::cpu_seconds());
+    for start in (0..n).step_by(1000) {
+        let batch: Vec<_> = (start..(start + 1000).min(n)).map(&mut event).collect();
+        memory.observe_batch(&batch).unwrap();
+    }
+    (t.elapsed().as_secs_f64(), common::cpu_seconds() - cpu)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -132,23 +135,15 @@ fn recall(c: &mut Criterion) {
         let memory = Memory::open(&profile, Some(dir.path())).unwrap();
         let p = ProjectId::new("bench").unwrap();
         let mut rng = SeededRng::new(1);
-        let (t, cpu) = (Instant::now(), common::cpu_secs("self"));
-        for start in (0..n).step_by(1000) {
-            let batch: Vec<_> = (start..start + 1000)
-                .map(|i| {
-                    NewEvent::new(
-                        p.clone(),
-                        common::turn_role(i),
-                        EventKind::Message,
-                        sentence(&mut rng, i),
-                    )
-                    .thread(format!("t{}", i / 20))
-                })
-                .collect();
-            memory.observe_batch(&batch).unwrap();
-        }
-        let secs = t.elapsed().as_secs_f64();
-        let cpu = common::cpu_secs("self") - cpu;
+        let (secs, cpu) = observe_all(&memory, n, |i| {
+            NewEvent::new(
+                p.clone(),
+                common::turn_role(i),
+                EventKind::Message,
+                sentence(&mut rng, i),
+            )
+            .thread(format!("t{}", i / 20))
+        });
         println!(
             "recall bench: observed {n} memories in {secs:.1} s = {:.0} observations/s end to end, {:.0} per CPU-second (batches of 1,000, 2 cores)",
             n as f64 / secs,

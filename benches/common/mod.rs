@@ -18,19 +18,7 @@ pub fn turn_role(i: usize) -> hypermem::ledger::Role {
     }
 }
 
-/// CPU seconds (user + system) used so far by process `pid` (`"self"` for this one), from
-/// `/proc/<pid>/stat`; 0 where that cannot be read.
-pub fn cpu_secs(pid: &str) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
+#[path = "../../examples/common/mod.rs"]
+mod cpu;
+#[allow(unused_imports)]
+pub use cpu::{cpu_seconds, process_cpu_seconds};

@@ -1,9 +1,15 @@
-//! Helpers shared by the measurement examples.
+//! Helpers shared by the measurement examples (and, by path, the benchmarks).
 
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux); 0
 /// elsewhere. Rates per CPU-second sit beside wall rates on a shared machine.
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    process_cpu_seconds("self")
+}
+
+/// CPU seconds (user + system) process `pid` has used (`"self"` for this one), from
+/// `/proc/<pid>/stat`; 0 where that cannot be read.
+pub fn process_cpu_seconds(pid: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };
     let fields: Vec<&str> = stat

@@ -121,6 +121,15 @@ impl Bundler {
             .abs_weight
             .checked_add(extra)
             .expect("bundle weight overflow");
+        self.fit(need);
+        self.abs_weight = need;
+    }
+
+    /// Grows the counters to hold magnitudes up to `need` (sign-extending what they hold).
+    ///
+    /// # Panics
+    /// If that needs more than 62 bits.
+    fn fit(&mut self, need: u64) {
         // A counter of `planes` bits holds magnitudes up to 2^(planes-1) - 1.
         let mut planes = self.planes;
         while planes < MAX_PLANES && (1u64 << (planes - 1)) - 1 < need {
@@ -149,7 +158,6 @@ impl Bundler {
             self.slices = slices;
             self.planes = planes;
         }
-        self.abs_weight = need;
     }
 
     /// Adds `v` with weight 1.
@@ -220,8 +228,7 @@ impl Bundler {
         // Size the counters once for what the iterator promises, instead of growing them
         // group by group.
         let promised = (iter.size_hint().0 as u64).min(1 << 40);
-        self.reserve(promised);
-        self.abs_weight -= promised;
+        self.fit(self.abs_weight.saturating_add(promised));
         let mut group: Vec<I::Item> = Vec::with_capacity(GROUP);
         loop {
             group.clear();

@@ -93,135 +93,105 @@ pub struct Migrated {
     pub migrations: Vec<(u32, String)>,
 }
 
-/// The result of one operation; the variant is the operation's (see
-/// [`Request`](super::Request)).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Response {
-    /// `observe`.
-    Observe(Observed),
-    /// `observe_batch`.
-    ObserveBatch(ObservedBatch),
-    /// `record_event`: the stored event.
-    RecordEvent(Box<Event>),
-    /// `recall`.
-    Recall(Box<RecallResult>),
-    /// `pack`.
-    Pack(Box<Pack>),
-    /// `belief_assert`.
-    BeliefAssert(PlanOutcome),
-    /// `belief_correct`.
-    BeliefCorrect(PlanOutcome),
-    /// `belief_current`: the active version, or null.
-    BeliefCurrent(Option<Box<Belief>>),
-    /// `belief_at`: the version valid then, or null.
-    BeliefAt(Option<Box<Belief>>),
-    /// `belief_history`: every version.
-    BeliefHistory(Vec<Belief>),
-    /// `apply_plan`.
-    ApplyPlan(PlanOutcome),
-    /// `episode_start`.
-    EpisodeStart(EpisodeStarted),
-    /// `episode_append`.
-    EpisodeAppend(EpisodeAppended),
-    /// `episode_end`.
-    EpisodeEnd(EpisodeEnded),
-    /// `procedure_add`.
-    ProcedureAdd(ProcedureAdded),
-    /// `procedure_suggest`.
-    ProcedureSuggest(Vec<Suggestion>),
-    /// `procedure_outcome`: the procedure with its updated counts.
-    ProcedureOutcome(Box<Procedure>),
-    /// `prospective_propose`.
-    ProspectivePropose(Box<ProspectiveItem>),
-    /// `prospective_confirm`.
-    ProspectiveConfirm(Box<ProspectiveItem>),
-    /// `prospective_defer`.
-    ProspectiveDefer(Box<ProspectiveItem>),
-    /// `prospective_complete`.
-    ProspectiveComplete(Box<ProspectiveItem>),
-    /// `prospective_reject`.
-    ProspectiveReject(Box<ProspectiveItem>),
-    /// `prospective_show`.
-    ProspectiveShow(Box<ProspectiveShown>),
-    /// `prospective_due`.
-    ProspectiveDue(Vec<ProspectiveItem>),
-    /// `candidates`.
-    Candidates(Vec<Belief>),
-    /// `candidate_approve`.
-    CandidateApprove(PlanOutcome),
-    /// `candidate_reject`.
-    CandidateReject(PlanOutcome),
-    /// `gaps`.
-    Gaps(Vec<Gap>),
-    /// `associations`.
-    Associations(Vec<Association>),
-    /// `proposals`.
-    Proposals(Vec<Proposal>),
-    /// `pulse`.
-    Pulse(Box<PulseReceipt>),
-    /// `stats`.
-    Stats(Vec<ProjectStats>),
-    /// `map`.
-    Map(Box<MemoryMap>),
-    /// `migrate`.
-    Migrate(Migrated),
-    /// `forget_project`.
-    ForgetProject(Box<ForgetReceipt>),
+/// Declares [`Response`] and its decoder from one list: variant, payload type, op name.
+macro_rules! responses {
+    ($($(#[$doc:meta])* $variant:ident($payload:ty) = $op:literal,)*) => {
+        /// The result of one operation; the variant is the operation's (see
+        /// [`Request`](super::Request)).
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum Response {
+            $($(#[$doc])* $variant($payload),)*
+        }
+
+        impl Response {
+            /// Reads the JSON of operation `op`'s result (its `op` tag, as in
+            /// [`Request::name`](super::Request::name)) back into its response type.
+            ///
+            /// # Errors
+            /// `invalid_argument` for an unknown operation; `invalid_json` when the value
+            /// is not that operation's result.
+            pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
+                match op {
+                    $($op => serde_json::from_value(value).map(Self::$variant).map_err(|e| {
+                        ApiError::new("invalid_json", format!("not the result of `{op}`: {e}"))
+                    }),)*
+                    other => Err(ApiError::invalid(format!("unknown operation `{other}`"))),
+                }
+            }
+        }
+    };
 }
 
-impl Response {
-    /// Reads the JSON of operation `op`'s result (its `op` tag, as in
-    /// [`Request::name`](super::Request::name)) back into its response type.
-    ///
-    /// # Errors
-    /// `invalid_argument` for an unknown operation; `invalid_json` when the value is not
-    /// that operation's result.
-    pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
-        fn de<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> ApiResult<T> {
-            serde_json::from_value(v).map_err(|e| {
-                ApiError::new("invalid_json", format!("not the result of `{op}`: {e}"))
-            })
-        }
-        Ok(match op {
-            "observe" => Self::Observe(de(op, value)?),
-            "observe_batch" => Self::ObserveBatch(de(op, value)?),
-            "record_event" => Self::RecordEvent(de(op, value)?),
-            "recall" => Self::Recall(de(op, value)?),
-            "pack" => Self::Pack(de(op, value)?),
-            "belief_assert" => Self::BeliefAssert(de(op, value)?),
-            "belief_correct" => Self::BeliefCorrect(de(op, value)?),
-            "belief_current" => Self::BeliefCurrent(de(op, value)?),
-            "belief_at" => Self::BeliefAt(de(op, value)?),
-            "belief_history" => Self::BeliefHistory(de(op, value)?),
-            "apply_plan" => Self::ApplyPlan(de(op, value)?),
-            "episode_start" => Self::EpisodeStart(de(op, value)?),
-            "episode_append" => Self::EpisodeAppend(de(op, value)?),
-            "episode_end" => Self::EpisodeEnd(de(op, value)?),
-            "procedure_add" => Self::ProcedureAdd(de(op, value)?),
-            "procedure_suggest" => Self::ProcedureSuggest(de(op, value)?),
-            "procedure_outcome" => Self::ProcedureOutcome(de(op, value)?),
-            "prospective_propose" => Self::ProspectivePropose(de(op, value)?),
-            "prospective_confirm" => Self::ProspectiveConfirm(de(op, value)?),
-            "prospective_defer" => Self::ProspectiveDefer(de(op, value)?),
-            "prospective_complete" => Self::ProspectiveComplete(de(op, value)?),
-            "prospective_reject" => Self::ProspectiveReject(de(op, value)?),
-            "prospective_show" => Self::ProspectiveShow(de(op, value)?),
-            "prospective_due" => Self::ProspectiveDue(de(op, value)?),
-            "candidates" => Self::Candidates(de(op, value)?),
-            "candidate_approve" => Self::CandidateApprove(de(op, value)?),
-            "candidate_reject" => Self::CandidateReject(de(op, value)?),
-            "gaps" => Self::Gaps(de(op, value)?),
-            "associations" => Self::Associations(de(op, value)?),
-            "proposals" => Self::Proposals(de(op, value)?),
-            "pulse" => Self::Pulse(de(op, value)?),
-            "stats" => Self::Stats(de(op, value)?),
-            "map" => Self::Map(de(op, value)?),
-            "migrate" => Self::Migrate(de(op, value)?),
-            "forget_project" => Self::ForgetProject(de(op, value)?),
-            other => {
-                return Err(ApiError::invalid(format!("unknown operation `{other}`")));
-            }
-        })
-    }
+responses! {
+    /// `observe`.
+    Observe(Observed) = "observe",
+    /// `observe_batch`.
+    ObserveBatch(ObservedBatch) = "observe_batch",
+    /// `record_event`: the stored event.
+    RecordEvent(Box<Event>) = "record_event",
+    /// `recall`.
+    Recall(Box<RecallResult>) = "recall",
+    /// `pack`.
+    Pack(Box<Pack>) = "pack",
+    /// `belief_assert`.
+    BeliefAssert(PlanOutcome) = "belief_assert",
+    /// `belief_correct`.
+    BeliefCorrect(PlanOutcome) = "belief_correct",
+    /// `belief_current`: the active version, or null.
+    BeliefCurrent(Option<Box<Belief>>) = "belief_current",
+    /// `belief_at`: the version valid then, or null.
+    BeliefAt(Option<Box<Belief>>) = "belief_at",
+    /// `belief_history`: every version.
+    BeliefHistory(Vec<Belief>) = "belief_history",
+    /// `apply_plan`.
+    ApplyPlan(PlanOutcome) = "apply_plan",
+    /// `episode_start`.
+    EpisodeStart(EpisodeStarted) = "episode_start",
+    /// `episode_append`.
+    EpisodeAppend(EpisodeAppended) = "episode_append",
+    /// `episode_end`.
+    EpisodeEnd(EpisodeEnded) = "episode_end",
+    /// `procedure_add`.
+    ProcedureAdd(ProcedureAdded) = "procedure_add",
+    /// `procedure_suggest`.
+    ProcedureSuggest(Vec<Suggestion>) = "procedure_suggest",
+    /// `procedure_outcome`: the procedure with its updated counts.
+    ProcedureOutcome(Box<Procedure>) = "procedure_outcome",
+    /// `prospective_propose`.
+    ProspectivePropose(Box<ProspectiveItem>) = "prospective_propose",
+    /// `prospective_confirm`.
+    ProspectiveConfirm(Box<ProspectiveItem>) = "prospective_confirm",
+    /// `prospective_defer`.
+    ProspectiveDefer(Box<ProspectiveItem>) = "prospective_defer",
+    /// `prospective_complete`.
+    ProspectiveComplete(Box<ProspectiveItem>) = "prospective_complete",
+    /// `prospective_reject`.
+    ProspectiveReject(Box<ProspectiveItem>) = "prospective_reject",
+    /// `prospective_show`.
+    ProspectiveShow(Box<ProspectiveShown>) = "prospective_show",
+    /// `prospective_due`.
+    ProspectiveDue(Vec<ProspectiveItem>) = "prospective_due",
+    /// `candidates`.
+    Candidates(Vec<Belief>) = "candidates",
+    /// `candidate_approve`.
+    CandidateApprove(PlanOutcome) = "candidate_approve",
+    /// `candidate_reject`.
+    CandidateReject(PlanOutcome) = "candidate_reject",
+    /// `gaps`.
+    Gaps(Vec<Gap>) = "gaps",
+    /// `associations`.
+    Associations(Vec<Association>) = "associations",
+    /// `proposals`.
+    Proposals(Vec<Proposal>) = "proposals",
+    /// `pulse`.
+    Pulse(Box<PulseReceipt>) = "pulse",
+    /// `stats`.
+    Stats(Vec<ProjectStats>) = "stats",
+    /// `map`.
+    Map(Box<MemoryMap>) = "map",
+    /// `migrate`.
+    Migrate(Migrated) = "migrate",
+    /// `forget_project`.
+    ForgetProject(Box<ForgetReceipt>) = "forget_project",
 }
