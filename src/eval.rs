@@ -336,6 +336,10 @@ pub struct ImportReport {
     /// Turns already stored (same conversation and turn id), skipped: an import can be
     /// re-run, and an interrupted one resumes where it stopped.
     pub skipped: usize,
+    /// Turns without text (nothing to remember, not stored): an empty observation is
+    /// refused, so an import leaves them out and counts them here.
+    #[serde(default)]
+    pub empty: usize,
 }
 
 /// Reads and validates `conversations.jsonl` completely: every malformed input is refused
@@ -617,6 +621,10 @@ pub fn import(
                     report.skipped += 1;
                     continue;
                 }
+                if turn.text.trim().is_empty() {
+                    report.empty += 1;
+                    continue;
+                }
                 // `user` and `assistant` are roles; any other value names a speaker of a
                 // multi-party conversation: role user, the name in the event's speaker
                 // field (indexed for recall beside the text), the content raw.
@@ -658,7 +666,7 @@ pub fn import(
             for chunk in session.chunks(1000) {
                 memory.observe_batch(chunk)?;
                 report.new += chunk.len();
-                progress(report.new + report.skipped, total);
+                progress(report.new + report.skipped + report.empty, total);
             }
             if episodes
                 && let Some(ep) = memory.cognition().open_episode(&project, EPISODE_AGENT)?
@@ -666,7 +674,7 @@ pub fn import(
                 memory.end_episode(&project, ep, None, None)?;
             }
         }
-        progress(report.new + report.skipped, total);
+        progress(report.new + report.skipped + report.empty, total);
     }
     Ok(report)
 }
@@ -687,7 +695,7 @@ pub fn evaluate(
 ) -> Result<Report> {
     let t = Instant::now();
     let imported = import(memory, dir, episodes, embeddings, progress)?;
-    let turns = imported.new + imported.skipped;
+    let turns = imported.new + imported.skipped + imported.empty;
     let ingest_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     #[derive(Default)]

@@ -1099,8 +1099,8 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             print(
                 serde_json::to_value(r)?,
                 format!(
-                    "imported {} new turns of {} conversations ({} already stored, skipped)",
-                    r.new, r.conversations, r.skipped
+                    "imported {} new turns of {} conversations ({} already stored, skipped; {} without text, left out)",
+                    r.new, r.conversations, r.skipped, r.empty
                 ),
             );
         }

@@ -490,6 +490,12 @@ impl Ledger {
                 limit,
             });
         }
+        if events.iter().any(|e| e.content.trim().is_empty()) {
+            return Err(LedgerError::Invalid {
+                what: "content",
+                reason: "the content is empty: an observation must say something".to_owned(),
+            });
+        }
         if let Some(e) = events.iter().find(|e| !e.ordering_confidence.is_finite()) {
             return Err(LedgerError::Invalid {
                 what: "ordering_confidence",

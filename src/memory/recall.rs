@@ -340,7 +340,30 @@ impl Memory {
             }
             .into());
         }
+        if rq.k == 0 {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "k",
+                reason: "0 results were asked for; ask for at least 1".to_owned(),
+            }
+            .into());
+        }
         let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
+        // Filters alone rank nothing: a recall needs words, a phrase or an embedding.
+        if compiled.text.trim().is_empty() && compiled.phrases.is_empty() && rq.embedding.is_none()
+        {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "query",
+                reason: if rq.text.trim().is_empty() {
+                    "the query is empty: give the words to recall by".to_owned()
+                } else {
+                    format!(
+                        "`{}` holds only filters: give the words to recall by as well",
+                        rq.text.trim()
+                    )
+                },
+            }
+            .into());
+        }
         self.require_project(project)?;
         self.recover_warm()?;
         if let Some(named) = &compiled.project
