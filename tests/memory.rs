@@ -662,6 +662,65 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
 }
 
 #[test]
+fn a_named_speakers_always_takes_no_directive_slot() {
+    // Two people chatting (speaker names, as the importer records any role that is not
+    // `user` or `assistant`): an "Always …" of theirs is said to the other participant,
+    // not to the agent, and must not take reserved places from real results.
+    let dir = tempfile::tempdir().unwrap();
+    let lite = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    let m = Memory::open(&lite, Some(dir.path())).unwrap();
+    let p = project("p");
+    let named = |speaker: &str, text: &str| {
+        let mut e = say("p", "s1", Role::User, text);
+        e.speaker = Some(speaker.to_owned());
+        e
+    };
+    m.observe_batch(&[
+        named(
+            "Robin",
+            "Always include version numbers when you talk about libraries.",
+        ),
+        named("Kai", "Never trust a dependency without a version, I say."),
+        named(
+            "Robin",
+            "I'd rather pin every dependency version, honestly.",
+        ),
+    ])
+    .unwrap();
+    m.observe_batch(&chatter("p", 200)).unwrap();
+    m.observe_batch(
+        &(0..30)
+            .map(|i| {
+                named(
+                    "Kai",
+                    &format!("dependency {i} of the project: pull it in lazily"),
+                )
+            })
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let hits = m
+        .recall(
+            &p,
+            "which dependency versions does the project pull in?",
+            10,
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 10);
+    assert!(
+        hits.iter()
+            .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "directive")),
+        "no reserved place: {:?}",
+        hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        m.map(&p, 10).unwrap().directives,
+        0,
+        "none is counted as a directive"
+    );
+}
+
+#[test]
 fn a_newer_value_outranks_the_older_one_which_stays_in_the_results() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();

@@ -95,13 +95,13 @@ struct ProjectText {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX002";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX003";
 
 impl ProjectText {
-    fn add(&mut self, id: u64, role: Role, text: &str, tokens: &[String]) {
+    fn add(&mut self, id: u64, role: Role, speaker: Option<&str>, text: &str, tokens: &[String]) {
         self.postings.add(id, tokens);
         self.bigrams.add(id, &lexical::bigrams(tokens));
-        if crate::recall::directives::is_directive(role, text) {
+        if crate::recall::directives::is_directive(role, speaker, text) {
             self.directives.push(id);
         }
         self.last_id = self.last_id.max(id);
@@ -659,8 +659,8 @@ impl Memory {
             .par_iter()
             .map(|(_, _, text, speaker)| lexical::document_tokens(text, speaker.as_deref()))
             .collect();
-        for ((id, role, content, _), t) in contents.iter().zip(&tokens) {
-            text.add(id.0, *role, content, t);
+        for ((id, role, content, speaker), t) in contents.iter().zip(&tokens) {
+            text.add(id.0, *role, speaker.as_deref(), content, t);
         }
         for name in self.ledger.speakers(project)? {
             text.speakers.extend(lexical::tokens(&name));
@@ -1065,7 +1065,13 @@ impl Memory {
                 }
                 if let Some(p) = lexicon.get(&e.project) {
                     let mut p = p.writing();
-                    p.add(id.0, e.role, &e.content, &prepared[i].1);
+                    p.add(
+                        id.0,
+                        e.role,
+                        e.speaker.as_deref(),
+                        &e.content,
+                        &prepared[i].1,
+                    );
                     p.chronology
                         .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
                     if let Some(name) = &e.speaker {
@@ -1249,7 +1255,7 @@ mod tests {
         let mut t = ProjectText::from_bytes(&t.to_bytes()).unwrap();
         assert!(!t.needs_save(), "the file holds it all");
         for id in 2..=LEXICAL_LAG {
-            t.add(id, Role::User, "more", &["more".to_owned()]);
+            t.add(id, Role::User, None, "more", &["more".to_owned()]);
         }
         assert!(!t.needs_save(), "lagging by one less than the limit");
         t.add(LEXICAL_LAG + 1, Role::User, "more", &["more".to_owned()]);

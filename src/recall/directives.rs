@@ -8,6 +8,12 @@
 //! a sentence that opens with an imperative of permanence (`always`, `never`, `from now on`,
 //! optionally after `please`), or a first-person preference (`I prefer`, `I'd rather`,
 //! `my preference`).
+//!
+//! A directive is what the agent's own user asks of the agent. A turn of a *named speaker*
+//! (a participant of a multi-party conversation, the event's `speaker` field) is said to the
+//! other participants: "Always look on the bright side" there is conversation, not an
+//! instruction to the agent, and is not a directive. This matters beyond precision: directives
+//! take reserved places of a recall's top k, so every false one costs a real result.
 
 use crate::ledger::Role;
 
@@ -33,10 +39,11 @@ const PREFERENCES: &[&[&str]] = &[
     &["i", "always", "prefer"],
 ];
 
-/// Whether an event states a standing directive: a user sentence opening with an
-/// imperative of permanence, or a first-person preference.
-pub fn is_directive(role: Role, text: &str) -> bool {
-    if role != Role::User {
+/// Whether an event states a standing directive: a sentence of the agent's user (role
+/// user, no named speaker) opening with an imperative of permanence, or a first-person
+/// preference.
+pub fn is_directive(role: Role, speaker: Option<&str>, text: &str) -> bool {
+    if role != Role::User || speaker.is_some() {
         return false;
     }
     text.split(['.', '!', '?', '\n', ';'])
@@ -65,7 +72,7 @@ mod tests {
             "I'm trying to keep it small, so I prefer simple, minimal dependencies, how?",
             "For trips I'd rather take the train",
         ] {
-            assert!(is_directive(Role::User, text), "{text}");
+            assert!(is_directive(Role::User, None, text), "{text}");
         }
     }
 
@@ -76,11 +83,23 @@ mod tests {
             "Can you help me deploy this?",
             "What do you prefer?",
         ] {
-            assert!(!is_directive(Role::User, text), "{text}");
+            assert!(!is_directive(Role::User, None, text), "{text}");
         }
         assert!(!is_directive(
             Role::Assistant,
+            None,
             "Always include version numbers."
         ));
+    }
+
+    #[test]
+    fn a_named_speaker_talks_to_the_other_participants_not_to_the_agent() {
+        for text in [
+            "Always look on the bright side!",
+            "I'd rather stay home tonight, honestly.",
+        ] {
+            assert!(is_directive(Role::User, None, text), "{text}");
+            assert!(!is_directive(Role::User, Some("Robin"), text), "{text}");
+        }
     }
 }
