@@ -71,13 +71,16 @@ fn every_operation_result_decodes_into_its_response_type() {
         &api,
         json!({"op": "belief_current", "project": p, "key": "user.theme"}),
     );
-    assert!(
-        run(
-            &api,
-            json!({"op": "belief_current", "project": p, "key": "no.such.key"})
-        )
-        .is_null()
-    );
+    for op in ["belief_current", "belief_history"] {
+        let request: Request =
+            serde_json::from_value(json!({"op": op, "project": p, "key": "no.such.key"})).unwrap();
+        let missing = api.respond(&request);
+        assert_eq!(
+            missing.unwrap_err().reason,
+            "not_found",
+            "{op} of a key no belief has"
+        );
+    }
     run(
         &api,
         json!({"op": "belief_at", "project": p, "key": "user.theme", "at": "2100-01-01T00:00:00Z"}),

@@ -190,6 +190,14 @@ fn observe_recall_beliefs_plans_and_erasure() {
         "{err}"
     );
     let (ok, out, _) = hm(d, &["--json", "forget-project", "--project", "acme"]);
+    assert!(!ok, "an unconfirmed erasure is refused");
+    assert_eq!(json(&out)["error"]["reason"], "confirmation_required");
+    let (ok, out, _) = hm(d, &["--json", "map", "--project", "acme"]);
+    assert!(ok, "and erased nothing: {out}");
+    let (ok, out, _) = hm(
+        d,
+        &["--json", "forget-project", "--project", "acme", "--yes"],
+    );
     assert!(ok);
     assert_eq!(json(&out)["vectors"], 2);
     let (_, out, _) = hm(d, &["--json", "stats"]);

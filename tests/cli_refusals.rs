@@ -497,6 +497,67 @@ fn oversized_k_and_a_bad_kernel_are_refused_not_aborts() {
 }
 
 #[test]
+fn requests_that_would_do_nothing_are_refused_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    observe(d, "p", "user", "the deploy window is Tuesday at noon");
+    for text in ["", "   \n\t "] {
+        let (code, reason, message) = refused(d, &["observe", "--project", "p", text]);
+        assert_eq!((code, reason.as_str()), (2, "invalid_argument"), "{text:?}");
+        assert!(message.contains("content is empty"), "{message}");
+    }
+    let stats = ok(d, &["stats"]);
+    assert_eq!(stats[0]["events"], 1, "nothing half-written: {stats}");
+    for (args, says) in [
+        (&["recall", "--project", "p", ""][..], "the query is empty"),
+        (
+            &["recall", "--project", "p", "  "][..],
+            "the query is empty",
+        ),
+        (
+            &["recall", "--project", "p", "since:2024-01-01 role:user"][..],
+            "holds only filters",
+        ),
+        (
+            &["recall", "--project", "p", "--k", "0", "deploy"][..],
+            "ask for at least 1",
+        ),
+    ] {
+        let (code, reason, message) = refused(d, args);
+        assert_eq!((code, reason.as_str()), (2, "invalid_argument"), "{args:?}");
+        assert!(message.contains(says), "{args:?}: {message}");
+    }
+    let (code, reason, _) = refused(d, &["procedure", "suggest", "--project", "p", " "]);
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    // A quoted phrase alone is words to recall by.
+    let v = ok(d, &["recall", "--project", "p", "\"deploy window\""]);
+    assert_eq!(v["items"].as_array().unwrap().len(), 1);
+    // Reading a belief that does not exist is `not_found` (exit 3), not a null.
+    for verb in ["current", "history"] {
+        let (code, reason, message) = refused(
+            d,
+            &["belief", verb, "--project", "p", "--key", "user.nothing"],
+        );
+        assert_eq!((code, reason.as_str()), (3, "not_found"), "{verb}");
+        assert!(message.contains("user.nothing"), "{message}");
+    }
+    let (code, reason, _) = refused(
+        d,
+        &[
+            "belief",
+            "at",
+            "--project",
+            "p",
+            "--key",
+            "user.nothing",
+            "--at",
+            "2024-01-01",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
+}
+
+#[test]
 fn repairs_on_open_are_logged_on_stderr_and_stdout_stays_one_document() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -131,6 +131,12 @@ fn routes_answer_with_statuses_and_named_reasons() {
         (st, v["statement"].as_str()),
         (200, Some("prefers dark mode"))
     );
+    let (st, v) = get(&u("/v1/projects/acme/beliefs/no.such.key"));
+    assert_eq!(
+        (st, v["error"]["reason"].as_str()),
+        (404, Some("not_found")),
+        "a key without a belief is not a 200 with null: {v}"
+    );
     let (st, v) = get(&u("/v1/projects/acme/map"));
     assert_eq!((st, v["events"].as_u64()), (200, Some(1)));
     let (st, v) = get(&u("/v1/stats"));

@@ -136,7 +136,6 @@ fn hostile_content_is_stored_byte_exact_or_refused() {
         "NUL\0inside\0text",
         "emoji 🧠 and RTL \u{202e}txet and combining e\u{301}",
         "line1\nline2\r\nline3\ttab",
-        "",
         "SELECT * FROM beliefs WHERE 1=1 OR ''=''",
     ];
     for text in nasty {
@@ -144,6 +143,24 @@ fn hostile_content_is_stored_byte_exact_or_refused() {
         assert_eq!(l.get(&p, e.id).unwrap().unwrap().content, text);
         assert_eq!(e.content_hash.len(), 32);
     }
+    // Nothing to remember: refused, and the batch holding it writes nothing.
+    let before = l.count(&p).unwrap();
+    for empty in ["", " \n\t "] {
+        let err = l
+            .append_batch(&[msg("p", Role::User, "fine"), msg("p", Role::User, empty)])
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LedgerError::Invalid {
+                    what: "content",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    assert_eq!(l.count(&p).unwrap(), before);
     let big = "x".repeat(1 << 20);
     let e = l.append(msg("p", Role::Tool, &big)).unwrap();
     assert_eq!(l.get(&p, e.id).unwrap().unwrap().content.len(), 1 << 20);

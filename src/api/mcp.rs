@@ -49,12 +49,18 @@ fn tools() -> Vec<Tool> {
             "belief_correct",
             "Correct the active belief of a key: the old version is superseded and its validity window closed.",
         ),
-        tool::<BeliefKey>("belief_current", "The active belief of a key, or null."),
+        tool::<BeliefKey>(
+            "belief_current",
+            "The active belief of a key; a key without one is a `not_found` error saying whether it has older versions.",
+        ),
         tool::<BeliefAt>(
             "belief_at",
-            "The belief of a key that was valid at a time (RFC 3339, a date, or epoch ms).",
+            "The belief of a key that was valid at a time (RFC 3339, a date, or epoch ms); none valid then is `not_found`.",
         ),
-        tool::<BeliefKey>("belief_history", "Every version of a key, oldest first."),
+        tool::<BeliefKey>(
+            "belief_history",
+            "Every version of a key, oldest first; a key no belief ever had is `not_found`.",
+        ),
         tool::<EpisodeStart>(
             "episode_start",
             "Start an episode for an agent (its open one is sealed and chained).",

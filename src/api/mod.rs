@@ -862,10 +862,8 @@ impl<'a> Api<'a> {
             Request::Pack(r) => Response::Pack(Box::new(self.pack(r)?)),
             Request::BeliefAssert(r) => Response::BeliefAssert(self.belief_assert(r)?),
             Request::BeliefCorrect(r) => Response::BeliefCorrect(self.belief_correct(r)?),
-            Request::BeliefCurrent(r) => {
-                Response::BeliefCurrent(self.belief_current(r)?.map(Box::new))
-            }
-            Request::BeliefAt(r) => Response::BeliefAt(self.belief_at(r)?.map(Box::new)),
+            Request::BeliefCurrent(r) => Response::BeliefCurrent(Box::new(self.belief_current(r)?)),
+            Request::BeliefAt(r) => Response::BeliefAt(Box::new(self.belief_at(r)?)),
             Request::BeliefHistory(r) => Response::BeliefHistory(self.belief_history(r)?),
             Request::ApplyPlan(r) => Response::ApplyPlan(governed(m.apply_plan(&r.plan)?)?),
             Request::EpisodeStart(r) => Response::EpisodeStart(EpisodeStarted {
@@ -964,18 +962,40 @@ impl<'a> Api<'a> {
     ///
     /// # Errors
     /// Bad or unknown project; SQLite errors.
-    pub fn belief_current(&self, r: &BeliefKey) -> ApiResult<Option<crate::governance::Belief>> {
-        Ok(self.memory.current(&project(&r.project)?, &r.key)?)
+    pub fn belief_current(&self, r: &BeliefKey) -> ApiResult<crate::governance::Belief> {
+        let p = project(&r.project)?;
+        match self.memory.current(&p, &r.key)? {
+            Some(b) => Ok(b),
+            None => Err(self.no_belief(&p, &r.key, "active")?),
+        }
+    }
+
+    /// `not_found` for a read of `key` that found nothing (`what`: which version was
+    /// asked): naming how many versions the key has, or that no belief ever had it.
+    fn no_belief(&self, p: &ProjectId, key: &str, what: &str) -> ApiResult<ApiError> {
+        let versions = self.memory.belief_history(p, key)?.len();
+        Ok(ApiError::new(
+            "not_found",
+            if versions == 0 {
+                format!("project `{p}` has no belief with key `{key}`")
+            } else {
+                format!(
+                    "belief `{key}` of project `{p}` has no {what} version ({versions} in its history: `belief history`)"
+                )
+            },
+        ))
     }
 
     /// The version of a belief valid at a time.
     ///
     /// # Errors
     /// Bad time or project; SQLite errors.
-    pub fn belief_at(&self, r: &BeliefAt) -> ApiResult<Option<crate::governance::Belief>> {
-        Ok(self
-            .memory
-            .belief_at(&project(&r.project)?, &r.key, r.at.ms("at")?)?)
+    pub fn belief_at(&self, r: &BeliefAt) -> ApiResult<crate::governance::Belief> {
+        let p = project(&r.project)?;
+        match self.memory.belief_at(&p, &r.key, r.at.ms("at")?)? {
+            Some(b) => Ok(b),
+            None => Err(self.no_belief(&p, &r.key, "valid at that time")?),
+        }
     }
 
     /// Every version of a belief, oldest first.
@@ -983,7 +1003,12 @@ impl<'a> Api<'a> {
     /// # Errors
     /// Bad or unknown project; SQLite errors.
     pub fn belief_history(&self, r: &BeliefKey) -> ApiResult<Vec<crate::governance::Belief>> {
-        Ok(self.memory.belief_history(&project(&r.project)?, &r.key)?)
+        let p = project(&r.project)?;
+        let history = self.memory.belief_history(&p, &r.key)?;
+        if history.is_empty() {
+            return Err(self.no_belief(&p, &r.key, "")?);
+        }
+        Ok(history)
     }
 
     /// Procedures for a situation, best first.
@@ -994,6 +1019,16 @@ impl<'a> Api<'a> {
         &self,
         r: &ProcedureSuggest,
     ) -> ApiResult<Vec<crate::cognition::Suggestion>> {
+        if r.query.trim().is_empty() {
+            return Err(ApiError::invalid(
+                "query: the situation is empty: describe it to be matched against triggers",
+            ));
+        }
+        if r.k == 0 {
+            return Err(ApiError::invalid(
+                "k: 0 suggestions were asked for; ask for at least 1",
+            ));
+        }
         Ok(self
             .memory
             .suggest_procedures(&project(&r.project)?, &r.query, r.k)?)

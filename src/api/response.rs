@@ -138,10 +138,10 @@ responses! {
     BeliefAssert(PlanOutcome) = "belief_assert",
     /// `belief_correct`.
     BeliefCorrect(PlanOutcome) = "belief_correct",
-    /// `belief_current`: the active version, or null.
-    BeliefCurrent(Option<Box<Belief>>) = "belief_current",
-    /// `belief_at`: the version valid then, or null.
-    BeliefAt(Option<Box<Belief>>) = "belief_at",
+    /// `belief_current`: the active version (none is `not_found`).
+    BeliefCurrent(Box<Belief>) = "belief_current",
+    /// `belief_at`: the version valid then (none is `not_found`).
+    BeliefAt(Box<Belief>) = "belief_at",
     /// `belief_history`: every version.
     BeliefHistory(Vec<Belief>) = "belief_history",
     /// `apply_plan`.

@@ -160,6 +160,10 @@ enum Command {
         /// Project.
         #[arg(long)]
         project: String,
+        /// Confirm the erasure: it cannot be undone (without it, nothing is erased and the
+        /// verb refuses with `confirmation_required`).
+        #[arg(long)]
+        yes: bool,
     },
     /// Episodes: start, add an event, end.
     Episode {
@@ -1074,8 +1078,13 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .join("\n");
             print(serde_json::to_value(&proposals)?, text);
         }
-        Command::ForgetProject { project: p } => {
-            // The verb itself is the confirmation.
+        Command::ForgetProject { project: p, yes } => {
+            if !yes {
+                return Err(ApiError::new(
+                    "confirmation_required",
+                    format!("erasing project `{p}` cannot be undone: repeat with --yes"),
+                ));
+            }
             let receipt = Api::new(&memory).forget_project(&api::ForgetProject {
                 project: p,
                 confirm: true,
