@@ -529,6 +529,21 @@ fn requests_that_would_do_nothing_are_refused_and_store_nothing() {
     }
     let (code, reason, _) = refused(d, &["procedure", "suggest", "--project", "p", " "]);
     assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    for budget in [
+        &["--available", "0"][..],
+        &["--available", "3"][..],
+        &["--available", "1000", "--budget", "0"][..],
+    ] {
+        let mut args = vec!["recall", "--project", "p", "--pack", "deploy"];
+        args.extend_from_slice(budget);
+        let (code, reason, message) = refused(d, &args);
+        assert_eq!(
+            (code, reason.as_str()),
+            (2, "invalid_argument"),
+            "{budget:?}"
+        );
+        assert!(message.contains("budget of 0 tokens"), "{message}");
+    }
     // A quoted phrase alone is words to recall by.
     let v = ok(d, &["recall", "--project", "p", "\"deploy window\""]);
     assert_eq!(v["items"].as_array().unwrap().len(), 1);

@@ -424,3 +424,16 @@ fn ngram_encoder_refuses_n_zero_and_counts_short_sequences_as_nothing() {
     assert!(b.is_empty());
     assert_eq!(e.add_chars("abcd", &mut b), 2);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// ASCII text skips the NFKC tables: its normal form is the full NFKC-then-lowercase
+    /// form, for any printable or control ASCII.
+    #[test]
+    fn ascii_normalization_is_the_full_nfkc_form(text in "[\\x00-\\x7f]{0,200}") {
+        use unicode_normalization::UnicodeNormalization;
+        let full = text.nfkc().collect::<String>().to_lowercase();
+        proptest::prop_assert_eq!(TextEncoder::normalize(&text), full);
+    }
+}

@@ -764,6 +764,16 @@ impl Memory {
         requested: Option<usize>,
     ) -> Result<Pack> {
         let budget = recall::pack_budget(available_tokens, requested);
+        if budget == 0 {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "budget",
+                reason: format!(
+                    "a pack of {available_tokens} available tokens{} has a budget of 0 tokens and could hold nothing (at most 30 % of the available tokens, 25 % by default)",
+                    requested.map_or(String::new(), |r| format!(" and a requested budget of {r}"))
+                ),
+            }
+            .into());
+        }
         let mut rq = *rq;
         rq.k = rq.k.max(20);
         let query = rq.text;

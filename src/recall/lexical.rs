@@ -26,15 +26,21 @@ pub const B: f32 = 1.0;
 /// split further on anything that is not a letter or digit, as the ledger's FTS tokenizer
 /// does.
 pub fn tokens(text: &str) -> Vec<String> {
-    TextEncoder::tokens(text)
-        .iter()
-        .flat_map(|t| {
-            t.split(|c: char| !c.is_alphanumeric())
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    let words = TextEncoder::tokens(text);
+    let mut out = Vec::with_capacity(words.len());
+    for word in words {
+        // Most words are letters and digits only: kept as they are, not copied.
+        if word.chars().all(char::is_alphanumeric) {
+            out.push(word);
+        } else {
+            out.extend(
+                word.split(|c: char| !c.is_alphanumeric())
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    out
 }
 
 /// The lexical tokens of an event: its content's [`tokens`], then its speaker's name

@@ -147,8 +147,12 @@ impl TextEncoder {
         &self.config
     }
 
-    /// NFKC + lowercase normalization.
+    /// NFKC + lowercase normalization. ASCII text is its own NFKC form, so it is only
+    /// lowercased (the same string, without the decomposition tables).
     pub fn normalize(text: &str) -> String {
+        if text.is_ascii() {
+            return text.to_ascii_lowercase();
+        }
         text.nfkc().collect::<String>().to_lowercase()
     }
 
