@@ -437,3 +437,28 @@ proptest::proptest! {
         proptest::prop_assert_eq!(TextEncoder::normalize(&text), full);
     }
 }
+
+/// The word caches are bounded (a long-lived encoder meets an unbounded vocabulary): an
+/// encoder that has cleared them gives exactly the vectors of a fresh one.
+#[test]
+fn an_encoder_past_its_cache_bound_encodes_like_a_fresh_one() {
+    let dim = dim();
+    let mut used = TextEncoder::new(dim, TextConfig::default());
+    let many: Vec<String> = (0..40_000).map(|i| format!("w{i}x")).collect();
+    let long = many.join(" ");
+    let once = used.encode(&long, &UniformWeights).unwrap();
+    for text in [
+        long.as_str(),
+        "the quick brown fox jumps over the lazy dog",
+        "w17x w39999x w5x and then some",
+    ] {
+        let mut fresh = TextEncoder::new(dim, TextConfig::default());
+        assert_eq!(
+            used.encode(text, &UniformWeights).unwrap(),
+            fresh.encode(text, &UniformWeights).unwrap(),
+            "{}",
+            &text[..text.len().min(40)]
+        );
+    }
+    assert_eq!(used.encode(&long, &UniformWeights).unwrap(), once);
+}

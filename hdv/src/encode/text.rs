@@ -10,6 +10,12 @@ use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
 use crate::hypervector::{Dim, Hypervector};
 
+/// Bytes of word vectors one [`TextEncoder`] keeps cached (each cache is cleared when it
+/// reaches this size; a vector is derived again from its seed when next needed).
+const ITEM_CACHE_BYTES: usize = 16 << 20;
+/// Words a cache holds at least, whatever the dimension.
+const ITEM_CACHE_MIN: usize = 1024;
+
 /// Per-term weights supplied by the caller, typically inverse document frequencies computed
 /// over the caller's corpus with the same [`TextEncoder::tokens`].
 pub trait TermWeights {
@@ -125,6 +131,15 @@ impl TextEncoder {
 
     /// `W(t)`: the word's vector from the semantic item memory, else its item vector.
     fn word(&mut self, t: &str) -> &Hypervector {
+        // Bounded caches: a long-lived encoder meets an unbounded vocabulary (names,
+        // numbers, identifiers), and a vector is cheap to derive again from its seed.
+        let cap = (ITEM_CACHE_BYTES / self.items.dim().bytes()).max(ITEM_CACHE_MIN);
+        if self.items.len() >= cap {
+            self.items.clear_cache();
+        }
+        if self.word_cache.len() >= cap {
+            self.word_cache.clear();
+        }
         if let Some(words) = &self.words {
             if !self.word_cache.contains_key(t) {
                 let v = words.vector(t, self.items.dim());
@@ -219,7 +234,7 @@ impl TextEncoder {
         } else {
             VoteSink::new(bundler)
         };
-        let features = self.encode_features(text, weights, &mut sink);
+        let features = self.encode_features(&Self::tokens(text), weights, &mut sink);
         sink.finish();
         Ok(features)
     }
@@ -227,11 +242,10 @@ impl TextEncoder {
     /// Adds the features of `text` to `sink`; returns how many.
     fn encode_features(
         &mut self,
-        text: &str,
+        tokens: &[String],
         weights: &impl TermWeights,
         bundler: &mut VoteSink<'_>,
     ) -> usize {
-        let tokens = Self::tokens(text);
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
         // Bundling is a sum, so a feature occurring m times is added once with m times the
         // votes: the same counters (and vector), far fewer additions for long texts.
@@ -266,7 +280,7 @@ impl TextEncoder {
             for ((a, b), votes) in pairs {
                 let first = self.word(a).permute(1);
                 let second = self.word(b);
-                bundler.add_weighted(&first.bind(second), votes);
+                bundler.add_bound(&[&first, second], votes);
                 features += 1;
             }
         }
@@ -330,7 +344,12 @@ impl TextEncoder {
     /// The tie-breaking seed of `text`: XXH3-64 of its tokens joined by U+001F, so texts
     /// with the same tokens get the same vector.
     pub fn tie_seed(&self, text: &str) -> u64 {
-        let joined = Self::tokens(text).join("\u{1f}");
+        self.seed_of_tokens(&Self::tokens(text))
+    }
+
+    /// [`tie_seed`](Self::tie_seed) of a text already tokenized.
+    fn seed_of_tokens(&self, tokens: &[String]) -> u64 {
+        let joined = tokens.join("\u{1f}");
         xxh3_64_with_seed(joined.as_bytes(), self.config.seed)
     }
 
@@ -339,8 +358,14 @@ impl TextEncoder {
     /// # Errors
     /// [`Error::EmptyBundle`] if the text has no token with a positive weight.
     pub fn encode(&mut self, text: &str, weights: &impl TermWeights) -> Result<Hypervector> {
+        // One tokenization serves the features and the tie-breaking seed.
+        let tokens = Self::tokens(text);
         let mut bundler = Bundler::new(self.dim());
-        self.encode_into(text, weights, &mut bundler)?;
-        bundler.binarize(self.tie_seed(text))
+        {
+            let mut sink = VoteSink::new(&mut bundler);
+            self.encode_features(&tokens, weights, &mut sink);
+            sink.finish();
+        }
+        bundler.binarize(self.seed_of_tokens(&tokens))
     }
 }
