@@ -106,6 +106,8 @@ pub struct TextEncoder {
     words: Option<Arc<dyn WordVectors>>,
     /// Its vectors (or `None`: the word keeps its item vector), cached per word.
     word_cache: HashMap<String, Option<Hypervector>>,
+    /// Scratch buffer for item-memory keys.
+    key: String,
 }
 
 impl TextEncoder {
@@ -117,6 +119,7 @@ impl TextEncoder {
             shifted_chars: HashMap::default(),
             words: None,
             word_cache: HashMap::new(),
+            key: String::new(),
         }
     }
 
@@ -149,7 +152,11 @@ impl TextEncoder {
                 return self.word_cache[t].as_ref().expect("checked");
             }
         }
-        self.items.get(&format!("w\u{1f}{t}"))
+        // The item memory's key of a word, built in a buffer kept for the purpose.
+        self.key.clear();
+        self.key.push_str("w\u{1f}");
+        self.key.push_str(t);
+        self.items.get(&self.key)
     }
 
     /// The dimension.
@@ -249,13 +256,22 @@ impl TextEncoder {
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
         // Bundling is a sum, so a feature occurring m times is added once with m times the
         // votes: the same counters (and vector), far fewer additions for long texts.
-        let mut occurrences: HashMap<&str, (i64, f32)> = HashMap::new();
-        for (t, &w) in tokens.iter().zip(&token_weights) {
-            occurrences.entry(t.as_str()).or_insert((0, w)).0 += 1;
+        // Grouped by sorting (no hashing of user text): each distinct token in order, with
+        // its count and its weight (the weight is a function of the token).
+        let mut sorted: Vec<(&str, f32)> = tokens
+            .iter()
+            .map(String::as_str)
+            .zip(token_weights.iter().copied())
+            .collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut unique: Vec<(&str, (i64, f32))> = Vec::with_capacity(sorted.len());
+        for (t, w) in sorted {
+            match unique.last_mut() {
+                Some((last, (count, _))) if *last == t => *count += 1,
+                _ => unique.push((t, (1, w))),
+            }
         }
         let mut features = 0;
-        let mut unique: Vec<(&str, (i64, f32))> = occurrences.into_iter().collect();
-        unique.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (t, (count, w)) in unique {
             let votes = self.votes(w);
             if votes == 0 {
@@ -266,17 +282,21 @@ impl TextEncoder {
             features += count as usize * self.add_ngrams(t, w, count, bundler);
         }
         if self.config.order_weight > 0.0 {
-            let mut pairs: HashMap<(&str, &str), i64> = HashMap::new();
+            let mut all: Vec<((&str, &str), i64)> = Vec::with_capacity(tokens.len());
             for (pair, ws) in tokens.windows(2).zip(token_weights.windows(2)) {
                 let votes = self.votes(self.config.order_weight * ws[0].min(ws[1]));
                 if votes > 0 {
-                    *pairs
-                        .entry((pair[0].as_str(), pair[1].as_str()))
-                        .or_default() += votes;
+                    all.push(((pair[0].as_str(), pair[1].as_str()), votes));
                 }
             }
-            let mut pairs: Vec<_> = pairs.into_iter().collect();
-            pairs.sort_unstable();
+            all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut pairs: Vec<((&str, &str), i64)> = Vec::with_capacity(all.len());
+            for (pair, votes) in all {
+                match pairs.last_mut() {
+                    Some((last, sum)) if *last == pair => *sum += votes,
+                    _ => pairs.push((pair, votes)),
+                }
+            }
             for ((a, b), votes) in pairs {
                 let first = self.word(a).permute(1);
                 let second = self.word(b);
