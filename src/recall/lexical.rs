@@ -124,13 +124,17 @@ impl Postings {
     /// Indexes the document `id` (its text already tokenized with [`tokens`]).
     pub fn add(&mut self, id: u64, tokens: &[String]) {
         let doc = u32::try_from(self.ids.len()).expect("fewer than 2^32 documents per project");
-        let mut counts: HashMap<&str, u32> = HashMap::new();
-        for t in tokens {
-            *counts.entry(t.as_str()).or_default() += 1;
+        // Term frequencies by sorting (terms in a stable order, so postings do not depend on
+        // hash iteration, and no hashing of every token).
+        let mut sorted: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        let mut counts: Vec<(&str, u32)> = Vec::with_capacity(sorted.len());
+        for t in sorted {
+            match counts.last_mut() {
+                Some((last, n)) if *last == t => *n += 1,
+                _ => counts.push((t, 1)),
+            }
         }
-        // Terms in a stable order so postings do not depend on hash iteration.
-        let mut counts: Vec<(&str, u32)> = counts.into_iter().collect();
-        counts.sort_unstable();
         for (term, tf) in counts {
             let next = self.lists.len() as u32;
             let t = *self.vocabulary.entry(term.into()).or_insert(next);
