@@ -196,7 +196,7 @@ fn observe_recall_beliefs_plans_and_erasure() {
     assert!(ok, "and erased nothing: {out}");
     let (ok, out, _) = hm(
         d,
-        &["--json", "forget-project", "--project", "acme", "--yes"],
+        &["--json", "forget-project", "--project", "acme", "--confirm"],
     );
     assert!(ok);
     assert_eq!(json(&out)["vectors"], 2);

@@ -570,6 +570,13 @@ fn requests_that_would_do_nothing_are_refused_and_store_nothing() {
         ],
     );
     assert_eq!((code, reason.as_str()), (3, "not_found"));
+    // Erasure is done only when confirmed.
+    observe(d, "gone", "user", "soon erased");
+    let (code, reason, _) = refused(d, &["forget-project", "--project", "gone"]);
+    assert_eq!((code, reason.as_str()), (2, "confirmation_required"));
+    assert_eq!(ok(d, &["stats"]).as_array().unwrap().len(), 2);
+    ok(d, &["forget-project", "--project", "gone", "--yes"]);
+    assert_eq!(ok(d, &["stats"]).as_array().unwrap().len(), 1);
 }
 
 #[test]

@@ -161,8 +161,9 @@ enum Command {
         #[arg(long)]
         project: String,
         /// Confirm the erasure: it cannot be undone (without it, nothing is erased and the
-        /// verb refuses with `confirmation_required`).
-        #[arg(long)]
+        /// verb refuses with `confirmation_required`). `--confirm` is the same flag, named
+        /// as the HTTP and MCP requests' `confirm` field.
+        #[arg(long, visible_alias = "confirm")]
         yes: bool,
     },
     /// Episodes: start, add an event, end.
