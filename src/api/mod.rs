@@ -1091,7 +1091,7 @@ impl<'a> Api<'a> {
             return Err(ApiError::new(
                 "confirmation_required",
                 format!(
-                    "erasing project `{}` cannot be undone: repeat with confirm = true",
+                    "erasing project `{}` cannot be undone: repeat with confirmation (`confirm: true`; on the command line `--yes`)",
                     r.project
                 ),
             ));

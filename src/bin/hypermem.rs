@@ -1080,15 +1080,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             print(serde_json::to_value(&proposals)?, text);
         }
         Command::ForgetProject { project: p, yes } => {
-            if !yes {
-                return Err(ApiError::new(
-                    "confirmation_required",
-                    format!("erasing project `{p}` cannot be undone: repeat with --yes"),
-                ));
-            }
             let receipt = Api::new(&memory).forget_project(&api::ForgetProject {
                 project: p,
-                confirm: true,
+                confirm: yes,
             })?;
             print(
                 serde_json::to_value(&receipt)?,

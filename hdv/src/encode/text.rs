@@ -108,6 +108,8 @@ pub struct TextEncoder {
     word_cache: HashMap<String, Option<Hypervector>>,
     /// Scratch buffer for item-memory keys.
     key: String,
+    /// Words each cache holds before it is cleared.
+    cache_cap: usize,
 }
 
 impl TextEncoder {
@@ -120,6 +122,7 @@ impl TextEncoder {
             words: None,
             word_cache: HashMap::new(),
             key: String::new(),
+            cache_cap: (ITEM_CACHE_BYTES / dim.bytes()).max(ITEM_CACHE_MIN),
         }
     }
 
@@ -136,11 +139,10 @@ impl TextEncoder {
     fn word(&mut self, t: &str) -> &Hypervector {
         // Bounded caches: a long-lived encoder meets an unbounded vocabulary (names,
         // numbers, identifiers), and a vector is cheap to derive again from its seed.
-        let cap = (ITEM_CACHE_BYTES / self.items.dim().bytes()).max(ITEM_CACHE_MIN);
-        if self.items.len() >= cap {
+        if self.items.len() >= self.cache_cap {
             self.items.clear_cache();
         }
-        if self.word_cache.len() >= cap {
+        if self.word_cache.len() >= self.cache_cap {
             self.word_cache.clear();
         }
         if let Some(words) = &self.words {
@@ -205,7 +207,7 @@ impl TextEncoder {
         weights: &impl TermWeights,
         bundler: &mut Bundler,
     ) -> Result<usize> {
-        self.encode_with(text, weights, bundler, false)
+        self.encode_with(&Self::tokens(text), weights, bundler, false)
     }
 
     /// [`encode_into`](Self::encode_into) on the portable path: every feature added to the
@@ -220,12 +222,12 @@ impl TextEncoder {
         weights: &impl TermWeights,
         bundler: &mut Bundler,
     ) -> Result<usize> {
-        self.encode_with(text, weights, bundler, true)
+        self.encode_with(&Self::tokens(text), weights, bundler, true)
     }
 
     fn encode_with(
         &mut self,
-        text: &str,
+        tokens: &[String],
         weights: &impl TermWeights,
         bundler: &mut Bundler,
         bit_sliced: bool,
@@ -241,7 +243,7 @@ impl TextEncoder {
         } else {
             VoteSink::new(bundler)
         };
-        let features = self.encode_features(&Self::tokens(text), weights, &mut sink);
+        let features = self.encode_features(tokens, weights, &mut sink);
         sink.finish();
         Ok(features)
     }
@@ -381,11 +383,7 @@ impl TextEncoder {
         // One tokenization serves the features and the tie-breaking seed.
         let tokens = Self::tokens(text);
         let mut bundler = Bundler::new(self.dim());
-        {
-            let mut sink = VoteSink::new(&mut bundler);
-            self.encode_features(&tokens, weights, &mut sink);
-            sink.finish();
-        }
+        self.encode_with(&tokens, weights, &mut bundler, false)?;
         bundler.binarize(self.seed_of_tokens(&tokens))
     }
 }
