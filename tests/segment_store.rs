@@ -24,11 +24,23 @@ fn dim() -> Dim {
     Dim::new(D).unwrap()
 }
 
+/// A store that waits up to 2 s for its lock: a child process another test of this binary
+/// spawns holds a copy of every open descriptor (the previous store's lock among them)
+/// between its fork and its exec, so a reopen right after a drop may find it held for an
+/// instant.
 fn config(cap: usize) -> SegmentStoreConfig {
     SegmentStoreConfig {
         segment_capacity: cap,
-        lock_wait_ms: 0,
+        lock_wait_ms: 2000,
         ..SegmentStoreConfig::default()
+    }
+}
+
+/// A store that refuses at once when the lock is held (for the tests of that refusal).
+fn config_no_wait(cap: usize) -> SegmentStoreConfig {
+    SegmentStoreConfig {
+        lock_wait_ms: 0,
+        ..config(cap)
     }
 }
 
@@ -96,7 +108,7 @@ fn vectors_survive_reopen_bit_identical() {
     assert_exactly(&store, "p", 0..250);
     assert_exactly(&store, "q", 0..10);
     assert!(matches!(
-        SegmentStore::create(&root, dim(), config(100)),
+        SegmentStore::create(&root, dim(), config_no_wait(100)),
         Err(StoreError::Locked { .. } | StoreError::Corruption { .. })
     ));
 }
@@ -120,7 +132,7 @@ fn a_second_writer_is_locked_out_and_views_are_read_only() {
     let root = dir.path().join("s");
     let store = SegmentStore::create(&root, dim(), config(10)).unwrap();
     fill(&store, "p", 0..5);
-    let err = SegmentStore::open(&root, dim(), config(10)).unwrap_err();
+    let err = SegmentStore::open(&root, dim(), config_no_wait(10)).unwrap_err();
     assert!(matches!(err, StoreError::Locked { .. }), "{err}");
     let view = SegmentStore::view(&root, dim()).unwrap();
     assert_exactly(&view, "p", 0..5);
