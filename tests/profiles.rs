@@ -101,10 +101,16 @@ fn store_tier_and_hnsw_knobs_are_loaded_and_validated() {
     assert_eq!(p.store.segment_capacity, 65_536);
     assert_eq!(p.store.hnsw.m, 16);
     assert_eq!(p.store.hnsw_threshold, 200_000);
+    assert_eq!(
+        (p.store.prefix_bits, p.store.prefix_threshold),
+        (2048, 20_000)
+    );
     assert_eq!(p.hot_capacity, 100_000);
     assert!((p.tiers.lambda * 86_400.0 * 7.0 - 1.0).abs() < 1e-9);
     for (section, key) in [
         ("[store]\nsegment_capacity = 0\n", "store.segment_capacity"),
+        ("[store]\nprefix_bits = 1000\n", "store.prefix_bits"),
+        ("[store]\nprefix_bits = 10048\n", "store.prefix_bits"),
         ("[tiers]\ndemote = 2.0\n", "tiers.demote"),
         ("[tiers]\ncold = 0.9\n", "tiers.cold"),
         ("[tiers]\nlambda_per_day = -1.0\n", "tiers.lambda_per_day"),

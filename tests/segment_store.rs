@@ -474,3 +474,86 @@ fn kill_9_during_appends_loses_no_acknowledged_vector() {
         eprintln!("round {round}: acked {acked}, found {next}");
     }
 }
+
+/// A store scanning in two stages (a 256-bit prefix first) from its first vector.
+fn two_stage(cap: usize) -> SegmentStoreConfig {
+    SegmentStoreConfig {
+        prefix_bits: 256,
+        prefix_threshold: 1,
+        ..config(cap)
+    }
+}
+
+#[test]
+fn a_two_stage_scan_with_every_slot_a_candidate_answers_as_the_exact_scan() {
+    // 900 vectors in one segment: the first stage keeps at least 1,024 candidates, so
+    // every slot reaches the full comparison and the answers must be the exact ones,
+    // tombstones, id filters and distance limits included.
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let exact = SegmentStore::create(
+        a.path(),
+        dim(),
+        SegmentStoreConfig {
+            prefix_bits: 0,
+            ..config(1000)
+        },
+    )
+    .unwrap();
+    let staged = SegmentStore::create(b.path(), dim(), two_stage(1000)).unwrap();
+    let p = project("p");
+    for s in [&exact, &staged] {
+        fill(s, "p", 0..900);
+        for id in (0..900).step_by(7) {
+            assert!(s.delete(&p, VectorId(id)).unwrap());
+        }
+    }
+    let odd = |id: VectorId| id.0 % 2 == 1;
+    for q in 0..20u64 {
+        let query = vector_of(dim(), "p", q * 31).with_noise(0.3, q).unwrap();
+        for k in [1, 10, 200] {
+            let mut request = SearchRequest::new(query.view(), k);
+            assert_eq!(
+                staged.search(&p, &request).unwrap(),
+                exact.search(&p, &request).unwrap(),
+                "query {q}, k {k}"
+            );
+            request.filter = Some(&odd);
+            request.max_distance = Some(500);
+            let want = exact.search(&p, &request).unwrap();
+            assert!(
+                want.iter()
+                    .all(|h| h.id.0 % 2 == 1 && h.distance <= 500 && h.id.0 % 7 != 0)
+            );
+            assert_eq!(
+                staged.search(&p, &request).unwrap(),
+                want,
+                "query {q}, k {k}, filtered"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_two_stage_scan_finds_planted_neighbours_at_their_exact_distance() {
+    // 5,000 vectors in five segments, more than the first stage keeps: each query is a
+    // stored vector with 20 % of its bits flipped, and its original must come first, at
+    // its full-length distance.
+    let dir = tempfile::tempdir().unwrap();
+    let store = SegmentStore::create(dir.path(), dim(), two_stage(1000)).unwrap();
+    fill(&store, "p", 0..5000);
+    let p = project("p");
+    for i in (0..5000).step_by(97) {
+        let original = vector_of(dim(), "p", i);
+        let query = original.with_noise(0.2, i).unwrap();
+        let hits = store
+            .search(&p, &SearchRequest::new(query.view(), 10))
+            .unwrap();
+        assert_eq!(hits.len(), 10);
+        assert_eq!(hits[0].id, VectorId(i), "query {i}");
+        for h in &hits {
+            let v = store.get(&p, h.id).unwrap().unwrap();
+            assert_eq!(h.distance, query.hamming(&v), "id {}", h.id);
+        }
+        assert!(hits.windows(2).all(|w| w[0].distance <= w[1].distance));
+    }
+}

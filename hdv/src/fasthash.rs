@@ -1,15 +1,16 @@
-//! A fast non-cryptographic hasher for the encoders' small in-process caches (keys such
-//! as `(char, usize)`), where SipHash's DoS resistance buys nothing: the multiply-rotate
-//! scheme of Firefox's and rustc's FxHash.
+//! A fast non-cryptographic hasher for in-process maps whose keys no outsider chooses (the
+//! encoders' `(char, usize)` caches, maps keyed by ids the engine assigned), where
+//! SipHash's resistance to chosen keys buys nothing: the multiply-rotate scheme of
+//! Firefox's and rustc's FxHash. Keep SipHash for keys that are user text.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Builds [`FxHasher`]s.
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// FxHash: per word, rotate, xor, multiply by a 64-bit odd constant.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
+pub struct FxHasher(u64);
 
 const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 

@@ -38,7 +38,7 @@ mod bundle;
 mod cleanup;
 pub mod encode;
 mod error;
-mod fasthash;
+pub mod fasthash;
 mod hypervector;
 pub mod kernels;
 mod resonator;

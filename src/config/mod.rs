@@ -827,6 +827,8 @@ pub struct PulseSettings {
 struct RawStore {
     segment_capacity: usize,
     verify_on_open: bool,
+    prefix_bits: usize,
+    prefix_threshold: usize,
 }
 
 impl Default for RawStore {
@@ -835,6 +837,8 @@ impl Default for RawStore {
         Self {
             segment_capacity: s.segment_capacity,
             verify_on_open: s.verify_on_open,
+            prefix_bits: s.prefix_bits,
+            prefix_threshold: s.prefix_threshold,
         }
     }
 }
@@ -1059,6 +1063,16 @@ impl Profile {
                 format!("must be 1..=16777216 vectors, got {}", st.segment_capacity),
             ));
         }
+        if st.prefix_bits % 64 != 0 || st.prefix_bits >= dim.bits() {
+            return Err(invalid(
+                "store.prefix_bits",
+                format!(
+                    "must be a multiple of 64 below vectors.dim ({}), or 0 to scan every bit; got {}",
+                    dim.bits(),
+                    st.prefix_bits
+                ),
+            ));
+        }
         let ti = raw.tiers;
         for (key, value) in [
             ("tiers.lambda_per_day", ti.lambda_per_day),
@@ -1273,6 +1287,8 @@ impl Profile {
                     ef_search: h.ef_search,
                     max_elements: HnswConfig::default().max_elements,
                 },
+                prefix_bits: st.prefix_bits,
+                prefix_threshold: st.prefix_threshold,
                 lock_wait_ms: SegmentStoreConfig::default().lock_wait_ms,
             },
             hot_capacity: ti.hot_capacity,

@@ -20,6 +20,9 @@
 
 use std::collections::HashMap;
 
+/// Maps keyed by ids the engine assigned (no outsider chooses them): FxHash.
+type FxMap<K, V> = HashMap<K, V, hdv::fasthash::FxBuild>;
+
 use super::Fused;
 
 /// Whether a source scored the query against the memory itself or only followed links.
@@ -52,7 +55,7 @@ pub struct Scored {
 #[derive(Debug, Default, Clone)]
 pub struct Chronology {
     /// Item → (session index, previous, next).
-    place: HashMap<u64, (u32, Option<u64>, Option<u64>)>,
+    place: FxMap<u64, (u32, Option<u64>, Option<u64>)>,
     /// Session name → (index, last item).
     sessions: HashMap<Box<str>, (u32, u64)>,
 }
@@ -201,9 +204,9 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
         .iter()
         .filter(|l| l.evidence == Evidence::Direct)
         .collect();
-    let mut by_id: HashMap<u64, Candidate> = HashMap::new();
+    let mut by_id: FxMap<u64, Candidate> = FxMap::default();
     for (d, list) in directs.iter().enumerate() {
-        let mut smoothed: HashMap<u64, f64> = HashMap::new();
+        let mut smoothed: FxMap<u64, f64> = FxMap::default();
         let norm = normalized(list);
         for &(id, s) in &norm {
             *smoothed.entry(id).or_default() += s;
@@ -213,7 +216,7 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
                 }
             }
         }
-        let rank: HashMap<u64, usize> = list
+        let rank: FxMap<u64, usize> = list
             .hits
             .iter()
             .enumerate()
@@ -235,7 +238,7 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
         }
     }
     if params.session > 0.0 {
-        let mut best: HashMap<u32, f64> = HashMap::new();
+        let mut best: FxMap<u32, f64> = FxMap::default();
         for c in by_id.values() {
             if let Some(s) = chronology.session(c.fused.id) {
                 let b = best.entry(s).or_default();

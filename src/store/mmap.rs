@@ -13,7 +13,10 @@ use rayon::prelude::*;
 
 use super::error::{IoContext, StoreError, StoreResult};
 use super::segment::{Segment, SegmentRecovery};
-use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, scan_block};
+use super::{
+    Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, prefix_candidates, scan_block,
+    scan_block_two_stage,
+};
 use crate::index::{Hnsw, HnswConfig};
 
 /// Name of the marker file that identifies a store root and records its dimension.
@@ -35,6 +38,12 @@ pub struct SegmentStoreConfig {
     pub hnsw_threshold: usize,
     /// HNSW parameters.
     pub hnsw: HnswConfig,
+    /// Bits of every vector the first stage of a two-stage scan compares (a multiple of
+    /// 64 below the dimension; 0 scans every bit of every vector).
+    pub prefix_bits: usize,
+    /// A project with at least this many vectors (and no HNSW graph) is scanned in two
+    /// stages: every vector's first `prefix_bits` bits, then the best candidates in full.
+    pub prefix_threshold: usize,
     /// How long opening waits for another process to release the store before it
     /// refuses with [`StoreError::Locked`] (retryable), in milliseconds.
     pub lock_wait_ms: u64,
@@ -47,6 +56,8 @@ impl Default for SegmentStoreConfig {
             verify_on_open: true,
             hnsw_threshold: 200_000,
             hnsw: HnswConfig::default(),
+            prefix_bits: 2048,
+            prefix_threshold: 20_000,
             lock_wait_ms: 5_000,
         }
     }
@@ -753,19 +764,44 @@ impl VectorTier for SegmentStore {
         }
         let segments = self.segments(project);
         let kernel = hdv::kernels::try_active()?;
+        let prefix_words = self.config.prefix_bits / 64;
+        let two_stage = prefix_words > 0
+            && prefix_words < self.dim.words()
+            && self.len(project) >= self.config.prefix_threshold;
+        // The first stage's candidates are shared among the segments by their size.
+        let slots: usize = segments.iter().map(|s| s.committed()).sum();
+        let candidates = |seg: &Segment| {
+            (prefix_candidates(request.k) * seg.committed())
+                .div_ceil(slots.max(1))
+                .max(request.k)
+        };
         let lists: Vec<Vec<Hit>> = segments
             .par_iter()
             .map(|seg| {
                 let mut top = Vec::with_capacity(request.k.min(1024) + 1);
-                let block = seg.block();
-                scan_block(
-                    kernel,
-                    &block,
-                    request,
-                    |i| seg.id(i),
-                    |i| seg.is_deleted(i),
-                    &mut top,
-                );
+                if two_stage {
+                    seg.with_sketch(prefix_words, |block, sketch| {
+                        scan_block_two_stage(
+                            kernel,
+                            block,
+                            sketch,
+                            request,
+                            candidates(seg),
+                            |i| seg.id(i),
+                            |i| seg.is_deleted(i),
+                            &mut top,
+                        );
+                    });
+                } else {
+                    scan_block(
+                        kernel,
+                        &seg.block(),
+                        request,
+                        |i| seg.id(i),
+                        |i| seg.is_deleted(i),
+                        &mut top,
+                    );
+                }
                 top
             })
             .collect();

@@ -282,6 +282,83 @@ pub(crate) fn scan_block(
     }
 }
 
+/// Candidates a two-stage scan takes from the first stage for a request of `k`.
+pub(crate) fn prefix_candidates(k: usize) -> usize {
+    (k * 8).max(1024)
+}
+
+/// [`scan_block`] in two stages: the distances of the vectors' first words (`sketch`, the
+/// first `sketch.len() / block.len()` words of every vector, contiguous) pick the
+/// `candidates` nearest (ties at the cut included), and only those are measured in full.
+/// Reads a fifth of the bytes at 2,048 of 10,048 bits; approximate: a vector whose prefix
+/// looks farther than it is can be missed (measured in `examples/two_stage.rs`).
+pub(crate) fn scan_block_two_stage(
+    kernel: hdv::Kernel,
+    block: &hdv::Block<'_>,
+    sketch: &[u64],
+    request: &SearchRequest<'_>,
+    candidates: usize,
+    id_of: impl Fn(usize) -> VectorId,
+    skip: impl Fn(usize) -> bool,
+    top: &mut Vec<Hit>,
+) {
+    const CHUNK: usize = 256;
+    let n = block.len();
+    if n == 0 {
+        return;
+    }
+    let pw = sketch.len() / n;
+    assert_eq!(
+        sketch.len(),
+        n * pw,
+        "a sketch is whole prefixes of the block"
+    );
+    let query = request.query.words();
+    let mut dist = vec![0u32; n];
+    for (part, out) in sketch.chunks(CHUNK * pw).zip(dist.chunks_mut(CHUNK)) {
+        kernel.distances(&query[..pw], part, out);
+    }
+    // The cut: the smallest prefix distance with `candidates` eligible slots at or below it
+    // (a histogram over the 64 · pw + 1 possible distances; no sort).
+    let eligible =
+        |slot: usize| !skip(slot) && (request.filter.is_none() || request.accepts(id_of(slot)));
+    let mut histogram = vec![0usize; pw * 64 + 1];
+    for (slot, &d) in dist.iter().enumerate() {
+        if eligible(slot) {
+            histogram[d as usize] += 1;
+        }
+    }
+    let mut cut = pw * 64;
+    let mut seen = 0;
+    for (d, &count) in histogram.iter().enumerate() {
+        seen += count;
+        if seen >= candidates {
+            cut = d;
+            break;
+        }
+    }
+    let max = request.max_distance.unwrap_or(u32::MAX);
+    let mut bound = worst(top, request.k).min(max);
+    for (slot, &d) in dist.iter().enumerate() {
+        if d as usize > cut || !eligible(slot) {
+            continue;
+        }
+        let full = kernel.hamming(query, block.get(slot).expect("slot in block").words());
+        if full > bound {
+            continue;
+        }
+        push_hit(
+            top,
+            request.k,
+            Hit {
+                id: id_of(slot),
+                distance: full,
+            },
+        );
+        bound = worst(top, request.k).min(max);
+    }
+}
+
 /// The distance a new hit must not exceed to enter a full top-`k` list.
 fn worst(top: &[Hit], k: usize) -> u32 {
     if top.len() < k {

@@ -11,6 +11,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use hdv::{Block, Dim, HvRef};
@@ -19,6 +20,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::VectorId;
 use super::error::{IoContext, StoreError, StoreResult};
+use crate::sync::RecoverRw;
 
 /// Magic bytes at the start of both header copies.
 pub(crate) const MAGIC: [u8; 8] = *b"HMSEG\0\0\x01";
@@ -137,6 +139,19 @@ pub(crate) struct Segment {
     seq: AtomicU64,
     committed: AtomicUsize,
     deleted: Vec<AtomicU64>,
+    /// The first words of every committed vector, one after another (see
+    /// [`Segment::with_sketch`]): built on the first two-stage scan, extended as slots are
+    /// committed, kept in RAM only.
+    sketch: RwLock<Sketch>,
+}
+
+/// The prefixes of a segment's vectors, contiguous, for the first stage of a scan.
+#[derive(Debug, Default)]
+struct Sketch {
+    /// Words per vector.
+    words: usize,
+    /// `slots * words` words.
+    prefixes: Vec<u64>,
 }
 
 fn checksum(vector: &[u8], id: u64) -> u32 {
@@ -225,6 +240,7 @@ impl Segment {
             seq: AtomicU64::new(seq),
             committed: AtomicUsize::new(committed as usize),
             deleted: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            sketch: RwLock::new(Sketch::default()),
         })
     }
 
@@ -511,6 +527,40 @@ impl Segment {
         let bytes = &self.map[start..start + n * self.layout.vector_bytes as usize];
         let words: &[u64] = bytemuck::cast_slice(bytes);
         Block::new(words, self.dim).expect("whole vectors")
+    }
+
+    /// Calls `f` with the committed vectors and their first `words` words, contiguous
+    /// (`block.len() * words` words): the sketch a two-stage scan reads first, 20 % of the
+    /// bytes at 2,048 of 10,048 bits. Built from the mapped vectors when first asked for
+    /// (or for another prefix length) and extended with the slots committed since.
+    pub(crate) fn with_sketch<R>(
+        &self,
+        words: usize,
+        f: impl FnOnce(&Block<'_>, &[u64]) -> R,
+    ) -> R {
+        let block = self.block();
+        let n = block.len();
+        let w = self.dim.words();
+        assert!(words > 0 && words <= w, "sketch of {words} words of {w}");
+        let fresh = |s: &Sketch| s.words == words && s.prefixes.len() >= n * words;
+        if !fresh(&self.sketch.reading()) {
+            let mut s = self.sketch.writing();
+            if s.words != words {
+                *s = Sketch {
+                    words,
+                    prefixes: Vec::new(),
+                };
+            }
+            let have = s.prefixes.len() / words;
+            if have < n {
+                s.prefixes.reserve((n - have) * words);
+                for v in block.words()[have * w..n * w].chunks_exact(w) {
+                    s.prefixes.extend_from_slice(&v[..words]);
+                }
+            }
+        }
+        let s = self.sketch.reading();
+        f(&block, &s.prefixes[..n * words])
     }
 
     /// The segment's sequence number within its project.

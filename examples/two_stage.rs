@@ -1,0 +1,152 @@
+//! The two-stage scan against the exact one on real text: every turn of a data set's
+//! conversations in **one** project (38,058 turns for beam500k, past the two-stage
+//! threshold), encoded by the text encoder with IDF weights; every question searched for
+//! its 200 nearest (the recall vector source's depth) in a store that scans every bit and
+//! in one that reads a prefix first, for each prefix length given. Prints the overlap of
+//! the top 200 and top 10 with the exact ones, the share of questions whose exact top 10
+//! is kept whole, and the median and p99 search time.
+//!
+//! `cargo run --release --example two_stage -- ../shared/data/beam500k 1024 2048`
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use hypermem::hdv::encode::{TextConfig, TextEncoder};
+use hypermem::hdv::{Dim, Hypervector};
+use hypermem::store::{
+    ProjectId, SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier,
+};
+
+const DEPTH: usize = 200;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let data = std::path::PathBuf::from(
+        args.next()
+            .unwrap_or_else(|| "../shared/data/beam500k".into()),
+    );
+    let prefixes: Vec<usize> = args.map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let prefixes = if prefixes.is_empty() {
+        vec![2048]
+    } else {
+        prefixes
+    };
+    let mut turns = Vec::new();
+    for line in std::fs::read_to_string(data.join("conversations.jsonl"))?.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let c: serde_json::Value = serde_json::from_str(line)?;
+        for s in c["sessions"].as_array().into_iter().flatten() {
+            for t in s["turns"].as_array().into_iter().flatten() {
+                if let Some(text) = t["text"].as_str().filter(|x| !x.trim().is_empty()) {
+                    turns.push(text.to_owned());
+                }
+            }
+        }
+    }
+    let mut questions = Vec::new();
+    for line in std::fs::read_to_string(data.join("questions.jsonl"))?.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: serde_json::Value = serde_json::from_str(line)?;
+        questions.push(q["question"].as_str().unwrap_or_default().to_owned());
+    }
+    // IDF over the turns, as a project's lexical statistics would give.
+    let mut df: HashMap<String, usize> = HashMap::new();
+    for t in &turns {
+        for w in TextEncoder::tokens(t).into_iter().collect::<HashSet<_>>() {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    let n = turns.len() as f32;
+    let idf = |t: &str| df.get(t).map_or(n.ln(), |&d| (n / d as f32).ln());
+    let dim = Dim::default();
+    let mut encoder = TextEncoder::new(dim, TextConfig::default());
+    let t0 = Instant::now();
+    let vectors: Vec<Hypervector> = turns
+        .iter()
+        .map(|t| encoder.encode(t, &idf))
+        .collect::<Result<_, _>>()?;
+    let queries: Vec<Hypervector> = questions
+        .iter()
+        .filter_map(|q| encoder.encode(q, &idf).ok())
+        .collect();
+    eprintln!(
+        "{} turns, {} questions encoded in {:.1} s",
+        vectors.len(),
+        queries.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let project = ProjectId::new("all")?;
+    let items: Vec<(VectorId, _)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(i as u64), v.into()))
+        .collect();
+    let open = |prefix_bits: usize| -> Result<(tempfile::TempDir, SegmentStore), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = SegmentStore::create(
+            dir.path(),
+            dim,
+            SegmentStoreConfig {
+                prefix_bits,
+                prefix_threshold: 1,
+                hnsw_threshold: usize::MAX,
+                ..SegmentStoreConfig::default()
+            },
+        )?;
+        for chunk in items.chunks(1000) {
+            store.insert_batch(&project, chunk)?;
+        }
+        Ok((dir, store))
+    };
+    let run =
+        |store: &SegmentStore| -> Result<(Vec<Vec<u64>>, Vec<f64>), Box<dyn std::error::Error>> {
+            let mut lists = Vec::new();
+            let mut times = Vec::new();
+            for q in &queries {
+                let t = Instant::now();
+                let hits = store.search(&project, &SearchRequest::new(q.into(), DEPTH))?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                lists.push(hits.iter().map(|h| h.id.0).collect());
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((lists, times))
+        };
+    let pct = |t: &[f64], p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
+    let (_d, exact_store) = open(0)?;
+    run(&exact_store)?; // warm the page cache
+    let (exact, times) = run(&exact_store)?;
+    println!(
+        "exact scan of {} vectors: p50 {:.2} ms, p99 {:.2} ms",
+        vectors.len(),
+        pct(&times, 0.5),
+        pct(&times, 0.99)
+    );
+    for bits in prefixes {
+        let (_d, store) = open(bits)?;
+        run(&store)?;
+        let (lists, times) = run(&store)?;
+        let (mut o200, mut o10, mut whole) = (0.0, 0.0, 0usize);
+        for (a, b) in exact.iter().zip(&lists) {
+            let at = |l: &[u64], k: usize| l.iter().take(k).copied().collect::<HashSet<_>>();
+            o200 +=
+                at(a, DEPTH).intersection(&at(b, DEPTH)).count() as f64 / a.len().min(DEPTH) as f64;
+            let common = at(a, 10).intersection(&at(b, 10)).count();
+            o10 += common as f64 / a.len().min(10) as f64;
+            whole += usize::from(common == a.len().min(10));
+        }
+        let q = exact.len() as f64;
+        println!(
+            "prefix {bits} bits: top-200 overlap {:.4}, top-10 overlap {:.4}, exact top 10 kept whole {:.3}; p50 {:.2} ms, p99 {:.2} ms",
+            o200 / q,
+            o10 / q,
+            whole as f64 / q,
+            pct(&times, 0.5),
+            pct(&times, 0.99)
+        );
+    }
+    Ok(())
+}
