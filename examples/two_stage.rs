@@ -19,7 +19,11 @@ use hypermem::store::{
 
 const DEPTH: usize = 200;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+/// Per query its hit ids, best first; and the search times (ms), sorted.
+type Run = (Vec<Vec<u64>>, Vec<f64>);
+
+fn main() -> Res<()> {
     let mut args = std::env::args().skip(1);
     let data = std::path::PathBuf::from(
         args.next()
@@ -85,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enumerate()
         .map(|(i, v)| (VectorId(i as u64), v.into()))
         .collect();
-    let open = |prefix_bits: usize| -> Result<(tempfile::TempDir, SegmentStore), Box<dyn std::error::Error>> {
+    let open = |prefix_bits: usize| -> Res<(tempfile::TempDir, SegmentStore)> {
         let dir = tempfile::tempdir()?;
         let store = SegmentStore::create(
             dir.path(),
@@ -102,19 +106,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok((dir, store))
     };
-    let run =
-        |store: &SegmentStore| -> Result<(Vec<Vec<u64>>, Vec<f64>), Box<dyn std::error::Error>> {
-            let mut lists = Vec::new();
-            let mut times = Vec::new();
-            for q in &queries {
-                let t = Instant::now();
-                let hits = store.search(&project, &SearchRequest::new(q.into(), DEPTH))?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                lists.push(hits.iter().map(|h| h.id.0).collect());
-            }
-            times.sort_by(f64::total_cmp);
-            Ok((lists, times))
-        };
+    let run = |store: &SegmentStore| -> Res<Run> {
+        let mut lists = Vec::new();
+        let mut times = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            let hits = store.search(&project, &SearchRequest::new(q.into(), DEPTH))?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            lists.push(hits.iter().map(|h| h.id.0).collect());
+        }
+        times.sort_by(f64::total_cmp);
+        Ok((lists, times))
+    };
     let pct = |t: &[f64], p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
     let (_d, exact_store) = open(0)?;
     run(&exact_store)?; // warm the page cache

@@ -1063,7 +1063,7 @@ impl Profile {
                 format!("must be 1..=16777216 vectors, got {}", st.segment_capacity),
             ));
         }
-        if st.prefix_bits % 64 != 0 || st.prefix_bits >= dim.bits() {
+        if !st.prefix_bits.is_multiple_of(64) || st.prefix_bits >= dim.bits() {
             return Err(invalid(
                 "store.prefix_bits",
                 format!(

@@ -14,8 +14,8 @@ use rayon::prelude::*;
 use super::error::{IoContext, StoreError, StoreResult};
 use super::segment::{Segment, SegmentRecovery};
 use super::{
-    Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, prefix_candidates, scan_block,
-    scan_block_two_stage,
+    FirstStage, Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, prefix_candidates,
+    scan_block, scan_block_two_stage,
 };
 use crate::index::{Hnsw, HnswConfig};
 
@@ -781,12 +781,15 @@ impl VectorTier for SegmentStore {
                 let mut top = Vec::with_capacity(request.k.min(1024) + 1);
                 if two_stage {
                     seg.with_sketch(prefix_words, |block, sketch| {
+                        let first = FirstStage {
+                            sketch,
+                            candidates: candidates(seg),
+                        };
                         scan_block_two_stage(
                             kernel,
                             block,
-                            sketch,
+                            &first,
                             request,
-                            candidates(seg),
                             |i| seg.id(i),
                             |i| seg.is_deleted(i),
                             &mut top,

@@ -292,12 +292,20 @@ pub(crate) fn prefix_candidates(k: usize) -> usize {
 /// `candidates` nearest (ties at the cut included), and only those are measured in full.
 /// Reads a fifth of the bytes at 2,048 of 10,048 bits; approximate: a vector whose prefix
 /// looks farther than it is can be missed (measured in `examples/two_stage.rs`).
+/// The first stage of a two-stage scan: the prefixes of a block's vectors and how many
+/// candidates to keep.
+pub(crate) struct FirstStage<'a> {
+    /// The first words of every vector, contiguous.
+    pub(crate) sketch: &'a [u64],
+    /// Eligible slots to compare in full (more where prefix distances tie at the cut).
+    pub(crate) candidates: usize,
+}
+
 pub(crate) fn scan_block_two_stage(
     kernel: hdv::Kernel,
     block: &hdv::Block<'_>,
-    sketch: &[u64],
+    first: &FirstStage<'_>,
     request: &SearchRequest<'_>,
-    candidates: usize,
     id_of: impl Fn(usize) -> VectorId,
     skip: impl Fn(usize) -> bool,
     top: &mut Vec<Hit>,
@@ -307,6 +315,7 @@ pub(crate) fn scan_block_two_stage(
     if n == 0 {
         return;
     }
+    let FirstStage { sketch, candidates } = *first;
     let pw = sketch.len() / n;
     assert_eq!(
         sketch.len(),
