@@ -651,6 +651,35 @@ pub(crate) struct DenseVotes {
     pending_weights: Vec<i16>,
     total_weight: i64,
     abs_weight: u64,
+    /// Whether votes were ever moved into a bundler (then the counters hold only part).
+    drained: bool,
+}
+
+/// A feature given as the XOR of three vectors of an arena of `w`-word vectors (slot `s`
+/// is words `s * w .. (s + 1) * w`); a part not needed names a slot of zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct XorFeature {
+    /// Arena slots of the three parts.
+    pub(crate) parts: [u32; 3],
+    /// Votes it adds to each counter where it is set.
+    pub(crate) weight: i64,
+    /// What it adds to the total weight (the majority threshold): `weight` for a feature
+    /// of its own; for the bit planes of a count of `k` features of weight `v` (plane `p`
+    /// adds `2^p v`), `k v` on the first plane and 0 on the others.
+    pub(crate) total: i64,
+}
+
+impl XorFeature {
+    /// The feature's vector, computed in full.
+    fn vector(&self, arena: &[u64], w: usize) -> Hypervector {
+        let mut words = arena[self.parts[0] as usize * w..][..w].to_vec();
+        for &p in &self.parts[1..] {
+            for (a, b) in words.iter_mut().zip(&arena[p as usize * w..][..w]) {
+                *a ^= b;
+            }
+        }
+        Hypervector::from_words(words).expect("an arena slot is a whole vector")
+    }
 }
 
 impl DenseVotes {
@@ -670,6 +699,7 @@ impl DenseVotes {
                     pending_weights: Vec::with_capacity(FEATURE_BUFFER),
                     total_weight: 0,
                     abs_weight: 0,
+                    drained: false,
                 });
             }
         }
@@ -680,13 +710,6 @@ impl DenseVotes {
     /// Whether `weight` more can be added without leaving the `i16` range.
     pub(crate) fn has_room(&self, weight: i64) -> bool {
         self.abs_weight.saturating_add(weight.unsigned_abs()) < i16::MAX as u64
-    }
-
-    /// Adds `v` with `weight` (the caller checked [`has_room`](Self::has_room)).
-    pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
-        let v = v.as_hv();
-        assert_same_dim(self.dim, v.dim());
-        self.add_with(weight, |dst| dst.copy_from_slice(v.words()));
     }
 
     /// Adds, with `weight`, the vector `write` puts into the buffer slot it is given (the
@@ -725,6 +748,23 @@ impl DenseVotes {
         self.pending_weights.clear();
     }
 
+    /// Adds `features` (the caller checked that their absolute weights fit with the
+    /// votes already held: see [`VoteSink::add_xor_features`]).
+    fn add_xor(&mut self, arena: &[u64], features: &[XorFeature]) {
+        self.flush();
+        for f in features {
+            self.total_weight += f.total;
+            self.abs_weight += f.weight.unsigned_abs();
+        }
+        assert!(self.abs_weight < i16::MAX as u64, "dense votes overflow");
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` returned `Some` only where AVX-512F and BW are available.
+        unsafe {
+            crate::kernels::x86_64::votes::add_xor_features(&mut self.counts, arena, features);
+        }
+        let _ = arena;
+    }
+
     /// Adds these votes to `bundler` and clears them.
     pub(crate) fn drain_into(&mut self, bundler: &mut Bundler) {
         assert_same_dim(self.dim, bundler.dim);
@@ -732,6 +772,7 @@ impl DenseVotes {
         if self.abs_weight == 0 {
             return;
         }
+        self.drained = true;
         let mut mine = Bundler::new(self.dim);
         mine.reserve(self.abs_weight);
         mine.total_weight = self.total_weight;
@@ -781,13 +822,6 @@ impl<'a> VoteSink<'a> {
         d.has_room(weight).then_some(d)
     }
 
-    pub(crate) fn add_weighted(&mut self, v: &impl AsHv, weight: i64) {
-        match self.dense_with_room(weight) {
-            Some(d) => d.add_weighted(v, weight),
-            None => self.bundler.add_weighted(v, weight),
-        }
-    }
-
     /// Adds the binding (XOR) of `parts` with `weight`, written straight into the dense
     /// buffer where there is one.
     pub(crate) fn add_bound(&mut self, parts: &[&Hypervector], weight: i64) {
@@ -809,10 +843,79 @@ impl<'a> VoteSink<'a> {
         self.bundler.add_weighted(&acc, weight);
     }
 
+    /// Adds `features` (XORs of `arena` slots): into the dense votes in runs whose
+    /// weights fit their range (draining them between runs), else each computed in full
+    /// and added to the bundler.
+    pub(crate) fn add_xor_features(&mut self, arena: &[u64], features: &[XorFeature]) {
+        let w = self.bundler.dim().words();
+        let mut rest = features;
+        while let Some(first) = rest.first() {
+            match self.dense_with_room(first.weight) {
+                Some(d) => {
+                    // The longest run that keeps |votes| below the `i16` range.
+                    let mut room = i16::MAX as u64 - 1 - d.abs_weight;
+                    let n = rest
+                        .iter()
+                        .take_while(|f| {
+                            let fits = f.weight.unsigned_abs() <= room;
+                            room = room.saturating_sub(f.weight.unsigned_abs());
+                            fits
+                        })
+                        .count();
+                    d.add_xor(arena, &rest[..n]);
+                    rest = &rest[n..];
+                }
+                None => {
+                    self.bundler
+                        .add_weighted(&first.vector(arena, w), first.weight);
+                    self.bundler.total_weight += first.total - first.weight;
+                    rest = &rest[1..];
+                }
+            }
+        }
+    }
+
     pub(crate) fn finish(mut self) {
         if let Some(d) = &mut self.dense {
             d.drain_into(self.bundler);
         }
+    }
+
+    /// The majority vector of everything added (as [`Bundler::binarize`] of the bundler
+    /// after [`finish`](Self::finish)). Where every vote is still in the dense counters
+    /// and the bundler was empty, it is read straight from the counters, and the bundler is
+    /// left empty; otherwise the votes are moved into the bundler first.
+    ///
+    /// # Errors
+    /// [`Error::EmptyBundle`] if no votes were added.
+    pub(crate) fn binarize(mut self, seed: u64) -> Result<Hypervector> {
+        if let Some(d) = &mut self.dense
+            && !d.drained
+            && self.bundler.is_empty()
+        {
+            d.flush();
+            if d.total_weight == 0 && d.counts.iter().all(|&c| c == 0) {
+                return Err(Error::EmptyBundle);
+            }
+            let mut out = Hypervector::zeros(d.dim);
+            let mut rng = SeededRng::new(seed);
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: dense votes exist only where AVX-512F and BW are available.
+            unsafe {
+                crate::kernels::x86_64::votes::majority(
+                    &d.counts,
+                    d.total_weight,
+                    out.words_mut(),
+                    || rng.next_u64(),
+                );
+            }
+            return Ok(out);
+        }
+        let bundler = &mut *self.bundler;
+        if let Some(d) = &mut self.dense {
+            d.drain_into(bundler);
+        }
+        bundler.binarize(seed)
     }
 }
 

@@ -462,3 +462,107 @@ fn an_encoder_past_its_cache_bound_encodes_like_a_fresh_one() {
     }
     assert_eq!(used.encode(&long, &UniformWeights).unwrap(), once);
 }
+
+/// The text encoder's documented derivation, written out plainly (`TextEncoder`'s
+/// documentation, `docs/FORMAT.md`): every feature built from item vectors, permuted and
+/// bound, added to a bit-sliced [`hdv::Bundler`] one occurrence at a time, ties broken by
+/// the coin of XXH3 of the tokens joined by U+001F. The reference the encoder's fast paths
+/// (cached slots, grouped features, dense votes, direct majority) are checked against.
+fn reference_encoding(
+    text: &str,
+    weight: &dyn Fn(&str) -> f32,
+    config: TextConfig,
+    dim: Dim,
+) -> Option<Hypervector> {
+    let items = ItemMemory::new(dim, config.seed);
+    let tokens = TextEncoder::tokens(text);
+    let votes = |w: f32| {
+        if w.is_finite() && w > 0.0 {
+            (w * config.quantum).round() as i64
+        } else {
+            0
+        }
+    };
+    let word = |t: &str| items.vector(&format!("w\u{1f}{t}"));
+    let char_item = |c: char| items.vector(&format!("c\u{1f}{c}"));
+    let mut bundle = hdv::Bundler::new(dim);
+    for t in &tokens {
+        let w = weight(t).max(0.0);
+        if votes(w) == 0 {
+            continue;
+        }
+        bundle.add_weighted(&word(t), votes(w));
+        let n = config.ngram;
+        let ngram_votes = votes(config.ngram_weight * w);
+        let framed: Vec<char> = std::iter::once('\u{2}')
+            .chain(t.chars())
+            .chain(std::iter::once('\u{3}'))
+            .collect();
+        if n == 0 || ngram_votes == 0 || framed.len() < n {
+            continue;
+        }
+        for gram in framed.windows(n) {
+            let mut acc = char_item(gram[0]).permute(n - 1);
+            for (i, &c) in gram.iter().enumerate().skip(1) {
+                acc = acc.bind(&char_item(c).permute(n - 1 - i));
+            }
+            bundle.add_weighted(&acc, ngram_votes);
+        }
+    }
+    if config.order_weight > 0.0 {
+        for pair in tokens.windows(2) {
+            let w = weight(&pair[0]).max(0.0).min(weight(&pair[1]).max(0.0));
+            let v = votes(config.order_weight * w);
+            if v > 0 {
+                bundle.add_weighted(&word(&pair[0]).permute(1).bind(&word(&pair[1])), v);
+            }
+        }
+    }
+    let seed = xxhash_rust_seed(&tokens.join("\u{1f}"), config.seed);
+    bundle.binarize(seed).ok()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// `TextEncoder::encode` is the documented derivation, bit for bit, for any text,
+    /// weights, n-gram length (longer than 3 included) and dimension, on an encoder that
+    /// has already encoded other texts (its caches warm).
+    #[test]
+    fn text_encoding_is_the_documented_derivation(
+        picks in proptest::collection::vec(0usize..WORDS.len(), 1..80),
+        weights in proptest::collection::vec(0.0f32..9.0, WORDS.len()),
+        words in 1usize..200,
+        ngram in 0usize..6,
+        order in proptest::bool::ANY,
+    ) {
+        let dim = Dim::from_words(words).unwrap();
+        let config = TextConfig {
+            ngram,
+            order_weight: if order { 0.5 } else { 0.0 },
+            ..TextConfig::default()
+        };
+        let weight = |t: &str| {
+            WORDS
+                .iter()
+                .position(|w| TextEncoder::normalize(w) == t)
+                .map_or(1.0, |i| weights[i])
+        };
+        let mut encoder = TextEncoder::new(dim, config);
+        for (i, take) in [picks.len() / 2, picks.len()].into_iter().enumerate() {
+            let text: Vec<&str> = picks[i..take.max(i + 1).min(picks.len())]
+                .iter()
+                .map(|&p| WORDS[p])
+                .collect();
+            let text = text.join(" ");
+            let want = reference_encoding(&text, &weight, config, dim);
+            match encoder.encode(&text, &weight) {
+                Ok(v) => proptest::prop_assert_eq!(Some(v), want),
+                Err(e) => {
+                    proptest::prop_assert!(matches!(e, Error::EmptyBundle));
+                    proptest::prop_assert_eq!(want, None);
+                }
+            }
+        }
+    }
+}

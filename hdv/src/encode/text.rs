@@ -5,7 +5,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::bundle::{Bundler, VoteSink};
+use crate::bundle::{Bundler, VoteSink, XorFeature};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
 use crate::hypervector::{Dim, Hypervector};
@@ -99,17 +99,32 @@ pub trait WordVectors: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone)]
 pub struct TextEncoder {
     config: TextConfig,
+    /// Derives item vectors (its own cache is not used: vectors live in `arena`).
     items: ItemMemory,
-    /// `ρ^shift(C(c))` per (character, shift), so an n-gram is n XORs of cached vectors.
-    shifted_chars: HashMap<(char, usize), Hypervector, crate::fasthash::FxBuild>,
     /// A semantic item memory for word features, if one is set.
     words: Option<Arc<dyn WordVectors>>,
-    /// Its vectors (or `None`: the word keeps its item vector), cached per word.
-    word_cache: HashMap<String, Option<Hypervector>>,
+    /// The vectors features are built from, `dim.words()` words per slot: slot 0 is zeros
+    /// (a part a feature does not need), per (character, shift) `ρ^shift(C(c))`, and per
+    /// word (see [`WordEntry`]) `W(t)`, `ρ(W(t))` and the bit planes of its n-gram counts.
+    arena: Vec<u64>,
+    word_slots: HashMap<Box<str>, WordEntry>,
+    char_slots: HashMap<(char, usize), u32, crate::fasthash::FxBuild>,
     /// Scratch buffer for item-memory keys.
     key: String,
-    /// Words each cache holds before it is cleared.
+    /// Slots the cache holds before it is cleared (at the start of a text).
     cache_cap: usize,
+}
+
+/// Where a word's vectors sit in the encoder's arena: `W(t)` at `slot`, `ρ(W(t))` at
+/// `slot + 1`, then `planes` slots holding, per bit, how many of the word's `grams`
+/// n-grams set it, in binary (plane `p` is the bit of weight `2^p`). The n-grams of a word
+/// then add as `planes` features of weights `2^p · v` instead of `grams` features of
+/// weight `v`: the same counters, 2–3 times fewer additions for ordinary words.
+#[derive(Debug, Clone, Copy)]
+struct WordEntry {
+    slot: u32,
+    planes: u32,
+    grams: u32,
 }
 
 impl TextEncoder {
@@ -118,9 +133,10 @@ impl TextEncoder {
         Self {
             items: ItemMemory::new(dim, config.seed),
             config,
-            shifted_chars: HashMap::default(),
             words: None,
-            word_cache: HashMap::new(),
+            arena: vec![0; dim.words()],
+            word_slots: HashMap::new(),
+            char_slots: HashMap::default(),
             key: String::new(),
             cache_cap: (ITEM_CACHE_BYTES / dim.bytes()).max(ITEM_CACHE_MIN),
         }
@@ -131,34 +147,113 @@ impl TextEncoder {
     #[must_use]
     pub fn with_word_vectors(mut self, words: Arc<dyn WordVectors>) -> Self {
         self.words = Some(words);
-        self.word_cache.clear();
+        self.clear_cache();
         self
     }
 
-    /// `W(t)`: the word's vector from the semantic item memory, else its item vector.
-    fn word(&mut self, t: &str) -> &Hypervector {
-        // Bounded caches: a long-lived encoder meets an unbounded vocabulary (names,
-        // numbers, identifiers), and a vector is cheap to derive again from its seed.
-        if self.items.len() >= self.cache_cap {
-            self.items.clear_cache();
+    fn clear_cache(&mut self) {
+        self.arena.truncate(self.dim().words());
+        self.word_slots.clear();
+        self.char_slots.clear();
+    }
+
+    fn slots(&self) -> usize {
+        self.arena.len() / self.dim().words()
+    }
+
+    fn push_slot(&mut self, v: &Hypervector) -> u32 {
+        let slot = self.slots() as u32;
+        self.arena.extend_from_slice(v.words());
+        slot
+    }
+
+    /// The word's slots (see [`WordEntry`]), made on first use: `W(t)` is the word's vector
+    /// from the semantic item memory, else its item vector.
+    fn word_entry(&mut self, t: &str) -> WordEntry {
+        if let Some(&e) = self.word_slots.get(t) {
+            return e;
         }
-        if self.word_cache.len() >= self.cache_cap {
-            self.word_cache.clear();
-        }
-        if let Some(words) = &self.words {
-            if !self.word_cache.contains_key(t) {
-                let v = words.vector(t, self.items.dim());
-                self.word_cache.insert(t.to_owned(), v);
+        // The n-grams' character slots first, so that the word's slots are contiguous.
+        let n = self.config.ngram;
+        let framed: Vec<char> = std::iter::once('\u{2}')
+            .chain(t.chars())
+            .chain(std::iter::once('\u{3}'))
+            .collect();
+        let grams: Vec<Vec<u32>> = if n == 0 || framed.len() < n {
+            Vec::new()
+        } else {
+            framed
+                .windows(n)
+                .map(|gram| {
+                    gram.iter()
+                        .enumerate()
+                        // The i-th character of an n-gram is shifted n - 1 - i times.
+                        .map(|(i, &c)| self.char_slot(c, n - 1 - i))
+                        .collect()
+                })
+                .collect()
+        };
+        let dim = self.dim();
+        let v = match self.words.as_ref().and_then(|w| w.vector(t, dim)) {
+            Some(v) => v,
+            None => {
+                // The item memory's key of a word, built in a buffer kept for the purpose.
+                self.key.clear();
+                self.key.push_str("w\u{1f}");
+                self.key.push_str(t);
+                self.items.vector(&self.key)
             }
-            if matches!(self.word_cache.get(t), Some(Some(_))) {
-                return self.word_cache[t].as_ref().expect("checked");
+        };
+        let slot = self.push_slot(&v);
+        self.push_slot(&v.permute(1));
+        let planes = self.push_count_planes(&grams);
+        let e = WordEntry {
+            slot,
+            planes,
+            grams: grams.len() as u32,
+        };
+        self.word_slots.insert(t.into(), e);
+        e
+    }
+
+    /// Appends the bit planes of the per-bit count of the XORs `grams` (each a list of
+    /// slots); returns how many planes.
+    fn push_count_planes(&mut self, grams: &[Vec<u32>]) -> u32 {
+        let planes = (usize::BITS - grams.len().leading_zeros()) as usize;
+        let w = self.dim().words();
+        let base = self.arena.len();
+        self.arena.resize(base + planes * w, 0);
+        let (slots, out) = self.arena.split_at_mut(base);
+        for i in 0..w {
+            for gram in grams {
+                // A ripple-carry add of the n-gram's word i to the planes' word i.
+                let mut carry = gram
+                    .iter()
+                    .fold(0u64, |x, &s| x ^ slots[s as usize * w + i]);
+                for p in 0..planes {
+                    let plane = &mut out[p * w + i];
+                    let next = *plane & carry;
+                    *plane ^= carry;
+                    carry = next;
+                }
+                debug_assert_eq!(carry, 0, "the planes hold the count");
             }
         }
-        // The item memory's key of a word, built in a buffer kept for the purpose.
-        self.key.clear();
-        self.key.push_str("w\u{1f}");
-        self.key.push_str(t);
-        self.items.get(&self.key)
+        planes as u32
+    }
+
+    /// The slot of `ρ^shift(C(c))`.
+    fn char_slot(&mut self, c: char, shift: usize) -> u32 {
+        if let Some(&slot) = self.char_slots.get(&(c, shift)) {
+            return slot;
+        }
+        let mut buf = [0u8; 6];
+        buf[..2].copy_from_slice(b"c\x1f");
+        let len = 2 + c.encode_utf8(&mut buf[2..]).len();
+        let v = self.items.vector_bytes(&buf[..len]).permute(shift);
+        let slot = self.push_slot(&v);
+        self.char_slots.insert((c, shift), slot);
+        slot
     }
 
     /// The dimension.
@@ -232,29 +327,52 @@ impl TextEncoder {
         bundler: &mut Bundler,
         bit_sliced: bool,
     ) -> Result<usize> {
+        self.check_dim(bundler)?;
+        let mut sink = if bit_sliced {
+            VoteSink::bit_sliced(bundler)
+        } else {
+            VoteSink::new(bundler)
+        };
+        let count = self.add_features(tokens, weights, &mut sink);
+        sink.finish();
+        Ok(count)
+    }
+
+    fn check_dim(&self, bundler: &Bundler) -> Result<()> {
         if bundler.dim() != self.dim() {
             return Err(Error::DimensionMismatch {
                 expected: self.dim().bits(),
                 found: bundler.dim().bits(),
             });
         }
-        let mut sink = if bit_sliced {
-            VoteSink::bit_sliced(bundler)
-        } else {
-            VoteSink::new(bundler)
-        };
-        let features = self.encode_features(tokens, weights, &mut sink);
-        sink.finish();
-        Ok(features)
+        Ok(())
     }
 
-    /// Adds the features of `text` to `sink`; returns how many.
-    fn encode_features(
+    /// Adds the features of `tokens` to `sink`; returns how many.
+    fn add_features(
         &mut self,
         tokens: &[String],
         weights: &impl TermWeights,
-        bundler: &mut VoteSink<'_>,
+        sink: &mut VoteSink<'_>,
     ) -> usize {
+        if self.slots() >= self.cache_cap {
+            // Bounded caches: a long-lived encoder meets an unbounded vocabulary (names,
+            // numbers, identifiers), and a vector is cheap to derive again from its seed.
+            // Cleared between texts only, so a text's slots stay valid while it is added.
+            self.clear_cache();
+        }
+        let (features, count) = self.features(tokens, weights);
+        sink.add_xor_features(&self.arena, &features);
+        count
+    }
+
+    /// The features of `tokens` as XORs of arena slots, and how many features they count
+    /// for (a feature occurring m times is one entry with m times the votes).
+    fn features(
+        &mut self,
+        tokens: &[String],
+        weights: &impl TermWeights,
+    ) -> (Vec<XorFeature>, usize) {
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
         // Bundling is a sum, so a feature occurring m times is added once with m times the
         // votes: the same counters (and vector), far fewer additions for long texts.
@@ -273,15 +391,36 @@ impl TextEncoder {
                 _ => unique.push((t, (1, w))),
             }
         }
-        let mut features = 0;
-        for (t, (count, w)) in unique {
+        let mut out = Vec::with_capacity(tokens.len() * 8);
+        let mut count = 0;
+        for (t, (occurrences, w)) in unique {
             let votes = self.votes(w);
             if votes == 0 {
                 continue;
             }
-            bundler.add_weighted(self.word(t), votes * count);
-            features += count as usize;
-            features += count as usize * self.add_ngrams(t, w, count, bundler);
+            let e = self.word_entry(t);
+            out.push(XorFeature {
+                parts: [e.slot, 0, 0],
+                weight: votes * occurrences,
+                total: votes * occurrences,
+            });
+            count += occurrences as usize;
+            let gram_votes = self.votes(self.config.ngram_weight * w) * occurrences;
+            if gram_votes > 0 && e.grams > 0 {
+                for p in 0..e.planes {
+                    out.push(XorFeature {
+                        parts: [e.slot + 2 + p, 0, 0],
+                        weight: gram_votes << p,
+                        // The planes add `grams` n-grams' votes to each counter they count.
+                        total: if p == 0 {
+                            gram_votes * i64::from(e.grams)
+                        } else {
+                            0
+                        },
+                    });
+                }
+                count += occurrences as usize * e.grams as usize;
+            }
         }
         if self.config.order_weight > 0.0 {
             let mut all: Vec<((&str, &str), i64)> = Vec::with_capacity(tokens.len());
@@ -300,67 +439,18 @@ impl TextEncoder {
                 }
             }
             for ((a, b), votes) in pairs {
-                let first = self.word(a).permute(1);
-                let second = self.word(b);
-                bundler.add_bound(&[&first, second], votes);
-                features += 1;
+                // ρ(W(a)) ⊕ W(b): the slot after W(a) holds ρ(W(a)).
+                let first = self.word_entry(a).slot + 1;
+                let second = self.word_entry(b).slot;
+                out.push(XorFeature {
+                    parts: [first, second, 0],
+                    weight: votes,
+                    total: votes,
+                });
+                count += 1;
             }
         }
-        features
-    }
-
-    /// Adds the n-grams of `token` (occurring `count` times); returns n-grams per occurrence.
-    fn add_ngrams(
-        &mut self,
-        token: &str,
-        weight: f32,
-        count: i64,
-        bundler: &mut VoteSink<'_>,
-    ) -> usize {
-        let n = self.config.ngram;
-        let votes = self.votes(self.config.ngram_weight * weight) * count;
-        if n == 0 || votes == 0 {
-            return 0;
-        }
-        let chars: Vec<char> = std::iter::once('\u{2}')
-            .chain(token.chars())
-            .chain(std::iter::once('\u{3}'))
-            .collect();
-        if chars.len() < n {
-            return 0;
-        }
-        // Fill the cache first, so the n vectors of each n-gram can be borrowed together.
-        for (i, &c) in chars.iter().enumerate() {
-            for shift in 0..n {
-                // Position i takes shift n - 1 - k in the n-grams where it is the k-th.
-                if i + shift + 1 >= n && i + shift < chars.len() {
-                    self.shifted_char(c, shift);
-                }
-            }
-        }
-        let mut added = 0;
-        let mut parts: Vec<&Hypervector> = Vec::with_capacity(n);
-        for gram in chars.windows(n) {
-            parts.clear();
-            parts.extend(
-                gram.iter()
-                    .enumerate()
-                    .map(|(i, &c)| &self.shifted_chars[&(c, n - 1 - i)]),
-            );
-            bundler.add_bound(&parts, votes);
-            added += 1;
-        }
-        added
-    }
-
-    /// `ρ^shift` of the item vector of character `c`, cached.
-    fn shifted_char(&mut self, c: char, shift: usize) -> &Hypervector {
-        let items = &mut self.items;
-        self.shifted_chars.entry((c, shift)).or_insert_with(|| {
-            let mut buf = [0u8; 4];
-            let key = [b"c\x1f".as_slice(), c.encode_utf8(&mut buf).as_bytes()].concat();
-            items.get_bytes(&key).permute(shift)
-        })
+        (out, count)
     }
 
     /// The tie-breaking seed of `text`: XXH3-64 of its tokens joined by U+001F, so texts
@@ -383,7 +473,8 @@ impl TextEncoder {
         // One tokenization serves the features and the tie-breaking seed.
         let tokens = Self::tokens(text);
         let mut bundler = Bundler::new(self.dim());
-        self.encode_with(&tokens, weights, &mut bundler, false)?;
-        bundler.binarize(self.seed_of_tokens(&tokens))
+        let mut sink = VoteSink::new(&mut bundler);
+        self.add_features(&tokens, weights, &mut sink);
+        sink.binarize(self.seed_of_tokens(&tokens))
     }
 }
