@@ -695,7 +695,8 @@ impl DenseVotes {
                 return Some(Self {
                     dim,
                     counts: vec![0; dim.bits()],
-                    pending: Vec::with_capacity(FEATURE_BUFFER * dim.words()),
+                    // Allocated on first use: the text encoder adds features from its arena.
+                    pending: Vec::new(),
                     pending_weights: Vec::with_capacity(FEATURE_BUFFER),
                     total_weight: 0,
                     abs_weight: 0,

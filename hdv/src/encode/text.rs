@@ -224,20 +224,24 @@ impl TextEncoder {
         let base = self.arena.len();
         self.arena.resize(base + planes * w, 0);
         let (slots, out) = self.arena.split_at_mut(base);
-        for i in 0..w {
-            for gram in grams {
-                // A ripple-carry add of the n-gram's word i to the planes' word i.
-                let mut carry = gram
-                    .iter()
-                    .fold(0u64, |x, &s| x ^ slots[s as usize * w + i]);
-                for p in 0..planes {
-                    let plane = &mut out[p * w + i];
-                    let next = *plane & carry;
-                    *plane ^= carry;
-                    carry = next;
+        let mut carry = vec![0u64; w];
+        for gram in grams {
+            // The n-gram's vector, then a ripple-carry add of it to the planes, each a pass
+            // over whole vectors (loops the compiler vectorizes).
+            carry.copy_from_slice(&slots[gram[0] as usize * w..][..w]);
+            for &s in &gram[1..] {
+                for (c, x) in carry.iter_mut().zip(&slots[s as usize * w..][..w]) {
+                    *c ^= x;
                 }
-                debug_assert_eq!(carry, 0, "the planes hold the count");
             }
+            for plane in out.chunks_exact_mut(w) {
+                for (p, c) in plane.iter_mut().zip(carry.iter_mut()) {
+                    let next = *p & *c;
+                    *p ^= *c;
+                    *c = next;
+                }
+            }
+            debug_assert!(carry.iter().all(|&c| c == 0), "the planes hold the count");
         }
         planes as u32
     }
@@ -374,37 +378,37 @@ impl TextEncoder {
         weights: &impl TermWeights,
     ) -> (Vec<XorFeature>, usize) {
         let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
-        // Bundling is a sum, so a feature occurring m times is added once with m times the
-        // votes: the same counters (and vector), far fewer additions for long texts.
-        // Grouped by sorting (no hashing of user text): each distinct token in order, with
-        // its count and its weight (the weight is a function of the token).
-        let mut sorted: Vec<(&str, f32)> = tokens
-            .iter()
-            .map(String::as_str)
-            .zip(token_weights.iter().copied())
-            .collect();
-        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut unique: Vec<(&str, (i64, f32))> = Vec::with_capacity(sorted.len());
-        for (t, w) in sorted {
-            match unique.last_mut() {
-                Some((last, (count, _))) if *last == t => *count += 1,
-                _ => unique.push((t, (1, w))),
-            }
+        // Each token that votes, by its word's slots: one lookup per token, after which
+        // tokens are told apart by their slot (an integer) instead of by their text.
+        let mut entries: Vec<Option<WordEntry>> = Vec::with_capacity(tokens.len());
+        for (t, &w) in tokens.iter().zip(&token_weights) {
+            entries.push((self.votes(w) > 0).then(|| self.word_entry(t)));
         }
-        let mut out = Vec::with_capacity(tokens.len() * 8);
+        // Bundling is a sum, so a feature occurring m times is added once with m times the
+        // votes: the same counters (and vector), far fewer additions for long texts. Runs of
+        // one slot after sorting are one word (its weight is a function of the word).
+        let mut by_slot: Vec<(u32, u32)> = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.map(|e| (e.slot, i as u32)))
+            .collect();
+        by_slot.sort_unstable();
+        let mut out = Vec::with_capacity(tokens.len() * 4);
         let mut count = 0;
-        for (t, (occurrences, w)) in unique {
-            let votes = self.votes(w);
-            if votes == 0 {
-                continue;
-            }
-            let e = self.word_entry(t);
+        for run in by_slot.chunk_by(|a, b| a.0 == b.0) {
+            let occurrences = run.len() as i64;
+            let first = run[0].1 as usize;
+            let (w, e) = (
+                token_weights[first],
+                entries[first].expect("voting tokens have slots"),
+            );
+            let votes = self.votes(w) * occurrences;
             out.push(XorFeature {
                 parts: [e.slot, 0, 0],
-                weight: votes * occurrences,
-                total: votes * occurrences,
+                weight: votes,
+                total: votes,
             });
-            count += occurrences as usize;
+            count += run.len();
             let gram_votes = self.votes(self.config.ngram_weight * w) * occurrences;
             if gram_votes > 0 && e.grams > 0 {
                 for p in 0..e.planes {
@@ -419,31 +423,31 @@ impl TextEncoder {
                         },
                     });
                 }
-                count += occurrences as usize * e.grams as usize;
+                count += run.len() * e.grams as usize;
             }
         }
         if self.config.order_weight > 0.0 {
-            let mut all: Vec<((&str, &str), i64)> = Vec::with_capacity(tokens.len());
-            for (pair, ws) in tokens.windows(2).zip(token_weights.windows(2)) {
+            // Each ordered pair by the slots of its words, grouped the same way.
+            let mut all: Vec<(u64, i64)> = Vec::with_capacity(tokens.len());
+            for (i, ws) in token_weights.windows(2).enumerate() {
                 let votes = self.votes(self.config.order_weight * ws[0].min(ws[1]));
                 if votes > 0 {
-                    all.push(((pair[0].as_str(), pair[1].as_str()), votes));
+                    let mut slot = |j: usize| match entries[j] {
+                        Some(e) => e.slot,
+                        // A word too light to vote alone whose pair still votes.
+                        None => self.word_entry(&tokens[j]).slot,
+                    };
+                    let key = (u64::from(slot(i)) << 32) | u64::from(slot(i + 1));
+                    all.push((key, votes));
                 }
             }
-            all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            let mut pairs: Vec<((&str, &str), i64)> = Vec::with_capacity(all.len());
-            for (pair, votes) in all {
-                match pairs.last_mut() {
-                    Some((last, sum)) if *last == pair => *sum += votes,
-                    _ => pairs.push((pair, votes)),
-                }
-            }
-            for ((a, b), votes) in pairs {
+            all.sort_unstable_by_key(|p| p.0);
+            for run in all.chunk_by(|a, b| a.0 == b.0) {
+                let votes: i64 = run.iter().map(|p| p.1).sum();
                 // ρ(W(a)) ⊕ W(b): the slot after W(a) holds ρ(W(a)).
-                let first = self.word_entry(a).slot + 1;
-                let second = self.word_entry(b).slot;
+                let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
                 out.push(XorFeature {
-                    parts: [first, second, 0],
+                    parts: [a + 1, b, 0],
                     weight: votes,
                     total: votes,
                 });
