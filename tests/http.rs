@@ -462,3 +462,67 @@ fn the_profile_names_the_token_file() {
         200
     );
 }
+
+#[test]
+fn one_worker_serves_concurrent_clients_in_turn() {
+    // With a single worker every operation waits for the one before it: eight clients
+    // writing and recalling at once all succeed, and every write is found.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--workers", "1"]);
+    let url = format!("{}/v1/projects/queue", server.url);
+    let threads: Vec<_> = (0..8)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let text = format!("client {c} note {i} about the queue");
+                    let (status, body) = post(
+                        &format!("{url}/observe"),
+                        None,
+                        &json!({"text": text}).to_string(),
+                    );
+                    assert_eq!(status, 200, "{body}");
+                    let (status, body) = post(
+                        &format!("{url}/recall"),
+                        None,
+                        &json!({"query": text, "k": 3}).to_string(),
+                    );
+                    assert_eq!(status, 200, "{body}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let (status, body) = post(
+        &format!("{url}/recall"),
+        None,
+        &json!({"query": "client 5 note 9 about the queue", "k": 1}).to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_string().contains("client 5 note 9"), "{body}");
+}
+
+#[test]
+fn zero_workers_is_refused_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args([
+            "--create",
+            "--json",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--workers",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("workers"), "{text}");
+}

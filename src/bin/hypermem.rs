@@ -214,9 +214,13 @@ enum Command {
         /// Largest request body in bytes.
         #[arg(long, default_value_t = 16 << 20)]
         max_body: usize,
-        /// Longest a request may run, in milliseconds.
+        /// Longest a request may run, waiting for a worker included, in milliseconds.
         #[arg(long, default_value_t = 30_000)]
         timeout_ms: u64,
+        /// Operations run at once (default: twice the CPU count); more wait their turn,
+        /// first come first served.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        workers: Option<u32>,
     },
     /// Serve the operations as MCP tools over stdin/stdout (for an agent's MCP client).
     Mcp,
@@ -764,6 +768,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         tokens,
         max_body,
         timeout_ms,
+        workers,
     } = &cli.command
     {
         let config = hypermem::api::http::ServeConfig {
@@ -777,6 +782,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .transpose()?,
             max_body: *max_body,
             timeout: std::time::Duration::from_millis(*timeout_ms),
+            workers: workers.map_or_else(
+                || hypermem::api::http::ServeConfig::default().workers,
+                |w| w as usize,
+            ),
         };
         config.check()?;
         let memory = Memory::open(&profile, Some(&dir))?;

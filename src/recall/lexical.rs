@@ -247,19 +247,21 @@ impl Postings {
         if conjunctive {
             touched.retain(|&d| usize::from(matched[d as usize]) == lists.len());
         }
-        let better = |a: &u32, b: &u32| {
-            acc[*b as usize]
-                .total_cmp(&acc[*a as usize])
-                .then(self.ids[*a as usize].cmp(&self.ids[*b as usize]))
+        // Scores beside their documents, so selecting compares in place; ties go to the
+        // older event.
+        let mut scored: Vec<(f32, u32)> = touched.iter().map(|&d| (acc[d as usize], d)).collect();
+        let better = |a: &(f32, u32), b: &(f32, u32)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| self.ids[a.1 as usize].cmp(&self.ids[b.1 as usize]))
         };
-        if touched.len() > k {
-            touched.select_nth_unstable_by(k - 1, better);
-            touched.truncate(k);
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, better);
+            scored.truncate(k);
         }
-        touched.sort_unstable_by(better);
-        touched
+        scored.sort_unstable_by(better);
+        scored
             .into_iter()
-            .map(|d| (self.ids[d as usize], acc[d as usize]))
+            .map(|(s, d)| (self.ids[d as usize], s))
             .collect()
     }
 

@@ -784,6 +784,7 @@ impl VectorTier for SegmentStore {
                         let first = FirstStage {
                             sketch,
                             candidates: candidates(seg),
+                            may_skip: seg.has_tombstones(),
                         };
                         scan_block_two_stage(
                             kernel,

@@ -299,6 +299,9 @@ pub(crate) struct FirstStage<'a> {
     pub(crate) sketch: &'a [u64],
     /// Eligible slots to compare in full (more where prefix distances tie at the cut).
     pub(crate) candidates: usize,
+    /// Whether some slot may be skipped (tombstones): if not, and the request has no id
+    /// filter, every slot is eligible and the cut is found without asking.
+    pub(crate) may_skip: bool,
 }
 
 pub(crate) fn scan_block_two_stage(
@@ -315,7 +318,11 @@ pub(crate) fn scan_block_two_stage(
     if n == 0 {
         return;
     }
-    let FirstStage { sketch, candidates } = *first;
+    let FirstStage {
+        sketch,
+        candidates,
+        may_skip,
+    } = *first;
     let pw = sketch.len() / n;
     assert_eq!(
         sketch.len(),
@@ -332,8 +339,14 @@ pub(crate) fn scan_block_two_stage(
     let eligible =
         |slot: usize| !skip(slot) && (request.filter.is_none() || request.accepts(id_of(slot)));
     let mut histogram = vec![0usize; pw * 64 + 1];
-    for (slot, &d) in dist.iter().enumerate() {
-        if eligible(slot) {
+    if may_skip || request.filter.is_some() {
+        for (slot, &d) in dist.iter().enumerate() {
+            if eligible(slot) {
+                histogram[d as usize] += 1;
+            }
+        }
+    } else {
+        for &d in &dist {
             histogram[d as usize] += 1;
         }
     }

@@ -139,6 +139,8 @@ pub(crate) struct Segment {
     seq: AtomicU64,
     committed: AtomicUsize,
     deleted: Vec<AtomicU64>,
+    /// How many slots carry a tombstone.
+    tombstones: AtomicUsize,
     /// The first words of every committed vector, one after another (see
     /// [`Segment::with_sketch`]): built on the first two-stage scan, extended as slots are
     /// committed, kept in RAM only.
@@ -240,6 +242,7 @@ impl Segment {
             seq: AtomicU64::new(seq),
             committed: AtomicUsize::new(committed as usize),
             deleted: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            tombstones: AtomicUsize::new(0),
             sketch: RwLock::new(Sketch::default()),
         })
     }
@@ -492,7 +495,15 @@ impl Segment {
     }
 
     fn mark_deleted_in_ram(&self, slot: usize) {
-        self.deleted[slot / 64].fetch_or(1 << (slot % 64), Ordering::AcqRel);
+        let before = self.deleted[slot / 64].fetch_or(1 << (slot % 64), Ordering::AcqRel);
+        if before >> (slot % 64) & 1 == 0 {
+            self.tombstones.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether any slot carries a tombstone.
+    pub(crate) fn has_tombstones(&self) -> bool {
+        self.tombstones.load(Ordering::Acquire) > 0
     }
 
     /// Whether `slot` carries a tombstone.
