@@ -557,3 +557,36 @@ fn a_two_stage_scan_finds_planted_neighbours_at_their_exact_distance() {
         assert!(hits.windows(2).all(|w| w[0].distance <= w[1].distance));
     }
 }
+
+#[test]
+fn a_two_stage_scan_sees_vectors_appended_after_its_sketch() {
+    // The first scan builds the sketch; vectors appended afterwards (a few: the sketch is
+    // extended; many: it is rebuilt by an exact scan) are found like the others.
+    let dir = tempfile::tempdir().unwrap();
+    let store = SegmentStore::create(dir.path(), dim(), two_stage(10_000)).unwrap();
+    let p = project("p");
+    fill(&store, "p", 0..4000);
+    let nearest = |store: &SegmentStore, i: u64| {
+        let query = vector_of(dim(), "p", i).with_noise(0.2, i).unwrap();
+        store
+            .search(&p, &SearchRequest::new(query.view(), 5))
+            .unwrap()[0]
+            .id
+    };
+    assert_eq!(nearest(&store, 17), VectorId(17));
+    fill(&store, "p", 4000..4100);
+    for i in [4000, 4050, 4099, 18] {
+        assert_eq!(nearest(&store, i), VectorId(i), "after a few appends");
+    }
+    fill(&store, "p", 4100..9000);
+    for i in [4100, 8999, 19] {
+        assert_eq!(nearest(&store, i), VectorId(i), "after many appends");
+    }
+    for i in [5000, 20] {
+        assert_eq!(
+            nearest(&store, i),
+            VectorId(i),
+            "through the rebuilt sketch"
+        );
+    }
+}

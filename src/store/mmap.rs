@@ -15,7 +15,7 @@ use super::error::{IoContext, StoreError, StoreResult};
 use super::segment::{Segment, SegmentRecovery};
 use super::{
     FirstStage, Hit, ProjectId, SearchRequest, VectorId, VectorTier, merge_hits, prefix_candidates,
-    scan_block, scan_block_two_stage,
+    scan_block, scan_block_two_stage, scan_block_visiting,
 };
 use crate::index::{Hnsw, HnswConfig};
 
@@ -778,9 +778,23 @@ impl VectorTier for SegmentStore {
         let lists: Vec<Vec<Hit>> = segments
             .par_iter()
             .map(|seg| {
-                let mut top = Vec::with_capacity(request.k.min(1024) + 1);
-                if two_stage {
-                    seg.with_sketch(prefix_words, |block, sketch| {
+                let new_top = || Vec::with_capacity(request.k.min(1024) + 1);
+                if !two_stage {
+                    let mut top = new_top();
+                    scan_block(
+                        kernel,
+                        &seg.block(),
+                        request,
+                        |i| seg.id(i),
+                        |i| seg.is_deleted(i),
+                        &mut top,
+                    );
+                    return top;
+                }
+                seg.scan_with_sketch(
+                    prefix_words,
+                    |block, sketch| {
+                        let mut top = new_top();
                         let first = FirstStage {
                             sketch,
                             candidates: candidates(seg),
@@ -795,18 +809,22 @@ impl VectorTier for SegmentStore {
                             |i| seg.is_deleted(i),
                             &mut top,
                         );
-                    });
-                } else {
-                    scan_block(
-                        kernel,
-                        &seg.block(),
-                        request,
-                        |i| seg.id(i),
-                        |i| seg.is_deleted(i),
-                        &mut top,
-                    );
-                }
-                top
+                        top
+                    },
+                    |block, visit| {
+                        // The sketch is missing or stale: an exact scan builds it.
+                        let mut top = new_top();
+                        scan_block_visiting(
+                            kernel,
+                            block,
+                            request,
+                            (|i| seg.id(i), |i| seg.is_deleted(i)),
+                            &mut top,
+                            visit,
+                        );
+                        top
+                    },
+                )
             })
             .collect();
         Ok(merge_hits(lists, request.k))

@@ -256,6 +256,20 @@ pub(crate) fn scan_block(
     skip: impl Fn(usize) -> bool,
     top: &mut Vec<Hit>,
 ) {
+    scan_block_visiting(kernel, block, request, (id_of, skip), top, &mut |_, _| {});
+}
+
+/// [`scan_block`] (`slots` = `(id_of, skip)`) that also hands each chunk of vectors it has
+/// scanned, in order, to `visit(first_slot, vectors)` while the chunk is in cache.
+pub(crate) fn scan_block_visiting(
+    kernel: hdv::Kernel,
+    block: &hdv::Block<'_>,
+    request: &SearchRequest<'_>,
+    slots: (impl Fn(usize) -> VectorId, impl Fn(usize) -> bool),
+    top: &mut Vec<Hit>,
+    visit: &mut dyn FnMut(usize, &[u64]),
+) {
+    let (id_of, skip) = slots;
     const CHUNK: usize = 256;
     let max = request.max_distance.unwrap_or(u32::MAX);
     let w = block.dim().words();
@@ -264,6 +278,7 @@ pub(crate) fn scan_block(
     for (c, chunk) in block.words().chunks(CHUNK * w).enumerate() {
         let n = chunk.len() / w;
         kernel.distances(request.query.words(), chunk, &mut dist[..n]);
+        visit(c * CHUNK, chunk);
         for (j, &d) in dist[..n].iter().enumerate() {
             if d > bound {
                 continue;

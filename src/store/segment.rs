@@ -540,21 +540,33 @@ impl Segment {
         Block::new(words, self.dim).expect("whole vectors")
     }
 
-    /// Calls `f` with the committed vectors and their first `words` words, contiguous
-    /// (`block.len() * words` words): the sketch a two-stage scan reads first, 20 % of the
-    /// bytes at 2,048 of 10,048 bits. Built from the mapped vectors when first asked for
-    /// (or for another prefix length) and extended with the slots committed since.
-    pub(crate) fn with_sketch<R>(
+    /// A two-stage scan of this segment through its sketch: the committed vectors' first
+    /// `words` words, contiguous (`block.len() * words` words; 20 % of the bytes at 2,048 of
+    /// 10,048 bits), kept in RAM. Where the sketch covers at least 7/8 of the committed
+    /// slots, the rest is added and `staged` runs with the block and the sketch. Otherwise
+    /// (the first scan since the segment was opened, or many slots since) `exact` runs with
+    /// the block and a `visit(first_slot, vectors)` to call on each chunk it scans in order:
+    /// the sketch is built from the chunks while they are in cache, so the scan that builds
+    /// it costs no more than an exact scan.
+    pub(crate) fn scan_with_sketch<R>(
         &self,
         words: usize,
-        f: impl FnOnce(&Block<'_>, &[u64]) -> R,
+        staged: impl FnOnce(&Block<'_>, &[u64]) -> R,
+        exact: impl FnOnce(&Block<'_>, &mut dyn FnMut(usize, &[u64])) -> R,
     ) -> R {
         let block = self.block();
         let n = block.len();
         let w = self.dim.words();
         assert!(words > 0 && words <= w, "sketch of {words} words of {w}");
-        let fresh = |s: &Sketch| s.words == words && s.prefixes.len() >= n * words;
-        if !fresh(&self.sketch.reading()) {
+        let covered = |s: &Sketch| {
+            if s.words == words {
+                s.prefixes.len() / words
+            } else {
+                0
+            }
+        };
+        let have = covered(&self.sketch.reading());
+        if have < n - n / 8 {
             let mut s = self.sketch.writing();
             if s.words != words {
                 *s = Sketch {
@@ -562,16 +574,26 @@ impl Segment {
                     prefixes: Vec::new(),
                 };
             }
-            let have = s.prefixes.len() / words;
-            if have < n {
-                s.prefixes.reserve((n - have) * words);
-                for v in block.words()[have * w..n * w].chunks_exact(w) {
-                    s.prefixes.extend_from_slice(&v[..words]);
+            let missing = n.saturating_sub(s.prefixes.len() / words);
+            s.prefixes.reserve(missing * words);
+            let mut visit = |first: usize, vectors: &[u64]| {
+                for (j, v) in vectors.chunks_exact(w).enumerate() {
+                    if first + j == s.prefixes.len() / words {
+                        s.prefixes.extend_from_slice(&v[..words]);
+                    }
                 }
+            };
+            return exact(&block, &mut visit);
+        }
+        if have < n {
+            let mut s = self.sketch.writing();
+            let have = covered(&s);
+            for v in block.words()[have.min(n) * w..n * w].chunks_exact(w) {
+                s.prefixes.extend_from_slice(&v[..words]);
             }
         }
         let s = self.sketch.reading();
-        f(&block, &s.prefixes[..n * words])
+        staged(&block, &s.prefixes[..n * words])
     }
 
     /// The segment's sequence number within its project.
