@@ -1395,10 +1395,21 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             if json {
-                let message = e.kind().to_string();
+                // clap's first paragraph: the problem and, on its next lines, what it names
+                // (the missing arguments, the possible values).
                 let detail = e.to_string();
-                let first = detail.lines().next().unwrap_or(&message);
-                let f = ApiError::invalid(first.trim_start_matches("error: ").to_owned());
+                let message = detail
+                    .lines()
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let message = message.trim_start_matches("error: ");
+                let f = ApiError::invalid(if message.is_empty() {
+                    e.kind().to_string()
+                } else {
+                    message.to_owned()
+                });
                 println!("{}", f.to_json());
             }
             let _ = e.print();
