@@ -653,6 +653,10 @@ pub(crate) struct DenseVotes {
     abs_weight: u64,
     /// Whether votes were ever moved into a bundler (then the counters hold only part).
     drained: bool,
+    /// Scratch of [`add_xor`](Self::add_xor), kept between texts: one tile of every
+    /// feature's words, and every feature's weight broadcast to 32 lanes.
+    masks: Vec<u64>,
+    lanes: Vec<[i16; 32]>,
 }
 
 /// A feature given as the XOR of three vectors of an arena of `w`-word vectors (slot `s`
@@ -701,11 +705,25 @@ impl DenseVotes {
                     total_weight: 0,
                     abs_weight: 0,
                     drained: false,
+                    masks: Vec::new(),
+                    lanes: Vec::new(),
                 });
             }
         }
         let _ = dim;
         None
+    }
+
+    /// Empties the counters for the next text (keeping every buffer).
+    fn reset(&mut self) {
+        if self.abs_weight != 0 || self.drained {
+            self.counts.fill(0);
+        }
+        self.pending.clear();
+        self.pending_weights.clear();
+        self.total_weight = 0;
+        self.abs_weight = 0;
+        self.drained = false;
     }
 
     /// Whether `weight` more can be added without leaving the `i16` range.
@@ -761,7 +779,13 @@ impl DenseVotes {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `new` returned `Some` only where AVX-512F and BW are available.
         unsafe {
-            crate::kernels::x86_64::votes::add_xor_features(&mut self.counts, arena, features);
+            crate::kernels::x86_64::votes::add_xor_features(
+                &mut self.counts,
+                arena,
+                features,
+                &mut self.masks,
+                &mut self.lanes,
+            );
         }
         let _ = arena;
     }
@@ -804,6 +828,22 @@ impl<'a> VoteSink<'a> {
     pub(crate) fn new(bundler: &'a mut Bundler) -> Self {
         let dense = DenseVotes::new(bundler.dim());
         Self { bundler, dense }
+    }
+
+    /// [`new`](Self::new), reusing `kept` (dense votes a previous sink handed back through
+    /// [`finish_keeping`](Self::finish_keeping) or [`binarize_keeping`](Self::binarize_keeping))
+    /// when it has the bundler's dimension: no counters allocated per text.
+    pub(crate) fn reusing(bundler: &'a mut Bundler, kept: Option<DenseVotes>) -> Self {
+        match kept {
+            Some(mut d) if d.dim == bundler.dim() => {
+                d.reset();
+                Self {
+                    bundler,
+                    dense: Some(d),
+                }
+            }
+            _ => Self::new(bundler),
+        }
     }
 
     pub(crate) fn bit_sliced(bundler: &'a mut Bundler) -> Self {
@@ -876,20 +916,35 @@ impl<'a> VoteSink<'a> {
         }
     }
 
-    pub(crate) fn finish(mut self) {
+    pub(crate) fn finish(self) {
+        self.finish_keeping();
+    }
+
+    /// [`finish`](Self::finish), handing back the dense votes for [`reusing`](Self::reusing).
+    pub(crate) fn finish_keeping(mut self) -> Option<DenseVotes> {
         if let Some(d) = &mut self.dense {
             d.drain_into(self.bundler);
         }
+        self.dense
     }
 
     /// The majority vector of everything added (as [`Bundler::binarize`] of the bundler
-    /// after [`finish`](Self::finish)). Where every vote is still in the dense counters
-    /// and the bundler was empty, it is read straight from the counters, and the bundler is
-    /// left empty; otherwise the votes are moved into the bundler first.
+    /// after [`finish`](Self::finish)), and the dense votes handed back for
+    /// [`reusing`](Self::reusing). Where every vote is still in the dense counters and the
+    /// bundler was empty, it is read straight from the counters, and the bundler is left
+    /// empty; otherwise the votes are moved into the bundler first.
     ///
     /// # Errors
     /// [`Error::EmptyBundle`] if no votes were added.
-    pub(crate) fn binarize(mut self, seed: u64) -> Result<Hypervector> {
+    pub(crate) fn binarize_keeping(
+        mut self,
+        seed: u64,
+    ) -> (Result<Hypervector>, Option<DenseVotes>) {
+        let v = self.binarize_in_place(seed);
+        (v, self.dense)
+    }
+
+    fn binarize_in_place(&mut self, seed: u64) -> Result<Hypervector> {
         if let Some(d) = &mut self.dense
             && !d.drained
             && self.bundler.is_empty()

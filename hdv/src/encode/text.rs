@@ -113,6 +113,8 @@ pub struct TextEncoder {
     key: String,
     /// Slots the cache holds before it is cleared (at the start of a text).
     cache_cap: usize,
+    /// Dense vote counters (and their scratch) kept between texts.
+    dense: Option<crate::bundle::DenseVotes>,
 }
 
 /// Where a word's vectors sit in the encoder's arena: `W(t)` at `slot`, `ρ(W(t))` at
@@ -139,6 +141,7 @@ impl TextEncoder {
             char_slots: HashMap::default(),
             key: String::new(),
             cache_cap: (ITEM_CACHE_BYTES / dim.bytes()).max(ITEM_CACHE_MIN),
+            dense: None,
         }
     }
 
@@ -335,10 +338,12 @@ impl TextEncoder {
         let mut sink = if bit_sliced {
             VoteSink::bit_sliced(bundler)
         } else {
-            VoteSink::new(bundler)
+            VoteSink::reusing(bundler, self.dense.take())
         };
         let count = self.add_features(tokens, weights, &mut sink);
-        sink.finish();
+        if let Some(d) = sink.finish_keeping() {
+            self.dense = Some(d);
+        }
         Ok(count)
     }
 
@@ -477,8 +482,10 @@ impl TextEncoder {
         // One tokenization serves the features and the tie-breaking seed.
         let tokens = Self::tokens(text);
         let mut bundler = Bundler::new(self.dim());
-        let mut sink = VoteSink::new(&mut bundler);
+        let mut sink = VoteSink::reusing(&mut bundler, self.dense.take());
         self.add_features(&tokens, weights, &mut sink);
-        sink.binarize(self.seed_of_tokens(&tokens))
+        let (v, dense) = sink.binarize_keeping(self.seed_of_tokens(&tokens));
+        self.dense = dense;
+        v
     }
 }

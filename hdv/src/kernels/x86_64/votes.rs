@@ -77,7 +77,13 @@ pub(crate) fn transpose(counts: &[i16], planes: usize, slices: &mut [u64]) {
 /// taken from a general register would compete with the adds for one port) for the
 /// masked adds. No feature is ever written out whole.
 #[target_feature(enable = "avx512f,avx512bw")]
-pub(crate) fn add_xor_features(counts: &mut [i16], arena: &[u64], features: &[XorFeature]) {
+pub(crate) fn add_xor_features(
+    counts: &mut [i16],
+    arena: &[u64],
+    features: &[XorFeature],
+    masks: &mut Vec<u64>,
+    lanes: &mut Vec<[i16; 32]>,
+) {
     const TILE: usize = 8;
     let words = counts.len() / 64;
     assert_eq!(counts.len(), words * 64);
@@ -89,13 +95,16 @@ pub(crate) fn add_xor_features(counts: &mut [i16], arena: &[u64], features: &[Xo
             );
         }
     }
-    let ws: Vec<__m512i> = features
-        .iter()
-        .map(|f| {
-            _mm512_set1_epi16(i16::try_from(f.weight).expect("a weight within the counters' range"))
-        })
-        .collect();
-    let mut masks = vec![0u64; features.len() * TILE];
+    // Every feature's weight in 32 lanes, and room for one tile of every feature (each
+    // written before it is read): buffers the caller keeps between texts.
+    lanes.clear();
+    lanes.extend(
+        features
+            .iter()
+            .map(|f| [i16::try_from(f.weight).expect("a weight within the counters' range"); 32]),
+    );
+    masks.resize(features.len() * TILE, 0);
+    let (masks, ws) = (&mut masks[..], &lanes[..]);
     let full = words - words % TILE;
     for t in (0..full).step_by(TILE) {
         for (f, out) in features.iter().zip(masks.chunks_exact_mut(TILE)) {
@@ -111,7 +120,7 @@ pub(crate) fn add_xor_features(counts: &mut [i16], arena: &[u64], features: &[Xo
                 _mm512_storeu_si512(out.as_mut_ptr().cast(), x);
             }
         }
-        add_tile(&mut counts[64 * t..64 * (t + TILE)], &masks, &ws);
+        add_tile(&mut counts[64 * t..64 * (t + TILE)], masks, ws);
     }
     // The last words (fewer than a tile), one at a time.
     for i in full..words {
@@ -119,11 +128,13 @@ pub(crate) fn add_xor_features(counts: &mut [i16], arena: &[u64], features: &[Xo
         // SAFETY: the two registers cover `counts[64 i .. 64 i + 64]`.
         let (mut lo, mut hi) =
             unsafe { (_mm512_loadu_si512(base), _mm512_loadu_si512(base.add(1))) };
-        for (f, w) in features.iter().zip(&ws) {
+        for (f, w) in features.iter().zip(ws) {
             let [a, b, c] = f.parts.map(|p| p as usize * words + i);
             let word = arena[a] ^ arena[b] ^ arena[c];
-            lo = _mm512_mask_add_epi16(lo, word as u32, lo, *w);
-            hi = _mm512_mask_add_epi16(hi, (word >> 32) as u32, hi, *w);
+            // SAFETY: 32 `i16`s = 64 bytes; unaligned load.
+            let w = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+            lo = _mm512_mask_add_epi16(lo, word as u32, lo, w);
+            hi = _mm512_mask_add_epi16(hi, (word >> 32) as u32, hi, w);
         }
         // SAFETY: as for the loads.
         unsafe {
@@ -137,7 +148,7 @@ pub(crate) fn add_xor_features(counts: &mut [i16], arena: &[u64], features: &[Xo
 /// words `masks[8 f .. 8 f + 8]`; the counters stay in registers throughout.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn add_tile(counts: &mut [i16], masks: &[u64], ws: &[__m512i]) {
+fn add_tile(counts: &mut [i16], masks: &[u64], ws: &[[i16; 32]]) {
     assert!(counts.len() == 512 && masks.len() >= ws.len() * 8);
     let base = counts.as_mut_ptr().cast::<__m512i>();
     let mut acc = [_mm512_set1_epi16(0); 16];
@@ -146,11 +157,13 @@ fn add_tile(counts: &mut [i16], masks: &[u64], ws: &[__m512i]) {
         *a = unsafe { _mm512_loadu_si512(base.add(j)) };
     }
     for (f, w) in ws.iter().enumerate() {
+        // SAFETY: 32 `i16`s = 64 bytes; unaligned load.
+        let w = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
         let m = masks[8 * f..8 * f + 8].as_ptr().cast::<u32>();
         for (j, a) in acc.iter_mut().enumerate() {
             // SAFETY: `m` points at 8 words = 16 `u32` masks.
             let k = unsafe { _load_mask32(m.add(j)) };
-            *a = _mm512_mask_add_epi16(*a, k, *a, *w);
+            *a = _mm512_mask_add_epi16(*a, k, *a, w);
         }
     }
     for (j, a) in acc.iter().enumerate() {
