@@ -374,13 +374,21 @@ pub(crate) fn scan_block_two_stage(
             break;
         }
     }
+    let chosen: Vec<usize> = dist
+        .iter()
+        .enumerate()
+        .filter(|&(slot, &d)| d as usize <= cut && eligible(slot))
+        .map(|(slot, _)| slot)
+        .collect();
     let max = request.max_distance.unwrap_or(u32::MAX);
     let mut bound = worst(top, request.k).min(max);
-    for (slot, &d) in dist.iter().enumerate() {
-        if d as usize > cut || !eligible(slot) {
-            continue;
+    let row = |slot: usize| block.get(slot).expect("slot in block").words();
+    for (i, &slot) in chosen.iter().enumerate() {
+        // The candidates are scattered over the block: fetch a few rows ahead.
+        if let Some(&ahead) = chosen.get(i + PREFETCH_AHEAD) {
+            hdv::kernels::prefetch(row(ahead));
         }
-        let full = kernel.hamming(query, block.get(slot).expect("slot in block").words());
+        let full = kernel.hamming(query, row(slot));
         if full > bound {
             continue;
         }
@@ -395,6 +403,9 @@ pub(crate) fn scan_block_two_stage(
         bound = worst(top, request.k).min(max);
     }
 }
+
+/// Rows a two-stage scan's full comparisons fetch ahead of the one they compare.
+const PREFETCH_AHEAD: usize = 4;
 
 /// The distance a new hit must not exceed to enter a full top-`k` list.
 fn worst(top: &[Hit], k: usize) -> u32 {
