@@ -258,7 +258,10 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
             .expect("the worker semaphore is never closed");
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            Api::new(&memory).execute(&request)
+            // Serialized here, straight from the typed result (no JSON tree in between),
+            // while the operation still holds its worker.
+            let response = Api::new(&memory).respond(&request)?;
+            serde_json::to_vec(&response).map_err(ApiError::from)
         })
         .await
     };
@@ -278,9 +281,14 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
     };
     let ms = started.elapsed().as_secs_f64() * 1e3;
     match result {
-        Ok(value) => {
+        Ok(body) => {
             tracing::info!(op, status = 200, ms, "request");
-            (StatusCode::OK, axum::Json(value)).into_response()
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response()
         }
         Err(e) => {
             tracing::info!(op, status = e.class.http_status(), reason = %e.reason, ms, "request");
