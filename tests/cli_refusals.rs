@@ -84,36 +84,29 @@ fn usage_errors_under_json_are_one_document_too() {
     assert_eq!(code, 2);
     assert_eq!(json(&out)["error"]["reason"], "invalid_argument");
     // The message names what is missing or allowed, not only that something is.
-    let (code, out, _) = hm(
-        dir.path(),
-        &[
-            "--json",
-            "prospective",
-            "confirm",
-            "--project",
-            "p",
-            "--id",
-            "1",
-        ],
-    );
-    assert_eq!(code, 2);
-    let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
-    assert!(message.contains("--event"), "{message}");
-    let (_, out, _) = hm(
-        dir.path(),
-        &[
-            "--json",
-            "procedure",
-            "outcome",
-            "--project",
-            "p",
-            "--id",
-            "1",
-            "--success",
-        ],
-    );
-    let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
-    assert!(message.contains("true, false"), "{message}");
+    for (args, named) in [
+        (
+            &["prospective", "confirm", "--project", "p", "--id", "1"][..],
+            "--event",
+        ),
+        (
+            &[
+                "procedure",
+                "outcome",
+                "--project",
+                "p",
+                "--id",
+                "1",
+                "--success",
+            ][..],
+            "true, false",
+        ),
+    ] {
+        let (code, out, _) = hm(dir.path(), &[&["--json"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}");
+        let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(named), "{args:?}: {message}");
+    }
     let (code, reason, _) = refused(
         dir.path(),
         &[

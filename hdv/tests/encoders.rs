@@ -301,6 +301,15 @@ fn a_semantic_item_memory_makes_synonyms_shared_features() {
     );
 }
 
+/// The weight a generated test gives token `t`: `weights[i]` for the `i`-th of [`WORDS`],
+/// 1 for any other token.
+fn weight_of(weights: &[f32], t: &str) -> f32 {
+    WORDS
+        .iter()
+        .position(|w| TextEncoder::normalize(w) == t)
+        .map_or(1.0, |i| weights[i])
+}
+
 /// Words for generated texts: short and long, repeated, and non-ASCII ones.
 const WORDS: &[&str] = &[
     "the",
@@ -343,12 +352,7 @@ proptest::proptest! {
             order_weight: if order { 0.5 } else { 0.0 },
             ..TextConfig::default()
         };
-        let weight = |t: &str| {
-            WORDS
-                .iter()
-                .position(|w| TextEncoder::normalize(w) == t)
-                .map_or(1.0, |i| weights[i])
-        };
+        let weight = |t: &str| weight_of(&weights, t);
         let mut encoder = TextEncoder::new(dim, config);
         let (mut fast, mut slow) = (hdv::Bundler::new(dim), hdv::Bundler::new(dim));
         if prefill {
@@ -542,12 +546,7 @@ proptest::proptest! {
             order_weight: if order { 0.5 } else { 0.0 },
             ..TextConfig::default()
         };
-        let weight = |t: &str| {
-            WORDS
-                .iter()
-                .position(|w| TextEncoder::normalize(w) == t)
-                .map_or(1.0, |i| weights[i])
-        };
+        let weight = |t: &str| weight_of(&weights, t);
         let mut encoder = TextEncoder::new(dim, config);
         for (i, take) in [picks.len() / 2, picks.len()].into_iter().enumerate() {
             let text: Vec<&str> = picks[i..take.max(i + 1).min(picks.len())]

@@ -302,11 +302,6 @@ pub(crate) fn prefix_candidates(k: usize) -> usize {
     (k * 8).max(1024)
 }
 
-/// [`scan_block`] in two stages: the distances of the vectors' first words (`sketch`, the
-/// first `sketch.len() / block.len()` words of every vector, contiguous) pick the
-/// `candidates` nearest (ties at the cut included), and only those are measured in full.
-/// Reads a fifth of the bytes at 2,048 of 10,048 bits; approximate: a vector whose prefix
-/// looks farther than it is can be missed (measured in `examples/two_stage.rs`).
 /// The first stage of a two-stage scan: the prefixes of a block's vectors and how many
 /// candidates to keep.
 pub(crate) struct FirstStage<'a> {
@@ -319,6 +314,11 @@ pub(crate) struct FirstStage<'a> {
     pub(crate) may_skip: bool,
 }
 
+/// [`scan_block`] in two stages: the distances of the vectors' first words (`first.sketch`,
+/// the first `sketch.len() / block.len()` words of every vector, contiguous) pick the
+/// `first.candidates` nearest (ties at the cut included), and only those are measured in full.
+/// Reads a fifth of the bytes at 2,048 of 10,048 bits; approximate: a vector whose prefix
+/// looks farther than it is can be missed (measured in `examples/two_stage.rs`).
 pub(crate) fn scan_block_two_stage(
     kernel: hdv::Kernel,
     block: &hdv::Block<'_>,

@@ -142,8 +142,8 @@ pub(crate) struct Segment {
     /// How many slots carry a tombstone.
     tombstones: AtomicUsize,
     /// The first words of every committed vector, one after another (see
-    /// [`Segment::with_sketch`]): built on the first two-stage scan, extended as slots are
-    /// committed, kept in RAM only.
+    /// [`Segment::scan_with_sketch`]): built by the first scan that asks for it, extended
+    /// as slots are committed, kept in RAM only.
     sketch: RwLock<Sketch>,
 }
 

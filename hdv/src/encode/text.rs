@@ -176,8 +176,13 @@ impl TextEncoder {
         if let Some(&e) = self.word_slots.get(t) {
             return e;
         }
-        // The n-grams' character slots first, so that the word's slots are contiguous.
-        let n = self.config.ngram;
+        // The n-grams' character slots first, so that the word's slots are contiguous
+        // (none where n-grams carry no weight: their planes would never be added).
+        let n = if self.config.ngram_weight > 0.0 {
+            self.config.ngram
+        } else {
+            0
+        };
         let framed: Vec<char> = std::iter::once('\u{2}')
             .chain(t.chars())
             .chain(std::iter::once('\u{3}'))
