@@ -682,6 +682,32 @@ impl Ledger {
         })
     }
 
+    /// The events `ids` of `project`, in the order asked (`None` where there is none): one
+    /// read, one statement.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn get_many(
+        &self,
+        project: &ProjectId,
+        ids: &[EventId],
+    ) -> LedgerResult<Vec<Option<Event>>> {
+        self.read(|c| {
+            let mut s = c
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"
+                ))
+                .map_err(|e| self.sql(e))?;
+            ids.iter()
+                .map(|id| {
+                    s.query_row(params![id.0 as i64, project.as_str()], row_to_event)
+                        .optional()
+                        .map_err(|e| self.sql(e))
+                })
+                .collect()
+        })
+    }
+
     fn query_events(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<Vec<Event>> {
         self.read(|c| {
             c.prepare_cached(sql)

@@ -188,11 +188,10 @@ impl Ledger {
     }
 
     fn version_of(conn: &Connection) -> rusqlite::Result<u32> {
-        conn.query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
-            [],
-            |r| r.get(0),
-        )
+        // Every read checks the schema (another process may have migrated it): a cached
+        // statement, not a parse per read.
+        conn.prepare_cached("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")?
+            .query_row([], |r| r.get(0))
     }
 
     /// Applies every pending migration in one transaction (or, with `dry_run`, only reports

@@ -430,30 +430,40 @@ impl Memory {
             session: settings.session_weight,
         };
         let mut lists = Vec::new();
-        for source in SOURCES {
+        // The direct sources are fused once; the associative ones start from its three
+        // best candidates and are added to it.
+        let mut fusion: Option<fusion::Fusion> = None;
+        let (direct, associative): (Vec<&dyn Source>, Vec<&dyn Source>) = SOURCES
+            .iter()
+            .partition(|s| s.evidence() == Evidence::Direct);
+        for source in direct.into_iter().chain(associative) {
             let weight = source.weight(&settings);
             if weight <= 0.0 {
                 continue;
             }
-            if source.evidence() == Evidence::Associative && probe.seeds.is_empty() {
-                // Associative sources start from the three best direct candidates.
-                probe.seeds = fusion::fuse(&lists, &text.chronology, params)
-                    .iter()
-                    .take(3)
-                    .map(|c| c.fused.id)
-                    .collect();
+            let associative = source.evidence() == Evidence::Associative;
+            if associative && fusion.is_none() {
+                let direct = fusion::Fusion::direct(&lists, &text.chronology, params);
+                probe.seeds = direct.best(3);
+                fusion = Some(direct);
             }
             let hits = source.gather(self, &probe)?;
             if !hits.is_empty() {
-                lists.push(Scored {
+                let list = Scored {
                     source: source.name(),
                     weight,
                     evidence: source.evidence(),
                     exhaustive: hits.len() < SOURCE_DEPTH,
                     hits,
-                });
+                };
+                match &mut fusion {
+                    Some(f) if associative => f.associate(&list),
+                    _ => lists.push(list),
+                }
             }
         }
+        let fusion =
+            fusion.unwrap_or_else(|| fusion::Fusion::direct(&lists, &text.chronology, params));
         // Standing directives most similar to the query (their own slots, below).
         let mut directives: Vec<(u64, f64)> = Vec::new();
         let slots = self.directive_slots(k);
@@ -472,7 +482,7 @@ impl Memory {
             directives.retain(|&(_, sim)| sim >= 3.0 * chance);
             directives.truncate(slots);
         }
-        let mut candidates = fusion::fuse(&lists, &text.chronology, params);
+        let mut candidates = fusion.ranked();
         drop(text);
         candidates.truncate(FETCH_WINDOW.max(k + k / 2));
         // The semantic side of the relevance floor: the query's similarity to memories
@@ -485,8 +495,10 @@ impl Memory {
         });
         let mut similarity = HashMap::new();
         let mut fetched = Vec::new();
-        for c in candidates {
-            if let Some(event) = self.ledger.get(project, EventId(c.fused.id))? {
+        let ids: Vec<EventId> = candidates.iter().map(|c| EventId(c.fused.id)).collect();
+        let events = self.ledger.get_many(project, &ids)?;
+        for (c, event) in candidates.into_iter().zip(events) {
+            if let Some(event) = event {
                 if let Some(q) = &vector
                     && let Some(v) = self.tiers.get(project, VectorId(c.fused.id))?
                 {

@@ -200,72 +200,112 @@ impl Candidate {
 /// evidence); candidates best first by fused score (ties: lower id first). Associative
 /// contributions are capped at their weight. Use [`order`] for the final ranking.
 pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> Vec<Candidate> {
-    let directs: Vec<&Scored> = lists
-        .iter()
-        .filter(|l| l.evidence == Evidence::Direct)
-        .collect();
-    let mut by_id: FxMap<u64, Candidate> = FxMap::default();
-    for (d, list) in directs.iter().enumerate() {
-        let mut smoothed: FxMap<u64, f64> = FxMap::default();
-        let norm = normalized(list);
-        for &(id, s) in &norm {
-            *smoothed.entry(id).or_default() += s;
-            if params.neighbour > 0.0 {
-                for n in chronology.neighbours(id).into_iter().flatten() {
-                    *smoothed.entry(n).or_default() += params.neighbour * s;
+    let mut fusion = Fusion::direct(lists, chronology, params);
+    for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
+        fusion.associate(list);
+    }
+    fusion.ranked()
+}
+
+/// [`fuse`] in steps, so a recall fuses its direct sources once, takes the seeds of its
+/// associative sources from that ([`best`](Self::best)), and adds their lists after.
+#[derive(Debug)]
+pub struct Fusion {
+    by_id: FxMap<u64, Candidate>,
+    /// Direct components per candidate: one per direct list, then the session prior.
+    components: usize,
+}
+
+impl Fusion {
+    /// The direct lists of `lists` (associative ones are left out) normalized, smoothed,
+    /// weighed and summed, with the session prior.
+    pub fn direct(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> Self {
+        let directs: Vec<&Scored> = lists
+            .iter()
+            .filter(|l| l.evidence == Evidence::Direct)
+            .collect();
+        let components = directs.len() + 1;
+        let room: usize = directs.iter().map(|l| l.hits.len()).sum();
+        let mut by_id: FxMap<u64, Candidate> = FxMap::default();
+        by_id.reserve(room * 2);
+        // Per item of one list: its smoothed score and its rank in the list (0: only a
+        // neighbour's share).
+        let mut smoothed: FxMap<u64, (f64, usize)> = FxMap::default();
+        for (d, list) in directs.iter().enumerate() {
+            smoothed.clear();
+            for (i, (id, s)) in normalized(list).into_iter().enumerate() {
+                let own = smoothed.entry(id).or_default();
+                own.0 += s;
+                own.1 = i + 1;
+                if params.neighbour > 0.0 {
+                    for n in chronology.neighbours(id).into_iter().flatten() {
+                        smoothed.entry(n).or_default().0 += params.neighbour * s;
+                    }
                 }
             }
-        }
-        let rank: FxMap<u64, usize> = list
-            .hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.0, i + 1))
-            .collect();
-        for (id, s) in smoothed {
-            if s <= 0.0 {
-                continue;
+            for (&id, &(s, rank)) in &smoothed {
+                if s <= 0.0 {
+                    continue;
+                }
+                let c = by_id
+                    .entry(id)
+                    .or_insert_with(|| Candidate::empty(id, components));
+                let w = list.weight * s;
+                c.direct[d] = w;
+                c.direct_score += w;
+                c.fused.breakdown.push((list.source, rank, w));
             }
-            let c = by_id
-                .entry(id)
-                .or_insert_with(|| Candidate::empty(id, directs.len() + 1));
-            let w = list.weight * s;
-            c.direct[d] = w;
-            c.direct_score += w;
-            c.fused
-                .breakdown
-                .push((list.source, rank.get(&id).copied().unwrap_or(0), w));
         }
-    }
-    if params.session > 0.0 {
-        let mut best: FxMap<u32, f64> = FxMap::default();
-        for c in by_id.values() {
-            if let Some(s) = chronology.session(c.fused.id) {
-                let b = best.entry(s).or_default();
-                *b = b.max(c.direct_score);
+        if params.session > 0.0 {
+            let mut best: FxMap<u32, f64> = FxMap::default();
+            for c in by_id.values() {
+                if let Some(s) = chronology.session(c.fused.id) {
+                    let b = best.entry(s).or_default();
+                    *b = b.max(c.direct_score);
+                }
+            }
+            for c in by_id.values_mut() {
+                if let Some(s) = chronology.session(c.fused.id) {
+                    let prior = params.session * best[&s];
+                    if prior > 0.0 {
+                        c.direct_score += prior;
+                        *c.direct
+                            .last_mut()
+                            .expect("one place per direct source and the prior") = prior;
+                        c.fused.breakdown.push(("session", 0, prior));
+                    }
+                }
             }
         }
         for c in by_id.values_mut() {
-            if let Some(s) = chronology.session(c.fused.id) {
-                let prior = params.session * best[&s];
-                if prior > 0.0 {
-                    c.direct_score += prior;
-                    *c.direct
-                        .last_mut()
-                        .expect("one place per direct source and the prior") = prior;
-                    c.fused.breakdown.push(("session", 0, prior));
-                }
-            }
+            c.fused.score = c.direct_score;
         }
+        Self { by_id, components }
     }
-    for c in by_id.values_mut() {
-        c.fused.score = c.direct_score;
+
+    /// The `n` best candidates so far (fused score, ties: lower id first).
+    pub fn best(&self, n: usize) -> Vec<u64> {
+        let mut all: Vec<(f64, u64)> = self
+            .by_id
+            .values()
+            .map(|c| (c.fused.score, c.fused.id))
+            .collect();
+        let better = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if all.len() > n && n > 0 {
+            all.select_nth_unstable_by(n - 1, better);
+        }
+        all.truncate(n);
+        all.sort_unstable_by(better);
+        all.into_iter().map(|(_, id)| id).collect()
     }
-    for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
+
+    /// Adds an associative list: each item adds at most the list's weight, once per source.
+    pub fn associate(&mut self, list: &Scored) {
         for (i, (id, s)) in normalized(list).into_iter().enumerate() {
-            let c = by_id
+            let c = self
+                .by_id
                 .entry(id)
-                .or_insert_with(|| Candidate::empty(id, directs.len() + 1));
+                .or_insert_with(|| Candidate::empty(id, self.components));
             let w = list.weight * s;
             if w > 0.0 && c.fused.breakdown.iter().all(|b| b.0 != list.source) {
                 c.fused.score += w;
@@ -273,14 +313,18 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
             }
         }
     }
-    let mut out: Vec<Candidate> = by_id.into_values().collect();
-    out.sort_by(|a, b| {
-        b.fused
-            .score
-            .total_cmp(&a.fused.score)
-            .then(a.fused.id.cmp(&b.fused.id))
-    });
-    out
+
+    /// Every candidate, best first by fused score (ties: lower id first).
+    pub fn ranked(self) -> Vec<Candidate> {
+        let mut out: Vec<Candidate> = self.by_id.into_values().collect();
+        out.sort_unstable_by(|a, b| {
+            b.fused
+                .score
+                .total_cmp(&a.fused.score)
+                .then(a.fused.id.cmp(&b.fused.id))
+        });
+        out
+    }
 }
 
 /// Adds a bounded prior (`bonus ≥ 0`) to a candidate's fused score, recorded in its
