@@ -107,6 +107,31 @@ pub fn idf(documents: u64, df: u64) -> f64 {
     (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
 }
 
+/// A scored document (score, event id), ordered worst first: a lower score, or at an
+/// equal score the newer event, is greater (so a max-heap keeps the worst on top).
+#[derive(Debug, Clone, Copy)]
+struct Ranked(f32, u64);
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+    }
+}
+
 /// The postings of one project.
 #[derive(Debug, Default, Clone)]
 pub struct Postings {
@@ -247,21 +272,23 @@ impl Postings {
         if conjunctive {
             touched.retain(|&d| usize::from(matched[d as usize]) == lists.len());
         }
-        // Scores beside their documents, so selecting compares in place; ties go to the
-        // older event.
-        let mut scored: Vec<(f32, u32)> = touched.iter().map(|&d| (acc[d as usize], d)).collect();
-        let better = |a: &(f32, u32), b: &(f32, u32)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| self.ids[a.1 as usize].cmp(&self.ids[b.1 as usize]))
-        };
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, better);
-            scored.truncate(k);
+        // The k best in one pass with a bounded heap whose top is the worst kept (most
+        // documents lose one comparison with it); a tie goes to the older event.
+        let mut heap: std::collections::BinaryHeap<Ranked> =
+            std::collections::BinaryHeap::with_capacity(k + 1);
+        for &d in &touched {
+            let entry = Ranked(acc[d as usize], self.ids[d as usize]);
+            if heap.len() < k {
+                heap.push(entry);
+            } else if let Some(mut worst) = heap.peek_mut()
+                && entry < *worst
+            {
+                *worst = entry;
+            }
         }
-        scored.sort_unstable_by(better);
-        scored
+        heap.into_sorted_vec()
             .into_iter()
-            .map(|(s, d)| (self.ids[d as usize], s))
+            .map(|Ranked(s, id)| (id, s))
             .collect()
     }
 
