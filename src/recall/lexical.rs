@@ -107,6 +107,11 @@ pub fn idf(documents: u64, df: u64) -> f64 {
     (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
 }
 
+thread_local! {
+    /// The per-document BM25 accumulators of [`Postings::search`] on this thread.
+    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A scored document (score, event id), ordered worst first: a lower score, or at an
 /// equal score the newer event, is greater (so a max-heap keeps the worst on top).
 #[derive(Debug, Clone, Copy)]
@@ -250,42 +255,52 @@ impl Postings {
         }
         let n = self.documents();
         let avg = self.total_length as f32 / n as f32;
-        let mut acc = vec![0.0f32; self.ids.len()];
-        let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
-        let mut touched: Vec<u32> = Vec::new();
-        for &t in &lists {
-            let postings = &self.lists[t as usize];
-            let w = idf(n, postings.len() as u64) as f32;
-            for &(doc, tf) in postings {
-                let len = self.lengths[doc as usize] as f32;
-                let tf = tf as f32;
-                let s = &mut acc[doc as usize];
-                if *s == 0.0 {
-                    touched.push(doc);
-                }
-                *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
-                if conjunctive {
-                    matched[doc as usize] += 1;
+        // Per-document accumulators: a buffer of the thread's, kept between calls (a
+        // project's worth of f32, zero between calls: only the touched entries are reset).
+        let heap = SCORES.with_borrow_mut(|acc| {
+            if acc.len() < self.ids.len() {
+                acc.resize(self.ids.len(), 0.0);
+            }
+            let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
+            let mut touched: Vec<u32> = Vec::new();
+            for &t in &lists {
+                let postings = &self.lists[t as usize];
+                let w = idf(n, postings.len() as u64) as f32;
+                for &(doc, tf) in postings {
+                    let len = self.lengths[doc as usize] as f32;
+                    let tf = tf as f32;
+                    let s = &mut acc[doc as usize];
+                    if *s == 0.0 {
+                        touched.push(doc);
+                    }
+                    *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                    if conjunctive {
+                        matched[doc as usize] += 1;
+                    }
                 }
             }
-        }
-        if conjunctive {
-            touched.retain(|&d| usize::from(matched[d as usize]) == lists.len());
-        }
-        // The k best in one pass with a bounded heap whose top is the worst kept (most
-        // documents lose one comparison with it); a tie goes to the older event.
-        let mut heap: std::collections::BinaryHeap<Ranked> =
-            std::collections::BinaryHeap::with_capacity(k + 1);
-        for &d in &touched {
-            let entry = Ranked(acc[d as usize], self.ids[d as usize]);
-            if heap.len() < k {
-                heap.push(entry);
-            } else if let Some(mut worst) = heap.peek_mut()
-                && entry < *worst
-            {
-                *worst = entry;
+            // The k best in one pass with a bounded heap whose top is the worst kept (most
+            // documents lose one comparison with it); a tie goes to the older event.
+            let mut heap: std::collections::BinaryHeap<Ranked> =
+                std::collections::BinaryHeap::with_capacity(k + 1);
+            for &d in &touched {
+                if conjunctive && usize::from(matched[d as usize]) < lists.len() {
+                    continue;
+                }
+                let entry = Ranked(acc[d as usize], self.ids[d as usize]);
+                if heap.len() < k {
+                    heap.push(entry);
+                } else if let Some(mut worst) = heap.peek_mut()
+                    && entry < *worst
+                {
+                    *worst = entry;
+                }
             }
-        }
+            for &d in &touched {
+                acc[d as usize] = 0.0;
+            }
+            heap
+        });
         heap.into_sorted_vec()
             .into_iter()
             .map(|Ranked(s, id)| (id, s))

@@ -345,41 +345,45 @@ pub(crate) fn scan_block_two_stage(
         "a sketch is whole prefixes of the block"
     );
     let query = request.query.words();
-    let mut dist = vec![0u32; n];
-    for (part, out) in sketch.chunks(CHUNK * pw).zip(dist.chunks_mut(CHUNK)) {
-        kernel.distances(&query[..pw], part, out);
-    }
-    // The cut: the smallest prefix distance with `candidates` eligible slots at or below it
-    // (a histogram over the 64 · pw + 1 possible distances; no sort).
-    let eligible =
-        |slot: usize| !skip(slot) && (request.filter.is_none() || request.accepts(id_of(slot)));
-    let mut histogram = vec![0usize; pw * 64 + 1];
-    if may_skip || request.filter.is_some() {
-        for (slot, &d) in dist.iter().enumerate() {
-            if eligible(slot) {
+    // The prefix distances and their histogram live in buffers of the thread's, kept
+    // between scans (a segment's worth of u32): no page faults per scan.
+    let chosen = FIRST_STAGE.with_borrow_mut(|(dist, histogram)| {
+        dist.resize(n, 0);
+        for (part, out) in sketch.chunks(CHUNK * pw).zip(dist.chunks_mut(CHUNK)) {
+            kernel.distances(&query[..pw], part, out);
+        }
+        // The cut: the smallest prefix distance with `candidates` eligible slots at or
+        // below it (a histogram over the 64 · pw + 1 possible distances; no sort).
+        let eligible =
+            |slot: usize| !skip(slot) && (request.filter.is_none() || request.accepts(id_of(slot)));
+        histogram.clear();
+        histogram.resize(pw * 64 + 1, 0);
+        if may_skip || request.filter.is_some() {
+            for (slot, &d) in dist.iter().enumerate() {
+                if eligible(slot) {
+                    histogram[d as usize] += 1;
+                }
+            }
+        } else {
+            for &d in dist.iter() {
                 histogram[d as usize] += 1;
             }
         }
-    } else {
-        for &d in &dist {
-            histogram[d as usize] += 1;
+        let mut cut = pw * 64;
+        let mut seen = 0;
+        for (d, &count) in histogram.iter().enumerate() {
+            seen += count;
+            if seen >= candidates {
+                cut = d;
+                break;
+            }
         }
-    }
-    let mut cut = pw * 64;
-    let mut seen = 0;
-    for (d, &count) in histogram.iter().enumerate() {
-        seen += count;
-        if seen >= candidates {
-            cut = d;
-            break;
-        }
-    }
-    let chosen: Vec<usize> = dist
-        .iter()
-        .enumerate()
-        .filter(|&(slot, &d)| d as usize <= cut && eligible(slot))
-        .map(|(slot, _)| slot)
-        .collect();
+        dist.iter()
+            .enumerate()
+            .filter(|&(slot, &d)| d as usize <= cut && eligible(slot))
+            .map(|(slot, _)| slot)
+            .collect::<Vec<usize>>()
+    });
     let max = request.max_distance.unwrap_or(u32::MAX);
     let mut bound = worst(top, request.k).min(max);
     let row = |slot: usize| block.get(slot).expect("slot in block").words();
@@ -402,6 +406,12 @@ pub(crate) fn scan_block_two_stage(
         );
         bound = worst(top, request.k).min(max);
     }
+}
+
+thread_local! {
+    /// A two-stage scan's prefix distances and their histogram, on this thread.
+    static FIRST_STAGE: std::cell::RefCell<(Vec<u32>, Vec<usize>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Rows a two-stage scan's full comparisons fetch ahead of the one they compare.
