@@ -34,8 +34,9 @@ mod sync;
 pub use config::{ConfigError, Profile, ProfileKind, QdrantSettings, RedisSettings};
 pub use error::{Error, ErrorClass, Result, class_of};
 pub use memory::{
-    ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, ForgetReceipt, Hub, MAX_RECALL_K, Memory,
-    MemoryMap, ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,
+    ConceptSummary, DEFAULT_MAP_LIMIT, DEFERRED_FEEDBACK_LIMIT, EpisodeSummary, FEEDBACK_BATCH,
+    ForgetReceipt, Hub, MAX_RECALL_K, Memory, MemoryMap, ProjectStats, RecallItem, RecallQuery,
+    RecallResult, ThreadSummary, TierCensus,
 };
 pub use recall::query::time_hint;
 

@@ -471,3 +471,44 @@ fn a_speaker_named_in_the_question_counts_even_when_they_said_half_the_turns() {
         .unwrap();
     assert_eq!(hits[0].event.id, ids[3], "{:?}", hits[0].event.content);
 }
+
+#[test]
+fn a_host_that_defers_feedback_applies_it_and_a_lagging_one_loses_none() {
+    use hypermem::{DEFERRED_FEEDBACK_LIMIT, FEEDBACK_BATCH};
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    background(&m);
+    let p = project("p");
+    let gap = |m: &Memory| {
+        m.recall_with(&p, &RecallQuery::new("quantum chromodynamics lattice", 5))
+            .unwrap();
+    };
+    // Inline: a recall that fills the batch applies it.
+    for _ in 0..FEEDBACK_BATCH {
+        gap(&m);
+    }
+    assert!(!m.feedback_due());
+    // Deferred: recalls only buffer, until the host applies the batch...
+    m.defer_feedback();
+    for _ in 0..FEEDBACK_BATCH {
+        gap(&m);
+    }
+    assert!(m.feedback_due(), "a deferred batch waits for the host");
+    m.flush_feedback().unwrap();
+    assert!(!m.feedback_due());
+    // ...or a host that falls behind has it applied by the recall that reaches the limit.
+    for _ in 0..DEFERRED_FEEDBACK_LIMIT {
+        gap(&m);
+    }
+    assert!(!m.feedback_due(), "applied at the limit");
+    let gaps = m.knowledge_gaps(&p, 10).unwrap();
+    let asked = gaps
+        .iter()
+        .find(|g| g.description.contains("quantum chromodynamics"))
+        .unwrap_or_else(|| panic!("{gaps:?}"));
+    assert_eq!(
+        asked.count,
+        (2 * FEEDBACK_BATCH + DEFERRED_FEEDBACK_LIMIT) as u64,
+        "every recall counted once"
+    );
+}

@@ -201,6 +201,24 @@ struct Shared {
     timeout: Duration,
     /// One permit per worker; tokio's semaphore serves waiters in order.
     workers: Arc<tokio::sync::Semaphore>,
+    /// Whether a task is applying recall feedback now (one at a time).
+    flushing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Applies a due batch of recall feedback in a blocking task of its own, after the
+/// response that filled it: no request waits on its write and sync.
+fn flush_feedback_behind(shared: &Shared) {
+    use std::sync::atomic::Ordering;
+    if !shared.memory.feedback_due() || shared.flushing.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let (memory, flushing) = (shared.memory.clone(), shared.flushing.clone());
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = memory.flush_feedback() {
+            tracing::warn!(error = %e, "recall feedback not applied");
+        }
+        flushing.store(false, Ordering::Release);
+    });
 }
 
 fn error_response(e: &ApiError) -> Response {
@@ -280,6 +298,7 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         )),
     };
     let ms = started.elapsed().as_secs_f64() * 1e3;
+    flush_feedback_behind(&shared);
     match result {
         Ok(body) => {
             tracing::info!(op, status = 200, ms, "request");
@@ -377,11 +396,14 @@ async fn not_found() -> Response {
 
 /// The router over `memory` (exposed for tests and embedding in another server).
 pub fn router(memory: Arc<Memory>, config: &ServeConfig) -> Router {
+    // Recall feedback is applied behind the responses (`flush_feedback_behind`).
+    memory.defer_feedback();
     let shared = Arc::new(Shared {
         memory,
         tokens: config.tokens.clone(),
         timeout: config.timeout,
         workers: Arc::new(tokio::sync::Semaphore::new(config.workers.max(1))),
+        flushing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     });
     Router::new()
         .route(

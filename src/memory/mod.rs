@@ -61,6 +61,9 @@ const RERANK_WINDOW: usize = 10;
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
 pub const FEEDBACK_BATCH: usize = 32;
+/// Pending recall signals past which a recall applies them itself even when the host
+/// defers them ([`Memory::defer_feedback`]): a host that falls behind loses no more.
+pub const DEFERRED_FEEDBACK_LIMIT: usize = 8 * FEEDBACK_BATCH;
 
 /// Derived text indexes of one project: loaded from `lexical/<project>.lex` (then caught
 /// up with the events the file has not seen) or built from the ledger on first use.
@@ -201,6 +204,8 @@ pub struct Memory {
     lexicon: RwLock<HashMap<ProjectId, Arc<RwLock<ProjectText>>>>,
     /// Learning signals of recalls not yet applied ([`Memory::flush_feedback`]).
     feedback: Mutex<Vec<RecallTrace>>,
+    /// The host applies the feedback off the request path ([`Memory::defer_feedback`]).
+    feedback_deferred: std::sync::atomic::AtomicBool,
     /// Held across a ledger append and the indexing of its events (and across a lazy
     /// build), so every event is indexed exactly once.
     append_lock: Mutex<()>,
@@ -458,6 +463,7 @@ impl Memory {
             ticked: Mutex::new(std::collections::HashSet::new()),
             read_only,
             feedback: Mutex::new(Vec::new()),
+            feedback_deferred: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -516,13 +522,46 @@ impl Memory {
 
     /// Applies the buffered learning signals of recent recalls (synapse strengthening
     /// among their top results, their LTP accesses, the query log) in one transaction. Recall buffers them so
-    /// a query costs no disk sync; they are applied every 32 recalls (`FEEDBACK_BATCH`), by
+    /// a query costs no disk sync; they are applied every 32 recalls (`FEEDBACK_BATCH`; by the host
+    /// instead when it [defers](Self::defer_feedback) them), by
     /// observations, packs, [`flush`](Self::flush), cognition access and on drop. They are
     /// derived signals: a crash loses at most one batch of them, never an observation.
     ///
     /// # Errors
     /// SQLite errors (the batch is dropped then).
     pub fn flush_feedback(&self) -> Result<()> {
+        self.apply_feedback()
+    }
+
+    /// Hands the application of recall feedback to the host: a recall then only buffers
+    /// its signals, and the host calls [`flush_feedback`](Self::flush_feedback) when
+    /// [`feedback_due`](Self::feedback_due) says so, off any request's path (a server
+    /// does it in a task of its own, so no recall waits on the write and its sync). Past
+    /// [`DEFERRED_FEEDBACK_LIMIT`] pending signals a recall applies them itself.
+    pub fn defer_feedback(&self) {
+        self.feedback_deferred
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a batch of recall feedback is waiting to be applied.
+    pub fn feedback_due(&self) -> bool {
+        self.feedback.locked().len() >= FEEDBACK_BATCH
+    }
+
+    /// Whether a recall that left `pending` signals buffered applies them now.
+    pub(crate) fn feedback_now(&self, pending: usize) -> bool {
+        let deferred = self
+            .feedback_deferred
+            .load(std::sync::atomic::Ordering::Relaxed);
+        pending
+            >= if deferred {
+                DEFERRED_FEEDBACK_LIMIT
+            } else {
+                FEEDBACK_BATCH
+            }
+    }
+
+    fn apply_feedback(&self) -> Result<()> {
         let batch = std::mem::take(&mut *self.feedback.locked());
         if self.read_only {
             return Ok(()); // a view does not learn: its signals are dropped

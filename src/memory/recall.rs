@@ -10,8 +10,8 @@ use hdv::Hypervector;
 use std::sync::{Arc, RwLock};
 
 use super::{
-    BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, FEEDBACK_BATCH,
-    ProjectText, RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH,
+    BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, ProjectText,
+    RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH,
 };
 use crate::cognition::{RecallTrace, RippleParams};
 use crate::governance::BeliefStatus;
@@ -729,7 +729,7 @@ impl Memory {
             });
             feedback.len()
         };
-        if pending >= FEEDBACK_BATCH {
+        if self.feedback_now(pending) {
             self.flush_feedback()?;
         }
         Ok(RecallResult {
