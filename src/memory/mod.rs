@@ -520,19 +520,6 @@ impl Memory {
         &self.cognition
     }
 
-    /// Applies the buffered learning signals of recent recalls (synapse strengthening
-    /// among their top results, their LTP accesses, the query log) in one transaction. Recall buffers them so
-    /// a query costs no disk sync; they are applied every 32 recalls (`FEEDBACK_BATCH`; by the host
-    /// instead when it [defers](Self::defer_feedback) them), by
-    /// observations, packs, [`flush`](Self::flush), cognition access and on drop. They are
-    /// derived signals: a crash loses at most one batch of them, never an observation.
-    ///
-    /// # Errors
-    /// SQLite errors (the batch is dropped then).
-    pub fn flush_feedback(&self) -> Result<()> {
-        self.apply_feedback()
-    }
-
     /// Hands the application of recall feedback to the host: a recall then only buffers
     /// its signals, and the host calls [`flush_feedback`](Self::flush_feedback) when
     /// [`feedback_due`](Self::feedback_due) says so, off any request's path (a server
@@ -561,7 +548,17 @@ impl Memory {
             }
     }
 
-    fn apply_feedback(&self) -> Result<()> {
+    /// Applies the buffered learning signals of recent recalls (synapse strengthening
+    /// among their top results, their LTP accesses, the query log) in one transaction.
+    /// Recall buffers them so a query costs no disk sync; they are applied every 32 recalls
+    /// (`FEEDBACK_BATCH`; by the host instead when it [defers](Self::defer_feedback)
+    /// them), by observations, packs, [`flush`](Self::flush), cognition access and on
+    /// drop. They are derived signals: a crash loses at most one batch of them, never an
+    /// observation.
+    ///
+    /// # Errors
+    /// SQLite errors (the batch is dropped then).
+    pub fn flush_feedback(&self) -> Result<()> {
         let batch = std::mem::take(&mut *self.feedback.locked());
         if self.read_only {
             return Ok(()); // a view does not learn: its signals are dropped

@@ -441,8 +441,8 @@ impl Memory {
             if weight <= 0.0 {
                 continue;
             }
-            let associative = source.evidence() == Evidence::Associative;
-            if associative && fusion.is_none() {
+            let is_associative = source.evidence() == Evidence::Associative;
+            if is_associative && fusion.is_none() {
                 let direct = fusion::Fusion::direct(&lists, &text.chronology, params);
                 probe.seeds = direct.best(3);
                 fusion = Some(direct);
@@ -457,7 +457,7 @@ impl Memory {
                     hits,
                 };
                 match &mut fusion {
-                    Some(f) if associative => f.associate(&list),
+                    Some(f) if is_associative => f.associate(&list),
                     _ => lists.push(list),
                 }
             }
