@@ -873,10 +873,17 @@ fn erasure_removes_every_row_of_the_project_from_every_table() {
             "table {t} has no project column and is not declared global"
         );
     }
+    assert!(
+        l.fts_tables().unwrap().is_empty(),
+        "no full-text table before a search"
+    );
+    for name in ["gone", "kept"] {
+        assert_eq!(l.search(&project(name), "rust", 5).unwrap().len(), 1);
+    }
     assert_eq!(
         l.fts_tables().unwrap().len(),
         2,
-        "one full-text table per project"
+        "one full-text table per searched project"
     );
     let receipt = l.forget_project(&p).unwrap();
     assert_eq!(receipt.rows["events"], 1);

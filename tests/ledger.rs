@@ -292,6 +292,50 @@ fn references_must_exist_in_the_same_project_and_batches_are_atomic() {
 }
 
 #[test]
+fn a_projects_first_search_indexes_what_it_holds_and_appends_keep_the_index_current() {
+    let l = ledger();
+    let (p, q) = (project("searched"), project("never"));
+    l.append(msg(
+        "searched",
+        Role::User,
+        "the kestrel nests on the tower",
+    ))
+    .unwrap();
+    l.append(msg("never", Role::User, "a kestrel in another project"))
+        .unwrap();
+    assert!(
+        l.fts_tables().unwrap().is_empty(),
+        "appends alone build no full-text index"
+    );
+    let hits = l.search(&p, "kestrel", 10).unwrap();
+    assert_eq!(
+        hits.len(),
+        1,
+        "the first search sees the events stored before it"
+    );
+    assert_eq!(hits[0].event.content, "the kestrel nests on the tower");
+    assert_eq!(
+        l.fts_tables().unwrap().len(),
+        1,
+        "only the searched project"
+    );
+    l.append_batch(&[
+        msg("searched", Role::User, "a second kestrel hunts at dawn"),
+        msg("never", Role::User, "still not searched"),
+    ])
+    .unwrap();
+    let hits = l.search(&p, "kestrel", 10).unwrap();
+    assert_eq!(
+        hits.len(),
+        2,
+        "an append after the first search is indexed: {hits:?}"
+    );
+    assert_eq!(l.fts_tables().unwrap().len(), 1);
+    assert_eq!(l.search(&q, "kestrel", 10).unwrap().len(), 1);
+    assert_eq!(l.fts_tables().unwrap().len(), 2);
+}
+
+#[test]
 fn full_text_search_ranks_by_bm25_within_the_project() {
     let l = ledger();
     let p = project("alpha");

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use rusqlite::{OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::{Ledger, LedgerError, LedgerResult};
@@ -14,6 +14,16 @@ use crate::store::ProjectId;
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub struct EventId(pub u64);
+
+/// An event [`Ledger::append_batch_with`] stored: its id and the event it follows in its
+/// thread (without a thread, in its session), as the ledger chained it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The new event.
+    pub id: EventId,
+    /// Its `prev`.
+    pub prev: Option<EventId>,
+}
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -375,12 +385,34 @@ pub(crate) fn fts_table(project: &str) -> String {
 /// in `events`), deletable by rowid, full detail: `detail = column` was faster but loses
 /// per-document term frequencies, and bm25 without them ranked evidence turns of the BEAM
 /// data set at recall@10 0.04 instead of 0.41.
+///
+/// The table is built on demand, by the project's first [`Ledger::search`] (from the
+/// events already stored, in the same transaction), and kept up to date by every append
+/// from then on. Recall ranks with the engine's own in-memory index, so a project nobody
+/// searches through the ledger never pays for a second inverted index on its write path
+/// (a third of the CPU of appending 2 KB turns).
 fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
+    if fts_exists(tx, project)? {
+        return Ok(());
+    }
+    let table = fts_table(project);
     tx.execute_batch(&format!(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS {} USING fts5(content, content = '', \
-         contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');",
-        fts_table(project)
-    ))
+        "CREATE VIRTUAL TABLE {table} USING fts5(content, content = '', \
+         contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');"
+    ))?;
+    tx.execute(
+        &format!("INSERT INTO {table} (rowid, content) SELECT id, content FROM events WHERE project = ?1 ORDER BY id"),
+        [project],
+    )?;
+    Ok(())
+}
+
+/// Whether `project` has its full-text table.
+fn fts_exists(c: &Connection, project: &str) -> rusqlite::Result<bool> {
+    c.prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
+        .query_row([fts_table(project)], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
 }
 
 /// Position bookkeeping while appending a batch: (last seq, last id) per sequence key.
@@ -469,12 +501,17 @@ impl Ledger {
     /// [`LedgerError::ContentTooLarge`], [`LedgerError::UnknownEvent`] /
     /// [`LedgerError::CrossProject`] for a bad parent, a duplicate `source_id`, SQLite errors.
     pub fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
-        self.append_batch_with(events, &[])
+        Ok(self
+            .append_batch_with(events, &[])?
+            .into_iter()
+            .map(|a| a.id)
+            .collect())
     }
 
     /// As [`append_batch`](Self::append_batch), and in the same transaction the semantic
     /// vector of each event that has one (`semantic[i]` belongs to `events[i]`; a shorter
-    /// slice leaves the rest without): `(embedding dimensions, projected bits)`.
+    /// slice leaves the rest without): `(embedding dimensions, projected bits)`. Returns
+    /// each event's id and `prev`, so a caller need not read them back.
     ///
     /// # Errors
     /// As [`append_batch`](Self::append_batch).
@@ -482,7 +519,7 @@ impl Ledger {
         &self,
         events: &[NewEvent],
         semantic: &[Option<(u32, Vec<u8>)>],
-    ) -> LedgerResult<Vec<EventId>> {
+    ) -> LedgerResult<Vec<Appended>> {
         let limit = self.config.max_content_bytes;
         if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
             return Err(LedgerError::ContentTooLarge {
@@ -509,11 +546,16 @@ impl Ledger {
             let mut projects: Vec<&str> = events.iter().map(|e| e.project.as_str()).collect();
             projects.sort_unstable();
             projects.dedup();
+            // Only a project whose full-text table has been built keeps it up to date.
+            let mut indexed = Vec::new();
             for p in projects {
-                ensure_fts(tx, p).map_err(|err| self.sql(err))?;
+                if fts_exists(tx, p).map_err(|err| self.sql(err))? {
+                    indexed.push(p);
+                }
             }
             for (i, e) in events.iter().enumerate() {
-                let id = self.insert_event(tx, e, now, &mut cursors)?;
+                let fts = indexed.contains(&e.project.as_str());
+                let (id, prev) = self.insert_event(tx, e, now, &mut cursors, fts)?;
                 if let Some(Some((input, bits))) = semantic.get(i) {
                     tx.prepare_cached(
                         "INSERT INTO semantic_vectors (project, event_id, input_dim, bits)
@@ -524,19 +566,21 @@ impl Ledger {
                     })
                     .map_err(|err| self.sql(err))?;
                 }
-                ids.push(id);
+                ids.push(Appended { id, prev });
             }
             Ok(ids)
         })
     }
 
+    /// Inserts one event; its id and `prev`.
     fn insert_event(
         &self,
         tx: &Transaction<'_>,
         e: &NewEvent,
         now: i64,
         cursors: &mut Cursors,
-    ) -> LedgerResult<EventId> {
+        fts: bool,
+    ) -> LedgerResult<(EventId, Option<EventId>)> {
         let project = e.project.as_str();
         if let Some(parent) = e.parent {
             let owner: Option<String> = tx
@@ -647,12 +691,14 @@ impl Ledger {
             other => self.sql(other),
         })?;
         let id = tx.last_insert_rowid();
-        tx.prepare_cached(&format!(
-            "INSERT INTO {} (rowid, content) VALUES (?1, ?2)",
-            fts_table(project)
-        ))
-        .and_then(|mut s| s.execute(params![id, e.content]))
-        .map_err(|err| self.sql(err))?;
+        if fts {
+            tx.prepare_cached(&format!(
+                "INSERT INTO {} (rowid, content) VALUES (?1, ?2)",
+                fts_table(project)
+            ))
+            .and_then(|mut s| s.execute(params![id, e.content]))
+            .map_err(|err| self.sql(err))?;
+        }
         if let (Some(t), Some(name)) = (thread, &e.thread) {
             cursors.insert((0, name.clone(), None), (t.0, id));
         }
@@ -662,7 +708,7 @@ impl Ledger {
         if let (Some(ts), Some(t), Some(name)) = (turn_seq, e.turn, &e.thread) {
             cursors.insert((2, name.clone(), Some(t)), (ts, id));
         }
-        Ok(EventId(id as u64))
+        Ok((EventId(id as u64), prev.map(|p| EventId(p as u64))))
     }
 
     /// The event `id` of `project` (`None` if absent or of another project).
@@ -932,49 +978,10 @@ impl Ledger {
         })
     }
 
-    /// Document frequencies of `terms` among the events of `project` (how many events
-    /// contain each, after the full-text tokenizer's normalization), and the number of
-    /// events: the statistics behind IDF weights. Terms never seen are absent.
-    ///
-    /// # Errors
-    /// SQLite errors.
-    pub fn document_frequencies(
-        &self,
-        project: &ProjectId,
-        terms: &[String],
-    ) -> LedgerResult<(u64, HashMap<String, u64>)> {
-        let table = fts_table(project.as_str());
-        let total = self.count(project)?;
-        self.read(|c| {
-            let exists: Option<i64> = c
-                .query_row("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1", [&table], |r| r.get(0))
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            let mut out = HashMap::new();
-            if exists.is_none() {
-                return Ok((total, out));
-            }
-            // A per-connection (temp) vocabulary view of the project's index.
-            let vocab = format!("{table}_vocab");
-            c.execute_batch(&format!("CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, 'row');"))
-                .map_err(|e| self.sql(e))?;
-            let mut stmt = c
-                .prepare_cached(&format!("SELECT doc FROM temp.{vocab} WHERE term = ?1"))
-                .map_err(|e| self.sql(e))?;
-            for t in terms {
-                if out.contains_key(t) {
-                    continue;
-                }
-                if let Some(df) = stmt.query_row([t], |r| r.get::<_, i64>(0)).optional().map_err(|e| self.sql(e))? {
-                    out.insert(t.clone(), df as u64);
-                }
-            }
-            Ok((total, out))
-        })
-    }
-
     /// Full-text search over the raw content of `project`, best bm25 first. Every word of
-    /// `query` is a term (any may match); FTS syntax in `query` is treated as text.
+    /// `query` is a term (any may match); FTS syntax in `query` is treated as text. The
+    /// project's first search builds its full-text table from the events stored so far (a
+    /// write); later appends keep it up to date.
     ///
     /// # Errors
     /// SQLite errors.
@@ -988,18 +995,11 @@ impl Ledger {
             .map(|c| format!("e.{c}"))
             .collect::<Vec<_>>()
             .join(", ");
+        // The project's first search builds its full-text table (see `ensure_fts`).
+        if !self.read(|c| fts_exists(c, project.as_str()).map_err(|e| self.sql(e)))? {
+            self.write(|tx| ensure_fts(tx, project.as_str()).map_err(|e| self.sql(e)))?;
+        }
         self.read(|c| {
-            let exists: Option<i64> = c
-                .query_row(
-                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                    [&table],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            if exists.is_none() {
-                return Ok(Vec::new());
-            }
             c.prepare_cached(&format!(
                 "SELECT {cols}, f.score FROM
                     (SELECT rowid, bm25({table}) AS score FROM {table}

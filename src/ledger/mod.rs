@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
-pub use events::{Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role};
+pub use events::{
+    Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role,
+};
 pub(crate) use events::{fts_table, string_enum};
 pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 
