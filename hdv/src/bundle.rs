@@ -653,14 +653,106 @@ pub(crate) struct DenseVotes {
     abs_weight: u64,
     /// Whether votes were ever moved into a bundler (then the counters hold only part).
     drained: bool,
-    /// Scratch of [`add_xor`](Self::add_xor), kept between texts: one tile of every
-    /// feature's words, and every feature's weight broadcast to 32 lanes.
-    masks: Vec<u64>,
-    lanes: Vec<[i16; 32]>,
+    /// Scratch of [`add_xor`](Self::add_xor), kept between texts.
+    #[cfg(target_arch = "x86_64")]
+    carry_save: crate::kernels::x86_64::votes::CarrySaveScratch,
 }
 
-/// A feature given as the XOR of three vectors of an arena of `w`-word vectors (slot `s`
-/// is words `s * w .. (s + 1) * w`); a part not needed names a slot of zeros.
+/// Vectors of one dimension ("slots") stored **tile-major**: the 8 words `8 t .. 8 t + 8`
+/// of every slot lie together (the last tile padded with zeros), so that adding a tile of
+/// many features reads one compact, cache-resident block instead of one line of each
+/// vector scattered over megabytes. Slot 0 is zeros.
+#[derive(Debug, Clone)]
+pub(crate) struct TiledArena {
+    /// Words per vector.
+    words: usize,
+    /// Slots each tile row has room for.
+    cap: usize,
+    /// Slots in use.
+    len: usize,
+    /// `tiles() * cap` blocks of 8 words: slot `s`, tile `t` at block `t * cap + s`.
+    data: Vec<u64>,
+}
+
+impl TiledArena {
+    /// An arena of `words`-word vectors holding the zero slot.
+    pub(crate) fn new(words: usize) -> Self {
+        let mut arena = Self {
+            words,
+            cap: 0,
+            len: 0,
+            data: Vec::new(),
+        };
+        arena.push(&vec![0; words]);
+        arena
+    }
+
+    /// Tiles of 8 words per vector.
+    pub(crate) fn tiles(&self) -> usize {
+        self.words.div_ceil(8)
+    }
+
+    /// Slots in use (the zero slot included).
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Blocks per tile row: slot `s`'s tile `t` is block `t * stride() + s` of
+    /// [`data`](Self::data).
+    pub(crate) fn stride(&self) -> usize {
+        self.cap
+    }
+
+    /// The blocks, 8 words each.
+    pub(crate) fn data(&self) -> &[u64] {
+        &self.data
+    }
+
+    /// Keeps the first `len` slots (at least the zero slot).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len.max(1));
+    }
+
+    /// Appends `v` (`words` words); its slot.
+    pub(crate) fn push(&mut self, v: &[u64]) -> u32 {
+        assert_eq!(v.len(), self.words, "a slot is a whole vector");
+        if self.len == self.cap {
+            self.grow();
+        }
+        let slot = self.len;
+        for (t, chunk) in v.chunks(8).enumerate() {
+            let block = &mut self.data[(t * self.cap + slot) * 8..][..8];
+            block[..chunk.len()].copy_from_slice(chunk);
+            block[chunk.len()..].fill(0);
+        }
+        self.len += 1;
+        slot as u32
+    }
+
+    fn grow(&mut self) {
+        let cap = (self.cap * 2).max(64);
+        let mut data = vec![0; self.tiles() * cap * 8];
+        for t in 0..self.tiles() {
+            data[t * cap * 8..][..self.len * 8]
+                .copy_from_slice(&self.data[t * self.cap * 8..][..self.len * 8]);
+        }
+        self.cap = cap;
+        self.data = data;
+    }
+
+    /// XORs slot `slot` into `out` (`words` words).
+    pub(crate) fn xor_into(&self, slot: u32, out: &mut [u64]) {
+        for (t, chunk) in out.chunks_mut(8).enumerate() {
+            let block = &self.data[(t * self.cap + slot as usize) * 8..][..chunk.len()];
+            for (o, b) in chunk.iter_mut().zip(block) {
+                *o ^= b;
+            }
+        }
+    }
+}
+
+/// A feature given as the XOR of three slots of a [`TiledArena`]; a part not needed names
+/// the zero slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct XorFeature {
     /// Arena slots of the three parts.
@@ -675,12 +767,10 @@ pub(crate) struct XorFeature {
 
 impl XorFeature {
     /// The feature's vector, computed in full.
-    fn vector(&self, arena: &[u64], w: usize) -> Hypervector {
-        let mut words = arena[self.parts[0] as usize * w..][..w].to_vec();
-        for &p in &self.parts[1..] {
-            for (a, b) in words.iter_mut().zip(&arena[p as usize * w..][..w]) {
-                *a ^= b;
-            }
+    fn vector(&self, arena: &TiledArena) -> Hypervector {
+        let mut words = vec![0; arena.words];
+        for &p in &self.parts {
+            arena.xor_into(p, &mut words);
         }
         Hypervector::from_words(words).expect("an arena slot is a whole vector")
     }
@@ -705,8 +795,7 @@ impl DenseVotes {
                     total_weight: 0,
                     abs_weight: 0,
                     drained: false,
-                    masks: Vec::new(),
-                    lanes: Vec::new(),
+                    carry_save: Default::default(),
                 });
             }
         }
@@ -769,7 +858,7 @@ impl DenseVotes {
 
     /// Adds `features` (the caller checked that their absolute weights fit with the
     /// votes already held: see [`VoteSink::add_xor_features`]).
-    fn add_xor(&mut self, arena: &[u64], features: &[XorFeature]) {
+    fn add_xor(&mut self, arena: &TiledArena, features: &[XorFeature]) {
         self.flush();
         for f in features {
             self.total_weight += f.total;
@@ -783,8 +872,7 @@ impl DenseVotes {
                 &mut self.counts,
                 arena,
                 features,
-                &mut self.masks,
-                &mut self.lanes,
+                &mut self.carry_save,
             );
         }
         let _ = arena;
@@ -887,8 +975,7 @@ impl<'a> VoteSink<'a> {
     /// Adds `features` (XORs of `arena` slots): into the dense votes in runs whose
     /// weights fit their range (draining them between runs), else each computed in full
     /// and added to the bundler.
-    pub(crate) fn add_xor_features(&mut self, arena: &[u64], features: &[XorFeature]) {
-        let w = self.bundler.dim().words();
+    pub(crate) fn add_xor_features(&mut self, arena: &TiledArena, features: &[XorFeature]) {
         let mut rest = features;
         while let Some(first) = rest.first() {
             match self.dense_with_room(first.weight) {
@@ -908,7 +995,7 @@ impl<'a> VoteSink<'a> {
                 }
                 None => {
                     self.bundler
-                        .add_weighted(&first.vector(arena, w), first.weight);
+                        .add_weighted(&first.vector(arena), first.weight);
                     self.bundler.total_weight += first.total - first.weight;
                     rest = &rest[1..];
                 }
@@ -991,4 +1078,48 @@ pub fn bundle<V: AsHv>(vectors: &[V], seed: u64) -> Result<Hypervector> {
     let mut b = Bundler::new(first);
     b.add_all(vectors);
     b.binarize(seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TiledArena;
+    use crate::rng::SeededRng;
+
+    #[test]
+    fn a_tiled_arena_gives_back_every_slot_across_growth_and_truncation() {
+        for words in [1, 7, 8, 9, 157] {
+            let mut rng = SeededRng::new(words as u64);
+            let mut arena = TiledArena::new(words);
+            let mut kept: Vec<Vec<u64>> = vec![vec![0; words]];
+            for _ in 0..200 {
+                let v: Vec<u64> = (0..words).map(|_| rng.next_u64()).collect();
+                assert_eq!(arena.push(&v) as usize, kept.len());
+                kept.push(v);
+            }
+            let read = |arena: &TiledArena, s: usize| {
+                let mut out = vec![0; words];
+                arena.xor_into(s as u32, &mut out);
+                out
+            };
+            for (s, v) in kept.iter().enumerate() {
+                assert_eq!(&read(&arena, s), v, "slot {s} of {words}-word vectors");
+            }
+            // The padding of a last partial tile stays zero.
+            for t in 0..arena.tiles() {
+                for s in 0..arena.len() {
+                    let block = &arena.data()[(t * arena.stride() + s) * 8..][..8];
+                    let real = (words - 8 * t).min(8);
+                    assert!(block[real..].iter().all(|&w| w == 0));
+                }
+            }
+            arena.truncate(3);
+            let v: Vec<u64> = (0..words).map(|_| rng.next_u64()).collect();
+            assert_eq!(arena.push(&v), 3, "truncation frees the later slots");
+            assert_eq!(read(&arena, 3), v);
+            assert_eq!(read(&arena, 2), kept[2]);
+            arena.truncate(0);
+            assert_eq!(arena.len(), 1, "the zero slot stays");
+            assert!(read(&arena, 0).iter().all(|&w| w == 0));
+        }
+    }
 }

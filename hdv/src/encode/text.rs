@@ -5,7 +5,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::bundle::{Bundler, VoteSink, XorFeature};
+use crate::bundle::{Bundler, TiledArena, VoteSink, XorFeature};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
 use crate::hypervector::{Dim, Hypervector};
@@ -106,7 +106,7 @@ pub struct TextEncoder {
     /// The vectors features are built from, `dim.words()` words per slot: slot 0 is zeros
     /// (a part a feature does not need), per (character, shift) `ρ^shift(C(c))`, and per
     /// word (see [`WordEntry`]) `W(t)`, `ρ(W(t))` and the bit planes of its n-gram counts.
-    arena: Vec<u64>,
+    arena: TiledArena,
     word_slots: HashMap<Box<str>, WordEntry>,
     char_slots: HashMap<(char, usize), u32, crate::fasthash::FxBuild>,
     /// Scratch buffer for item-memory keys.
@@ -136,7 +136,7 @@ impl TextEncoder {
             items: ItemMemory::new(dim, config.seed),
             config,
             words: None,
-            arena: vec![0; dim.words()],
+            arena: TiledArena::new(dim.words()),
             word_slots: HashMap::new(),
             char_slots: HashMap::default(),
             key: String::new(),
@@ -155,19 +155,17 @@ impl TextEncoder {
     }
 
     fn clear_cache(&mut self) {
-        self.arena.truncate(self.dim().words());
+        self.arena.truncate(1);
         self.word_slots.clear();
         self.char_slots.clear();
     }
 
     fn slots(&self) -> usize {
-        self.arena.len() / self.dim().words()
+        self.arena.len()
     }
 
     fn push_slot(&mut self, v: &Hypervector) -> u32 {
-        let slot = self.slots() as u32;
-        self.arena.extend_from_slice(v.words());
-        slot
+        self.arena.push(v.words())
     }
 
     /// The word's slots (see [`WordEntry`]), made on first use: `W(t)` is the word's vector
@@ -229,18 +227,14 @@ impl TextEncoder {
     fn push_count_planes(&mut self, grams: &[Vec<u32>]) -> u32 {
         let planes = (usize::BITS - grams.len().leading_zeros()) as usize;
         let w = self.dim().words();
-        let base = self.arena.len();
-        self.arena.resize(base + planes * w, 0);
-        let (slots, out) = self.arena.split_at_mut(base);
+        let mut out = vec![0u64; planes * w];
         let mut carry = vec![0u64; w];
         for gram in grams {
             // The n-gram's vector, then a ripple-carry add of it to the planes, each a pass
             // over whole vectors (loops the compiler vectorizes).
-            carry.copy_from_slice(&slots[gram[0] as usize * w..][..w]);
-            for &s in &gram[1..] {
-                for (c, x) in carry.iter_mut().zip(&slots[s as usize * w..][..w]) {
-                    *c ^= x;
-                }
+            carry.fill(0);
+            for &s in gram {
+                self.arena.xor_into(s, &mut carry);
             }
             for plane in out.chunks_exact_mut(w) {
                 for (p, c) in plane.iter_mut().zip(carry.iter_mut()) {
@@ -250,6 +244,9 @@ impl TextEncoder {
                 }
             }
             debug_assert!(carry.iter().all(|&c| c == 0), "the planes hold the count");
+        }
+        for plane in out.chunks_exact(w) {
+            self.arena.push(plane);
         }
         planes as u32
     }
