@@ -360,9 +360,9 @@ impl TextEncoder {
     }
 
     /// Adds the features of `tokens` to `sink`; returns how many.
-    fn add_features(
+    fn add_features<T: AsRef<str>>(
         &mut self,
-        tokens: &[String],
+        tokens: &[T],
         weights: &impl TermWeights,
         sink: &mut VoteSink<'_>,
     ) -> usize {
@@ -379,17 +379,20 @@ impl TextEncoder {
 
     /// The features of `tokens` as XORs of arena slots, and how many features they count
     /// for (a feature occurring m times is one entry with m times the votes).
-    fn features(
+    fn features<T: AsRef<str>>(
         &mut self,
-        tokens: &[String],
+        tokens: &[T],
         weights: &impl TermWeights,
     ) -> (Vec<XorFeature>, usize) {
-        let token_weights: Vec<f32> = tokens.iter().map(|t| weights.weight(t).max(0.0)).collect();
+        let token_weights: Vec<f32> = tokens
+            .iter()
+            .map(|t| weights.weight(t.as_ref()).max(0.0))
+            .collect();
         // Each token that votes, by its word's slots: one lookup per token, after which
         // tokens are told apart by their slot (an integer) instead of by their text.
         let mut entries: Vec<Option<WordEntry>> = Vec::with_capacity(tokens.len());
         for (t, &w) in tokens.iter().zip(&token_weights) {
-            entries.push((self.votes(w) > 0).then(|| self.word_entry(t)));
+            entries.push((self.votes(w) > 0).then(|| self.word_entry(t.as_ref())));
         }
         // Bundling is a sum, so a feature occurring m times is added once with m times the
         // votes: the same counters (and vector), far fewer additions for long texts. Runs of
@@ -442,7 +445,7 @@ impl TextEncoder {
                     let mut slot = |j: usize| match entries[j] {
                         Some(e) => e.slot,
                         // A word too light to vote alone whose pair still votes.
-                        None => self.word_entry(&tokens[j]).slot,
+                        None => self.word_entry(tokens[j].as_ref()).slot,
                     };
                     let key = (u64::from(slot(i)) << 32) | u64::from(slot(i + 1));
                     all.push((key, votes));
@@ -467,11 +470,12 @@ impl TextEncoder {
     /// The tie-breaking seed of `text`: XXH3-64 of its tokens joined by U+001F, so texts
     /// with the same tokens get the same vector.
     pub fn tie_seed(&self, text: &str) -> u64 {
-        self.seed_of_tokens(&Self::tokens(text))
+        let normalized = Self::normalize(text);
+        self.seed_of_tokens(&normalized.unicode_words().collect::<Vec<_>>())
     }
 
     /// [`tie_seed`](Self::tie_seed) of a text already tokenized.
-    fn seed_of_tokens(&self, tokens: &[String]) -> u64 {
+    fn seed_of_tokens(&self, tokens: &[&str]) -> u64 {
         let joined = tokens.join("\u{1f}");
         xxh3_64_with_seed(joined.as_bytes(), self.config.seed)
     }
@@ -481,8 +485,10 @@ impl TextEncoder {
     /// # Errors
     /// [`Error::EmptyBundle`] if the text has no token with a positive weight.
     pub fn encode(&mut self, text: &str, weights: &impl TermWeights) -> Result<Hypervector> {
-        // One tokenization serves the features and the tie-breaking seed.
-        let tokens = Self::tokens(text);
+        // One tokenization serves the features and the tie-breaking seed; the tokens stay
+        // slices of the normalized text.
+        let normalized = Self::normalize(text);
+        let tokens: Vec<&str> = normalized.unicode_words().collect();
         let mut bundler = Bundler::new(self.dim());
         let mut sink = VoteSink::reusing(&mut bundler, self.dense.take());
         self.add_features(&tokens, weights, &mut sink);

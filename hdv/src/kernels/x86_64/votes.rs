@@ -79,9 +79,9 @@ const LEVELS: usize = 16;
 /// their weights, and the carry vectors passed from one level of the adder to the next.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CarrySaveScratch {
-    /// Feature indices, level by level: those whose weight has bit `l` set are
-    /// `order[starts[l] .. starts[l + 1]]`.
-    order: Vec<u32>,
+    /// The features' parts as blocks of a tile row (slot × 8), level by level: those whose
+    /// weight has bit `l` set are `parts[starts[l] .. starts[l + 1]]`.
+    parts: Vec<[u32; 3]>,
     starts: [usize; LEVELS + 1],
     /// Carries into the level being added, and out of it.
     carries_in: Vec<[u64; 8]>,
@@ -122,24 +122,33 @@ pub(crate) fn add_xor_features(
     }
     // Order the features by the bits of their weights (a counting sort, once per call).
     let s = scratch;
+    // The levels of a weight: its set bits.
+    let levels = |w: i64| {
+        let mut w = w as u64;
+        std::iter::from_fn(move || {
+            (w != 0).then(|| {
+                let l = w.trailing_zeros() as usize;
+                w &= w - 1;
+                l
+            })
+        })
+    };
     let mut starts = [0usize; LEVELS + 1];
     for f in features {
-        for (l, n) in starts[1..].iter_mut().enumerate() {
-            *n += usize::from(f.weight >> l & 1 == 1);
+        for l in levels(f.weight) {
+            starts[l + 1] += 1;
         }
     }
     for l in 0..LEVELS {
         starts[l + 1] += starts[l];
     }
-    s.order.clear();
-    s.order.resize(starts[LEVELS], 0);
+    s.parts.clear();
+    s.parts.resize(starts[LEVELS], [0; 3]);
     let mut next = starts;
-    for (i, f) in features.iter().enumerate() {
-        for (l, at) in next[..LEVELS].iter_mut().enumerate() {
-            if f.weight >> l & 1 == 1 {
-                s.order[*at] = i as u32;
-                *at += 1;
-            }
+    for f in features {
+        for l in levels(f.weight) {
+            s.parts[next[l]] = f.parts.map(|p| p * 8);
+            next[l] += 1;
         }
     }
     s.starts = starts;
@@ -151,7 +160,7 @@ pub(crate) fn add_xor_features(
     for t in 0..arena.tiles() {
         let n = (words - 8 * t).min(8);
         let row = &data[t * stride * 8..][..stride * 8];
-        add_tile(&mut counts[512 * t..512 * t + 64 * n], row, features, s);
+        add_tile(&mut counts[512 * t..512 * t + 64 * n], row, s);
     }
 }
 
@@ -159,63 +168,69 @@ pub(crate) fn add_xor_features(
 /// each), `counts` the tile's `64 n` counters (`n ≤ 8` words).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn add_tile(counts: &mut [i16], row: &[u64], features: &[XorFeature], s: &mut CarrySaveScratch) {
+fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
     let n = counts.len() / 64;
     let zero = _mm512_setzero_si512();
     let mut planes = [zero; LEVELS];
     let mut carried = 0;
+    // The XOR of a feature's three parts, and a carry of the level below.
+    let feature = |[a, b, c]: [u32; 3]| {
+        // SAFETY: every part is a block of the row (asserted by the caller); unaligned loads.
+        unsafe {
+            _mm512_ternarylogic_epi64::<0x96>(
+                _mm512_loadu_si512(row.as_ptr().add(a as usize).cast()),
+                _mm512_loadu_si512(row.as_ptr().add(b as usize).cast()),
+                _mm512_loadu_si512(row.as_ptr().add(c as usize).cast()),
+            )
+        }
+    };
+    // SAFETY: 8 words; unaligned load.
+    let carry_of = |c: &[u64; 8]| unsafe { _mm512_loadu_si512(c.as_ptr().cast()) };
     for (l, plane) in planes.iter_mut().enumerate() {
-        let inputs = &s.order[s.starts[l]..s.starts[l + 1]];
+        let inputs = &s.parts[s.starts[l]..s.starts[l + 1]];
         if inputs.is_empty() && carried == 0 {
             continue;
         }
-        // A full-adder chain: `ones` is the level's running sum bit, `held` an input
-        // waiting for a second one.
+        // A chain of full adders over pairs of inputs: `ones` is the level's running sum
+        // bit; each adder's carry goes to the level above.
         let mut ones = zero;
-        let mut held = zero;
-        let mut holding = false;
         let mut emitted = 0;
-        let mut add = |x: __m512i, out: &mut [[u64; 8]]| {
-            if holding {
-                let sum = _mm512_ternarylogic_epi64::<0x96>(ones, held, x);
-                let carry = _mm512_ternarylogic_epi64::<0xE8>(ones, held, x);
-                ones = sum;
-                // SAFETY: `out` has room for half of the level's inputs, and one more.
-                unsafe { _mm512_storeu_si512(out[emitted].as_mut_ptr().cast(), carry) };
-                emitted += 1;
-                holding = false;
-            } else {
-                held = x;
-                holding = true;
-            }
+        let (carries_in, out) = (&s.carries_in[..carried], &mut s.carries_out);
+        let mut add = |x: __m512i, y: __m512i| {
+            let carry = _mm512_ternarylogic_epi64::<0xE8>(ones, x, y);
+            ones = _mm512_ternarylogic_epi64::<0x96>(ones, x, y);
+            // SAFETY: `out` has room for half of the level's inputs, and one more.
+            unsafe { _mm512_storeu_si512(out[emitted].as_mut_ptr().cast(), carry) };
+            emitted += 1;
         };
-        for &f in inputs {
-            let [a, b, c] = features[f as usize].parts.map(|p| p as usize * 8);
-            // SAFETY: every part is a slot of the arena (asserted), so its 8 words lie in
-            // `row`; unaligned loads.
-            let x = unsafe {
-                _mm512_ternarylogic_epi64::<0x96>(
-                    _mm512_loadu_si512(row.as_ptr().add(a).cast()),
-                    _mm512_loadu_si512(row.as_ptr().add(b).cast()),
-                    _mm512_loadu_si512(row.as_ptr().add(c).cast()),
-                )
-            };
-            add(x, &mut s.carries_out);
+        let mut pairs = inputs.chunks_exact(2);
+        for p in &mut pairs {
+            add(feature(p[0]), feature(p[1]));
         }
-        for c in &s.carries_in[..carried] {
-            // SAFETY: 8 words; unaligned load.
-            let x = unsafe { _mm512_loadu_si512(c.as_ptr().cast()) };
-            add(x, &mut s.carries_out);
+        // The odd feature goes with the first carry; then the carries in pairs.
+        let mut held = pairs.remainder().first().map(|&p| feature(p));
+        let mut rest = carries_in;
+        if let (Some(x), Some((c, after))) = (held, rest.split_first()) {
+            add(x, carry_of(c));
+            held = None;
+            rest = after;
         }
-        if holding {
+        let mut pairs = rest.chunks_exact(2);
+        for p in &mut pairs {
+            add(carry_of(&p[0]), carry_of(&p[1]));
+        }
+        if let Some(c) = pairs.remainder().first() {
+            held = Some(carry_of(c));
+        }
+        if let Some(h) = held {
             if emitted == 0 {
                 // The only input: nothing to carry.
-                ones = held;
+                ones = h;
             } else {
-                let carry = _mm512_and_si512(ones, held);
-                ones = _mm512_xor_si512(ones, held);
+                let carry = _mm512_and_si512(ones, h);
+                ones = _mm512_xor_si512(ones, h);
                 // SAFETY: 8 words; unaligned store.
-                unsafe { _mm512_storeu_si512(s.carries_out[emitted].as_mut_ptr().cast(), carry) };
+                unsafe { _mm512_storeu_si512(out[emitted].as_mut_ptr().cast(), carry) };
                 emitted += 1;
             }
         }
