@@ -1,7 +1,7 @@
 //! Lexical recall: an in-memory BM25 inverted index per project.
 //!
-//! The ledger's FTS5 table is the durable, governed full-text index (operators query it,
-//! erasure clears it). Ranking with it is another matter: `bm25()` looks up the size of every
+//! The ledger's FTS5 table (built by a project's first `Ledger::search`) is the durable,
+//! governed full-text index for operators. Ranking with it is another matter: `bm25()` looks up the size of every
 //! matching document in a b-tree, so a query whose terms match 30,000 of 100,000 events
 //! costs ≈ 40 ms. Recall ranks instead over postings held in RAM: term → (document, term
 //! frequency), document lengths alongside, scored term-at-a-time into a dense accumulator.
