@@ -219,6 +219,7 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
             .map(|(i, v)| (VectorId(i as u64), v.view()))
             .collect();
         store.insert_batch(&p, &items).unwrap();
+        assert_eq!(store.catch_up_indexes(None).unwrap(), 0);
         store.flush().unwrap();
     }
     let graph_dir = dir.path().join("s/projects/p/hnsw");
@@ -235,4 +236,67 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
         .search(&p, &SearchRequest::new(data[9].view(), 1))
         .unwrap()[0];
     assert_eq!((hit.id, hit.distance), (VectorId(9), 0));
+}
+
+#[test]
+fn the_graph_tail_is_searched_exactly_and_the_indexer_adds_it_off_the_write_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SegmentStoreConfig {
+        hnsw_threshold: 100,
+        ..SegmentStoreConfig::default()
+    };
+    let (data, _) = clustered(400, 0, 8, 6);
+    let p = project("p");
+    let items: Vec<_> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(i as u64), v.view()))
+        .collect();
+    let exact = |store: &SegmentStore, i: usize| {
+        let hit = store
+            .search(&p, &SearchRequest::new(data[i].view(), 1))
+            .unwrap()[0];
+        (hit.id, hit.distance)
+    };
+    {
+        let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
+        store.insert_batch(&p, &items[..300]).unwrap();
+        assert!(store.uses_hnsw(&p), "past the threshold the project has a graph");
+        // Whatever the indexer has done so far, every vector is found at distance 0:
+        // what the graph lacks is scanned.
+        for i in (0..300).step_by(7) {
+            assert_eq!(exact(&store, i), (VectorId(i as u64), 0));
+        }
+        assert_eq!(store.catch_up_indexes(None).unwrap(), 0);
+        assert_eq!(store.index_tail(&p), 0);
+        store.flush().unwrap();
+        // Appended after the save, and one of them deleted before it is indexed.
+        store.insert_batch(&p, &items[300..]).unwrap();
+        assert!(store.delete(&p, VectorId(350)).unwrap());
+        for i in (300..400).step_by(3).filter(|&i| i != 350) {
+            assert_eq!(exact(&store, i), (VectorId(i as u64), 0));
+        }
+        let hits = store
+            .search(&p, &SearchRequest::new(data[350].view(), 5))
+            .unwrap();
+        assert!(hits.iter().all(|h| h.id != VectorId(350)));
+    }
+    // The saved graph holds the first 300 slots: reopened as it is, not rebuilt, with the
+    // rest as its tail; indexing it changes no answer.
+    let store = SegmentStore::open(dir.path().join("s"), dim(), config).unwrap();
+    assert_eq!(store.recovery().indexes_rebuilt, 0);
+    for i in (0..400).step_by(11).filter(|&i| i != 350) {
+        assert_eq!(exact(&store, i), (VectorId(i as u64), 0));
+    }
+    assert_eq!(store.catch_up_indexes(None).unwrap(), 0);
+    for i in (0..400).step_by(11).filter(|&i| i != 350) {
+        assert_eq!(exact(&store, i), (VectorId(i as u64), 0));
+    }
+    let hits = store
+        .search(&p, &SearchRequest::new(data[350].view(), 5))
+        .unwrap();
+    assert!(
+        hits.iter().all(|h| h.id != VectorId(350)),
+        "a slot deleted before it was indexed stays deleted in the graph"
+    );
 }

@@ -548,6 +548,11 @@ impl Hnsw {
         self.graph.reading().len()
     }
 
+    /// The id of every point, in the order the points were added (deleted ones included).
+    pub fn ids(&self) -> Vec<VectorId> {
+        self.graph.reading().ids.clone()
+    }
+
     /// Number of deleted points still in the graph.
     pub fn deleted(&self) -> usize {
         self.graph.reading().deleted_count

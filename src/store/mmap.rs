@@ -5,7 +5,8 @@ use crate::sync::{Recover as _, RecoverRw as _};
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex, RwLock};
 
 use hdv::{Dim, HvRef, Hypervector};
@@ -120,6 +121,29 @@ impl StoreRecovery {
     }
 }
 
+/// A project's HNSW graph and how much of the project it holds: the first `covered` slots
+/// in segment order (deleted ones included), point `i` being slot `i`. The slots after them
+/// are the **tail**: every search scans it exactly beside the graph, and the project's
+/// indexer thread adds it to the graph off the write path.
+#[derive(Debug)]
+struct Graph {
+    index: Hnsw,
+    covered: AtomicUsize,
+}
+
+impl Graph {
+    fn empty(dim: Dim, config: HnswConfig, dir: &Path) -> StoreResult<Self> {
+        Ok(Self {
+            index: Hnsw::new(dim, config).map_err(|e| hnsw_error(dir, e))?,
+            covered: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// Tail slots the indexer adds to a graph at a time (with the project's writer lock held,
+/// so an append waits at most one such step).
+const INDEX_STEP: usize = 64;
+
 #[derive(Debug)]
 struct ProjectDir {
     dir: PathBuf,
@@ -128,9 +152,15 @@ struct ProjectDir {
     index: RwLock<HashMap<VectorId, (usize, usize)>>,
     writer: Mutex<()>,
     /// The HNSW graph, once the project reached the threshold.
-    hnsw: RwLock<Option<Arc<Hnsw>>>,
+    hnsw: RwLock<Option<Arc<Graph>>>,
     /// Whether the graph changed since it was last saved.
     hnsw_dirty: AtomicBool,
+    /// Whether an indexer thread is adding the tail to the graph.
+    indexing: AtomicBool,
+    /// Set when the store closes or drops the project: its indexer stops.
+    closed: AtomicBool,
+    /// When vectors were last appended (the indexer yields to a project being written).
+    last_write: Mutex<Instant>,
 }
 
 impl ProjectDir {
@@ -146,6 +176,9 @@ impl ProjectDir {
             writer: Mutex::new(()),
             hnsw: RwLock::new(None),
             hnsw_dirty: AtomicBool::new(false),
+            indexing: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            last_write: Mutex::new(Instant::now()),
         }
     }
 
@@ -154,22 +187,18 @@ impl ProjectDir {
         self.segments.reading().iter().map(|s| s.committed()).sum()
     }
 
-    /// Builds a graph over every live vector.
-    fn build_hnsw(&self, dim: Dim, config: HnswConfig) -> StoreResult<Hnsw> {
-        let segments = self.segments.reading().clone();
-        let mut items = Vec::new();
-        for seg in &segments {
-            let block = seg.block();
-            for slot in 0..seg.committed() {
-                if !seg.is_deleted(slot) {
-                    items.push((seg.id(slot), block.get(slot).expect("committed")));
-                }
-            }
-        }
-        Hnsw::build(dim, config, &items).map_err(|e| hnsw_error(&self.dir, e))
+    /// The id of every committed slot, in segment order (deleted ones included).
+    fn slot_ids(&self) -> Vec<VectorId> {
+        let segments = self.segments.reading();
+        segments
+            .iter()
+            .flat_map(|seg| (0..seg.committed()).map(|slot| seg.id(slot)))
+            .collect()
     }
 
-    /// Loads the saved graph if it matches the segments, else rebuilds it (if due).
+    /// Loads the saved graph when its points are the project's first slots (then the
+    /// slots after them are its tail); otherwise, once the project has reached the
+    /// threshold, starts an empty graph that the indexer fills.
     fn attach_hnsw(
         &self,
         dim: Dim,
@@ -181,28 +210,134 @@ impl ProjectDir {
         if live < config.hnsw_threshold {
             return Ok(());
         }
+        let slots = self.slot_ids();
         let loaded = Hnsw::load(&saved, dim, config.hnsw.ef_search)
             .ok()
-            .filter(|h| h.points() == self.committed());
+            .filter(|h| {
+                let ids = h.ids();
+                ids.len() <= slots.len() && ids[..] == slots[..ids.len()]
+            });
         let graph = match loaded {
             Some(g) => {
                 // Tombstones in the segments are authoritative.
+                let covered = g.points();
+                let mut rank = 0;
                 for seg in self.segments.reading().iter() {
-                    for slot in (0..seg.committed()).filter(|&s| seg.is_deleted(s)) {
-                        g.delete(seg.id(slot));
+                    for slot in 0..seg.committed() {
+                        if rank < covered && seg.is_deleted(slot) {
+                            g.delete(seg.id(slot));
+                        }
+                        rank += 1;
                     }
                 }
-                g
+                Graph {
+                    index: g,
+                    covered: AtomicUsize::new(covered),
+                }
             }
             None => {
                 recovery.indexes_rebuilt += 1;
                 self.hnsw_dirty.store(true, Ordering::Release);
-                tracing::warn!(dir = %self.dir.display(), "HNSW graph missing or stale; rebuilt");
-                self.build_hnsw(dim, config.hnsw)?
+                tracing::warn!(dir = %self.dir.display(), "HNSW graph missing or stale; rebuilt in the background");
+                Graph::empty(dim, config.hnsw, &self.dir)?
             }
         };
         *self.hnsw.writing() = Some(Arc::new(graph));
         Ok(())
+    }
+
+    /// Adds up to `n` tail slots to the graph, under the writer lock; how many (0 when
+    /// the graph holds every slot, or there is no graph).
+    fn index_tail(&self, n: usize) -> StoreResult<usize> {
+        let _writer = self.writer.locked();
+        let Some(g) = self.hnsw.reading().clone() else {
+            return Ok(0);
+        };
+        let segments = self.segments.reading().clone();
+        let covered = g.covered.load(Ordering::Acquire);
+        let mut items: Vec<(VectorId, HvRef<'_>)> = Vec::with_capacity(n);
+        let mut deleted: Vec<VectorId> = Vec::new();
+        let mut start = 0;
+        for seg in &segments {
+            let end = start + seg.committed();
+            if end > covered && items.len() < n {
+                let block = seg.block();
+                for slot in covered.max(start) - start..seg.committed() {
+                    if items.len() == n {
+                        break;
+                    }
+                    let id = seg.id(slot);
+                    // Deleted slots become deleted points: point `i` stays slot `i`.
+                    if seg.is_deleted(slot) {
+                        deleted.push(id);
+                    } else {
+                        deleted.retain(|&d| d != id);
+                    }
+                    items.push((id, block.get(slot).expect("a committed slot")));
+                }
+            }
+            start = end;
+        }
+        if items.is_empty() {
+            return Ok(0);
+        }
+        g.index
+            .insert_batch(&items)
+            .map_err(|e| hnsw_error(&self.dir, e))?;
+        for id in deleted {
+            g.index.delete(id);
+        }
+        g.covered.store(covered + items.len(), Ordering::Release);
+        self.hnsw_dirty.store(true, Ordering::Release);
+        Ok(items.len())
+    }
+}
+
+/// Starts the indexer of `p` unless one runs: a thread that adds the tail to the graph
+/// a step at a time until none is left, at a fifth of its time while the project is being
+/// written to (appends come first), and stops when the store closes.
+fn spawn_indexer(p: &Arc<ProjectDir>) {
+    if p.indexing.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let owned = p.clone();
+    let run = move || {
+        let p = owned;
+        loop {
+            while !p.closed.load(Ordering::Acquire) {
+                let t = Instant::now();
+                match p.index_tail(INDEX_STEP) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(dir = %p.dir.display(), error = %e, "indexing stopped");
+                        p.indexing.store(false, Ordering::Release);
+                        return;
+                    }
+                }
+                if p.last_write.locked().elapsed() < Duration::from_millis(500) {
+                    std::thread::sleep(t.elapsed() * 4);
+                }
+            }
+            p.indexing.store(false, Ordering::Release);
+            // An append between the last step and here found the flag set: look again.
+            let behind = p.hnsw.reading().as_ref().is_some_and(|g| {
+                g.covered.load(Ordering::Acquire) < p.segments.reading().iter().map(|s| s.committed()).sum()
+            });
+            if p.closed.load(Ordering::Acquire)
+                || !behind
+                || p.indexing.swap(true, Ordering::AcqRel)
+            {
+                return;
+            }
+        }
+    };
+    if std::thread::Builder::new()
+        .name("hypermem-index".to_owned())
+        .spawn(run)
+        .is_err()
+    {
+        p.indexing.store(false, Ordering::Release);
     }
 }
 
@@ -362,7 +497,7 @@ impl SegmentStore {
             let dir = Self::load_project(&entry.path(), dim, config, read_only, &mut recovery)?;
             projects.insert(project, Arc::new(dir));
         }
-        Ok(Self {
+        let store = Self {
             root: root.to_owned(),
             dim,
             config,
@@ -370,7 +505,16 @@ impl SegmentStore {
             projects: RwLock::new(projects),
             recovery,
             _lock: lock,
-        })
+        };
+        if !read_only {
+            // Graphs saved before their indexer caught up (or missing): it goes on.
+            for p in store.projects.reading().values() {
+                if p.tail() > 0 {
+                    spawn_indexer(p);
+                }
+            }
+        }
+        Ok(store)
     }
 
     /// Rolls interrupted compactions forward or back (see [`compact`](Self::compact)).
@@ -551,8 +695,11 @@ impl SegmentStore {
             if !p.hnsw_dirty.load(Ordering::Acquire) {
                 continue;
             }
+            // A graph saved before the indexer caught up holds the first slots; the next
+            // open scans the rest as its tail and indexes it.
             if let Some(g) = p.hnsw.reading().clone() {
-                g.save(&p.dir.join(HNSW_DIR))
+                g.index
+                    .save(&p.dir.join(HNSW_DIR))
                     .map_err(|e| hnsw_error(&p.dir, e))?;
             }
             p.hnsw_dirty.store(false, Ordering::Release);
@@ -628,12 +775,16 @@ impl SegmentStore {
             .index
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The old graph still holds the erased vectors: rebuild from the compacted segments.
+        // The old graph still holds the erased vectors: a new one is built from the
+        // compacted segments by the indexer.
         *p.hnsw.writing() = fresh
             .hnsw
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         p.hnsw_dirty.store(true, Ordering::Release);
+        if p.hnsw.reading().is_some() {
+            spawn_indexer(&p);
+        }
         fs::remove_dir_all(&trash).at(&trash)?;
         sync_dir(&parent)?;
         Ok(removed)
@@ -641,22 +792,153 @@ impl SegmentStore {
 }
 
 impl SegmentStore {
-    /// Adds freshly appended vectors to the project's graph, building the graph when the
-    /// project reaches the threshold. Called with the project's writer lock held.
-    fn index_new(&self, p: &ProjectDir, items: &[(VectorId, HvRef<'_>)]) -> StoreResult<()> {
-        let existing = p.hnsw.reading().clone();
-        match existing {
-            Some(g) => g.insert_batch(items).map_err(|e| hnsw_error(&p.dir, e))?,
-            None => {
-                if p.index.reading().len() < self.config.hnsw_threshold {
-                    return Ok(());
+    /// After an append: starts the project's graph when it reaches the threshold, and its
+    /// indexer, which adds the new vectors to the graph off the write path (they are
+    /// scanned exactly until then).
+    fn index_new(&self, p: &Arc<ProjectDir>) -> StoreResult<()> {
+        *p.last_write.locked() = Instant::now();
+        if p.hnsw.reading().is_none() {
+            if p.index.reading().len() < self.config.hnsw_threshold {
+                return Ok(());
+            }
+            let graph = Graph::empty(self.dim, self.config.hnsw, &p.dir)?;
+            *p.hnsw.writing() = Some(Arc::new(graph));
+            p.hnsw_dirty.store(true, Ordering::Release);
+        }
+        spawn_indexer(p);
+        Ok(())
+    }
+
+    /// Adds every project's tail to its graph now (or until `deadline`); returns the tail
+    /// slots left. Searches are exact over the tail either way: this only makes them
+    /// faster, sooner.
+    ///
+    /// # Errors
+    /// Refused on a read-only store; HNSW errors.
+    pub fn catch_up_indexes(&self, deadline: Option<Instant>) -> StoreResult<usize> {
+        self.check_writable()?;
+        let projects: Vec<Arc<ProjectDir>> = self.projects.reading().values().cloned().collect();
+        for p in &projects {
+            while deadline.is_none_or(|d| Instant::now() < d) {
+                if p.index_tail(INDEX_STEP * 4)? == 0 {
+                    break;
                 }
-                let g = p.build_hnsw(self.dim, self.config.hnsw)?;
-                *p.hnsw.writing() = Some(Arc::new(g));
             }
         }
-        p.hnsw_dirty.store(true, Ordering::Release);
-        Ok(())
+        Ok(projects.iter().map(|p| p.tail()).sum())
+    }
+
+    /// Slots of `project` not yet in its graph (0 without a graph).
+    pub fn index_tail(&self, project: &ProjectId) -> usize {
+        self.project(project).map_or(0, |p| p.tail())
+    }
+}
+
+impl SegmentStore {
+    /// Scans the slots of `p` from `from` on (in segment order): exactly, or in two stages
+    /// when they are many.
+    fn scan(&self, p: &ProjectDir, request: &SearchRequest<'_>, from: usize) -> StoreResult<Vec<Hit>> {
+        let segments = p.segments.reading().clone();
+        // Each segment's first slot in segment order, and its first slot to scan.
+        let mut starts = Vec::with_capacity(segments.len());
+        let mut start = 0;
+        for seg in &segments {
+            starts.push(from.saturating_sub(start).min(seg.committed()));
+            start += seg.committed();
+        }
+        let kernel = hdv::kernels::try_active()?;
+        let prefix_words = self.config.prefix_bits / 64;
+        let slots: usize = segments
+            .iter()
+            .zip(&starts)
+            .map(|(s, &first)| s.committed() - first)
+            .sum();
+        let two_stage = prefix_words > 0
+            && prefix_words < self.dim.words()
+            && slots >= self.config.prefix_threshold;
+        // The first stage's candidates are shared among the segments by their size.
+        let candidates = |seg: &Segment, first: usize| {
+            (prefix_candidates(request.k) * (seg.committed() - first))
+                .div_ceil(slots.max(1))
+                .max(request.k)
+        };
+        let lists: Vec<Vec<Hit>> = segments
+            .par_iter()
+            .zip(&starts)
+            .map(|(seg, &first)| {
+                let new_top = || Vec::with_capacity(request.k.min(1024) + 1);
+                if first == seg.committed() {
+                    return Vec::new();
+                }
+                let skip = |i: usize| i < first || seg.is_deleted(i);
+                if !two_stage {
+                    let mut top = new_top();
+                    scan_block(
+                        kernel,
+                        &seg.block(),
+                        request,
+                        |i| seg.id(i),
+                        skip,
+                        &mut top,
+                    );
+                    return top;
+                }
+                seg.scan_with_sketch(
+                    prefix_words,
+                    |block, sketch| {
+                        let mut top = new_top();
+                        let first = FirstStage {
+                            sketch,
+                            candidates: candidates(seg, first),
+                            may_skip: first > 0 || seg.has_tombstones(),
+                        };
+                        scan_block_two_stage(
+                            kernel,
+                            block,
+                            &first,
+                            request,
+                            |i| seg.id(i),
+                            skip,
+                            &mut top,
+                        );
+                        top
+                    },
+                    |block, visit| {
+                        // The sketch is missing or stale: an exact scan builds it.
+                        let mut top = new_top();
+                        scan_block_visiting(
+                            kernel,
+                            block,
+                            request,
+                            (|i| seg.id(i), skip),
+                            &mut top,
+                            visit,
+                        );
+                        top
+                    },
+                )
+            })
+            .collect();
+        Ok(merge_hits(lists, request.k))
+    }
+
+}
+
+impl ProjectDir {
+    /// Committed slots after the graph's (0 without a graph).
+    fn tail(&self) -> usize {
+        self.hnsw.reading().as_ref().map_or(0, |g| {
+            self.committed()
+                .saturating_sub(g.covered.load(Ordering::Acquire))
+        })
+    }
+}
+
+impl Drop for SegmentStore {
+    fn drop(&mut self) {
+        for p in self.projects.reading().values() {
+            p.closed.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -724,7 +1006,7 @@ impl VectorTier for SegmentStore {
             }
             rest = &rest[n..];
         }
-        self.index_new(&p, items)
+        self.index_new(&p)
     }
 
     fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
@@ -751,7 +1033,8 @@ impl VectorTier for SegmentStore {
         seg.delete(slot)?;
         p.index.writing().remove(&id);
         if let Some(g) = p.hnsw.reading().as_ref() {
-            g.delete(id);
+            // A tail slot is not a point yet: the indexer adds it as a deleted one.
+            g.index.delete(id);
             p.hnsw_dirty.store(true, Ordering::Release);
         }
         Ok(true)
@@ -759,75 +1042,21 @@ impl VectorTier for SegmentStore {
 
     fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
         super::validate_query(self.dim, request)?;
-        if let Some(g) = self.project(project).and_then(|p| p.hnsw.reading().clone()) {
-            return g.search(request).map_err(|e| hnsw_error(&self.root, e));
-        }
-        let segments = self.segments(project);
-        let kernel = hdv::kernels::try_active()?;
-        let prefix_words = self.config.prefix_bits / 64;
-        let two_stage = prefix_words > 0
-            && prefix_words < self.dim.words()
-            && self.len(project) >= self.config.prefix_threshold;
-        // The first stage's candidates are shared among the segments by their size.
-        let slots: usize = segments.iter().map(|s| s.committed()).sum();
-        let candidates = |seg: &Segment| {
-            (prefix_candidates(request.k) * seg.committed())
-                .div_ceil(slots.max(1))
-                .max(request.k)
+        let Some(p) = self.project(project) else {
+            return Ok(Vec::new());
         };
-        let lists: Vec<Vec<Hit>> = segments
-            .par_iter()
-            .map(|seg| {
-                let new_top = || Vec::with_capacity(request.k.min(1024) + 1);
-                if !two_stage {
-                    let mut top = new_top();
-                    scan_block(
-                        kernel,
-                        &seg.block(),
-                        request,
-                        |i| seg.id(i),
-                        |i| seg.is_deleted(i),
-                        &mut top,
-                    );
-                    return top;
-                }
-                seg.scan_with_sketch(
-                    prefix_words,
-                    |block, sketch| {
-                        let mut top = new_top();
-                        let first = FirstStage {
-                            sketch,
-                            candidates: candidates(seg),
-                            may_skip: seg.has_tombstones(),
-                        };
-                        scan_block_two_stage(
-                            kernel,
-                            block,
-                            &first,
-                            request,
-                            |i| seg.id(i),
-                            |i| seg.is_deleted(i),
-                            &mut top,
-                        );
-                        top
-                    },
-                    |block, visit| {
-                        // The sketch is missing or stale: an exact scan builds it.
-                        let mut top = new_top();
-                        scan_block_visiting(
-                            kernel,
-                            block,
-                            request,
-                            (|i| seg.id(i), |i| seg.is_deleted(i)),
-                            &mut top,
-                            visit,
-                        );
-                        top
-                    },
-                )
-            })
-            .collect();
-        Ok(merge_hits(lists, request.k))
+        let Some(g) = p.hnsw.reading().clone() else {
+            return self.scan(&p, request, 0);
+        };
+        // The graph holds the first `covered` slots; the tail after them is scanned
+        // exactly. (A slot the indexer adds meanwhile may come from both: counted once.)
+        let covered = g.covered.load(Ordering::Acquire);
+        let graph = g.index.search(request).map_err(|e| hnsw_error(&self.root, e))?;
+        if covered >= p.committed() {
+            return Ok(graph);
+        }
+        let tail = self.scan(&p, request, covered)?;
+        Ok(merge_hits([graph, tail], request.k))
     }
 
     fn len(&self, project: &ProjectId) -> usize {
@@ -860,6 +1089,7 @@ impl VectorTier for SegmentStore {
         let Some(p) = self.projects.writing().remove(project) else {
             return Ok(0);
         };
+        p.closed.store(true, Ordering::Release);
         let _writer = p.writer.locked();
         let n = p.index.reading().len();
         p.segments.writing().clear();
@@ -872,5 +1102,13 @@ impl VectorTier for SegmentStore {
         // Every append and tombstone is synced before it is acknowledged; what remains is
         // the HNSW graphs, which are derived data and can always be rebuilt.
         self.save_indexes()
+    }
+
+    fn catch_up(&self, deadline: Option<Instant>) -> StoreResult<usize> {
+        if self.read_only {
+            let projects = self.projects.reading();
+            return Ok(projects.values().map(|p| p.tail()).sum());
+        }
+        self.catch_up_indexes(deadline)
     }
 }

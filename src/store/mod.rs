@@ -199,6 +199,18 @@ pub trait VectorTier: Send + Sync {
     /// I/O errors.
     fn flush(&self) -> StoreResult<()>;
 
+    /// Brings derived search indexes up to date with what is stored (the part of a
+    /// project an HNSW graph does not hold yet, which searches scan exactly meanwhile),
+    /// until `deadline`; returns the vectors still outside them. Tiers without such work
+    /// return 0.
+    ///
+    /// # Errors
+    /// Index errors.
+    fn catch_up(&self, deadline: Option<std::time::Instant>) -> StoreResult<usize> {
+        let _ = deadline;
+        Ok(0)
+    }
+
     /// Whether the tier found, since it was last asked, that it lost what it held (a Redis
     /// restarted empty or flushed): the owner must then rebuild it from the durable home.
     /// Reported once per loss. Tiers that cannot lose acknowledged writes say `false`.
