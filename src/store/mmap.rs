@@ -294,7 +294,7 @@ impl ProjectDir {
 }
 
 /// Starts the indexer of `p` unless one runs: a thread that adds the tail to the graph
-/// a step at a time until none is left, at a fifth of its time while the project is being
+/// a step at a time until none is left, at a tenth of its time while the project is being
 /// written to (appends come first), and stops when the store closes.
 fn spawn_indexer(p: &Arc<ProjectDir>) {
     if p.indexing.swap(true, Ordering::AcqRel) {
@@ -316,7 +316,7 @@ fn spawn_indexer(p: &Arc<ProjectDir>) {
                     }
                 }
                 if p.last_write.locked().elapsed() < Duration::from_millis(500) {
-                    std::thread::sleep(t.elapsed() * 4);
+                    std::thread::sleep(t.elapsed() * 9);
                 }
             }
             p.indexing.store(false, Ordering::Release);
