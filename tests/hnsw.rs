@@ -261,7 +261,10 @@ fn the_graph_tail_is_searched_exactly_and_the_indexer_adds_it_off_the_write_path
     {
         let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
         store.insert_batch(&p, &items[..300]).unwrap();
-        assert!(store.uses_hnsw(&p), "past the threshold the project has a graph");
+        assert!(
+            store.uses_hnsw(&p),
+            "past the threshold the project has a graph"
+        );
         // Whatever the indexer has done so far, every vector is found at distance 0:
         // what the graph lacks is scanned.
         for i in (0..300).step_by(7) {

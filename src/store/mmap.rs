@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use hdv::{Dim, HvRef, Hypervector};
 use rayon::prelude::*;
@@ -322,7 +322,8 @@ fn spawn_indexer(p: &Arc<ProjectDir>) {
             p.indexing.store(false, Ordering::Release);
             // An append between the last step and here found the flag set: look again.
             let behind = p.hnsw.reading().as_ref().is_some_and(|g| {
-                g.covered.load(Ordering::Acquire) < p.segments.reading().iter().map(|s| s.committed()).sum()
+                g.covered.load(Ordering::Acquire)
+                    < p.segments.reading().iter().map(|s| s.committed()).sum()
             });
             if p.closed.load(Ordering::Acquire)
                 || !behind
@@ -837,7 +838,12 @@ impl SegmentStore {
 impl SegmentStore {
     /// Scans the slots of `p` from `from` on (in segment order): exactly, or in two stages
     /// when they are many.
-    fn scan(&self, p: &ProjectDir, request: &SearchRequest<'_>, from: usize) -> StoreResult<Vec<Hit>> {
+    fn scan(
+        &self,
+        p: &ProjectDir,
+        request: &SearchRequest<'_>,
+        from: usize,
+    ) -> StoreResult<Vec<Hit>> {
         let segments = p.segments.reading().clone();
         // Each segment's first slot in segment order, and its first slot to scan.
         let mut starts = Vec::with_capacity(segments.len());
@@ -873,14 +879,7 @@ impl SegmentStore {
                 let skip = |i: usize| i < first || seg.is_deleted(i);
                 if !two_stage {
                     let mut top = new_top();
-                    scan_block(
-                        kernel,
-                        &seg.block(),
-                        request,
-                        |i| seg.id(i),
-                        skip,
-                        &mut top,
-                    );
+                    scan_block(kernel, &seg.block(), request, |i| seg.id(i), skip, &mut top);
                     return top;
                 }
                 seg.scan_with_sketch(
@@ -921,7 +920,6 @@ impl SegmentStore {
             .collect();
         Ok(merge_hits(lists, request.k))
     }
-
 }
 
 impl ProjectDir {
@@ -1051,7 +1049,10 @@ impl VectorTier for SegmentStore {
         // The graph holds the first `covered` slots; the tail after them is scanned
         // exactly. (A slot the indexer adds meanwhile may come from both: counted once.)
         let covered = g.covered.load(Ordering::Acquire);
-        let graph = g.index.search(request).map_err(|e| hnsw_error(&self.root, e))?;
+        let graph = g
+            .index
+            .search(request)
+            .map_err(|e| hnsw_error(&self.root, e))?;
         if covered >= p.committed() {
             return Ok(graph);
         }

@@ -4,10 +4,9 @@
 //! of arena slots; and the transpose of counters into bit planes.
 
 use core::arch::x86_64::{
-    __m512i, _load_mask32, _mm512_and_si512, _mm512_cmpeq_epi16_mask,
-    _mm512_cmpgt_epi16_mask, _mm512_loadu_si512, _mm512_mask_add_epi16,
-    _mm512_set1_epi16, _mm512_setzero_si512, _mm512_storeu_si512,
-    _mm512_ternarylogic_epi64, _mm512_test_epi16_mask, _mm512_test_epi64_mask,
+    __m512i, _load_mask32, _mm512_and_si512, _mm512_cmpeq_epi16_mask, _mm512_cmpgt_epi16_mask,
+    _mm512_loadu_si512, _mm512_mask_add_epi16, _mm512_set1_epi16, _mm512_setzero_si512,
+    _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_test_epi16_mask, _mm512_test_epi64_mask,
     _mm512_xor_si512,
 };
 
@@ -110,7 +109,11 @@ pub(crate) fn add_xor_features(
 ) {
     let words = counts.len() / 64;
     assert_eq!(counts.len(), words * 64);
-    assert_eq!(arena.tiles(), words.div_ceil(8), "an arena of the counters' dimension");
+    assert_eq!(
+        arena.tiles(),
+        words.div_ceil(8),
+        "an arena of the counters' dimension"
+    );
     for f in features {
         for &p in &f.parts {
             assert!((p as usize) < arena.len(), "feature part out of the arena");
