@@ -107,7 +107,8 @@ pub struct StoreRecovery {
     pub compactions_finished: usize,
     /// Interrupted compactions rolled back (new segments were incomplete).
     pub compactions_discarded: usize,
-    /// HNSW graphs rebuilt on open because the saved one was missing or stale.
+    /// HNSW graphs started again on open because the saved one was missing or did not
+    /// match the segments (their indexer rebuilds them in the background).
     pub indexes_rebuilt: usize,
 }
 
