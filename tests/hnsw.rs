@@ -4,7 +4,7 @@
 mod common;
 
 use common::project;
-use hypermem::hdv::{Block, Dim, Hypervector, Scan};
+use hypermem::hdv::{Block, Dim, HvRef, Hypervector, Scan};
 use hypermem::index::{Hnsw, HnswConfig};
 use hypermem::store::{SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier};
 
@@ -51,12 +51,16 @@ fn recall_at_10(index: &Hnsw, data: &[Hypervector], queries: &[Hypervector]) -> 
 }
 
 fn build(data: &[Hypervector], config: HnswConfig) -> Hnsw {
-    let items: Vec<_> = data
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (VectorId(i as u64), v.view()))
-        .collect();
+    let items = numbered(data, 0);
     Hnsw::build(dim(), config, &items).unwrap()
+}
+
+/// `data` as store items, ids `first, first + 1, …`.
+fn numbered(data: &[Hypervector], first: u64) -> Vec<(VectorId, HvRef<'_>)> {
+    data.iter()
+        .enumerate()
+        .map(|(i, v)| (VectorId(first + i as u64), v.view()))
+        .collect()
 }
 
 #[test]
@@ -152,17 +156,9 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
     let (data_b, _) = clustered(300, 0, 15, 4); // same centres: B's vectors look like A's
     {
         let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
-        let items: Vec<_> = data_a
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (VectorId(i as u64), v.view()))
-            .collect();
+        let items = numbered(&data_a, 0);
         store.insert_batch(&a, &items).unwrap();
-        let items: Vec<_> = data_b
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (VectorId(10_000 + i as u64), v.view()))
-            .collect();
+        let items = numbered(&data_b, 10_000);
         store.insert_batch(&b, &items).unwrap();
         assert!(store.uses_hnsw(&a));
         assert!(!store.uses_hnsw(&b));
@@ -213,11 +209,7 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
     let p = project("p");
     {
         let store = SegmentStore::create(dir.path().join("s"), dim(), config).unwrap();
-        let items: Vec<_> = data
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (VectorId(i as u64), v.view()))
-            .collect();
+        let items = numbered(&data, 0);
         store.insert_batch(&p, &items).unwrap();
         assert_eq!(store.catch_up_indexes(None).unwrap(), 0);
         store.flush().unwrap();
@@ -247,11 +239,7 @@ fn the_graph_tail_is_searched_exactly_and_the_indexer_adds_it_off_the_write_path
     };
     let (data, _) = clustered(400, 0, 8, 6);
     let p = project("p");
-    let items: Vec<_> = data
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (VectorId(i as u64), v.view()))
-        .collect();
+    let items = numbered(&data, 0);
     let exact = |store: &SegmentStore, i: usize| {
         let hit = store
             .search(&p, &SearchRequest::new(data[i].view(), 1))

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 use crate::store::ProjectId;
@@ -58,26 +58,17 @@ impl Ledger {
             };
             // The project's full-text table goes entirely; count its rows first.
             let fts_table = crate::ledger::fts_table(p);
-            let exists: Option<i64> = tx
-                .query_row(
-                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                    [&fts_table],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?;
-            let fts: i64 = match exists {
-                Some(_) => {
-                    let n = tx
-                        .query_row(&format!("SELECT COUNT(*) FROM {fts_table}"), [], |r| {
-                            r.get(0)
-                        })
-                        .map_err(sql)?;
-                    tx.execute_batch(&format!("DROP TABLE {fts_table};"))
-                        .map_err(sql)?;
-                    n
-                }
-                None => 0,
+            let fts: i64 = if crate::ledger::fts_exists(tx, p).map_err(sql)? {
+                let n = tx
+                    .query_row(&format!("SELECT COUNT(*) FROM {fts_table}"), [], |r| {
+                        r.get(0)
+                    })
+                    .map_err(sql)?;
+                tx.execute_batch(&format!("DROP TABLE {fts_table};"))
+                    .map_err(sql)?;
+                n
+            } else {
+                0
             };
             tx.execute(
                 "INSERT OR IGNORE INTO erasure_in_progress (project) VALUES (?1)",

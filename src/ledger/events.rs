@@ -408,7 +408,7 @@ fn ensure_fts(tx: &Transaction<'_>, project: &str) -> rusqlite::Result<()> {
 }
 
 /// Whether `project` has its full-text table.
-fn fts_exists(c: &Connection, project: &str) -> rusqlite::Result<bool> {
+pub(crate) fn fts_exists(c: &Connection, project: &str) -> rusqlite::Result<bool> {
     c.prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
         .query_row([fts_table(project)], |_| Ok(()))
         .optional()

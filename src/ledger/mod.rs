@@ -23,7 +23,7 @@ pub use error::{LedgerError, LedgerResult, sqlite_failure};
 pub use events::{
     Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role,
 };
-pub(crate) use events::{fts_table, string_enum};
+pub(crate) use events::{fts_exists, fts_table, string_enum};
 pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 
 use crate::clock::{Clock, SystemClock, now_ms};

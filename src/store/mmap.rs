@@ -322,12 +322,8 @@ fn spawn_indexer(p: &Arc<ProjectDir>) {
             }
             p.indexing.store(false, Ordering::Release);
             // An append between the last step and here found the flag set: look again.
-            let behind = p.hnsw.reading().as_ref().is_some_and(|g| {
-                g.covered.load(Ordering::Acquire)
-                    < p.segments.reading().iter().map(|s| s.committed()).sum()
-            });
             if p.closed.load(Ordering::Acquire)
-                || !behind
+                || p.tail() == 0
                 || p.indexing.swap(true, Ordering::AcqRel)
             {
                 return;
