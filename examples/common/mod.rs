@@ -1,5 +1,10 @@
 //! Helpers shared by the measurement examples (and, by path, the benchmarks).
 
+/// The allocator the `hypermem` binary uses, so measurements match it (the benchmarks
+/// include this module by path).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux); 0
 /// elsewhere. Rates per CPU-second sit beside wall rates on a shared machine.
 pub fn cpu_seconds() -> f64 {

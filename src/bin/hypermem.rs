@@ -13,6 +13,12 @@ use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+/// mimalloc instead of the system allocator: the write path allocates on one core and
+/// frees on the other (the ledger append beside the parallel encode), where glibc's arena
+/// locks cost ≈ 10 % of ingest at 1,000,000 memories (`docs/EXPERIMENTS.md`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "hypermem",
