@@ -3,7 +3,7 @@
 /// The allocator the `hypermem` binary uses, so measurements match it (the benchmarks
 /// include this module by path).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux); 0
 /// elsewhere. Rates per CPU-second sit beside wall rates on a shared machine.

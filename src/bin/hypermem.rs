@@ -13,11 +13,13 @@ use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-/// mimalloc instead of the system allocator: the write path allocates on one core and
-/// frees on the other (the ledger append beside the parallel encode), where glibc's arena
-/// locks cost ≈ 10 % of ingest at 1,000,000 memories (`docs/EXPERIMENTS.md`).
+/// jemalloc instead of the system allocator (for SQLite's allocations too): the write path
+/// allocates on one core and frees on the other (the ledger append beside the parallel
+/// encode), where glibc's arena locks cost ≈ 10 % of ingest, and concurrent recalls spend
+/// less in it (`docs/EXPERIMENTS.md`; mimalloc was measured too and left a 50 ms tail
+/// under eight concurrent HTTP clients).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Parser)]
 #[command(
