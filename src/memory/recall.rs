@@ -493,13 +493,20 @@ impl Memory {
                 .baseline(q, BASELINE_SAMPLE)
                 .map(|(mean, sd)| (space, q, mean, sd))
         });
-        let mut similarity = HashMap::new();
+        // The vector source's similarities are exact (every tier compares its hits in
+        // full): the others are computed below.
+        let mut similarity: HashMap<u64, f64> = lists
+            .iter()
+            .filter(|l| l.source == VectorSource.name())
+            .flat_map(|l| l.hits.iter().copied())
+            .collect();
         let mut fetched = Vec::new();
         let ids: Vec<EventId> = candidates.iter().map(|c| EventId(c.fused.id)).collect();
         let events = self.ledger.get_many(project, &ids)?;
         for (c, event) in candidates.into_iter().zip(events) {
             if let Some(event) = event {
                 if let Some(q) = &vector
+                    && !similarity.contains_key(&c.fused.id)
                     && let Some(v) = self.tiers.get(project, VectorId(c.fused.id))?
                 {
                     similarity.insert(c.fused.id, q.similarity(&v));

@@ -93,6 +93,11 @@ impl Chronology {
         self.place.get(&id).map_or([None, None], |p| [p.1, p.2])
     }
 
+    /// The session index of `id` and its neighbours there, in one lookup.
+    pub fn place(&self, id: u64) -> Option<(u32, [Option<u64>; 2])> {
+        self.place.get(&id).map(|p| (p.0, [p.1, p.2]))
+    }
+
     /// Appends the session of each of `ids` (in the order they were pushed) to `out`: the
     /// session names in index order (count u64, then byte length u32 and UTF-8 bytes each),
     /// then per id its session index (u32, `u32::MAX` for none); little-endian.
@@ -179,6 +184,9 @@ pub struct Candidate {
     pub direct: Vec<f64>,
     /// The direct part of the score (sum of `direct` plus the session prior).
     pub direct_score: f64,
+    /// Its session in the chronology, when it has one and a direct source listed it or
+    /// its neighbour.
+    session: Option<u32>,
 }
 
 impl Candidate {
@@ -188,10 +196,13 @@ impl Candidate {
             fused: Fused {
                 id,
                 score: 0.0,
-                breakdown: Vec::new(),
+                // Room for every direct source, the session prior and two priors or
+                // associative sources: one allocation per candidate.
+                breakdown: Vec::with_capacity(components + 2),
             },
             direct: vec![0.0; components],
             direct_score: 0.0,
+            session: None,
         }
     }
 }
@@ -228,22 +239,30 @@ impl Fusion {
         let room: usize = directs.iter().map(|l| l.hits.len()).sum();
         let mut by_id: FxMap<u64, Candidate> = FxMap::default();
         by_id.reserve(room * 2);
-        // Per item of one list: its smoothed score and its rank in the list (0: only a
-        // neighbour's share).
-        let mut smoothed: FxMap<u64, (f64, usize)> = FxMap::default();
+        // Per item of one list: its smoothed score, its rank in the list (0: only a
+        // neighbour's share) and its session. The chronology is looked up once per listed
+        // item (a random access into a map of the whole project): its neighbours share
+        // its session.
+        let mut smoothed: FxMap<u64, (f64, usize, Option<u32>)> = FxMap::default();
         for (d, list) in directs.iter().enumerate() {
             smoothed.clear();
             for (i, (id, s)) in normalized(list).into_iter().enumerate() {
+                let place = chronology.place(id);
                 let own = smoothed.entry(id).or_default();
                 own.0 += s;
                 own.1 = i + 1;
-                if params.neighbour > 0.0 {
-                    for n in chronology.neighbours(id).into_iter().flatten() {
-                        smoothed.entry(n).or_default().0 += params.neighbour * s;
+                own.2 = place.map(|p| p.0);
+                if params.neighbour > 0.0
+                    && let Some((session, neighbours)) = place
+                {
+                    for n in neighbours.into_iter().flatten() {
+                        let theirs = smoothed.entry(n).or_default();
+                        theirs.0 += params.neighbour * s;
+                        theirs.2 = Some(session);
                     }
                 }
             }
-            for (&id, &(s, rank)) in &smoothed {
+            for (&id, &(s, rank, session)) in &smoothed {
                 if s <= 0.0 {
                     continue;
                 }
@@ -254,18 +273,19 @@ impl Fusion {
                 c.direct[d] = w;
                 c.direct_score += w;
                 c.fused.breakdown.push((list.source, rank, w));
+                c.session = session;
             }
         }
         if params.session > 0.0 {
             let mut best: FxMap<u32, f64> = FxMap::default();
             for c in by_id.values() {
-                if let Some(s) = chronology.session(c.fused.id) {
+                if let Some(s) = c.session {
                     let b = best.entry(s).or_default();
                     *b = b.max(c.direct_score);
                 }
             }
             for c in by_id.values_mut() {
-                if let Some(s) = chronology.session(c.fused.id) {
+                if let Some(s) = c.session {
                     let prior = params.session * best[&s];
                     if prior > 0.0 {
                         c.direct_score += prior;
