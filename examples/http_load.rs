@@ -1,7 +1,8 @@
 //! The HTTP path measured against the in-process one, in one run: a memory of N short
 //! memories (default 100,000) is built, then
-//! - `Memory::recall` p50 / p99 in process (one thread),
-//! - `POST /v1/projects/{p}/recall` p50 / p99 with 1 and with 8 concurrent clients,
+//! - `Memory::recall` p50 / p99 in process (one thread) and `POST /v1/projects/{p}/recall`
+//!   with one client, alternating query by query,
+//! - the same with 8 concurrent clients,
 //! - observe over HTTP in batches of 1,000 (`observe_batch`), observations per second,
 //!
 //! and the ratio HTTP / in-process at p50 with the milliseconds the HTTP path adds.
@@ -96,17 +97,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for q in queries.iter().take(20) {
         memory.recall(&p, q, 10)?; // warm: the lexical index, caches
     }
-    let in_process: Vec<f64> = queries
-        .iter()
-        .map(|q| {
-            let t = Instant::now();
-            memory.recall(&p, q, 10).expect("recall");
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    let (ip50, ip99) = percentiles(in_process);
-    println!("in process   recall p50 {ip50:.2} ms  p99 {ip99:.2} ms");
-
     let (tx, rx) = std::sync::mpsc::channel();
     let server_memory = memory.clone();
     std::thread::spawn(move || {
@@ -133,7 +123,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for q in queries.iter().take(20) {
         recall_http(&agent, q);
     }
-    let one: Vec<f64> = queries.iter().map(|q| recall_http(&agent, q)).collect();
+    // In process and over HTTP query by query, alternating: both sides see the machine in
+    // the same state (on a shared machine, two phases minutes apart do not).
+    let (mut in_process, mut one) = (Vec::new(), Vec::new());
+    for q in &queries {
+        let t = Instant::now();
+        memory.recall(&p, q, 10).expect("recall");
+        in_process.push(t.elapsed().as_secs_f64() * 1e3);
+        one.push(recall_http(&agent, q));
+    }
+    let (ip50, ip99) = percentiles(in_process);
+    println!("in process   recall p50 {ip50:.2} ms  p99 {ip99:.2} ms");
+    // The bare round trip (no operation, no body): what any request pays.
+    let health = format!("{}/healthz", url.split("/v1/").next().expect("base url"));
+    let bare: Vec<f64> = (0..200)
+        .map(|_| {
+            let t = Instant::now();
+            let mut r = agent.get(&health).call().expect("healthz");
+            let _ = r.body_mut().read_to_string().expect("body");
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let (b50, _) = percentiles(bare);
+    println!("HTTP round trip alone (GET /healthz) p50 {b50:.3} ms");
     let (h50, h99) = percentiles(one);
     println!(
         "HTTP, 1 client   recall p50 {h50:.2} ms  p99 {h99:.2} ms   (HTTP / in-process p50 {:.3}, +{:.2} ms)",
