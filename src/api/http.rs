@@ -455,6 +455,13 @@ pub fn serve(
             .local_addr()
             .map_err(|e| ApiError::new("io_error", e.to_string()))?;
         ready(addr);
+        // Responses go out as soon as they are written (no Nagle delay on a reply that
+        // spans more than one segment).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::warn!(error = %e, "TCP_NODELAY not set");
+            }
+        });
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown_signal())
             .await
