@@ -3,6 +3,8 @@
 //!
 //! `cargo bench --bench encode`
 
+mod common; // the binary's allocator
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
