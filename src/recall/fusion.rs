@@ -196,9 +196,7 @@ impl Candidate {
             fused: Fused {
                 id,
                 score: 0.0,
-                // Room for every direct source, the session prior and two priors or
-                // associative sources: one allocation per candidate.
-                breakdown: Vec::with_capacity(components + 2),
+                breakdown: Vec::new(),
             },
             direct: vec![0.0; components],
             direct_score: 0.0,
