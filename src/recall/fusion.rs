@@ -470,6 +470,48 @@ mod tests {
     }
 
     #[test]
+    fn the_session_prior_reaches_every_candidate_of_the_session_and_no_other() {
+        let mut chron = Chronology::default();
+        for (id, s) in [(1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "b")] {
+            chron.push(id, Some(s));
+        }
+        // 2 is listed (its neighbours 1 and 3 come in by smoothing only), 4 is listed in
+        // another session, 6 has no session at all.
+        let lists = [list(
+            "bm25",
+            Evidence::Direct,
+            &[(2, 4.0), (4, 2.0), (6, 1.0), (9, 0.0)],
+        )];
+        let params = FusionParams {
+            neighbour: 0.5,
+            session: 0.25,
+        };
+        let f = fuse(&lists, &chron, params);
+        let prior = |id| {
+            f.iter()
+                .find(|c| c.fused.id == id)
+                .and_then(|c| c.fused.breakdown.iter().find(|b| b.0 == "session"))
+                .map(|b| b.2)
+        };
+        // Normalized: 2 → 1.0, 4 → 0.5, 6 → 0.25. Session a's best direct score is 2's
+        // (1 and 3 get half of it by smoothing), session b's is 4's (5 gets half of it).
+        assert_eq!(prior(2), Some(0.25));
+        assert_eq!(
+            prior(1),
+            Some(0.25),
+            "a neighbour takes its session's prior"
+        );
+        assert_eq!(prior(3), Some(0.25));
+        assert_eq!(prior(4), Some(0.125));
+        assert_eq!(
+            prior(5),
+            Some(0.125),
+            "the neighbour in session b takes b's"
+        );
+        assert_eq!(prior(6), None, "no session, no prior");
+    }
+
+    #[test]
     fn a_chronology_reads_back_as_written() {
         let mut chron = Chronology::default();
         let ids = [3, 4, 7, 9, 12];
