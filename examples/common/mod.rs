@@ -2,6 +2,7 @@
 
 /// The allocator the `hypermem` binary uses, so measurements match it (the benchmarks
 /// include this module by path).
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -18,6 +18,7 @@ use serde_json::json;
 /// encode), where glibc's arena locks cost ≈ 10 % of ingest, and concurrent recalls spend
 /// less in it (`docs/EXPERIMENTS.md`; mimalloc was measured too and left a 50 ms tail
 /// under eight concurrent HTTP clients).
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
