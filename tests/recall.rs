@@ -512,3 +512,122 @@ fn a_host_that_defers_feedback_applies_it_and_a_lagging_one_loses_none() {
         "every recall counted once"
     );
 }
+
+/// A seeded project of made-up topics over a shared filler vocabulary, and two kinds of
+/// questions in the same frame: about subjects it holds, and about subjects it never saw.
+/// The first must not be knowledge gaps (≥ 95 %), the second must be (≥ 90 %).
+#[test]
+fn on_a_seeded_synthetic_set_unstored_subjects_are_gaps_and_stored_ones_are_not() {
+    use hypermem::cognition::GapKind;
+    use hypermem::hdv::SeededRng;
+    use std::collections::HashSet;
+
+    // Made-up subject words: two consonant-vowel-consonant syllables (1,445 syllables, so
+    // two subjects rarely share more than a letter pair, as two real ones rarely do).
+    const CONSONANTS: &[u8] = b"bcdfghjklmnprstvz";
+    const VOWELS: &[u8] = b"aeiou";
+    // Words every kind of sentence shares (each in a large share of the events).
+    const FILLER: &[&str] = &[
+        "today", "really", "think", "remember", "update", "plan", "maybe", "again",
+    ];
+    let mut rng = SeededRng::new(41);
+    let mut used = HashSet::new();
+    let mut word = |rng: &mut SeededRng| loop {
+        let mut w = String::new();
+        for _ in 0..2 {
+            for letters in [CONSONANTS, VOWELS, CONSONANTS] {
+                w.push(char::from(
+                    letters[rng.below(letters.len() as u64) as usize],
+                ));
+            }
+        }
+        if used.insert(w.clone()) {
+            return w;
+        }
+    };
+    let pick = |rng: &mut SeededRng, xs: &[String]| xs[rng.below(xs.len() as u64) as usize].clone();
+    let filler = |rng: &mut SeededRng| FILLER[rng.below(FILLER.len() as u64) as usize];
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(
+        &Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap(),
+        Some(dir.path()),
+    )
+    .unwrap();
+    let p = project("p");
+    let topics: Vec<Vec<String>> = (0..12)
+        .map(|_| (0..4).map(|_| word(&mut rng)).collect())
+        .collect();
+    let mut events = Vec::new();
+    for (t, subjects) in topics.iter().enumerate() {
+        for i in 0..15 {
+            let text = format!(
+                "I {} the {} {} needs another {} {} {}, {} {}.",
+                filler(&mut rng),
+                pick(&mut rng, subjects),
+                pick(&mut rng, subjects),
+                filler(&mut rng),
+                filler(&mut rng),
+                rng.below(1000),
+                filler(&mut rng),
+                filler(&mut rng),
+            );
+            let role = if i % 3 == 2 {
+                Role::Assistant
+            } else {
+                Role::User
+            };
+            let session = format!("topic-{t}");
+            events.push(
+                NewEvent::new(p.clone(), role, EventKind::Message, text)
+                    .thread(session.as_str())
+                    .session(session.as_str()),
+            );
+        }
+    }
+    // Topics interleave as conversations do.
+    for i in (1..events.len()).rev() {
+        events.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    m.observe_batch(&events).unwrap();
+
+    let question = |rng: &mut SeededRng, a: &str, b: &str| {
+        format!("what did we {} about the {a} {b}", filler(rng))
+    };
+    let stored: Vec<String> = (0..60)
+        .map(|i| {
+            let subjects = &topics[i % topics.len()];
+            let (a, b) = (pick(&mut rng, subjects), pick(&mut rng, subjects));
+            format!("{} (q{i})", question(&mut rng, &a, &b))
+        })
+        .collect();
+    let unstored: Vec<String> = (0..60)
+        .map(|i| {
+            let (a, b) = (word(&mut rng), word(&mut rng));
+            format!("{} (q{})", question(&mut rng, &a, &b), 100 + i)
+        })
+        .collect();
+    for q in stored.iter().chain(&unstored) {
+        m.recall(&p, q, 5).unwrap();
+    }
+    m.flush_feedback().unwrap();
+    let gaps: Vec<String> = m
+        .knowledge_gaps(&p, 1000)
+        .unwrap()
+        .into_iter()
+        .filter(|g| g.kind == GapKind::WeakRecall)
+        .map(|g| g.description)
+        .collect();
+    let is_gap = |q: &String| gaps.iter().any(|g| g.contains(q.as_str()));
+    let flagged = unstored.iter().filter(|q| is_gap(q)).count();
+    let kept = stored.iter().filter(|q| !is_gap(q)).count();
+    eprintln!(
+        "synthetic gaps: unstored flagged {flagged}/60, stored kept {kept}/60 ({} gaps listed)",
+        gaps.len()
+    );
+    assert!(
+        flagged >= 54,
+        "never-stored subjects flagged {flagged} / 60"
+    );
+    assert!(kept >= 57, "stored subjects kept {kept} / 60");
+}

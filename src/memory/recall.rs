@@ -415,6 +415,22 @@ impl Memory {
                 distinctive
             }
         };
+        // Whether a lexical match is evidence. A query naming something the project never
+        // saw (a word it does not hold) whose known words are all common ones (in more than
+        // a quarter of its events) asks about a subject never stored: the lexical sources
+        // still rank by the common words, but such a match answers nothing, and counting it
+        // made every such question look answered (`docs/EXPERIMENTS.md`, synthetic gaps).
+        // A query whose words are all known counts its matches, common or not.
+        let documents = text.postings.documents();
+        let lexical_counts = {
+            let df = |t: &String| text.postings.df(t);
+            let unseen = terms.iter().any(|t| df(t) == 0);
+            let distinctive = terms.iter().any(|t| {
+                df(t) > 0
+                    && (lexical::idf(documents, df(t)) >= COMMON_IDF || text.speakers.contains(t))
+            });
+            distinctive || !unseen
+        };
         let semantic = self.semantic_query(project, rq.embedding, query)?;
         let mut probe = Probe {
             semantic: semantic.as_ref(),
@@ -521,28 +537,44 @@ impl Memory {
         // A lexical match of its own (a neighbour's score passed on by smoothing has rank
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
+        let lexical_evidence = |c: &fusion::Candidate| {
+            lexical_counts
+                && c.fused
+                    .breakdown
+                    .iter()
+                    .any(|b| LEXICAL.contains(&b.0) && b.1 > 0)
+        };
+        // Each similarity source's (similarity, baseline mean, baseline σ), when it has both.
+        let similarities = |c: &fusion::Candidate| {
+            let semantic = semantic_floor.and_then(|(space, q, mean, sd)| {
+                Some((space.reading().similarity(q, c.fused.id)?, mean, sd))
+            });
+            let vector =
+                baseline.and_then(|(mean, sd)| Some((*similarity.get(&c.fused.id)?, mean, sd)));
+            [semantic, vector]
+        };
         let evidence = |c: &fusion::Candidate| {
-            let lexical = c
-                .fused
-                .breakdown
-                .iter()
-                .any(|b| LEXICAL.contains(&b.0) && b.1 > 0);
-            let semantic_support = semantic_floor.is_some_and(|(space, q, mean, sd)| {
-                space
-                    .reading()
-                    .similarity(q, c.fused.id)
-                    .is_some_and(|s| s >= mean + FLOOR_SIGMAS * sd)
-            });
-            let vector_support = baseline.is_some_and(|(mean, sd)| {
-                similarity
-                    .get(&c.fused.id)
-                    .is_some_and(|&s| s >= mean + FLOOR_SIGMAS * sd)
-            });
-            lexical || semantic_support || vector_support
+            lexical_evidence(c)
+                || similarities(c)
+                    .into_iter()
+                    .flatten()
+                    .any(|(s, mean, sd)| s >= mean + FLOOR_SIGMAS * sd)
         };
         // Without a baseline yet (a project too small to sample), similarity cannot be
         // judged: every candidate passes the floor, but only evidence decides a gap.
         let any_evidence = fetched.iter().any(|(c, _)| evidence(c));
+        // A knowledge gap: nothing answers the query. No candidate matches a word that
+        // tells memories apart, and none is more similar than the best of the project's
+        // memories would be by chance ([`chance_best`]: the largest of N unrelated ones),
+        // which for any sizeable project lies well above the floor's 2 σ.
+        let chance_best = chance_best(documents, GAP_CONFIDENCE);
+        let answered = fetched.iter().any(|(c, _)| {
+            lexical_evidence(c)
+                || similarities(c)
+                    .into_iter()
+                    .flatten()
+                    .any(|(s, mean, sd)| s >= mean + chance_best.max(FLOOR_SIGMAS) * sd)
+        });
         let supported = |c: &fusion::Candidate| baseline.is_none() || evidence(c);
         // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
         // in its session (neighbour smoothing passed it a lexical score, rank 0).
@@ -730,7 +762,7 @@ impl Memory {
                 query: query.to_owned(),
                 best_similarity: best,
                 // Nothing with evidence of its own: a question the memory cannot answer.
-                gap: !any_evidence && !compiled.text.trim().is_empty(),
+                gap: !answered && !compiled.text.trim().is_empty(),
                 hits: top,
                 at: self.ledger.now_ms(),
             });
@@ -1028,6 +1060,22 @@ const FETCH_WINDOW: usize = 60;
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
 const FLOOR_SIGMAS: f64 = 2.0;
+/// How sure a knowledge gap must be that its best candidate is no better than chance.
+const GAP_CONFIDENCE: f64 = 0.95;
+
+/// The similarity, in standard deviations above the mean of a project's unrelated
+/// baseline, that the most similar of `n` unrelated memories stays below with probability
+/// `confidence`: the extreme-value (Gumbel) limit of the maximum of `n` normal draws,
+/// location `a = √(2 ln n) − (ln ln n + ln 4π) / (2 √(2 ln n))`, scale `b = 1 / √(2 ln n)`,
+/// quantile `a − b · ln(−ln confidence)`. Recall's best candidate is the maximum over the
+/// whole project, so comparing it with the baseline's 2 σ would call almost every
+/// question answered; comparing it with this does not.
+fn chance_best(n: u64, confidence: f64) -> f64 {
+    let n = n.max(3) as f64;
+    let root = (2.0 * n.ln()).sqrt();
+    let location = root - (n.ln().ln() + (4.0 * std::f64::consts::PI).ln()) / (2.0 * root);
+    location - (-confidence.ln()).ln() / root
+}
 /// Breakdown entries that are lexical evidence.
 const LEXICAL: &[&str] = &["bm25", "bigram", "phrase"];
 /// Breakdown entries that are priors, not evidence.
@@ -1251,5 +1299,39 @@ impl Source for RippleSource {
             .collect();
         linked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(linked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chance_best;
+    use hdv::SeededRng;
+
+    #[test]
+    fn chance_best_bounds_the_largest_of_n_normal_draws_at_its_confidence() {
+        let mut rng = SeededRng::new(5);
+        for n in [64u64, 1_000, 10_000] {
+            let threshold = chance_best(n, 0.95);
+            let trials = 1_000;
+            let below = (0..trials)
+                .filter(|_| {
+                    let mut best = f64::MIN;
+                    for _ in 0..n.div_ceil(2) {
+                        let (a, b) = rng.gaussian_pair();
+                        best = best.max(a).max(b);
+                    }
+                    best < threshold
+                })
+                .count();
+            let share = below as f64 / trials as f64;
+            // The extreme-value limit is slightly conservative at finite n.
+            assert!(
+                (0.93..=0.99).contains(&share),
+                "n {n}: {share} below {threshold}"
+            );
+        }
+        assert!(chance_best(100_000, 0.95) > chance_best(1_000, 0.95));
+        assert!(chance_best(1_000, 0.99) > chance_best(1_000, 0.95));
+        assert!(chance_best(0, 0.95).is_finite());
     }
 }
