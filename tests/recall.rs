@@ -631,3 +631,47 @@ fn on_a_seeded_synthetic_set_unstored_subjects_are_gaps_and_stored_ones_are_not(
     );
     assert!(kept >= 57, "stored subjects kept {kept} / 60");
 }
+
+/// A question worded differently from the fact that answers it ("allergy" against
+/// "allergic") is not a knowledge gap; one about a subject never stored is.
+#[test]
+fn a_fact_in_other_words_is_no_gap_and_a_subject_never_stored_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(
+        &Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap(),
+        Some(dir.path()),
+    )
+    .unwrap();
+    for t in [
+        "The user is allergic to peanuts.",
+        "Database backups run nightly at 2am.",
+        "Data retention policy: logs are kept 30 days.",
+        "The user prefers window seats on flights.",
+        "Standup is at 9 AM every weekday.",
+        "The user's dog is named Biscuit.",
+        "Migrations never run on Fridays.",
+        "The office wifi password is Maple-42.",
+        "The user lives in Lisbon.",
+        "Quarterly report is due on March 31.",
+    ] {
+        m.observe(say("s", Role::User, t)).unwrap();
+    }
+    let p = project("p");
+    let hits = m
+        .recall(&p, "what food allergy does the user have", 3)
+        .unwrap();
+    assert!(hits[0].event.content.contains("peanuts"));
+    m.recall(&p, "which seat does the user like", 3).unwrap();
+    m.recall(&p, "what is the user's favourite opera", 3)
+        .unwrap();
+    m.flush_feedback().unwrap();
+    let gaps: Vec<String> = m
+        .knowledge_gaps(&p, 100)
+        .unwrap()
+        .into_iter()
+        .map(|g| g.description)
+        .collect();
+    assert!(!gaps.iter().any(|g| g.contains("allergy")), "{gaps:?}");
+    assert!(!gaps.iter().any(|g| g.contains("seat")), "{gaps:?}");
+    assert!(gaps.iter().any(|g| g.contains("opera")), "{gaps:?}");
+}

@@ -415,19 +415,31 @@ impl Memory {
                 distinctive
             }
         };
-        // Whether a lexical match is evidence. A query naming something the project never
+        // Whether a lexical match says the query is answered (the gap decision below; the
+        // relevance floor counts every match). A query naming something the project never
         // saw (a word it does not hold) whose known words are all common ones (in more than
-        // a quarter of its events) asks about a subject never stored: the lexical sources
-        // still rank by the common words, but such a match answers nothing, and counting it
-        // made every such question look answered (`docs/EXPERIMENTS.md`, synthetic gaps).
-        // A query whose words are all known counts its matches, common or not.
+        // a quarter of its events) asks about a subject never stored: a match on the common
+        // words answers nothing, and counting it made every such question look answered
+        // (`docs/EXPERIMENTS.md`, synthetic gaps). A query whose words are all known counts
+        // its matches, common or not, and so does every query of a project too small for a
+        // baseline (there every word is "common").
         let documents = text.postings.documents();
-        let lexical_counts = {
-            let df = |t: &String| text.postings.df(t);
-            let unseen = terms.iter().any(|t| df(t) == 0);
+        // A word is held in any of its inflected or derived forms ("allergy" in
+        // "allergic"): what is asked about is the subject, not its spelling.
+        let lexical_answers = baseline.is_none() || {
+            let dfs = |t: &String| -> Vec<u64> {
+                word_forms(t)
+                    .iter()
+                    .map(|f| text.postings.df(f))
+                    .filter(|&df| df > 0)
+                    .collect()
+            };
+            let unseen = terms.iter().any(|t| dfs(t).is_empty());
             let distinctive = terms.iter().any(|t| {
-                df(t) > 0
-                    && (lexical::idf(documents, df(t)) >= COMMON_IDF || text.speakers.contains(t))
+                text.speakers.contains(t)
+                    || dfs(t)
+                        .into_iter()
+                        .any(|df| lexical::idf(documents, df) >= COMMON_IDF)
             });
             distinctive || !unseen
         };
@@ -538,11 +550,10 @@ impl Memory {
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
         let lexical_evidence = |c: &fusion::Candidate| {
-            lexical_counts
-                && c.fused
-                    .breakdown
-                    .iter()
-                    .any(|b| LEXICAL.contains(&b.0) && b.1 > 0)
+            c.fused
+                .breakdown
+                .iter()
+                .any(|b| LEXICAL.contains(&b.0) && b.1 > 0)
         };
         // Each similarity source's (similarity, baseline mean, baseline σ), when it has both.
         let similarities = |c: &fusion::Candidate| {
@@ -569,7 +580,7 @@ impl Memory {
         // which for any sizeable project lies well above the floor's 2 σ.
         let chance_best = chance_best(documents, GAP_CONFIDENCE);
         let answered = fetched.iter().any(|(c, _)| {
-            lexical_evidence(c)
+            (lexical_answers && lexical_evidence(c))
                 || similarities(c)
                     .into_iter()
                     .flatten()
@@ -1060,6 +1071,27 @@ const FETCH_WINDOW: usize = 60;
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
 const FLOOR_SIGMAS: f64 = 2.0;
+/// English inflectional and derivational endings, longest first, for [`word_forms`].
+const ENDINGS: &[&str] = &[
+    "ations", "ation", "ities", "ings", "ions", "ists", "ity", "ies", "ing", "ion", "ist", "ics",
+    "ers", "ed", "es", "er", "ic", "al", "ly", "s", "y", "e",
+];
+
+/// `word` and the forms sharing its stem (its longest ending in [`ENDINGS`] stripped when
+/// at least four letters remain, then each ending added): "allergy" gives "allergic",
+/// "allergies", ….
+fn word_forms(word: &str) -> Vec<String> {
+    let stem = ENDINGS
+        .iter()
+        .find_map(|e| word.strip_suffix(e).filter(|s| s.chars().count() >= 4))
+        .unwrap_or(word);
+    let mut forms = vec![word.to_owned(), stem.to_owned()];
+    forms.extend(ENDINGS.iter().map(|e| format!("{stem}{e}")));
+    forms.sort_unstable();
+    forms.dedup();
+    forms
+}
+
 /// How sure a knowledge gap must be that its best candidate is no better than chance.
 const GAP_CONFIDENCE: f64 = 0.95;
 
@@ -1306,6 +1338,21 @@ impl Source for RippleSource {
 mod tests {
     use super::chance_best;
     use hdv::SeededRng;
+
+    #[test]
+    fn a_word_s_forms_share_its_stem() {
+        let forms = super::word_forms("allergy");
+        for f in ["allergy", "allergic", "allergies", "allerg"] {
+            assert!(forms.iter().any(|x| x == f), "{f}: {forms:?}");
+        }
+        assert!(!super::word_forms("runs").iter().any(|x| x == "running"));
+        assert!(super::word_forms("dog").iter().any(|x| x == "dogs"));
+        assert!(
+            super::word_forms("seat")
+                .iter()
+                .all(|f| f.starts_with("seat"))
+        );
+    }
 
     #[test]
     fn chance_best_bounds_the_largest_of_n_normal_draws_at_its_confidence() {
