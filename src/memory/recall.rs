@@ -394,54 +394,52 @@ impl Memory {
             None => None,
         };
         let text = text_lock.reading();
-        let terms = {
-            // Words in more than a quarter of the project's events add almost nothing to
-            // BM25 (idf ≤ ln 4) but make it score nearly every event: leave them out
-            // (unless no other query word occurs in the project at all). A speaker's name
-            // stays: it matches a field, whoever said most of the turns.
-            let n = text.postings.documents();
+        let documents = text.postings.documents();
+        // Words in more than a quarter of the project's events add almost nothing to BM25
+        // (idf ≤ ln 4) but make it score nearly every event. A speaker's name stays
+        // distinctive: it matches a field, whoever said most of the turns.
+        let distinctive = |t: &str, df: u64| {
+            df > 0 && (lexical::idf(documents, df) >= COMMON_IDF || text.speakers.contains(t))
+        };
+        // The query's lexical terms: its distinctive words (all of them when it has none).
+        let (terms, any_distinctive) = {
             let terms = lexical::query_terms(query);
-            let distinctive: Vec<String> = terms
+            let kept: Vec<String> = terms
                 .iter()
-                .filter(|t| {
-                    let df = text.postings.df(t);
-                    df > 0 && (lexical::idf(n, df) >= COMMON_IDF || text.speakers.contains(*t))
-                })
+                .filter(|t| distinctive(t, text.postings.df(t)))
                 .cloned()
                 .collect();
-            if distinctive.is_empty() {
-                terms
+            if kept.is_empty() {
+                (terms, false)
             } else {
-                distinctive
+                (kept, true)
             }
         };
         // Whether a lexical match says the query is answered (the gap decision below; the
         // relevance floor counts every match). A query naming something the project never
-        // saw (a word it does not hold) whose known words are all common ones (in more than
-        // a quarter of its events) asks about a subject never stored: a match on the common
-        // words answers nothing, and counting it made every such question look answered
-        // (`docs/EXPERIMENTS.md`, synthetic gaps). A query whose words are all known counts
-        // its matches, common or not, and so does every query of a project too small for a
-        // baseline (there every word is "common").
-        let documents = text.postings.documents();
-        // A word is held in any of its inflected or derived forms ("allergy" in
-        // "allergic"): what is asked about is the subject, not its spelling.
-        let lexical_answers = baseline.is_none() || {
-            let dfs = |t: &String| -> Vec<u64> {
-                word_forms(t)
-                    .iter()
-                    .map(|f| text.postings.df(f))
-                    .filter(|&df| df > 0)
-                    .collect()
-            };
-            let unseen = terms.iter().any(|t| dfs(t).is_empty());
-            let distinctive = terms.iter().any(|t| {
-                text.speakers.contains(t)
-                    || dfs(t)
-                        .into_iter()
-                        .any(|df| lexical::idf(documents, df) >= COMMON_IDF)
-            });
-            distinctive || !unseen
+        // saw, in any form sharing the word's stem ("allergy" is held by "allergic"), whose
+        // known words are all common asks about a subject never stored: a match on the
+        // common words answers nothing, and counting it made every such question look
+        // answered (`docs/EXPERIMENTS.md`, synthetic gaps). A query whose words are all held
+        // counts its matches, common or not, and so does every query of a project too small
+        // for a baseline (there every word is "common"). Forms are looked at only when no
+        // query word is distinctive as it is.
+        let lexical_answers = baseline.is_none() || any_distinctive || {
+            let mut unseen = false;
+            let mut form_distinctive = false;
+            for t in &terms {
+                let held: Vec<(String, u64)> = word_forms(t)
+                    .into_iter()
+                    .map(|f| {
+                        let df = text.postings.df(&f);
+                        (f, df)
+                    })
+                    .filter(|&(_, df)| df > 0)
+                    .collect();
+                unseen |= held.is_empty();
+                form_distinctive |= held.iter().any(|(f, df)| distinctive(f, *df));
+            }
+            form_distinctive || !unseen
         };
         let semantic = self.semantic_query(project, rq.embedding, query)?;
         let mut probe = Probe {
