@@ -90,7 +90,7 @@ impl Chronology {
 
     /// The items just before and after `id` in its session.
     pub fn neighbours(&self, id: u64) -> [Option<u64>; 2] {
-        self.place.get(&id).map_or([None, None], |p| [p.1, p.2])
+        self.place(id).map_or([None, None], |(_, n)| n)
     }
 
     /// The session index of `id` and its neighbours there, in one lookup.
