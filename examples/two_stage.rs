@@ -1,18 +1,21 @@
-//! The two-stage scan against the exact one on real text: every turn of a data set's
-//! conversations in **one** project (38,058 turns for beam500k, past the two-stage
-//! threshold), encoded by the text encoder with IDF weights; every question searched for
-//! its 200 nearest (the recall vector source's depth) in a store that scans every bit and
-//! in one that reads a prefix first, for each prefix length given. Prints the overlap of
-//! the top 200 and top 10 with the exact ones, the share of questions whose exact top 10
-//! is kept whole, and the median and p99 search time.
+//! The two-stage scan and the HNSW graph against the exact scan on real text: every turn
+//! of a data set's conversations in **one** project (38,058 turns for beam500k, past the
+//! two-stage threshold), encoded by the text encoder with IDF weights; every question
+//! searched for its 200 nearest (the recall vector source's depth) in a store that scans
+//! every bit and in one per arm given: a number is a first stage of that many bits,
+//! `hnsw:EF[:M[:EF_CONSTRUCTION]]` a graph of every vector (caught up before searching)
+//! searched with that candidate list. Prints the overlap of the top 200 and top 10 with the
+//! exact ones, the share of questions whose exact top 10 is kept whole, and the median and
+//! p99 search time.
 //!
-//! `cargo run --release --example two_stage -- ../shared/data/beam500k 1024 2048`
+//! `cargo run --release --example two_stage -- ../shared/data/beam500k 2048 hnsw:400:16:400`
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use hypermem::hdv::encode::{TextConfig, TextEncoder};
 use hypermem::hdv::{Dim, Hypervector};
+use hypermem::index::HnswConfig;
 use hypermem::store::{
     ProjectId, SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier,
 };
@@ -23,17 +26,75 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// Per query its hit ids, best first; and the search times (ms), sorted.
 type Run = (Vec<Vec<u64>>, Vec<f64>);
 
+/// One way of searching, compared with the exact scan.
+#[derive(Clone, Copy)]
+enum Arm {
+    /// A two-stage scan with a first stage of this many bits (0: exact).
+    Prefix(usize),
+    /// An HNSW graph: candidate list while searching, links per node, candidate list
+    /// while building.
+    Graph(usize, usize, usize),
+}
+
+impl Arm {
+    fn parse(arg: &str) -> Res<Self> {
+        let Some(spec) = arg.strip_prefix("hnsw:") else {
+            return Ok(Self::Prefix(arg.parse()?));
+        };
+        let d = HnswConfig::default();
+        let mut parts = spec.split(':');
+        let mut next = |default: usize| -> Res<usize> {
+            Ok(parts.next().map(str::parse).transpose()?.unwrap_or(default))
+        };
+        Ok(Self::Graph(
+            next(d.ef_search)?,
+            next(d.m)?,
+            next(d.ef_construction)?,
+        ))
+    }
+
+    fn config(self) -> SegmentStoreConfig {
+        match self {
+            Self::Prefix(prefix_bits) => SegmentStoreConfig {
+                prefix_bits,
+                prefix_threshold: 1,
+                hnsw_threshold: usize::MAX,
+                ..SegmentStoreConfig::default()
+            },
+            Self::Graph(ef_search, m, ef_construction) => SegmentStoreConfig {
+                hnsw_threshold: 1,
+                hnsw: HnswConfig {
+                    m,
+                    ef_construction,
+                    ef_search,
+                    ..HnswConfig::default()
+                },
+                ..SegmentStoreConfig::default()
+            },
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            Self::Prefix(bits) => format!("prefix {bits} bits"),
+            Self::Graph(ef, m, efc) => format!("hnsw ef {ef}, m {m}, ef_construction {efc}"),
+        }
+    }
+}
+
 fn main() -> Res<()> {
     let mut args = std::env::args().skip(1);
     let data = std::path::PathBuf::from(
         args.next()
             .unwrap_or_else(|| "../shared/data/beam500k".into()),
     );
-    let prefixes: Vec<usize> = args.map(|a| a.parse()).collect::<Result<_, _>>()?;
-    let prefixes = if prefixes.is_empty() {
-        vec![2048]
+    // A number is a first stage of that many bits; `hnsw:EF` searches an HNSW graph of
+    // every vector with that candidate list (at least the depth is used).
+    let arms: Vec<Arm> = args.map(|a| Arm::parse(&a)).collect::<Res<_>>()?;
+    let arms = if arms.is_empty() {
+        vec![Arm::Prefix(2048)]
     } else {
-        prefixes
+        arms
     };
     let mut turns = Vec::new();
     for line in std::fs::read_to_string(data.join("conversations.jsonl"))?.lines() {
@@ -89,20 +150,16 @@ fn main() -> Res<()> {
         .enumerate()
         .map(|(i, v)| (VectorId(i as u64), v.into()))
         .collect();
-    let open = |prefix_bits: usize| -> Res<(tempfile::TempDir, SegmentStore)> {
+    let open = |arm: Arm| -> Res<(tempfile::TempDir, SegmentStore)> {
         let dir = tempfile::tempdir()?;
-        let store = SegmentStore::create(
-            dir.path(),
-            dim,
-            SegmentStoreConfig {
-                prefix_bits,
-                prefix_threshold: 1,
-                hnsw_threshold: usize::MAX,
-                ..SegmentStoreConfig::default()
-            },
-        )?;
+        let store = SegmentStore::create(dir.path(), dim, arm.config())?;
         for chunk in items.chunks(1000) {
             store.insert_batch(&project, chunk)?;
+        }
+        let t = Instant::now();
+        store.catch_up_indexes(None)?;
+        if let Arm::Graph(..) = arm {
+            eprintln!("graph built in {:.1} s", t.elapsed().as_secs_f64());
         }
         Ok((dir, store))
     };
@@ -119,7 +176,7 @@ fn main() -> Res<()> {
         Ok((lists, times))
     };
     let pct = |t: &[f64], p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
-    let (_d, exact_store) = open(0)?;
+    let (_d, exact_store) = open(Arm::Prefix(0))?;
     run(&exact_store)?; // warm the page cache
     let (exact, times) = run(&exact_store)?;
     println!(
@@ -128,8 +185,8 @@ fn main() -> Res<()> {
         pct(&times, 0.5),
         pct(&times, 0.99)
     );
-    for bits in prefixes {
-        let (_d, store) = open(bits)?;
+    for arm in arms {
+        let (_d, store) = open(arm)?;
         run(&store)?;
         let (lists, times) = run(&store)?;
         let (mut o200, mut o10, mut whole) = (0.0, 0.0, 0usize);
@@ -143,7 +200,8 @@ fn main() -> Res<()> {
         }
         let q = exact.len() as f64;
         println!(
-            "prefix {bits} bits: top-200 overlap {:.4}, top-10 overlap {:.4}, exact top 10 kept whole {:.3}; p50 {:.2} ms, p99 {:.2} ms",
+            "{}: top-200 overlap {:.4}, top-10 overlap {:.4}, exact top 10 kept whole {:.3}; p50 {:.2} ms, p99 {:.2} ms",
+            arm.label(),
             o200 / q,
             o10 / q,
             whole as f64 / q,

@@ -100,7 +100,7 @@ fn store_tier_and_hnsw_knobs_are_loaded_and_validated() {
     let p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
     assert_eq!(p.store.segment_capacity, 65_536);
     assert_eq!(p.store.hnsw.m, 16);
-    assert_eq!(p.store.hnsw_threshold, 200_000);
+    assert_eq!(p.store.hnsw_threshold, 50_000);
     assert_eq!(
         (p.store.prefix_bits, p.store.prefix_threshold),
         (2048, 20_000)

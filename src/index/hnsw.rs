@@ -48,8 +48,8 @@ impl Default for HnswConfig {
     fn default() -> Self {
         Self {
             m: 16,
-            ef_construction: 128,
-            ef_search: 64,
+            ef_construction: 400,
+            ef_search: 400,
             max_elements: 100_000,
         }
     }

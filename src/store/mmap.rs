@@ -55,7 +55,7 @@ impl Default for SegmentStoreConfig {
         Self {
             segment_capacity: 65_536,
             verify_on_open: true,
-            hnsw_threshold: 200_000,
+            hnsw_threshold: 50_000,
             hnsw: HnswConfig::default(),
             prefix_bits: 2048,
             prefix_threshold: 20_000,
