@@ -159,7 +159,10 @@ fn main() -> Res<()> {
         let t = Instant::now();
         store.catch_up_indexes(None)?;
         if let Arm::Graph(..) = arm {
-            eprintln!("graph built in {:.1} s", t.elapsed().as_secs_f64());
+            eprintln!(
+                "graph caught up {:.1} s after the inserts",
+                t.elapsed().as_secs_f64()
+            );
         }
         Ok((dir, store))
     };
