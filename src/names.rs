@@ -33,17 +33,6 @@ pub(crate) fn name<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::E
     Ok(intern(&String::deserialize(d)?))
 }
 
-/// `deserialize_with` for a fused item's `(source, rank, contribution)` breakdown.
-pub(crate) fn breakdown<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<(&'static str, usize, f64)>, D::Error> {
-    let raw = Vec::<(String, usize, f64)>::deserialize(d)?;
-    Ok(raw
-        .into_iter()
-        .map(|(s, rank, c)| (intern(&s), rank, c))
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

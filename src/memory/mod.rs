@@ -87,10 +87,36 @@ struct ProjectText {
     /// the name as a term even where the speaker said most of the turns (a field match,
     /// not a common word). Read from the ledger when the index loads.
     speakers: std::collections::HashSet<String>,
+    /// The last turn of each session (by chronology index), for the reply context of the
+    /// next one: not saved (after a load, the ledger is asked once per session).
+    tails: HashMap<u32, Tail>,
     /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
     /// query's similarity to unrelated memories is estimated (the relevance floor); refreshed
     /// when the project has doubled since it was drawn.
     baseline: Option<(u64, Vec<Hypervector>)>,
+}
+
+/// The last indexed turn of a session, as the next turn's reply context needs it.
+#[derive(Debug, Clone)]
+struct Tail {
+    id: u64,
+    role: Role,
+    speaker: Option<String>,
+    /// Its lexical tokens when it is short enough to lend context
+    /// ([`lexical::CONTEXT_CHARS`]).
+    short: Option<Vec<String>>,
+}
+
+impl Tail {
+    fn of(id: u64, role: Role, speaker: Option<&str>, content: &str) -> Self {
+        Self {
+            id,
+            role,
+            speaker: speaker.map(str::to_owned),
+            short: (content.chars().count() <= lexical::CONTEXT_CHARS)
+                .then(|| lexical::tokens(content)),
+        }
+    }
 }
 
 /// Documents a saved lexical index may lag its project before it is rewritten (catching
@@ -98,11 +124,66 @@ struct ProjectText {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX003";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX004";
+
+/// One event as the text indexes take it.
+struct Indexed<'a> {
+    id: u64,
+    role: Role,
+    speaker: Option<&'a str>,
+    /// Its conversation place: the session, else the thread.
+    session: Option<&'a str>,
+    content: &'a str,
+    /// Its [`lexical::document_tokens`].
+    tokens: &'a [String],
+}
 
 impl ProjectText {
-    fn add(&mut self, id: u64, role: Role, speaker: Option<&str>, text: &str, tokens: &[String]) {
-        self.postings.add(id, tokens);
+    /// Indexes one event after those already indexed: its place in the chronology, then
+    /// its postings with its reply context, the text of the turn before it in its session
+    /// at half weight, when a different speaker said that turn and both are short (a
+    /// reply such as "Thanks! I'm so excited!" is about what the turn before named).
+    /// `earlier` reads a turn this index has not seen since it was loaded.
+    fn index(&mut self, e: &Indexed<'_>, earlier: impl FnOnce(u64) -> Option<Tail>) {
+        self.chronology.push(e.id, e.session);
+        let place = self.chronology.place(e.id);
+        let mut context: &[String] = &[];
+        let fetched;
+        if let Some((session, [Some(prev), _])) = place {
+            let tail = match self.tails.get(&session).filter(|t| t.id == prev) {
+                Some(t) => Some(t),
+                None => {
+                    fetched = earlier(prev);
+                    fetched.as_ref()
+                }
+            };
+            let short = e.content.chars().count() <= lexical::CONTEXT_CHARS;
+            if let Some(t) = tail
+                && short
+                && (t.role, t.speaker.as_deref()) != (e.role, e.speaker)
+                && let Some(tokens) = &t.short
+            {
+                context = tokens;
+            }
+        }
+        let context = context.to_vec();
+        self.add(e.id, e.role, e.speaker, e.content, e.tokens, &context);
+        if let Some((session, _)) = place {
+            self.tails
+                .insert(session, Tail::of(e.id, e.role, e.speaker, e.content));
+        }
+    }
+
+    fn add(
+        &mut self,
+        id: u64,
+        role: Role,
+        speaker: Option<&str>,
+        text: &str,
+        tokens: &[String],
+        context: &[String],
+    ) {
+        self.postings.add_with_context(id, tokens, context);
         self.bigrams.add(id, &lexical::bigrams(tokens));
         if crate::recall::directives::is_directive(role, speaker, text) {
             self.directives.push(id);
@@ -162,6 +243,7 @@ impl ProjectText {
             last_id,
             chronology,
             speakers: Default::default(),
+            tails: HashMap::new(),
             baseline: None,
         })
     }
@@ -695,17 +777,40 @@ impl Memory {
             .par_iter()
             .map(|(_, _, text, speaker)| lexical::document_tokens(text, speaker.as_deref()))
             .collect();
+        // The file holds the chronology of the events it indexed; the rest follows.
+        let sessions: HashMap<u64, Option<String>> = self
+            .ledger
+            .sessions_after(project, EventId(saved_last))?
+            .into_iter()
+            .map(|(id, s)| (id.0, s))
+            .collect();
         for ((id, role, content, speaker), t) in contents.iter().zip(&tokens) {
-            text.add(id.0, *role, speaker.as_deref(), content, t);
+            let e = Indexed {
+                id: id.0,
+                role: *role,
+                speaker: speaker.as_deref(),
+                session: sessions.get(&id.0).and_then(Option::as_deref),
+                content,
+                tokens: t,
+            };
+            text.index(&e, |prev| self.tail_of(project, prev));
         }
         for name in self.ledger.speakers(project)? {
             text.speakers.extend(lexical::tokens(&name));
         }
-        // The file holds the chronology of the events it indexed; the rest follows.
-        for (id, session) in self.ledger.sessions_after(project, EventId(saved_last))? {
-            text.chronology.push(id.0, session.as_deref());
-        }
         Ok(contents.iter().map(|(id, ..)| id.0).collect())
+    }
+
+    /// The reply-context view of event `id` of `project`, read from the ledger. A read
+    /// that fails costs only that reply's context (logged), never the event's indexing.
+    fn tail_of(&self, project: &ProjectId, id: u64) -> Option<Tail> {
+        match self.ledger.get(project, EventId(id)) {
+            Ok(e) => e.map(|e| Tail::of(id, e.role, e.speaker.as_deref(), &e.content)),
+            Err(error) => {
+                tracing::warn!(project = project.as_str(), id, %error, "reply context unread");
+                None
+            }
+        }
     }
 
     /// A view follows the process that writes the data directory: events it appended
@@ -1136,9 +1241,15 @@ impl Memory {
                         &late
                     };
                     let mut p = p.writing();
-                    p.add(id.0, e.role, e.speaker.as_deref(), &e.content, tokens);
-                    p.chronology
-                        .push(id.0, e.session.as_deref().or(e.thread.as_deref()));
+                    let indexed = Indexed {
+                        id: id.0,
+                        role: e.role,
+                        speaker: e.speaker.as_deref(),
+                        session: e.session.as_deref().or(e.thread.as_deref()),
+                        content: &e.content,
+                        tokens,
+                    };
+                    p.index(&indexed, |prev| self.tail_of(&e.project, prev));
                     if let Some(name) = &e.speaker {
                         p.speakers.extend(lexical::tokens(name));
                     }
@@ -1337,7 +1448,7 @@ mod tests {
         let mut t = ProjectText::from_bytes(&t.to_bytes()).unwrap();
         assert!(!t.needs_save(), "the file holds it all");
         for id in 2..=LEXICAL_LAG {
-            t.add(id, Role::User, None, "more", &["more".to_owned()]);
+            t.add(id, Role::User, None, "more", &["more".to_owned()], &[]);
         }
         assert!(!t.needs_save(), "lagging by one less than the limit");
         t.add(

@@ -18,7 +18,7 @@ use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId};
 use crate::recall::fusion::{self, Evidence, FusionParams, Scored};
 use crate::recall::query::CompiledQuery;
-use crate::recall::{self, Fused, Pack, PackCandidate, lexical, supersede};
+use crate::recall::{self, Fused, Pack, PackCandidate, Signal, lexical, supersede};
 use crate::store::{ProjectId, SearchRequest, VectorId};
 use crate::{Memory, Result};
 
@@ -547,12 +547,7 @@ impl Memory {
         // A lexical match of its own (a neighbour's score passed on by smoothing has rank
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
-        let lexical_evidence = |c: &fusion::Candidate| {
-            c.fused
-                .breakdown
-                .iter()
-                .any(|b| LEXICAL.contains(&b.0) && b.1 > 0)
-        };
+        let lexical_evidence = |c: &fusion::Candidate| c.lexical();
         // Each similarity source's (similarity, baseline mean, baseline σ), when it has both.
         let similarities = |c: &fusion::Candidate| {
             let semantic = semantic_floor.and_then(|(space, q, mean, sd)| {
@@ -586,12 +581,17 @@ impl Memory {
         });
         let supported = |c: &fusion::Candidate| baseline.is_none() || evidence(c);
         // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
-        // in its session (neighbour smoothing passed it a lexical score, rank 0).
+        // in its session (it borrows a share of that turn's evidence).
+        let lexical_ids: std::collections::HashSet<u64> = lists
+            .iter()
+            .filter(|l| l.source.is_lexical())
+            .flat_map(|l| l.hits.iter().map(|h| h.0))
+            .collect();
         let linked = |c: &fusion::Candidate| {
-            c.fused
-                .breakdown
-                .iter()
-                .any(|b| b.0 == "ripple" || (LEXICAL.contains(&b.0) && b.1 == 0))
+            c.fused.breakdown.iter().any(|b| {
+                b.0 == Signal::Ripple
+                    || (b.0 == Signal::Neighbour && lexical_ids.contains(&(b.1 as u64)))
+            })
         };
         let any_supported = baseline.is_none() || any_evidence;
         let mut suppressed = Vec::new();
@@ -629,7 +629,7 @@ impl Memory {
                 continue;
             }
             if event.role == crate::ledger::Role::User {
-                fusion::add_prior(&mut c, "user", settings.user_bonus);
+                fusion::add_prior(&mut c, Signal::User, settings.user_bonus);
             }
             if compiled.hinted && !filters.hint_ignored {
                 let inside = if in_hint(&event) {
@@ -637,7 +637,7 @@ impl Memory {
                 } else {
                     0.0
                 };
-                fusion::add_component(&mut c, "hint", inside);
+                fusion::add_component(&mut c, Signal::Hint, inside);
             }
             if filler {
                 fillers.push((c, event));
@@ -671,7 +671,7 @@ impl Memory {
                         &e.content,
                         f.breakdown
                             .iter()
-                            .filter(|b| !PRIORS.contains(&b.0))
+                            .filter(|b| !b.0.is_prior())
                             .map(|b| b.2)
                             .sum(),
                     )
@@ -727,7 +727,7 @@ impl Memory {
                 let fused = Fused {
                     id,
                     score: 0.0,
-                    breakdown: vec![("directive", rank + 1, 0.0)],
+                    breakdown: vec![(Signal::Directive, rank + 1, 0.0)],
                 };
                 slot_items.push((fused, event));
             }
@@ -949,7 +949,7 @@ impl Memory {
             i.fused
                 .breakdown
                 .iter()
-                .filter(|b| !PRIORS.contains(&b.0))
+                .filter(|b| !b.0.is_prior())
                 .map(|b| b.2)
                 .sum::<f64>()
         };
@@ -961,7 +961,7 @@ impl Memory {
         let mut below_floor = Vec::new();
         for (i, item) in direct.iter().enumerate() {
             seen.insert(item.event.id.0);
-            if let Some(&("directive", rank, _)) = item.fused.breakdown.first() {
+            if let Some(&(Signal::Directive, rank, _)) = item.fused.breakdown.first() {
                 candidates.push(PackCandidate {
                     id: item.event.id.0,
                     slot: "directive",
@@ -1106,10 +1106,6 @@ fn chance_best(n: u64, confidence: f64) -> f64 {
     let location = root - (n.ln().ln() + (4.0 * std::f64::consts::PI).ln()) / (2.0 * root);
     location - (-confidence.ln()).ln() / root
 }
-/// Breakdown entries that are lexical evidence.
-const LEXICAL: &[&str] = &["bm25", "bigram", "phrase"];
-/// Breakdown entries that are priors, not evidence.
-const PRIORS: &[&str] = &["user", "hint", "session"];
 
 /// A light stem for matching query words against belief keys and statements ("lives" →
 /// "live", "living" → "liv", "lived" → "liv").
@@ -1143,8 +1139,8 @@ struct Probe<'a> {
 /// A candidate source of recall: scores memories for a query, best first, as
 /// `(event id, raw score)` (higher is better; fusion normalizes per query).
 trait Source: Sync {
-    /// The name in score breakdowns, `--sources` and `--weight`.
-    fn name(&self) -> &'static str;
+    /// Its signal in score breakdowns (named in `--sources` and `--weight`).
+    fn name(&self) -> Signal;
     /// Direct (the memory's own content matched) or associative (linked to what did).
     fn evidence(&self) -> Evidence {
         Evidence::Direct
@@ -1186,8 +1182,8 @@ const SOURCES: &[&dyn Source] = &[
 ];
 
 impl Source for LexicalSource {
-    fn name(&self) -> &'static str {
-        "bm25"
+    fn name(&self) -> Signal {
+        Signal::Bm25
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.fts_weight
@@ -1204,8 +1200,8 @@ impl Source for LexicalSource {
 }
 
 impl Source for BigramSource {
-    fn name(&self) -> &'static str {
-        "bigram"
+    fn name(&self) -> Signal {
+        Signal::Bigram
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.bigram_weight
@@ -1223,8 +1219,8 @@ impl Source for BigramSource {
 }
 
 impl Source for PhraseSource {
-    fn name(&self) -> &'static str {
-        "phrase"
+    fn name(&self) -> Signal {
+        Signal::Phrase
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.fts_weight
@@ -1250,8 +1246,8 @@ impl Source for PhraseSource {
 }
 
 impl Source for VectorSource {
-    fn name(&self) -> &'static str {
-        "vector"
+    fn name(&self) -> Signal {
+        Signal::Vector
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.vector_weight
@@ -1272,8 +1268,8 @@ impl Source for VectorSource {
 }
 
 impl Source for SemanticSource {
-    fn name(&self) -> &'static str {
-        "semantic"
+    fn name(&self) -> Signal {
+        Signal::Semantic
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.semantic_weight
@@ -1287,8 +1283,8 @@ impl Source for SemanticSource {
 }
 
 impl Source for EpisodicSource {
-    fn name(&self) -> &'static str {
-        "episode"
+    fn name(&self) -> Signal {
+        Signal::Episode
     }
     fn weight(&self, s: &crate::config::RecallSettings) -> f64 {
         s.episode_weight
@@ -1302,8 +1298,8 @@ impl Source for EpisodicSource {
 }
 
 impl Source for RippleSource {
-    fn name(&self) -> &'static str {
-        "ripple"
+    fn name(&self) -> Signal {
+        Signal::Ripple
     }
     fn evidence(&self) -> Evidence {
         Evidence::Associative

@@ -6,24 +6,36 @@
 //!    narrow (HDC similarity, 0.1–0.3) counts as much as one whose scale is wide (BM25).
 //!    Reciprocal rank fusion threw the score gaps away; on the development sets it lost to
 //!    linear fusion (`docs/EXPERIMENTS.md`).
-//! 2. **Neighbour smoothing.** In a conversation the answer is often the turn next to the
-//!    one that matches (a question and its reply): every normalized score also adds
-//!    `neighbour ×` its score to the turns just before and after it in the same session,
-//!    symmetrically.
-//! 3. **Weighted sum** of the smoothed lists of the *direct* sources (those that scored the
-//!    query against the memory itself), then a **session prior**: every candidate adds
-//!    `session ×` the best direct score of its session.
-//! 4. **Bounded associative evidence.** Associative lists (ripple over synapses) and priors
+//! 2. **Weighted sum** of the normalized lists of the *direct* sources (those that scored
+//!    the query against the memory itself): a candidate's own evidence. A source's
+//!    contribution is a non-decreasing function of the candidate's score in it, so never
+//!    rises as its rank there falls.
+//! 3. **Neighbour share.** In a conversation the answer is often the turn next to the one
+//!    that matches (a question and its reply): a turn borrows `neighbour ×` the own
+//!    evidence of the turns just before and after it in its session, bounded so that it
+//!    never exceeds the own evidence of the best turn it borrows from (a borrower never
+//!    rises above its lender; on a tie the lender, with more evidence of its own, ranks
+//!    first).
+//! 4. **Session prior**: every candidate adds `session ×` the best own evidence of its
+//!    session (the same amount for every turn of a session: it reorders sessions, never
+//!    turns within one).
+//! 5. **Bounded associative evidence.** Associative lists (ripple over synapses) and priors
 //!    (role, time hint) add at most their weight. They may reorder candidates with direct
 //!    evidence, or fill places no direct candidate takes, but never lift an item above one
 //!    that every direct source scored higher ([`order`]).
+//!
+//! **Monotone.** If `A` scores at least as high as `B` in every direct source, borrows no
+//! less, and has no lower prior, `A` ranks at or above `B` (a property test below checks
+//! it over generated lists): the weighted sum is monotone, and [`order`]'s dominance is
+//! closed under that comparison (what must stay below a candidate `C` because `C`
+//! dominates it also keeps below `C` everything it is at least as good as).
 
 use std::collections::HashMap;
 
 /// Maps keyed by ids the engine assigned (no outsider chooses them): FxHash.
 type FxMap<K, V> = HashMap<K, V, hdv::fasthash::FxBuild>;
 
-use super::Fused;
+use super::{Fused, Signal};
 
 /// Whether a source scored the query against the memory itself or only followed links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +49,8 @@ pub enum Evidence {
 /// One source's candidates with raw scores (higher is better), best first.
 #[derive(Debug, Clone)]
 pub struct Scored {
-    /// Source name, used in breakdowns and in `--sources` / `--weight`.
-    pub source: &'static str,
+    /// The source, named in breakdowns and in `--sources` / `--weight`.
+    pub source: Signal,
     /// Its weight in the sum.
     pub weight: f64,
     /// Direct or associative.
@@ -179,13 +191,16 @@ fn normalized(list: &Scored) -> Vec<(u64, f64)> {
 pub struct Candidate {
     /// The fused item, with its breakdown.
     pub fused: Fused,
-    /// Weighted, smoothed, normalized score of each direct source (in list order), then
-    /// the session prior.
+    /// Weighted, normalized score of each direct source (in list order), then the
+    /// neighbour share, then the session prior, then components added by
+    /// [`add_component`].
     pub direct: Vec<f64>,
-    /// The direct part of the score (sum of `direct` plus the session prior).
+    /// The direct part of the score (the sum of `direct`).
     pub direct_score: f64,
-    /// Its session in the chronology, when it has one and a direct source listed it or
-    /// its neighbour.
+    /// The candidate's own evidence: the direct sources' part of `direct_score` (no
+    /// neighbour share, no session prior).
+    pub own: f64,
+    /// Its session in the chronology, when it has one.
     session: Option<u32>,
 }
 
@@ -200,14 +215,41 @@ impl Candidate {
             },
             direct: vec![0.0; components],
             direct_score: 0.0,
+            own: 0.0,
             session: None,
         }
     }
+
+    /// The part of the fused score that is not the item's own direct evidence: borrowed
+    /// shares, priors and associative evidence.
+    pub fn lent_and_priors(&self) -> f64 {
+        self.fused.score - self.own
+    }
+
+    /// Whether the item has direct lexical evidence of its own (a lexical source listed
+    /// it, not only a neighbour's share).
+    pub fn lexical(&self) -> bool {
+        self.fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.is_lexical() && b.1 > 0)
+    }
 }
 
-/// Fuses the lists (normalize, smooth, weigh, session prior, bounded associative
-/// evidence); candidates best first by fused score (ties: lower id first). Associative
-/// contributions are capped at their weight. Use [`order`] for the final ranking.
+/// Best first: fused score, then own evidence (a lender above a borrower it ties with),
+/// then the older item.
+fn better(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.fused
+        .score
+        .total_cmp(&a.fused.score)
+        .then(b.own.total_cmp(&a.own))
+        .then(a.fused.id.cmp(&b.fused.id))
+}
+
+/// Fuses the lists (normalize, weigh, neighbour share, session prior, bounded associative
+/// evidence); candidates best first by fused score (ties: more own evidence, then lower
+/// id first). Associative contributions are capped at their weight. Use [`order`] for the
+/// final ranking.
 pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> Vec<Candidate> {
     let mut fusion = Fusion::direct(lists, chronology, params);
     for list in lists.iter().filter(|l| l.evidence == Evidence::Associative) {
@@ -221,76 +263,91 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
 #[derive(Debug)]
 pub struct Fusion {
     by_id: FxMap<u64, Candidate>,
-    /// Direct components per candidate: one per direct list, then the session prior.
+    /// Direct components per candidate: one per direct list, the neighbour share, the
+    /// session prior.
     components: usize,
 }
 
 impl Fusion {
-    /// The direct lists of `lists` (associative ones are left out) normalized, smoothed,
-    /// weighed and summed, with the session prior.
+    /// The direct lists of `lists` (associative ones are left out) normalized, weighed and
+    /// summed, with the neighbour share and the session prior.
     pub fn direct(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> Self {
         let directs: Vec<&Scored> = lists
             .iter()
             .filter(|l| l.evidence == Evidence::Direct)
             .collect();
-        let components = directs.len() + 1;
+        let (neighbour, prior) = (directs.len(), directs.len() + 1);
+        let components = directs.len() + 2;
         let room: usize = directs.iter().map(|l| l.hits.len()).sum();
         let mut by_id: FxMap<u64, Candidate> = FxMap::default();
         by_id.reserve(room * 2);
-        // Per item of one list: its smoothed score, its rank in the list (0: only a
-        // neighbour's share) and its session. The chronology is looked up once per listed
-        // item (a random access into a map of the whole project): its neighbours share
-        // its session.
-        let mut smoothed: FxMap<u64, (f64, usize, Option<u32>)> = FxMap::default();
         for (d, list) in directs.iter().enumerate() {
-            smoothed.clear();
             for (i, (id, s)) in normalized(list).into_iter().enumerate() {
-                let place = chronology.place(id);
-                let own = smoothed.entry(id).or_default();
-                own.0 += s;
-                own.1 = i + 1;
-                own.2 = place.map(|p| p.0);
-                if params.neighbour > 0.0
-                    && let Some((session, neighbours)) = place
-                {
-                    for n in neighbours.into_iter().flatten() {
-                        let theirs = smoothed.entry(n).or_default();
-                        theirs.0 += params.neighbour * s;
-                        theirs.2 = Some(session);
-                    }
-                }
-            }
-            for (&id, &(s, rank, session)) in &smoothed {
-                if s <= 0.0 {
+                let w = list.weight * s;
+                if w <= 0.0 {
                     continue;
                 }
                 let c = by_id
                     .entry(id)
                     .or_insert_with(|| Candidate::empty(id, components));
-                let w = list.weight * s;
-                c.direct[d] = w;
-                c.direct_score += w;
-                c.fused.breakdown.push((list.source, rank, w));
-                c.session = session;
+                // A list names an item once; a repeat is ignored.
+                if c.direct[d] == 0.0 {
+                    c.direct[d] = w;
+                    c.own += w;
+                    c.fused.breakdown.push((list.source, i + 1, w));
+                }
             }
+        }
+        // The neighbour share: each turn's best lender and what it lends, looked up once
+        // per listed item (a random access into a map of the whole project).
+        let mut lent: FxMap<u64, (f64, f64, u64, u32)> = FxMap::default();
+        for c in by_id.values_mut() {
+            let Some((session, neighbours)) = chronology.place(c.fused.id) else {
+                continue;
+            };
+            c.session = Some(session);
+            if params.neighbour <= 0.0 {
+                continue;
+            }
+            for n in neighbours.into_iter().flatten() {
+                let e = lent.entry(n).or_insert((0.0, 0.0, 0, session));
+                e.0 += params.neighbour * c.own;
+                if c.own > e.1 || (c.own == e.1 && c.fused.id < e.2) {
+                    (e.1, e.2) = (c.own, c.fused.id);
+                }
+            }
+        }
+        for (id, (share, best, lender, session)) in lent {
+            let c = by_id
+                .entry(id)
+                .or_insert_with(|| Candidate::empty(id, components));
+            let share = share.min(best - c.own);
+            if share > 0.0 {
+                c.direct[neighbour] = share;
+                c.session = Some(session);
+                c.fused
+                    .breakdown
+                    .push((Signal::Neighbour, lender as usize, share));
+            }
+        }
+        for c in by_id.values_mut() {
+            c.direct_score = c.own + c.direct[neighbour];
         }
         if params.session > 0.0 {
             let mut best: FxMap<u32, f64> = FxMap::default();
             for c in by_id.values() {
                 if let Some(s) = c.session {
                     let b = best.entry(s).or_default();
-                    *b = b.max(c.direct_score);
+                    *b = b.max(c.own);
                 }
             }
             for c in by_id.values_mut() {
                 if let Some(s) = c.session {
-                    let prior = params.session * best[&s];
-                    if prior > 0.0 {
-                        c.direct_score += prior;
-                        *c.direct
-                            .last_mut()
-                            .expect("one place per direct source and the prior") = prior;
-                        c.fused.breakdown.push(("session", 0, prior));
+                    let share = params.session * best[&s];
+                    if share > 0.0 {
+                        c.direct_score += share;
+                        c.direct[prior] = share;
+                        c.fused.breakdown.push((Signal::Session, 0, share));
                     }
                 }
             }
@@ -301,20 +358,17 @@ impl Fusion {
         Self { by_id, components }
     }
 
-    /// The `n` best candidates so far (fused score, ties: lower id first).
+    /// The `n` best candidates so far (fused score, ties: more own evidence, then lower
+    /// id first).
     pub fn best(&self, n: usize) -> Vec<u64> {
-        let mut all: Vec<(f64, u64)> = self
-            .by_id
-            .values()
-            .map(|c| (c.fused.score, c.fused.id))
-            .collect();
-        let better = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        let mut all: Vec<&Candidate> = self.by_id.values().collect();
+        let cmp = |a: &&Candidate, b: &&Candidate| better(a, b);
         if all.len() > n && n > 0 {
-            all.select_nth_unstable_by(n - 1, better);
+            all.select_nth_unstable_by(n - 1, cmp);
         }
         all.truncate(n);
-        all.sort_unstable_by(better);
-        all.into_iter().map(|(_, id)| id).collect()
+        all.sort_unstable_by(cmp);
+        all.into_iter().map(|c| c.fused.id).collect()
     }
 
     /// Adds an associative list: each item adds at most the list's weight, once per source.
@@ -332,25 +386,20 @@ impl Fusion {
         }
     }
 
-    /// Every candidate, best first by fused score (ties: lower id first).
+    /// Every candidate, best first.
     pub fn ranked(self) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = self.by_id.into_values().collect();
-        out.sort_unstable_by(|a, b| {
-            b.fused
-                .score
-                .total_cmp(&a.fused.score)
-                .then(a.fused.id.cmp(&b.fused.id))
-        });
+        out.sort_unstable_by(better);
         out
     }
 }
 
 /// Adds a bounded prior (`bonus ≥ 0`) to a candidate's fused score, recorded in its
-/// breakdown under `name`.
-pub fn add_prior(c: &mut Candidate, name: &'static str, bonus: f64) {
+/// breakdown as `signal`.
+pub fn add_prior(c: &mut Candidate, signal: Signal, bonus: f64) {
     if bonus > 0.0 {
         c.fused.score += bonus;
-        c.fused.breakdown.push((name, 0, bonus));
+        c.fused.breakdown.push((signal, 0, bonus));
     }
 }
 
@@ -365,17 +414,17 @@ pub const DOMINANCE_MARGIN: f64 = 0.3;
 /// the query names) as a direct component of its own: it counts in the fused score and in
 /// [`order`]'s dominance test. Every candidate of one recall must get the component (0 when
 /// it does not apply) so they stay comparable.
-pub fn add_component(c: &mut Candidate, name: &'static str, score: f64) {
+pub fn add_component(c: &mut Candidate, signal: Signal, score: f64) {
     c.direct.push(score);
     if score > 0.0 {
         c.fused.score += score;
         c.direct_score += score;
-        c.fused.breakdown.push((name, 0, score));
+        c.fused.breakdown.push((signal, 0, score));
     }
 }
 
-/// Whether `a` dominates `b`: every direct source that tells them apart scored `a` at
-/// least [`DOMINANCE_MARGIN`] higher than `b` (and one does).
+/// Whether `a` dominates `b`: every direct component that tells them apart is at least
+/// [`DOMINANCE_MARGIN`] higher in `a` (and one does).
 fn dominates(a: &Candidate, b: &Candidate) -> bool {
     let mut strict = false;
     for (x, y) in a.direct.iter().zip(&b.direct) {
@@ -390,37 +439,72 @@ fn dominates(a: &Candidate, b: &Candidate) -> bool {
     strict
 }
 
-/// The final order: by fused score (ties: lower id), except that no candidate is placed
-/// above one that dominates it on direct evidence: associative evidence and priors can
-/// reorder, never overturn what every direct source agrees on. Greedy: each place goes to
-/// the best remaining candidate that no remaining candidate dominates.
+/// Whether `a` is at least as good as `b` everywhere: every direct component, and what it
+/// has besides (priors, associative evidence).
+fn at_least(a: &Candidate, b: &Candidate) -> bool {
+    a.direct.iter().zip(&b.direct).all(|(x, y)| x >= y)
+        && a.fused.score - a.direct_score >= b.fused.score - b.direct_score
+}
+
+/// The final order: by fused score (ties: more own evidence, then lower id), except that
+/// no candidate is placed above one that dominates it on direct evidence: associative
+/// evidence and priors can reorder, never overturn what every direct source agrees on.
+/// Greedy: each place goes to the best remaining candidate that no remaining candidate
+/// holds below itself, where `C` holds `B` below when it dominates `B` or anything at
+/// least as good as `B` (so what is better everywhere never ends up below what it beats).
 pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
-    candidates.sort_by(|a, b| {
-        b.fused
-            .score
-            .total_cmp(&a.fused.score)
-            .then(a.fused.id.cmp(&b.fused.id))
-    });
-    let mut out = Vec::with_capacity(candidates.len());
-    while !candidates.is_empty() {
-        let pick = (0..candidates.len())
-            .find(|&i| {
-                !candidates
-                    .iter()
-                    .enumerate()
-                    .any(|(j, other)| j != i && dominates(other, &candidates[i]))
-            })
-            .unwrap_or(0);
-        out.push(candidates.remove(pick));
+    candidates.sort_by(better);
+    let n = candidates.len();
+    let words = n.div_ceil(64);
+    // held[b]: the candidates that hold b below them (bit sets over the sorted list).
+    let mut dominated_by = vec![0u64; n * words];
+    for (a, ca) in candidates.iter().enumerate() {
+        for (b, cb) in candidates.iter().enumerate() {
+            if a != b && dominates(ca, cb) {
+                dominated_by[b * words + a / 64] |= 1 << (a % 64);
+            }
+        }
     }
-    out
+    let mut held = dominated_by.clone();
+    for b in 0..n {
+        for a in 0..n {
+            if a != b && at_least(&candidates[a], &candidates[b]) {
+                for w in 0..words {
+                    held[b * words + w] |= dominated_by[a * words + w];
+                }
+            }
+        }
+    }
+    let mut remaining = vec![0u64; words];
+    for i in 0..n {
+        remaining[i / 64] |= 1 << (i % 64);
+    }
+    let mut picked = Vec::with_capacity(n);
+    for _ in 0..n {
+        let free = |i: usize| {
+            remaining[i / 64] & (1 << (i % 64)) != 0
+                && (0..words).all(|w| held[i * words + w] & remaining[w] == 0)
+        };
+        let pick = (0..n).find(|&i| free(i)).unwrap_or_else(|| {
+            (0..n)
+                .find(|&i| remaining[i / 64] & (1 << (i % 64)) != 0)
+                .expect("one remains")
+        });
+        remaining[pick / 64] &= !(1 << (pick % 64));
+        picked.push(pick);
+    }
+    let mut slots: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
+    picked
+        .into_iter()
+        .map(|i| slots[i].take().expect("picked once"))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn list(source: &'static str, evidence: Evidence, hits: &[(u64, f64)]) -> Scored {
+    fn list(source: Signal, evidence: Evidence, hits: &[(u64, f64)]) -> Scored {
         Scored {
             source,
             weight: 1.0,
@@ -438,8 +522,8 @@ mod tests {
     #[test]
     fn agreement_wins_and_fusion_is_deterministic() {
         let lists = [
-            list("vector", Evidence::Direct, &[(1, 0.3), (2, 0.2), (3, 0.1)]),
-            list("bm25", Evidence::Direct, &[(3, 9.0), (4, 1.0), (1, 0.5)]),
+            list(Signal::Vector, Evidence::Direct, &[(1, 0.3), (2, 0.2), (3, 0.1)]),
+            list(Signal::Bm25, Evidence::Direct, &[(3, 9.0), (4, 1.0), (1, 0.5)]),
         ];
         let f = order(fuse(&lists, &Chronology::default(), NONE));
         assert_eq!(f[0].fused.id, 1, "first by one source, present in both");
@@ -456,7 +540,7 @@ mod tests {
         }
         assert_eq!(chron.neighbours(2), [Some(1), Some(4)]);
         assert_eq!(chron.neighbours(3), [None, None]);
-        let lists = [list("bm25", Evidence::Direct, &[(2, 5.0), (3, 1.0)])];
+        let lists = [list(Signal::Bm25, Evidence::Direct, &[(2, 5.0), (3, 1.0)])];
         let params = FusionParams {
             neighbour: 0.5,
             session: 0.0,
@@ -478,7 +562,7 @@ mod tests {
         // 2 is listed (its neighbours 1 and 3 come in by smoothing only), 4 is listed in
         // another session, 6 has no session at all.
         let lists = [list(
-            "bm25",
+            Signal::Bm25,
             Evidence::Direct,
             &[(2, 4.0), (4, 2.0), (6, 1.0), (9, 0.0)],
         )];
@@ -490,7 +574,7 @@ mod tests {
         let prior = |id| {
             f.iter()
                 .find(|c| c.fused.id == id)
-                .and_then(|c| c.fused.breakdown.iter().find(|b| b.0 == "session"))
+                .and_then(|c| c.fused.breakdown.iter().find(|b| b.0 == Signal::Session))
                 .map(|b| b.2)
         };
         // Normalized: 2 → 1.0, 4 → 0.5, 6 → 0.25. Session a's best direct score is 2's
@@ -542,10 +626,10 @@ mod tests {
     #[test]
     fn associative_evidence_never_overturns_direct_agreement() {
         let lists = [
-            list("vector", Evidence::Direct, &[(1, 0.3), (2, 0.2), (9, 0.0)]),
-            list("bm25", Evidence::Direct, &[(1, 9.0), (2, 3.0), (9, 0.0)]),
+            list(Signal::Vector, Evidence::Direct, &[(1, 0.3), (2, 0.2), (9, 0.0)]),
+            list(Signal::Bm25, Evidence::Direct, &[(1, 9.0), (2, 3.0), (9, 0.0)]),
             list(
-                "ripple",
+                Signal::Ripple,
                 Evidence::Associative,
                 &[(2, 5.0), (7, 1.0), (8, 0.0)],
             ),
@@ -553,11 +637,143 @@ mod tests {
         let mut c = fuse(&lists, &Chronology::default(), NONE);
         for cand in &mut c {
             if cand.fused.id == 2 {
-                add_prior(cand, "user", 10.0);
+                add_prior(cand, Signal::User, 10.0);
             }
         }
         let ids: Vec<u64> = order(c).iter().map(|c| c.fused.id).collect();
         assert_eq!(ids[0], 1, "both direct sources rank 1 above 2: {ids:?}");
         assert!(ids.contains(&7), "an associative-only item fills a place");
+    }
+
+    #[test]
+    fn a_borrower_stays_below_the_turn_it_borrows_from() {
+        // 2 is first; 3, its reply, was fourth in the source: with a large share it would
+        // pass 2 (0.25 + 0.9 × 1.0), bounded it ties 2 at most and 2 keeps first place.
+        let mut chron = Chronology::default();
+        for id in 1..=6 {
+            chron.push(id, Some("a"));
+        }
+        let lists = [list(
+            Signal::Bm25,
+            Evidence::Direct,
+            &[(2, 10.0), (5, 8.0), (6, 6.0), (3, 4.0), (9, 2.0)],
+        )];
+        let params = FusionParams {
+            neighbour: 0.9,
+            session: 0.3,
+        };
+        let ranked = order(fuse(&lists, &chron, params));
+        let ids: Vec<u64> = ranked.iter().map(|c| c.fused.id).collect();
+        assert_eq!(ids[0], 2, "{ids:?}");
+        let pos = |id| ids.iter().position(|&x| x == id).unwrap();
+        assert!(pos(3) > pos(2));
+        let three = &ranked[pos(3)];
+        let share = three
+            .fused
+            .breakdown
+            .iter()
+            .find(|b| b.0 == Signal::Neighbour)
+            .unwrap();
+        assert_eq!(share.1, 2, "the lender is named");
+    }
+
+    use proptest::prelude::*;
+
+    /// Generated direct lists over items 0..12 (scores in steps, so ties happen), priors,
+    /// and an associative list.
+    fn scenario() -> impl Strategy<Value = (Vec<Vec<(u64, u8)>>, Vec<(u64, u8)>, Vec<(u64, u8)>)>
+    {
+        let hits = proptest::collection::vec((0u64..12, 0u8..8), 0..12);
+        (
+            proptest::collection::vec(hits.clone(), 1..4),
+            proptest::collection::vec((0u64..12, 0u8..4), 0..6),
+            hits,
+        )
+    }
+
+    fn scored(source: Signal, evidence: Evidence, hits: &[(u64, u8)]) -> Scored {
+        let mut hits: Vec<(u64, f64)> = hits.iter().map(|&(id, s)| (id, f64::from(s))).collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.dedup_by_key(|h| h.0);
+        Scored {
+            source,
+            weight: 1.0,
+            evidence,
+            hits,
+            exhaustive: true,
+        }
+    }
+
+    proptest! {
+        /// If A scores at least as high as B in every direct source and has no lower prior,
+        /// A ranks at or above B.
+        #[test]
+        fn fusion_is_monotone_in_every_source(
+            (directs, priors, ripple) in scenario(),
+        ) {
+            const SOURCES: [Signal; 3] = [Signal::Bm25, Signal::Vector, Signal::Semantic];
+            let mut lists: Vec<Scored> = directs
+                .iter()
+                .zip(SOURCES)
+                .map(|(h, s)| scored(s, Evidence::Direct, h))
+                .collect();
+            lists.push(scored(Signal::Ripple, Evidence::Associative, &ripple));
+            let mut fused = fuse(&lists, &Chronology::default(), NONE);
+            for c in &mut fused {
+                let bonus: f64 = priors
+                    .iter()
+                    .filter(|p| p.0 == c.fused.id)
+                    .map(|p| f64::from(p.1) / 4.0)
+                    .sum();
+                add_prior(c, Signal::User, bonus);
+            }
+            let ranked = order(fused);
+            for (i, a) in ranked.iter().enumerate() {
+                for b in &ranked[..i] {
+                    // b is placed above a: a must not beat b everywhere.
+                    let beats = a.direct.iter().zip(&b.direct).all(|(x, y)| x >= y)
+                        && a.lent_and_priors() >= b.lent_and_priors()
+                        && (a.direct != b.direct || a.lent_and_priors() > b.lent_and_priors());
+                    prop_assert!(
+                        !beats,
+                        "{} is above {} though the latter beats it everywhere",
+                        b.fused.id,
+                        a.fused.id
+                    );
+                }
+            }
+        }
+
+        /// An item every source puts first is first, whatever its neighbours borrow.
+        #[test]
+        fn what_every_source_puts_first_is_first(
+            (directs, _, _) in scenario(),
+            top in 0u64..12,
+            neighbour in 0.0f64..1.0,
+            session in 0.0f64..1.0,
+        ) {
+            let mut chron = Chronology::default();
+            for id in 0..12 {
+                chron.push(id, Some(if id < 6 { "a" } else { "b" }));
+            }
+            const SOURCES: [Signal; 3] = [Signal::Bm25, Signal::Vector, Signal::Semantic];
+            let lists: Vec<Scored> = directs
+                .iter()
+                .zip(SOURCES)
+                .map(|(h, s)| {
+                    let mut h: Vec<(u64, u8)> = h.iter().copied().filter(|x| x.0 != top).collect();
+                    h.push((top, 9));
+                    scored(s, Evidence::Direct, &h)
+                })
+                .collect();
+            let ranked = order(fuse(&lists, &chron, FusionParams { neighbour, session }));
+            prop_assert_eq!(ranked[0].fused.id, top);
+            for c in &ranked {
+                if let Some(b) = c.fused.breakdown.iter().find(|b| b.0 == Signal::Neighbour) {
+                    let lender = ranked.iter().find(|l| l.fused.id == b.1 as u64).unwrap();
+                    prop_assert!(c.direct_score <= lender.direct_score + 1e-12);
+                }
+            }
+        }
     }
 }

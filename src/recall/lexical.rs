@@ -22,6 +22,15 @@ pub const K1: f32 = 1.2;
 /// normalization helped recall and MRR (`docs/EXPERIMENTS.md`).
 pub const B: f32 = 1.0;
 
+/// Units of term frequency and length per token of a document's own text: a token of the
+/// turn it replies to counts one unit, half a token ([`Postings::add_with_context`]).
+const HALVES: u32 = 2;
+
+/// The longest turn, in characters, that carries or lends reply context: a short reply
+/// ("Thanks, so excited!") is about what the turn before named; a long turn states its
+/// own subject, and a long turn's text would drown a short reply's own words.
+pub const CONTEXT_CHARS: usize = 400;
+
 /// The lexical tokens of `text`: the text encoder's words (NFKC, lowercase, UAX #29),
 /// split further on anything that is not a letter or digit, as the ledger's FTS tokenizer
 /// does.
@@ -141,11 +150,11 @@ impl Ord for Ranked {
 #[derive(Debug, Default, Clone)]
 pub struct Postings {
     vocabulary: HashMap<Box<str>, u32>,
-    /// Per term: (local document, term frequency), in insertion order.
+    /// Per term: (local document, term frequency in half tokens), in insertion order.
     lists: Vec<Vec<(u32, u32)>>,
     /// Local document → event id.
     ids: Vec<u64>,
-    /// Local document → length in tokens.
+    /// Local document → length in half tokens.
     lengths: Vec<u32>,
     total_length: u64,
 }
@@ -153,16 +162,27 @@ pub struct Postings {
 impl Postings {
     /// Indexes the document `id` (its text already tokenized with [`tokens`]).
     pub fn add(&mut self, id: u64, tokens: &[String]) {
+        self.add_with_context(id, tokens, &[]);
+    }
+
+    /// Indexes the document `id`: its own `tokens` at full weight and `context` (the text
+    /// of the turn it replies to) at half weight, in term frequency
+    /// and in length alike. Frequencies and lengths are held in half-token units.
+    pub fn add_with_context(&mut self, id: u64, tokens: &[String], context: &[String]) {
         let doc = u32::try_from(self.ids.len()).expect("fewer than 2^32 documents per project");
         // Term frequencies by sorting (terms in a stable order, so postings do not depend on
         // hash iteration, and no hashing of every token).
-        let mut sorted: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        let mut sorted: Vec<(&str, u32)> = tokens
+            .iter()
+            .map(|t| (t.as_str(), HALVES))
+            .chain(context.iter().map(|t| (t.as_str(), 1)))
+            .collect();
         sorted.sort_unstable();
         let mut counts: Vec<(&str, u32)> = Vec::with_capacity(sorted.len());
-        for t in sorted {
+        for (t, units) in sorted {
             match counts.last_mut() {
-                Some((last, n)) if *last == t => *n += 1,
-                _ => counts.push((t, 1)),
+                Some((last, n)) if *last == t => *n += units,
+                _ => counts.push((t, units)),
             }
         }
         for (term, tf) in counts {
@@ -173,7 +193,8 @@ impl Postings {
             }
             self.lists[t as usize].push((doc, tf));
         }
-        let length = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+        let length = u32::try_from(tokens.len() * HALVES as usize + context.len())
+            .unwrap_or(u32::MAX);
         self.ids.push(id);
         self.lengths.push(length);
         self.total_length += u64::from(length);
@@ -268,7 +289,7 @@ impl Postings {
                 let w = idf(n, postings.len() as u64) as f32;
                 for &(doc, tf) in postings {
                     let len = self.lengths[doc as usize] as f32;
-                    let tf = tf as f32;
+                    let tf = tf as f32 / HALVES as f32;
                     let s = &mut acc[doc as usize];
                     if *s == 0.0 {
                         touched.push(doc);

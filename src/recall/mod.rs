@@ -8,7 +8,6 @@
 //! never more than 30 % whatever is requested (invariant 8). The receipt lists every
 //! selected item and every suppressed candidate with its reason.
 
-use std::collections::HashMap;
 
 pub mod directives;
 pub mod fusion;
@@ -17,22 +16,88 @@ pub mod query;
 pub mod supersede;
 pub mod values;
 
-/// RRF constant (Cormack et al.): dampens the head of each list.
-pub const RRF_K: f64 = 60.0;
 /// Default share of the available tokens a pack may use.
 pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
 /// Hard ceiling of that share.
 pub const MAX_BUDGET_SHARE: f64 = 0.30;
 
-/// A candidate list from one source, best first.
-#[derive(Debug, Clone)]
-pub struct Ranked {
-    /// Source name (`vector`, `fts`, ...), used in score breakdowns.
-    pub source: &'static str,
-    /// Weight of this source in the fusion.
-    pub weight: f64,
-    /// Item ids, best first.
-    pub ids: Vec<u64>,
+/// What a part of a fused score comes from: a source that scored the item, evidence it
+/// borrowed from the turns around it, or a prior. Serialized by name (`"bm25"`, …), the
+/// names `--weight` and `--sources` take.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// BM25 over the lexical index.
+    Bm25,
+    /// BM25 over word pairs.
+    Bigram,
+    /// BM25 over the words of quoted phrases.
+    Phrase,
+    /// HDC similarity in the vector tiers.
+    Vector,
+    /// Embedding similarity in the semantic space.
+    Semantic,
+    /// Events of the nearest episodes and concept.
+    Episode,
+    /// Spreading activation over synapses (associative).
+    Ripple,
+    /// A share of the direct evidence of the turn before or after it in its session; its
+    /// rank field holds the lending turn's id.
+    Neighbour,
+    /// A share of the best direct evidence of its session.
+    Session,
+    /// Role prior: the user said it.
+    User,
+    /// It happened inside the window of a time hint in the query.
+    Hint,
+    /// A quoted phrase of the query that no candidate contains verbatim, counted as a
+    /// boost for the items that do hold it nearly (its words) instead of a filter.
+    PhraseBoost,
+    /// A standing directive given its own slot.
+    Directive,
+}
+
+impl Signal {
+    /// The name in breakdowns and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Bigram => "bigram",
+            Self::Phrase => "phrase",
+            Self::Vector => "vector",
+            Self::Semantic => "semantic",
+            Self::Episode => "episode",
+            Self::Ripple => "ripple",
+            Self::Neighbour => "neighbour",
+            Self::Session => "session",
+            Self::User => "user",
+            Self::Hint => "hint",
+            Self::PhraseBoost => "phrase_boost",
+            Self::Directive => "directive",
+        }
+    }
+
+    /// Lexical evidence of the item's own text.
+    pub const fn is_lexical(self) -> bool {
+        matches!(self, Self::Bm25 | Self::Bigram | Self::Phrase)
+    }
+
+    /// A prior: not evidence about the item's content (its role, its time, its session,
+    /// a phrase it nearly holds). A neighbour's share is borrowed evidence, not a prior.
+    pub const fn is_prior(self) -> bool {
+        matches!(
+            self,
+            Self::User | Self::Hint | Self::Session | Self::PhraseBoost
+        )
+    }
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A fused item: total score and each source's contribution.
@@ -42,33 +107,8 @@ pub struct Fused {
     pub id: u64,
     /// Fused score (sum of contributions).
     pub score: f64,
-    /// `(source, rank (1-based), contribution)`.
-    #[serde(deserialize_with = "crate::names::breakdown")]
-    pub breakdown: Vec<(&'static str, usize, f64)>,
-}
-
-/// Weighted reciprocal rank fusion: `score(id) = Σ_source weight / (RRF_K + rank)`.
-/// Ties are broken by id so the order is deterministic.
-pub fn fuse(lists: &[Ranked]) -> Vec<Fused> {
-    let mut by_id: HashMap<u64, Fused> = HashMap::new();
-    for list in lists {
-        for (i, &id) in list.ids.iter().enumerate() {
-            let rank = i + 1;
-            let c = list.weight / (RRF_K + rank as f64);
-            let f = by_id.entry(id).or_insert(Fused {
-                id,
-                score: 0.0,
-                breakdown: Vec::new(),
-            });
-            if f.breakdown.iter().all(|(s, _, _)| *s != list.source) {
-                f.score += c;
-                f.breakdown.push((list.source, rank, c));
-            }
-        }
-    }
-    let mut out: Vec<Fused> = by_id.into_values().collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-    out
+    /// `(signal, rank in its source (1-based; 0 for a prior), contribution)`.
+    pub breakdown: Vec<(Signal, usize, f64)>,
 }
 
 /// The token budget of a pack: `requested` (default 25 % of `available`) capped at 30 %.
@@ -199,26 +239,6 @@ pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fusion_rewards_agreement_and_is_deterministic() {
-        let lists = [
-            Ranked {
-                source: "vector",
-                weight: 1.0,
-                ids: vec![1, 2, 3],
-            },
-            Ranked {
-                source: "fts",
-                weight: 1.0,
-                ids: vec![3, 4],
-            },
-        ];
-        let f = fuse(&lists);
-        assert_eq!(f[0].id, 3, "found by both sources");
-        assert_eq!(f[0].breakdown.len(), 2);
-        assert_eq!(fuse(&lists), f);
-    }
 
     #[test]
     fn budgets_are_capped_at_thirty_percent() {
