@@ -18,8 +18,12 @@ pub struct RecallTrace {
     pub best_similarity: f64,
     /// Whether the recall was a knowledge gap (no candidate with evidence of its own).
     pub gap: bool,
-    /// Top results (their synapses are strengthened pairwise).
+    /// Top results (they count an access; with `strengthen`, their synapses are
+    /// strengthened pairwise).
     pub hits: Vec<u64>,
+    /// Whether the recall strengthens the synapses among its hits (the profile's
+    /// `[recall] learn`): otherwise recall never changes what later recalls rank.
+    pub strengthen: bool,
     /// When the recall happened (ms).
     pub at: i64,
 }
@@ -44,6 +48,7 @@ impl Cognition {
             best_similarity,
             gap,
             hits: hits.to_vec(),
+            strengthen: false,
             at: self.ledger.now_ms(),
         };
         self.ledger.write(|tx| self.log_query_in(tx, &trace))
@@ -88,7 +93,9 @@ impl Cognition {
                 )
                 .map_err(|e| self.ledger.sql(e))?;
             for r in recalls {
-                self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
+                if r.strengthen {
+                    self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
+                }
                 self.log_query_in(tx, r)?;
                 for &id in &r.hits {
                     access

@@ -23,6 +23,9 @@ pub struct RippleParams {
     pub hop_decay: f64,
     /// Activations below this are not propagated.
     pub min_activation: f64,
+    /// Whether synapse weights decay with the time since their last use, as of now (the
+    /// wall clock). Recall turns it off: its ranking depends on no clock.
+    pub decay: bool,
 }
 
 impl Default for RippleParams {
@@ -32,6 +35,7 @@ impl Default for RippleParams {
             max_nodes: 64,
             hop_decay: 0.5,
             min_activation: 0.01,
+            decay: true,
         }
     }
 }
@@ -63,7 +67,7 @@ impl Ord for Frontier {
 
 impl Cognition {
     fn decayed(&self, weight: f64, updated_at: i64, now: i64) -> f64 {
-        let days = (now - updated_at).max(0) as f64 / 86_400_000.0;
+        let days = now.saturating_sub(updated_at).max(0) as f64 / 86_400_000.0;
         weight * (-self.config.synapse_decay_per_day * days).exp()
     }
 
@@ -219,7 +223,12 @@ impl Cognition {
         seeds: &[u64],
         params: RippleParams,
     ) -> LedgerResult<Vec<Activation>> {
-        let now = self.ledger.now_ms();
+        // Without decay every weight is read as of its own last update.
+        let now = if params.decay {
+            self.ledger.now_ms()
+        } else {
+            i64::MIN
+        };
         let mut best: HashMap<u64, (f64, Vec<u64>, usize)> = HashMap::new();
         let mut heap = BinaryHeap::new();
         for &s in seeds.iter().take(params.max_nodes) {

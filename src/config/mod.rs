@@ -633,6 +633,8 @@ struct RawRecall {
     hint_weight: f64,
     semantic_weight: f64,
     bigram_weight: f64,
+    reply_context: bool,
+    learn: bool,
 }
 
 impl Default for RawRecall {
@@ -652,6 +654,8 @@ impl Default for RawRecall {
             hint_weight: r.hint_weight,
             semantic_weight: r.semantic_weight,
             bigram_weight: r.bigram_weight,
+            reply_context: r.reply_context,
+            learn: r.learn,
         }
     }
 }
@@ -695,6 +699,17 @@ pub struct RecallSettings {
     pub semantic_weight: f64,
     /// Weight of the word-pair BM25 source.
     pub bigram_weight: f64,
+    /// Index a short turn's words with those of the short turn before it in its session,
+    /// said by someone else, at half weight (a reply is about what the turn before named).
+    /// Applied when the lexical index is built: a saved index built the other way is
+    /// rebuilt.
+    pub reply_context: bool,
+    /// Whether recall learns from its own results: co-recalled memories strengthen their
+    /// synapses, which the ripple source then follows. Off by default, so recall never
+    /// changes later rankings as a side effect (the same query over the same data gives the
+    /// same answer); access counts for tier placement and the query log for knowledge gaps
+    /// are kept either way.
+    pub learn: bool,
 }
 
 impl RecallSettings {
@@ -757,6 +772,8 @@ impl Default for RecallSettings {
             hint_weight: 1.0,
             semantic_weight: 1.0,
             bigram_weight: 0.5,
+            reply_context: true,
+            learn: false,
         }
     }
 }
@@ -1205,6 +1222,8 @@ impl Profile {
             hint_weight: raw.recall.hint_weight,
             semantic_weight: raw.recall.semantic_weight,
             bigram_weight: raw.recall.bigram_weight,
+            reply_context: raw.recall.reply_context,
+            learn: raw.recall.learn,
         };
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {

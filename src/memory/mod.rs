@@ -87,6 +87,9 @@ struct ProjectText {
     /// the name as a term even where the speaker said most of the turns (a field match,
     /// not a common word). Read from the ledger when the index loads.
     speakers: std::collections::HashSet<String>,
+    /// Whether short replies are indexed with the turn before them (the profile's
+    /// `[recall] reply_context` when the index was built; saved with it).
+    reply_context: bool,
     /// The last turn of each session (by chronology index), for the reply context of the
     /// next one: not saved (after a load, the ledger is asked once per session).
     tails: HashMap<u32, Tail>,
@@ -149,7 +152,7 @@ impl ProjectText {
         let place = self.chronology.place(e.id);
         let mut context: &[String] = &[];
         let fetched;
-        if let Some((session, [Some(prev), _])) = place {
+        if let Some((session, [Some(prev), _])) = place.filter(|_| self.reply_context) {
             let tail = match self.tails.get(&session).filter(|t| t.id == prev) {
                 Some(t) => Some(t),
                 None => {
@@ -202,10 +205,11 @@ impl ProjectText {
         }
     }
 
-    /// The file image: magic, payload (last id, postings, bigram postings, directives,
+    /// The file image: magic, payload (reply-context flag, last id, postings, bigram postings, directives,
     /// chronology), XXH3-64 of the payload; all little-endian.
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = LEXICAL_MAGIC.to_vec();
+        out.push(u8::from(self.reply_context));
         out.extend_from_slice(&self.last_id.to_le_bytes());
         self.postings.write_to(&mut out);
         self.bigrams.write_to(&mut out);
@@ -227,7 +231,12 @@ impl ProjectText {
         if xxhash_rust::xxh3::xxh3_64(payload) != u64::from_le_bytes(sum.try_into().ok()?) {
             return None;
         }
-        let mut input = payload;
+        let (&flag, mut input) = payload.split_first()?;
+        let reply_context = match flag {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
         let last_id = lexical::Reader(&mut input).u64()?;
         let postings = Postings::read_from(&mut input)?;
         let bigrams = Postings::read_from(&mut input)?;
@@ -236,6 +245,7 @@ impl ProjectText {
         let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
         let chronology = crate::recall::fusion::Chronology::read_from(&mut input, postings.ids())?;
         input.is_empty().then(|| Self {
+            reply_context,
             saved_documents: Some(postings.documents()),
             postings,
             bigrams,
@@ -754,7 +764,14 @@ impl Memory {
             }
             Err(_) => None,
         };
-        let mut text = saved.unwrap_or_default();
+        // An index built with the other reply-context setting is rebuilt.
+        let reply_context = self.profile.recall.reply_context;
+        let mut text = saved
+            .filter(|t| t.reply_context == reply_context)
+            .unwrap_or_else(|| ProjectText {
+                reply_context,
+                ..ProjectText::default()
+            });
         let caught_up = self.catch_up_text(project, &mut text)?.len();
         tracing::debug!(
             project = project.as_str(),

@@ -564,22 +564,23 @@ impl Memory {
                     .flatten()
                     .any(|(s, mean, sd)| s >= mean + FLOOR_SIGMAS * sd)
         };
-        // Without a baseline yet (a project too small to sample), similarity cannot be
-        // judged: every candidate passes the floor, but only evidence decides a gap.
-        let any_evidence = fetched.iter().any(|(c, _)| evidence(c));
-        // A knowledge gap: nothing answers the query. No candidate matches a word that
-        // tells memories apart, and none is more similar than the best of the project's
-        // memories would be by chance ([`chance_best`]: the largest of N unrelated ones),
-        // which for any sizeable project lies well above the floor's 2 σ.
+        // A knowledge gap: nothing answers the query. No candidate the filters let through
+        // matches a word that tells memories apart, and none is more similar than the best
+        // of the project's memories would be by chance ([`chance_best`]: the largest of N
+        // unrelated ones), which for any sizeable project lies well above the floor's 2 σ.
+        // A gap returns nothing; anything returned answers (floor and gaps agree). Without
+        // a baseline yet (a project too small to sample), similarity cannot be judged:
+        // only lexical evidence counts, for the floor and for the gap alike.
         let chance_best = chance_best(documents, GAP_CONFIDENCE);
-        let answered = fetched.iter().any(|(c, _)| {
-            (lexical_answers && lexical_evidence(c))
-                || similarities(c)
-                    .into_iter()
-                    .flatten()
-                    .any(|(s, mean, sd)| s >= mean + chance_best.max(FLOOR_SIGMAS) * sd)
+        let answered = fetched.iter().any(|(c, e)| {
+            filters.suppresses(e).is_none()
+                && ((lexical_answers && lexical_evidence(c))
+                    || similarities(c)
+                        .into_iter()
+                        .flatten()
+                        .any(|(s, mean, sd)| s >= mean + chance_best.max(FLOOR_SIGMAS) * sd))
         });
-        let supported = |c: &fusion::Candidate| baseline.is_none() || evidence(c);
+        let supported = |c: &fusion::Candidate| evidence(c);
         // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
         // in its session (it borrows a share of that turn's evidence).
         let lexical_ids: std::collections::HashSet<u64> = lists
@@ -593,7 +594,6 @@ impl Memory {
                     || (b.0 == Signal::Neighbour && lexical_ids.contains(&(b.1 as u64)))
             })
         };
-        let any_supported = baseline.is_none() || any_evidence;
         let mut suppressed = Vec::new();
         let mut kept: Vec<(fusion::Candidate, Event)> = Vec::new();
         // Memories with only a synapse to evidence: they fill the places the others leave.
@@ -607,8 +607,15 @@ impl Memory {
             // Relevance floor: no evidence of its own (a lexical match, or a similarity
             // above the spread of unrelated memories of this project), and no synapse to
             // a memory that has some.
+            if !answered {
+                suppressed.push((
+                    event.id,
+                    "knowledge gap: no candidate matches a distinctive query word or is more similar than the project's unrelated memories reach by chance".to_owned(),
+                ));
+                continue;
+            }
             let filler = !supported(&c);
-            if filler && !(linked(&c) && any_supported) {
+            if filler && !linked(&c) {
                 suppressed.push((
                     event.id,
                     format!(
@@ -714,6 +721,8 @@ impl Memory {
         // Directive slots: the standing directives closest to the query that fusion left
         // out of the top k take the last places (filters apply to them too).
         let mut slot_items = Vec::new();
+        // A gap returns nothing, directives included.
+        directives.retain(|_| answered);
         for (rank, &(id, sim)) in directives.iter().enumerate() {
             if all.iter().take(k).any(|(f, _)| f.id == id) {
                 continue;
@@ -773,6 +782,7 @@ impl Memory {
                 // Nothing with evidence of its own: a question the memory cannot answer.
                 gap: !answered && !compiled.text.trim().is_empty(),
                 hits: top,
+                strengthen: settings.learn,
                 at: self.ledger.now_ms(),
             });
             feedback.len()
@@ -1015,7 +1025,14 @@ impl Memory {
         self.flush_feedback()?;
         for a in self
             .cognition
-            .ripple(project, &seeds, RippleParams::default())?
+            .ripple(
+                project,
+                &seeds,
+                RippleParams {
+                    decay: false,
+                    ..RippleParams::default()
+                },
+            )?
         {
             if seen.insert(a.id)
                 && let Some(e) = self.ledger.get(project, EventId(a.id))?
@@ -1316,6 +1333,7 @@ impl Source for RippleSource {
                 // One hop: deeper hops gave the same results on BEAM, at more queries.
                 RippleParams {
                     max_depth: 1,
+                    decay: false,
                     ..RippleParams::default()
                 },
             )?
