@@ -30,6 +30,7 @@ pub mod recall;
 pub mod semantic;
 pub mod store;
 mod sync;
+pub mod text;
 
 pub use config::{ConfigError, Profile, ProfileKind, QdrantSettings, RedisSettings};
 pub use error::{Error, ErrorClass, Result, class_of};

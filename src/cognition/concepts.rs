@@ -508,9 +508,9 @@ impl Cognition {
             if let Some(e) = self.ledger.get(project, *id)?
                 && e.role == Role::User
             {
-                for t in crate::recall::lexical::tokens(&e.content) {
+                for t in crate::text::tokens(&e.content) {
                     if crate::recall::values::is_content_word(&t)
-                        && !crate::recall::lexical::is_stop_word(&t)
+                        && !crate::text::is_stop_word(&t)
                     {
                         out.insert(t);
                     }

@@ -58,15 +58,13 @@ const PATTERNS: &[(&str, &str, Ownership)] = &[
     ("remember to", "project.lesson", Ownership::Project),
 ];
 
-/// Lowercase words of `text`, apostrophes kept inside words (`don't`): what curator
-/// patterns match, on word boundaries (`never` is not inside `whenever`).
+/// The words of `text` ([`crate::text::words`]: apostrophes kept inside words, `don't`),
+/// with the typographic apostrophe read as `'`: what curator patterns match, on word
+/// boundaries (`never` is not inside `whenever`).
 fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .replace('\u{2019}', "'")
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
+    crate::text::words(text)
+        .into_iter()
+        .map(|w| w.replace('\u{2019}', "'"))
         .collect()
 }
 
@@ -85,7 +83,7 @@ fn find_phrase(words: &[String], pattern: &str) -> Option<usize> {
 }
 
 fn slug(text: &str) -> String {
-    let words: Vec<String> = hdv::encode::TextEncoder::tokens(text)
+    let words: Vec<String> = crate::text::words(text)
         .into_iter()
         .filter(|w| w.chars().count() > 2)
         .take(4)

@@ -85,9 +85,9 @@ impl Default for CognitionConfig {
 /// Filler: an acknowledgement or small talk with fewer than three content words ("ok",
 /// "thanks!", "sounds good"). It proposes nothing, stays out of summaries, and never starts an episode.
 pub(crate) fn is_filler(text: &str) -> bool {
-    crate::recall::lexical::tokens(text)
+    crate::text::tokens(text)
         .iter()
-        .filter(|t| !crate::recall::lexical::is_stop_word(t))
+        .filter(|t| !crate::text::is_stop_word(t))
         .count()
         < 3
 }

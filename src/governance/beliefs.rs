@@ -87,7 +87,7 @@ pub struct Belief {
 /// breaks collapse to one space. So `Test-suite  runs nightly.` and `test suite runs
 /// nightly` are one statement (a reinforcement), while a changed word or number is not.
 pub fn normalize_statement(s: &str) -> String {
-    let lowered = crate::hdv::encode::TextEncoder::normalize(s);
+    let lowered = crate::text::normalize(s);
     let mut out = String::with_capacity(lowered.len());
     let mut pending_space = false;
     for c in lowered.chars() {

@@ -177,7 +177,7 @@ const NEGATIONS: &[&str] = &[
 /// and no negation or hedge (`no`, `not`, `don't`, `…n't`, `cancel`, `wait`, ...). Deliberately
 /// conservative: anything ambiguous does not confirm.
 pub fn is_affirmative(text: &str) -> bool {
-    let tokens: Vec<String> = crate::hdv::encode::TextEncoder::tokens(text)
+    let tokens: Vec<String> = crate::text::words(text)
         .into_iter()
         .map(|t| t.replace('’', "'"))
         .collect();

@@ -368,7 +368,7 @@ pub fn content_hash(content: &str) -> String {
 fn fts_terms(text: &str) -> Option<String> {
     // The lexical tokens split on anything that is not a letter or digit, as the unicode61
     // tokenizer does, so every quoted term is one token (the index has no positions).
-    let terms: Vec<String> = crate::recall::lexical::tokens(text)
+    let terms: Vec<String> = crate::text::tokens(text)
         .iter()
         .map(|t| format!("\"{t}\""))
         .collect();

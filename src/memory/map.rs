@@ -310,7 +310,7 @@ fn topic(postings: &lexical::Postings, contents: &[String]) -> Vec<String> {
     let n = postings.documents();
     let mut score: HashMap<String, f64> = HashMap::new();
     for content in contents {
-        for t in lexical::tokens(content) {
+        for t in crate::text::tokens(content) {
             if !crate::recall::values::is_content_word(&t) {
                 continue;
             }
@@ -365,7 +365,7 @@ mod tests {
             "the music stopped",
         ];
         for (i, d) in docs.iter().enumerate() {
-            postings.add(i as u64 + 1, &lexical::tokens(d));
+            postings.add(i as u64 + 1, &crate::text::tokens(d));
         }
         let contents: Vec<String> = docs[..3].iter().map(|s| (*s).to_owned()).collect();
         let t = topic(&postings, &contents);

@@ -117,7 +117,7 @@ impl Tail {
             role,
             speaker: speaker.map(str::to_owned),
             short: (content.chars().count() <= lexical::CONTEXT_CHARS)
-                .then(|| lexical::tokens(content)),
+                .then(|| crate::text::tokens(content)),
         }
     }
 }
@@ -813,7 +813,7 @@ impl Memory {
             text.index(&e, |prev| self.tail_of(project, prev));
         }
         for name in self.ledger.speakers(project)? {
-            text.speakers.extend(lexical::tokens(&name));
+            text.speakers.extend(crate::text::tokens(&name));
         }
         Ok(contents.iter().map(|(id, ..)| id.0).collect())
     }
@@ -990,10 +990,10 @@ impl Memory {
     /// (`v3.11`) takes the weight of its rarest piece.
     fn idf(&self, postings: &Postings, text: &str) -> HashMap<String, f32> {
         let n = postings.documents();
-        TextEncoder::tokens(text)
+        crate::text::words(text)
             .into_iter()
             .map(|word| {
-                let df = lexical::tokens(&word)
+                let df = crate::text::tokens(&word)
                     .iter()
                     .map(|t| postings.df(t))
                     .min()
@@ -1268,7 +1268,7 @@ impl Memory {
                     };
                     p.index(&indexed, |prev| self.tail_of(&e.project, prev));
                     if let Some(name) = &e.speaker {
-                        p.speakers.extend(lexical::tokens(name));
+                        p.speakers.extend(crate::text::tokens(name));
                     }
                 }
             }

@@ -428,7 +428,7 @@ impl Memory {
             let mut unseen = false;
             let mut form_distinctive = false;
             for t in &terms {
-                let held: Vec<(String, u64)> = word_forms(t)
+                let held: Vec<(String, u64)> = crate::text::word_forms(t)
                     .into_iter()
                     .map(|f| {
                         let df = text.postings.df(&f);
@@ -892,16 +892,16 @@ impl Memory {
         }
         let words: std::collections::HashSet<String> = lexical::query_terms(query)
             .into_iter()
-            .map(|t| stem_word(&t).to_owned())
+            .map(|t| crate::text::stem(&t).to_owned())
             .collect();
         for (i, b) in active.iter().enumerate() {
             if chosen.iter().any(|c| c.0 == i) {
                 continue;
             }
             let text = format!("{} {}", b.key.replace(['.', '_'], " "), b.statement);
-            let overlap: Vec<String> = lexical::tokens(&text)
+            let overlap: Vec<String> = crate::text::tokens(&text)
                 .into_iter()
-                .filter(|t| !lexical::is_stop_word(t) && words.contains(stem_word(t)))
+                .filter(|t| !crate::text::is_stop_word(t) && words.contains(crate::text::stem(t)))
                 .collect();
             if !overlap.is_empty() {
                 chosen.push((
@@ -1086,27 +1086,6 @@ const FETCH_WINDOW: usize = 60;
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
 const FLOOR_SIGMAS: f64 = 2.0;
-/// English inflectional and derivational endings, longest first, for [`word_forms`].
-const ENDINGS: &[&str] = &[
-    "ations", "ation", "ities", "ings", "ions", "ists", "ity", "ies", "ing", "ion", "ist", "ics",
-    "ers", "ed", "es", "er", "ic", "al", "ly", "s", "y", "e",
-];
-
-/// `word` and the forms sharing its stem (its longest ending in [`ENDINGS`] stripped when
-/// at least four letters remain, then each ending added): "allergy" gives "allergic",
-/// "allergies", ….
-fn word_forms(word: &str) -> Vec<String> {
-    let stem = ENDINGS
-        .iter()
-        .find_map(|e| word.strip_suffix(e).filter(|s| s.chars().count() >= 4))
-        .unwrap_or(word);
-    let mut forms = vec![word.to_owned(), stem.to_owned()];
-    forms.extend(ENDINGS.iter().map(|e| format!("{stem}{e}")));
-    forms.sort_unstable();
-    forms.dedup();
-    forms
-}
-
 /// How sure a knowledge gap must be that its best candidate is no better than chance.
 const GAP_CONFIDENCE: f64 = 0.95;
 
@@ -1124,14 +1103,6 @@ fn chance_best(n: u64, confidence: f64) -> f64 {
     location - (-confidence.ln()).ln() / root
 }
 
-/// A light stem for matching query words against belief keys and statements ("lives" →
-/// "live", "living" → "liv", "lived" → "liv").
-fn stem_word(word: &str) -> &str {
-    ["ing", "ed", "es", "s", "e"]
-        .iter()
-        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
-        .unwrap_or(word)
-}
 
 /// A BM25 hit as a source score.
 fn bm25_score((id, score): (u64, f32)) -> (u64, f64) {
@@ -1224,7 +1195,7 @@ impl Source for BigramSource {
         s.bigram_weight
     }
     fn gather(&self, _: &Memory, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        let pairs = lexical::bigrams(&lexical::tokens(&probe.compiled.text));
+        let pairs = lexical::bigrams(&crate::text::tokens(&probe.compiled.text));
         Ok(probe
             .text
             .bigrams
@@ -1250,7 +1221,7 @@ impl Source for PhraseSource {
             .compiled
             .phrases
             .iter()
-            .flat_map(|p| lexical::tokens(p))
+            .flat_map(|p| crate::text::tokens(p))
             .collect();
         Ok(probe
             .text
@@ -1350,21 +1321,6 @@ impl Source for RippleSource {
 mod tests {
     use super::chance_best;
     use hdv::SeededRng;
-
-    #[test]
-    fn a_word_s_forms_share_its_stem() {
-        let forms = super::word_forms("allergy");
-        for f in ["allergy", "allergic", "allergies", "allerg"] {
-            assert!(forms.iter().any(|x| x == f), "{f}: {forms:?}");
-        }
-        assert!(!super::word_forms("runs").iter().any(|x| x == "running"));
-        assert!(super::word_forms("dog").iter().any(|x| x == "dogs"));
-        assert!(
-            super::word_forms("seat")
-                .iter()
-                .all(|f| f.starts_with("seat"))
-        );
-    }
 
     #[test]
     fn chance_best_bounds_the_largest_of_n_normal_draws_at_its_confidence() {

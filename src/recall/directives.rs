@@ -16,28 +16,9 @@
 //! take reserved places of a recall's top k, so every false one costs a real result.
 
 use crate::ledger::Role;
+use crate::text::en::{DIRECTIVE_OPENINGS, PREFERENCE_PHRASES};
 
-/// Sentence openings that make a standing instruction.
-const OPENINGS: &[&[&str]] = &[
-    &["always"],
-    &["never"],
-    &["from", "now", "on"],
-    &["please", "always"],
-    &["please", "never"],
-    &["make", "sure", "to", "always"],
-    &["do", "not", "ever"],
-];
 
-/// First-person preference phrases (anywhere in a sentence).
-const PREFERENCES: &[&[&str]] = &[
-    &["i", "prefer"],
-    &["i", "d", "prefer"],
-    &["i", "would", "prefer"],
-    &["i", "d", "rather"],
-    &["i", "would", "rather"],
-    &["my", "preference"],
-    &["i", "always", "prefer"],
-];
 
 /// Whether an event states a standing directive: a sentence of the agent's user (role
 /// user, no named speaker) opening with an imperative of permanence, or a first-person
@@ -47,13 +28,13 @@ pub fn is_directive(role: Role, speaker: Option<&str>, text: &str) -> bool {
         return false;
     }
     text.split(['.', '!', '?', '\n', ';'])
-        .map(super::lexical::tokens)
+        .map(crate::text::tokens)
         .any(|words| {
             let matches = |at: &[String], phrase: &[&str]| {
                 at.len() >= phrase.len() && at.iter().zip(phrase).all(|(w, p)| w == p)
             };
-            OPENINGS.iter().any(|o| matches(&words, o))
-                || PREFERENCES
+            DIRECTIVE_OPENINGS.iter().any(|o| matches(&words, o))
+                || PREFERENCE_PHRASES
                     .iter()
                     .any(|p| (0..words.len()).any(|i| matches(&words[i..], p)))
         })

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use hdv::encode::TextEncoder;
+use crate::text::{is_stop_word, tokens};
 
 /// BM25 term-frequency saturation (Robertson & Zaragoza's usual value; FTS5's default).
 pub const K1: f32 = 1.2;
@@ -31,27 +31,6 @@ const HALVES: u32 = 2;
 /// own subject, and a long turn's text would drown a short reply's own words.
 pub const CONTEXT_CHARS: usize = 400;
 
-/// The lexical tokens of `text`: the text encoder's words (NFKC, lowercase, UAX #29),
-/// split further on anything that is not a letter or digit, as the ledger's FTS tokenizer
-/// does.
-pub fn tokens(text: &str) -> Vec<String> {
-    let words = TextEncoder::tokens(text);
-    let mut out = Vec::with_capacity(words.len());
-    for word in words {
-        // Most words are letters and digits only: kept as they are, not copied.
-        if word.chars().all(char::is_alphanumeric) {
-            out.push(word);
-        } else {
-            out.extend(
-                word.split(|c: char| !c.is_alphanumeric())
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned),
-            );
-        }
-    }
-    out
-}
-
 /// The lexical tokens of an event: its content's [`tokens`], then its speaker's name
 /// (the speaker is a field of its own, indexed beside the text it said).
 pub fn document_tokens(content: &str, speaker: Option<&str>) -> Vec<String> {
@@ -62,33 +41,9 @@ pub fn document_tokens(content: &str, speaker: Option<&str>) -> Vec<String> {
     out
 }
 
-/// English function words (articles, pronouns, auxiliaries, prepositions, conjunctions,
-/// question words): left out of a query's lexical terms, where they only add noise to
-/// BM25 (documents keep them: phrases and the HDC encoder read the whole text).
-pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
-    "during", "each", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers",
-    "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "nor",
-    "not", "of", "on", "or", "our", "ours", "she", "should", "so", "some", "such", "than", "that",
-    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us",
-    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
-    "will", "with", "would", "yes", "you", "your", "yours",
-];
-
-/// Whether `token` (already lowercase) is one of the [`STOP_WORDS`] or a lone letter.
-pub fn is_stop_word(token: &str) -> bool {
-    STOP_WORDS.binary_search(&token).is_ok() || is_lone_letter(token)
-}
-
-/// A single letter: what the tokenizer leaves of a clitic ("user's" → "user", "s").
-fn is_lone_letter(token: &str) -> bool {
-    let mut chars = token.chars();
-    chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
-}
 
 /// The word pairs of a token sequence: each two consecutive tokens that are not
-/// [`STOP_WORDS`] (stop words are dropped first, so "name of my dog" gives "name dog"),
+/// [stop words](crate::text::is_stop_word) (stop words are dropped first, so "name of my dog" gives "name dog"),
 /// as one term `"a b"`. Documents and queries pair the same way.
 pub fn bigrams(tokens: &[String]) -> Vec<String> {
     let content: Vec<&str> = tokens
@@ -102,7 +57,7 @@ pub fn bigrams(tokens: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The lexical terms of a query: its [`tokens`] without the [`STOP_WORDS`] (all of them
+/// The lexical terms of a query: its [`tokens`] without the [stop words](crate::text::is_stop_word) (all of them
 /// when nothing else remains).
 pub fn query_terms(text: &str) -> Vec<String> {
     let all = tokens(text);
@@ -431,8 +386,7 @@ impl<'b> Reader<'_, 'b> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn stop_words_are_sorted_and_left_out_of_queries() {
-        assert!(super::STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    fn stop_words_are_left_out_of_queries() {
         assert_eq!(
             super::query_terms("What is the name of my dog?"),
             ["name", "dog"]
@@ -497,12 +451,24 @@ mod tests {
     }
 
     #[test]
-    fn tokens_split_like_the_fts_tokenizer() {
-        assert_eq!(
-            tokens("Don't use v3.11-beta!"),
-            ["don", "t", "use", "v3", "11", "beta"]
-        );
-        assert!(tokens("  ,;  ").is_empty());
+    fn reply_context_counts_half_a_token_in_frequency_and_length() {
+        let mut p = Postings::default();
+        p.add(1, &tokens("dog park today"));
+        p.add_with_context(2, &tokens("so excited"), &tokens("dog park"));
+        p.add(3, &tokens("cat nap"));
+        let (n, avg) = (3, (3.0 + 3.0 + 2.0) / 3.0);
+        let bm25 = |tf: f32, len: f32| {
+            idf(n, 2) as f32 * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg))
+        };
+        let hits = p.search(&["dog".to_owned()], 10);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].0, 1, "its own word outranks a word of its context");
+        assert!((hits[0].1 - bm25(1.0, 3.0)).abs() < 1e-5, "{hits:?}");
+        assert!((hits[1].1 - bm25(0.5, 3.0)).abs() < 1e-5, "{hits:?}");
+        let mut bytes = Vec::new();
+        p.write_to(&mut bytes);
+        let back = Postings::read_from(&mut &bytes[..]).unwrap();
+        assert_eq!(back.search(&["park".to_owned()], 10), p.search(&["park".to_owned()], 10));
     }
 
     #[test]

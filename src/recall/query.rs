@@ -71,7 +71,7 @@ fn invalid(reason: String) -> LedgerError {
 /// Lowercase, NFKC-normalized words of `text` joined by single spaces: the form phrases
 /// are matched in.
 pub fn normalize(text: &str) -> String {
-    super::lexical::tokens(text).join(" ")
+    crate::text::tokens(text).join(" ")
 }
 
 /// A `since`/`until` value: `YYYY-MM-DD` (midnight UTC) or epoch milliseconds.

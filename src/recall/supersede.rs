@@ -35,44 +35,10 @@
 
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
+use crate::text::en::{NOT_PREDICATES, REVISION_CUES, VALUE_ADJECTIVES};
+use crate::text::stem;
 
-/// Words that announce a changed value in the words after them.
-const REVISION_CUES: &[&str] = &[
-    "adjusted",
-    "bumped",
-    "change",
-    "changed",
-    "currently",
-    "decreased",
-    "down",
-    "dropped",
-    "extended",
-    "grew",
-    "improved",
-    "increased",
-    "instead",
-    "lengthened",
-    "lowered",
-    "moved",
-    "now",
-    "postponed",
-    "pushed",
-    "raised",
-    "reached",
-    "recently",
-    "reduced",
-    "rescheduled",
-    "revised",
-    "shortened",
-    "switched",
-    "update",
-    "updated",
-    "updating",
-];
 
-/// Adjectives that announce a changed value only shortly before it, and not as part of a
-/// name ("the new sprint deadline of April 5", not "New Balance 990v5 costs $250").
-const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
 
 /// Words after a revision cue in which the value it sets is looked for.
 pub const UPDATE_SPAN: usize = 6;
@@ -80,16 +46,7 @@ pub const UPDATE_SPAN: usize = 6;
 /// Words after `new` or `latest` in which the value it qualifies is looked for.
 pub const ADJECTIVE_SPAN: usize = 5;
 
-/// Words before a number that relate it to another number, not to what it counts.
-const NOT_PREDICATES: &[&str] = &["and", "by", "from", "or", "than", "to"];
 
-/// A light stem for comparing predicates ("completed", "completing" → "complet").
-fn stem(word: &str) -> &str {
-    ["ing", "ed", "es", "s"]
-        .iter()
-        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
-        .unwrap_or(word)
-}
 
 /// Words on each side of a value searched for what it is the value of.
 pub const ANCHOR_WINDOW: usize = 6;
@@ -473,7 +430,7 @@ mod tests {
     use crate::recall::lexical;
 
     fn query(q: &str) -> Query {
-        Query::new(q, &lexical::tokens(q))
+        Query::new(q, &crate::text::tokens(q))
     }
 
     fn cand(id: u64, text: &str, evidence: f64) -> Candidate {

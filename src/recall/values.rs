@@ -6,6 +6,8 @@
 //! `%` and `:` that carry this, so values are read from the raw text with a small
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
+use crate::text::en::{DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, NUMBER_WORDS};
+
 /// What a number measures.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -36,27 +38,7 @@ pub struct Value {
     pub word: usize,
 }
 
-const DURATION_UNITS: &[&str] = &[
-    "millisecond",
-    "second",
-    "minute",
-    "hour",
-    "day",
-    "week",
-    "month",
-    "year",
-    "ms",
-    "sec",
-    "min",
-    "hr",
-];
 
-/// Number words, read as numbers where they count something that follows ("two full
-/// days", "three interviews"); alone they are too often pronouns ("the one I liked").
-const NUMBER_WORDS: &[&str] = &[
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve",
-];
 
 /// A duration unit written onto its number (`120ms`, `30min`, `2hrs`): the number and
 /// the unit.
@@ -92,91 +74,6 @@ fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
         .flatten()
 }
 
-/// Words that say nothing about what a number measures: they never name a counted noun
-/// ("165, and ...") nor tie a value to a query ("what was ...").
-const FUNCTION_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "before",
-    "being",
-    "but",
-    "by",
-    "can",
-    "could",
-    "currently",
-    "did",
-    "do",
-    "does",
-    "each",
-    "ever",
-    "for",
-    "from",
-    "had",
-    "has",
-    "have",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "many",
-    "me",
-    "more",
-    "most",
-    "much",
-    "my",
-    "now",
-    "of",
-    "on",
-    "or",
-    "our",
-    "over",
-    "per",
-    "should",
-    "since",
-    "so",
-    "some",
-    "than",
-    "that",
-    "the",
-    "their",
-    "then",
-    "there",
-    "these",
-    "this",
-    "those",
-    "to",
-    "under",
-    "until",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-];
 
 /// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
 /// function word, not a number and not part of a value's own spelling (a month, a unit).
@@ -338,24 +235,7 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     if pair("what", &|t| t == "time") {
         out.push(Kind::Clock);
     }
-    let money = |t: &str| {
-        matches!(
-            t,
-            "budget"
-                | "cost"
-                | "costs"
-                | "price"
-                | "spend"
-                | "spent"
-                | "pay"
-                | "paid"
-                | "salary"
-                | "fee"
-                | "fees"
-                | "rent"
-                | "money"
-        ) || t.starts_with('$')
-    };
+    let money = |t: &str| MONEY_WORDS.contains(&t) || t.starts_with('$');
     // A rate is a share ("interest rate") or a price ("nightly rate").
     if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t))) || has("budget") || has("rate")
     {

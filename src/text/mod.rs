@@ -1,0 +1,142 @@
+//! Text as every part of the engine reads it: one normalizer, one tokenizer, one stemmer,
+//! one stop list. A leaf module: it imports nothing from the engine (only the `hdv`
+//! encoder's word splitter, which the stored vectors were made with), and the ledger's
+//! full-text search, the lexical index, cognition and recall all read text through it.
+//!
+//! - [`normalize`]: Unicode NFKC, then lowercase (what the HDC text encoder reads).
+//! - [`words`]: the normalized text split into UAX #29 words ("don't" and "3.5" stay one
+//!   word); the encoder's features are made from these.
+//! - [`tokens`]: words split further on anything that is not a letter or digit, as the
+//!   ledger's FTS5 `unicode61` tokenizer splits: what the lexical index holds.
+//! - [`fold`]: the key under which two texts are the same text (normalized, whitespace
+//!   collapsed and trimmed).
+//! - [`stem`], [`word_forms`], [`is_stop_word`]: the language's rules, read from its
+//!   tables ([`en`]): another language is a new table, not a code change.
+
+pub mod en;
+
+use hdv::encode::TextEncoder;
+
+/// NFKC + lowercase. ASCII text is its own NFKC form, so it is only lowercased.
+pub fn normalize(text: &str) -> String {
+    TextEncoder::normalize(text)
+}
+
+/// The [`normalize`]d UAX #29 words of `text`, in order.
+pub fn words(text: &str) -> Vec<String> {
+    TextEncoder::tokens(text)
+}
+
+/// The lexical tokens of `text`: its [`words`], split further on anything that is not a
+/// letter or digit ("e-mail" → "e", "mail"), as the ledger's FTS tokenizer does.
+pub fn tokens(text: &str) -> Vec<String> {
+    let words = words(text);
+    let mut out = Vec::with_capacity(words.len());
+    for word in words {
+        // Most words are letters and digits only: kept as they are, not copied.
+        if word.chars().all(char::is_alphanumeric) {
+            out.push(word);
+        } else {
+            out.extend(
+                word.split(|c: char| !c.is_alphanumeric())
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    out
+}
+
+/// The key under which two texts are one text: [`normalize`]d, every run of whitespace
+/// one space, trimmed. "Ship it.\n", "ship  it." and the NFD spelling of either fold
+/// together; "Ship it!" does not (punctuation can change what a text says).
+pub fn fold(text: &str) -> String {
+    let normalized = normalize(text);
+    let mut out = String::with_capacity(normalized.len());
+    for part in normalized.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Whether `token` (already lowercase) is a function word of the language ([`en::STOP_WORDS`])
+/// or a lone letter (what the tokenizer leaves of a clitic: "user's" → "user", "s").
+pub fn is_stop_word(token: &str) -> bool {
+    en::STOP_WORDS.binary_search(&token).is_ok() || {
+        let mut chars = token.chars();
+        chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
+    }
+}
+
+/// A light stem: the first of [`en::INFLECTIONS`] that leaves at least three letters is
+/// cut ("lives" → "liv", "living" → "liv", "completed" → "complet").
+pub fn stem(word: &str) -> &str {
+    en::INFLECTIONS
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
+        .unwrap_or(word)
+}
+
+/// `word` and the forms sharing its stem: its longest ending in [`en::ENDINGS`] cut when at
+/// least four letters remain, then each ending added ("allergy" gives "allergic",
+/// "allergies", …). For asking whether a project holds a word in any form.
+pub fn word_forms(word: &str) -> Vec<String> {
+    let stem = en::ENDINGS
+        .iter()
+        .find_map(|e| word.strip_suffix(e).filter(|s| s.chars().count() >= 4))
+        .unwrap_or(word);
+    let mut forms = vec![word.to_owned(), stem.to_owned()];
+    forms.extend(en::ENDINGS.iter().map(|e| format!("{stem}{e}")));
+    forms.sort_unstable();
+    forms.dedup();
+    forms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_split_like_the_fts_tokenizer() {
+        assert_eq!(tokens("E-mail the ÉQUIPE: 3.5 km"), [
+            "e", "mail", "the", "équipe", "3", "5", "km"
+        ]);
+        assert_eq!(tokens("Don't use v3.11-beta!"), [
+            "don", "t", "use", "v3", "11", "beta"
+        ]);
+        assert!(tokens("  ,;  ").is_empty());
+    }
+
+    #[test]
+    fn texts_fold_across_normal_forms_case_and_whitespace() {
+        let nfc = "Café au lait.";
+        let nfd = "Cafe\u{301} au lait.";
+        assert_eq!(fold(nfc), fold(nfd));
+        assert_eq!(fold(nfc), fold(" café  au\tlait.\n"));
+        assert_ne!(fold("Ship it."), fold("Ship it!"));
+        assert_eq!(fold(""), "");
+    }
+
+    #[test]
+    fn stop_words_are_sorted_and_lone_letters_are_stop_words() {
+        assert!(en::STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stop_word("the") && is_stop_word("s") && !is_stop_word("dog"));
+    }
+
+    #[test]
+    fn forms_of_a_word_share_its_stem() {
+        let forms = word_forms("allergy");
+        for f in ["allergy", "allergic", "allergies", "allerg"] {
+            assert!(forms.iter().any(|x| x == f), "{f}: {forms:?}");
+        }
+        assert!(!word_forms("runs").iter().any(|x| x == "running"));
+        assert!(word_forms("dog").iter().any(|x| x == "dogs"));
+        assert!(word_forms("seat").iter().all(|f| f.starts_with("seat")));
+        assert_eq!(stem("completed"), stem("completing"));
+        assert_eq!(stem("lives"), stem("living"));
+        assert_eq!(stem("dog"), "dog");
+    }
+}
