@@ -48,8 +48,6 @@ const SOURCE_DEPTH: usize = 200;
 const BASELINE_SAMPLE: usize = 64;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
 const COMMON_IDF: f64 = 1.386;
-/// Direct results under this fraction of the best rank-fusion score stay out of packs.
-const RELEVANCE_FLOOR: f64 = 0.5;
 /// Episodes (and concept-supporting episodes) whose events join recall as a source.
 const EPISODES: usize = 2;
 /// Topic (or prototype) similarity an episode (or concept) needs to be a source: about

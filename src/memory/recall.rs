@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use super::{
     BASELINE_SAMPLE, CANDIDATES, COMMON_IDF, EPISODE_SIMILARITY, EPISODES, ProjectText,
-    RELEVANCE_FLOOR, RERANK_WINDOW, SOURCE_DEPTH,
+    RERANK_WINDOW, SOURCE_DEPTH,
 };
 use crate::cognition::{RecallTrace, RippleParams};
 use crate::governance::BeliefStatus;
@@ -39,8 +39,14 @@ pub struct RecallItem {
     /// `(key, version)` of the superseded belief this event is evidence of, when it backs
     /// no current belief: what the user said was later corrected.
     pub superseded_belief: Option<(String, u64)>,
-    /// Other events with exactly this content, collapsed into this item.
+    /// Other events with the same text once folded (Unicode form, case, whitespace),
+    /// collapsed into this item.
     pub duplicates: Vec<EventId>,
+    /// It has no evidence of its own: it is here as the turn next to a lexical match or by
+    /// a synapse to one (it fills places the others leave; a pack carries it as
+    /// associative).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub associative: bool,
 }
 
 /// A recall request: the text, how many results, and filters.
@@ -98,6 +104,9 @@ struct Filters<'a> {
     compiled: &'a CompiledQuery,
     /// The window of a time hint is ignored (no candidate fell inside it).
     hint_ignored: bool,
+    /// Quoted phrases no candidate holds verbatim: they lift what holds their words (the
+    /// phrase source) instead of filtering everything out.
+    phrases_ignored: Vec<String>,
 }
 
 impl Filters<'_> {
@@ -143,13 +152,25 @@ impl Filters<'_> {
                 q.kind.expect("checked")
             ));
         }
-        if !q.phrases.is_empty() {
-            let content = recall::query::normalize(&event.content);
-            if let Some(missing) = q.phrases.iter().find(|p| !content.contains(p.as_str())) {
-                return Some(format!("does not contain the phrase \"{missing}\""));
-            }
+        if let Some(missing) = self.missing_phrase(event) {
+            return Some(format!("does not contain the phrase \"{missing}\""));
         }
         None
+    }
+
+    /// The first quoted phrase that filters and that `event` does not hold.
+    fn missing_phrase(&self, event: &Event) -> Option<&str> {
+        let mut filtering = self
+            .compiled
+            .phrases
+            .iter()
+            .filter(|p| !self.phrases_ignored.contains(p))
+            .peekable();
+        filtering.peek()?;
+        let content = recall::query::normalize(&event.content);
+        filtering
+            .find(|p| !content.contains(p.as_str()))
+            .map(String::as_str)
     }
 }
 
@@ -164,6 +185,10 @@ pub struct RecallResult {
     /// none of the candidates happened in its window (an explicit `since:` / `until:`
     /// always applies).
     pub time_hint_ignored: bool,
+    /// Quoted phrases that no candidate holds verbatim: instead of filtering every
+    /// candidate out, they only lift what holds their words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phrases_ignored: Vec<String>,
 }
 
 impl Memory {
@@ -329,6 +354,17 @@ impl Memory {
     /// # Errors
     /// As [`recall`](Self::recall).
     pub fn recall_with(&self, project: &ProjectId, rq: &RecallQuery<'_>) -> Result<RecallResult> {
+        let compiled = self.compile_request(project, rq)?;
+        self.recall_compiled(project, rq, &compiled)
+    }
+
+    /// Validates a recall request and compiles its query (filters, phrases, time hints),
+    /// once per request: a pack reads the same compiled query as its recall.
+    fn compile_request(
+        &self,
+        project: &ProjectId,
+        rq: &RecallQuery<'_>,
+    ) -> Result<recall::query::CompiledQuery> {
         if rq.k > super::MAX_RECALL_K {
             return Err(crate::ledger::LedgerError::Invalid {
                 what: "k",
@@ -377,11 +413,22 @@ impl Memory {
             }
             .into());
         }
+        Ok(compiled)
+    }
+
+    /// [`recall_with`](Self::recall_with) on a validated, compiled request.
+    fn recall_compiled(
+        &self,
+        project: &ProjectId,
+        rq: &RecallQuery<'_>,
+        compiled: &CompiledQuery,
+    ) -> Result<RecallResult> {
         let settings = self.profile.recall;
         let mut filters = Filters {
             rq,
-            compiled: &compiled,
+            compiled,
             hint_ignored: false,
+            phrases_ignored: Vec::new(),
         };
         let (query, k) = (compiled.text.as_str(), rq.k);
         let text_lock = self.project_text(project)?;
@@ -544,6 +591,23 @@ impl Memory {
         // it is ignored (and reported).
         let in_hint = |e: &Event| compiled.hinted && !outside(e, compiled.since, compiled.until);
         filters.hint_ignored = compiled.hinted && !fetched.iter().any(|(_, e)| in_hint(e));
+        // A quoted phrase is a filter while some candidate holds it; one that none holds
+        // (quoted from memory, in other words) would empty the answer: it falls back to
+        // the lift its words give through the phrase source, and is reported.
+        let contents: Vec<String> = if compiled.phrases.is_empty() {
+            Vec::new()
+        } else {
+            fetched
+                .iter()
+                .map(|(_, e)| recall::query::normalize(&e.content))
+                .collect()
+        };
+        filters.phrases_ignored = compiled
+            .phrases
+            .iter()
+            .filter(|p| !contents.iter().any(|c| c.contains(p.as_str())))
+            .cloned()
+            .collect();
         // A lexical match of its own (a neighbour's score passed on by smoothing has rank
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
@@ -599,6 +663,7 @@ impl Memory {
         // Memories with only a synapse to evidence: they fill the places the others leave.
         let mut fillers: Vec<(fusion::Candidate, Event)> = Vec::new();
         let mut duplicates: HashMap<u64, Vec<EventId>> = HashMap::new();
+        let mut folded: HashMap<String, u64> = HashMap::new();
         for (mut c, event) in fetched {
             if let Some(reason) = filters.suppresses(&event) {
                 suppressed.push((event.id, reason));
@@ -628,12 +693,16 @@ impl Memory {
                 ));
                 continue;
             }
-            if let Some((first, _)) = kept
-                .iter()
-                .find(|(_, e)| e.content_hash == event.content_hash && e.content == event.content)
-            {
-                duplicates.entry(first.fused.id).or_default().push(event.id);
-                continue;
+            // One slot per text: texts equal once folded (Unicode form, case, whitespace)
+            // are one item, the best ranked of them (candidates arrive best first).
+            match folded.entry(crate::text::fold(&event.content)) {
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    duplicates.entry(*first.get()).or_default().push(event.id);
+                    continue;
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(event.id.0);
+                }
             }
             if event.role == crate::ledger::Role::User {
                 fusion::add_prior(&mut c, Signal::User, settings.user_bonus);
@@ -653,6 +722,8 @@ impl Memory {
             }
         }
         let mut all: Vec<(Fused, Event)> = Vec::new();
+        let associative: std::collections::HashSet<u64> =
+            fillers.iter().map(|(c, _)| c.fused.id).collect();
         for group in [kept, fillers] {
             let mut events: HashMap<u64, Event> =
                 group.iter().map(|(c, e)| (c.fused.id, e.clone())).collect();
@@ -732,6 +803,14 @@ impl Memory {
                     suppressed.push((event.id, reason));
                     continue;
                 }
+                // The same text already among the top k is that item, not a second slot.
+                let key = crate::text::fold(&event.content);
+                if let Some(&first) = folded.get(&key)
+                    && all.iter().take(k).any(|(f, _)| f.id == first)
+                {
+                    duplicates.entry(first).or_default().push(event.id);
+                    continue;
+                }
                 similarity.insert(id, sim);
                 let fused = Fused {
                     id,
@@ -741,7 +820,14 @@ impl Memory {
                 slot_items.push((fused, event));
             }
         }
-        all.retain(|(f, _)| !slot_items.iter().any(|(s, _)| s.id == f.id));
+        let slot_texts: std::collections::HashSet<String> = slot_items
+            .iter()
+            .map(|(_, e): &(Fused, Event)| crate::text::fold(&e.content))
+            .collect();
+        all.retain(|(f, e)| {
+            !slot_items.iter().any(|(s, _)| s.id == f.id)
+                && !slot_texts.contains(&crate::text::fold(&e.content))
+        });
         all.truncate(k.saturating_sub(slot_items.len()));
         all.extend(slot_items);
         let mut out = Vec::with_capacity(k);
@@ -760,6 +846,7 @@ impl Memory {
                 supersedes: supersedes.get(&fused.id).map(|&id| EventId(id)),
                 similarity: similarity.get(&fused.id).copied(),
                 duplicates: duplicates.remove(&fused.id).unwrap_or_default(),
+                associative: associative.contains(&fused.id),
                 event,
                 fused,
             });
@@ -794,6 +881,7 @@ impl Memory {
             items: out,
             suppressed,
             time_hint_ignored: filters.hint_ignored,
+            phrases_ignored: filters.phrases_ignored,
         })
     }
 
@@ -846,20 +934,13 @@ impl Memory {
         }
         let mut rq = *rq;
         rq.k = rq.k.max(20);
-        let query = rq.text;
+        let compiled = self.compile_request(project, &rq)?;
         let RecallResult {
             items: direct,
             suppressed,
-            time_hint_ignored,
-        } = self.recall_with(project, &rq)?;
-        let compiled = recall::query::compile(query, self.ledger.now_ms())?;
-        let filters = Filters {
-            rq: &rq,
-            compiled: &compiled,
-            hint_ignored: time_hint_ignored,
-        };
+            ..
+        } = self.recall_compiled(project, &rq, &compiled)?;
         let query = compiled.text.as_str();
-        let mut associative_suppressed = Vec::new();
         let mut candidates = Vec::new();
         // Current beliefs come first: concise and governed (only active rows, never
         // superseded ones; user-owned ones exist only with user evidence). First those the
@@ -950,43 +1031,23 @@ impl Memory {
                 }
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        // A relevance floor: direct results whose fused evidence (priors excluded) is
-        // under half the best one's (among those a pack may carry: not evidence of a
-        // corrected belief) do not fill the budget just because there is room; they
-        // are listed as suppressed instead.
-        let evidence = |i: &RecallItem| {
-            i.fused
-                .breakdown
-                .iter()
-                .filter(|b| !b.0.is_prior())
-                .map(|b| b.2)
-                .sum::<f64>()
-        };
-        let best = direct
-            .iter()
-            .filter(|i| i.superseded_belief.is_none())
-            .map(evidence)
-            .fold(0.0, f64::max);
-        let mut below_floor = Vec::new();
+        // The recalled items, in rank order: every one passed recall's relevance floor (its
+        // own evidence, or a link to a lexical match), whatever its length; a pack adds no
+        // floor of its own and no item recall did not return.
+        let mut outdated = Vec::new();
         for (i, item) in direct.iter().enumerate() {
-            seen.insert(item.event.id.0);
-            if let Some(&(Signal::Directive, rank, _)) = item.fused.breakdown.first() {
-                candidates.push(PackCandidate {
-                    id: item.event.id.0,
-                    slot: "directive",
-                    reason: format!(
+            let (slot, reason) = if let Some(&(Signal::Directive, rank, _)) =
+                item.fused.breakdown.first()
+            {
+                (
+                    "directive",
+                    format!(
                         "standing directive, #{rank} by similarity ({:.3})",
                         item.similarity.unwrap_or(0.0)
                     ),
-                    text: item.event.content.clone(),
-                    role: Some(item.event.role),
-                    anchor: Some((&item.event).into()),
-                });
-                continue;
-            }
-            if let Some((key, version)) = &item.superseded_belief {
-                below_floor.push(recall::ReceiptLine {
+                )
+            } else if let Some((key, version)) = &item.superseded_belief {
+                outdated.push(recall::ReceiptLine {
                     id: item.event.id.0,
                     slot: "direct",
                     role: Some(item.event.role),
@@ -997,70 +1058,40 @@ impl Memory {
                     ),
                 });
                 continue;
-            }
-            if evidence(item) < RELEVANCE_FLOOR * best {
-                below_floor.push(recall::ReceiptLine {
-                    id: item.event.id.0,
-                    slot: "direct",
-                    role: Some(item.event.role),
-                    anchor: Some((&item.event).into()),
-                    tokens: recall::estimate_tokens(&item.event.content),
-                    reason: format!(
-                        "below the relevance floor (rank fusion {:.4} < {RELEVANCE_FLOOR} x best {best:.4})",
-                        evidence(item)
+            } else if item.associative {
+                (
+                    "associative",
+                    format!(
+                        "rank {}: linked to a match ({})",
+                        i + 1,
+                        item.fused
+                            .breakdown
+                            .iter()
+                            .map(|b| match b.0 {
+                                Signal::Neighbour => format!("the turn next to event {}", b.1),
+                                other => other.name().to_owned(),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
-                });
-                continue;
-            }
+                )
+            } else {
+                (
+                    "direct",
+                    format!("rank {} (fused {:.4})", i + 1, item.fused.score),
+                )
+            };
             candidates.push(PackCandidate {
                 id: item.event.id.0,
-                slot: "direct",
-                reason: format!("rank {} (fused {:.4})", i + 1, item.fused.score),
+                slot,
+                reason,
                 text: item.event.content.clone(),
                 role: Some(item.event.role),
                 anchor: Some((&item.event).into()),
             });
         }
-        let seeds: Vec<u64> = direct.iter().take(3).map(|i| i.event.id.0).collect();
-        self.flush_feedback()?;
-        for a in self
-            .cognition
-            .ripple(
-                project,
-                &seeds,
-                RippleParams {
-                    decay: false,
-                    ..RippleParams::default()
-                },
-            )?
-        {
-            if seen.insert(a.id)
-                && let Some(e) = self.ledger.get(project, EventId(a.id))?
-            {
-                if let Some(reason) = filters.suppresses(&e) {
-                    associative_suppressed.push(recall::ReceiptLine {
-                        id: a.id,
-                        slot: "associative",
-                        role: Some(e.role),
-                        anchor: Some((&e).into()),
-                        tokens: 0,
-                        reason,
-                    });
-                    continue;
-                }
-                candidates.push(PackCandidate {
-                    id: a.id,
-                    slot: "associative",
-                    reason: format!("linked from {:?} (activation {:.3})", a.path, a.activation),
-                    role: Some(e.role),
-                    anchor: Some((&e).into()),
-                    text: e.content,
-                });
-            }
-        }
         let mut pack = recall::fill(budget, candidates);
-        pack.suppressed.extend(below_floor);
-        pack.suppressed.extend(associative_suppressed);
+        pack.suppressed.extend(outdated);
         pack.suppressed.extend(
             suppressed
                 .into_iter()

@@ -16,6 +16,8 @@ pub mod query;
 pub mod supersede;
 pub mod values;
 
+use std::collections::HashMap;
+
 /// Default share of the available tokens a pack may use.
 pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
 /// Hard ceiling of that share.
@@ -205,7 +207,9 @@ pub struct Pack {
     pub suppressed: Vec<ReceiptLine>,
 }
 
-/// Greedy fill: candidates in order, each taken if it fits in what is left of the budget.
+/// Greedy fill: candidates in order, each taken if it fits in what is left of the budget
+/// and its text is not already in the pack (one slot per text once folded, whichever slot
+/// brought it).
 pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
     let mut pack = Pack {
         budget,
@@ -213,8 +217,21 @@ pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
         items: Vec::new(),
         suppressed: Vec::new(),
     };
+    let mut texts: HashMap<String, u64> = HashMap::new();
     for c in candidates {
         let tokens = estimate_tokens(&c.text);
+        let key = crate::text::fold(&c.text);
+        if let Some(&first) = texts.get(&key) {
+            pack.suppressed.push(ReceiptLine {
+                id: c.id,
+                slot: c.slot,
+                tokens,
+                reason: format!("the same text as item {first}, already in the pack"),
+                role: c.role,
+                anchor: c.anchor,
+            });
+            continue;
+        }
         let line = |reason| ReceiptLine {
             id: c.id,
             slot: c.slot,
@@ -225,6 +242,7 @@ pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
         };
         if pack.used + tokens <= budget {
             pack.used += tokens;
+            texts.insert(key, c.id);
             pack.items.push((line(c.reason.clone()), c.text.clone()));
         } else {
             pack.suppressed.push(line(format!(
