@@ -329,6 +329,7 @@ fn synapses_are_bounded_decay_and_ripple_respects_its_budget() {
                 max_nodes: 100,
                 hop_decay: 0.9,
                 min_activation: 0.0,
+                decay: true,
             },
         )
         .unwrap();
@@ -347,6 +348,7 @@ fn synapses_are_bounded_decay_and_ripple_respects_its_budget() {
                 max_nodes: 10,
                 hop_decay: 0.9,
                 min_activation: 0.0,
+                decay: true,
             },
         )
         .unwrap();

@@ -62,7 +62,7 @@ fn a_preference_from_one_session_is_recalled_in_a_later_one() {
         "{:?}",
         hits[0].event.content
     );
-    let sources: Vec<&str> = hits[0].fused.breakdown.iter().map(|b| b.0).collect();
+    let sources: Vec<&str> = hits[0].fused.breakdown.iter().map(|b| b.0.name()).collect();
     assert!(
         sources.contains(&"vector") && sources.contains(&"bm25"),
         "found by both the vector and the full-text source: {sources:?}"
@@ -472,7 +472,7 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
         "what happened in the hinted window comes first"
     );
     assert!(
-        r.items[2].fused.breakdown.iter().all(|b| b.0 != "hint"),
+        r.items[2].fused.breakdown.iter().all(|b| b.0.name() != "hint"),
         "{:?}",
         r.items[2].fused.breakdown
     );
@@ -497,7 +497,7 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
 /// Whether a recall for `query` returns an event containing `needle` found by BM25.
 fn bm25_finds(m: &Memory, p: &hypermem::store::ProjectId, query: &str, needle: &str) -> bool {
     m.recall(p, query, 5).unwrap().iter().any(|h| {
-        h.event.content.contains(needle) && h.fused.breakdown.iter().any(|b| b.0 == "bm25")
+        h.event.content.contains(needle) && h.fused.breakdown.iter().any(|b| b.0.name() == "bm25")
     })
 }
 
@@ -628,7 +628,7 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
     );
     assert_eq!(
         directive[0].fused.breakdown,
-        [("directive", 1, 0.0)],
+        [(hypermem::recall::Signal::Directive, 1, 0.0)],
         "by its slot: rank fusion alone misses it"
     );
     assert!(
@@ -648,7 +648,7 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
     let two = m.recall(&p, QUERY, 2).unwrap();
     assert!(
         two.iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "directive"))
+            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "directive"))
     );
     let pack = m.recall_pack(&p, QUERY, None, 4000, None).unwrap();
     assert!(
@@ -709,7 +709,7 @@ fn a_named_speakers_always_takes_no_directive_slot() {
     assert_eq!(hits.len(), 10);
     assert!(
         hits.iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "directive")),
+            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "directive")),
         "no reserved place: {:?}",
         hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
     );
@@ -1041,14 +1041,14 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
     assert!(
         before
             .iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0 != "episode"))
+            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "episode"))
     );
     m.end_episode(&p, ep, Some("healthy tree"), Some(1.0))
         .unwrap();
     let after = m.recall(&p, "fig tree care", 10).unwrap();
     let episodic: Vec<_> = after
         .iter()
-        .filter(|h| h.fused.breakdown.iter().any(|b| b.0 == "episode"))
+        .filter(|h| h.fused.breakdown.iter().any(|b| b.0.name() == "episode"))
         .map(|h| h.event.id)
         .collect();
     assert_eq!(episodic.len(), lines.len(), "{after:#?}");
@@ -1060,7 +1060,7 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
     assert!(
         again
             .iter()
-            .any(|h| h.fused.breakdown.iter().any(|b| b.0 == "episode"))
+            .any(|h| h.fused.breakdown.iter().any(|b| b.0.name() == "episode"))
     );
     // Erasure drops the cached topics with the rows.
     m.forget_project(&p).unwrap();
@@ -1294,7 +1294,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
     assert_eq!(hits[0].event.id, kiln);
     let linked = hits.iter().find(|h| h.event.id == next).expect("recalled");
     assert!(
-        linked.fused.breakdown.iter().any(|b| b.0 == "ripple"),
+        linked.fused.breakdown.iter().any(|b| b.0.name() == "ripple"),
         "{:?}",
         linked.fused.breakdown
     );
@@ -1303,7 +1303,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
     off.recall.ripple_weight = 0.0;
     let m = Memory::open(&off, Some(dir.path())).unwrap();
     for h in m.recall(&p, query, 10).unwrap() {
-        assert!(h.fused.breakdown.iter().all(|b| b.0 != "ripple"));
+        assert!(h.fused.breakdown.iter().all(|b| b.0.name() != "ripple"));
     }
 }
 

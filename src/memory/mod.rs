@@ -1458,7 +1458,7 @@ mod tests {
     fn a_lexical_file_is_rewritten_when_missing_damaged_or_lagging() {
         let mut t = ProjectText::default();
         assert!(!t.needs_save(), "nothing to save");
-        t.add(1, Role::User, None, "one", &["one".to_owned()]);
+        t.add(1, Role::User, None, "one", &["one".to_owned()], &[]);
         assert!(t.needs_save(), "no valid file");
         let mut t = ProjectText::from_bytes(&t.to_bytes()).unwrap();
         assert!(!t.needs_save(), "the file holds it all");
@@ -1472,6 +1472,7 @@ mod tests {
             None,
             "more",
             &["more".to_owned()],
+            &[],
         );
         assert!(t.needs_save());
     }

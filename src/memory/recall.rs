@@ -560,12 +560,9 @@ impl Memory {
         candidates.truncate(FETCH_WINDOW.max(k + k / 2));
         // The semantic side of the relevance floor: the query's similarity to memories
         // spread over the project's semantic space.
-        let semantic_floor = semantic.as_ref().and_then(|(space, q)| {
-            space
-                .reading()
-                .baseline(q, BASELINE_SAMPLE)
-                .map(|(mean, sd)| (space, q, mean, sd))
-        });
+        let semantic_baseline = semantic
+            .as_ref()
+            .and_then(|(space, q)| space.reading().baseline(q, BASELINE_SAMPLE));
         // The vector source's similarities are exact (every tier compares its hits in
         // full): the others are computed below.
         let mut similarity: HashMap<u64, f64> = lists
@@ -612,13 +609,35 @@ impl Memory {
         // 0), or an HDC or semantic similarity above mean + 2 σ of the query's
         // similarity to the project's baseline sample.
         let lexical_evidence = |c: &fusion::Candidate| c.lexical();
-        // Each similarity source's (similarity, baseline mean, baseline σ), when it has both.
+        // A knowledge gap: nothing answers the query. No candidate the filters let through
+        // matches a word that tells memories apart, and none is more similar than the best
+        // of the project's memories would be by chance ([`chance_best`]: the largest of N
+        // unrelated ones), which for any sizeable project lies well above the floor's 2 σ.
+        // A gap returns nothing; anything returned answers (floor and gaps agree).
+        let chance_best = chance_best(documents, GAP_CONFIDENCE);
+        // Each similarity source's (similarity, item floor, answer floor). A project too
+        // small to sample a baseline (fewer than 8 memories) uses the prior instead:
+        // [`PRIOR_SIMILARITY`] for both.
+        let floors = |b: Option<(f64, f64)>| {
+            b.map_or((PRIOR_SIMILARITY, PRIOR_SIMILARITY), |(mean, sd)| {
+                (
+                    mean + FLOOR_SIGMAS * sd,
+                    mean + chance_best.max(FLOOR_SIGMAS) * sd,
+                )
+            })
+        };
+        let (semantic_floors, vector_floors) = (
+            floors(semantic_baseline),
+            floors(baseline),
+        );
         let similarities = |c: &fusion::Candidate| {
-            let semantic = semantic_floor.and_then(|(space, q, mean, sd)| {
-                Some((space.reading().similarity(q, c.fused.id)?, mean, sd))
+            let semantic = semantic.as_ref().and_then(|(space, q)| {
+                let s = space.reading().similarity(q, c.fused.id)?;
+                Some((s, semantic_floors.0, semantic_floors.1))
             });
-            let vector =
-                baseline.and_then(|(mean, sd)| Some((*similarity.get(&c.fused.id)?, mean, sd)));
+            let vector = similarity
+                .get(&c.fused.id)
+                .map(|&s| (s, vector_floors.0, vector_floors.1));
             [semantic, vector]
         };
         let evidence = |c: &fusion::Candidate| {
@@ -626,23 +645,15 @@ impl Memory {
                 || similarities(c)
                     .into_iter()
                     .flatten()
-                    .any(|(s, mean, sd)| s >= mean + FLOOR_SIGMAS * sd)
+                    .any(|(s, floor, _)| s >= floor)
         };
-        // A knowledge gap: nothing answers the query. No candidate the filters let through
-        // matches a word that tells memories apart, and none is more similar than the best
-        // of the project's memories would be by chance ([`chance_best`]: the largest of N
-        // unrelated ones), which for any sizeable project lies well above the floor's 2 σ.
-        // A gap returns nothing; anything returned answers (floor and gaps agree). Without
-        // a baseline yet (a project too small to sample), similarity cannot be judged:
-        // only lexical evidence counts, for the floor and for the gap alike.
-        let chance_best = chance_best(documents, GAP_CONFIDENCE);
         let answered = fetched.iter().any(|(c, e)| {
             filters.suppresses(e).is_none()
                 && ((lexical_answers && lexical_evidence(c))
                     || similarities(c)
                         .into_iter()
                         .flatten()
-                        .any(|(s, mean, sd)| s >= mean + chance_best.max(FLOOR_SIGMAS) * sd))
+                        .any(|(s, _, answer)| s >= answer))
         });
         let supported = |c: &fusion::Candidate| evidence(c);
         // Linked to evidence: by a synapse (ripple), or as the turn next to a lexical match
@@ -684,11 +695,15 @@ impl Memory {
                 suppressed.push((
                     event.id,
                     format!(
-                        "below the relevance floor (no lexical match; similarity {:.3} within the project's unrelated baseline{})",
+                        "below the relevance floor (no lexical match; similarity {:.3} under {:.3}, {})",
                         similarity.get(&c.fused.id).copied().unwrap_or(0.0),
-                        baseline.map_or(String::new(), |(mean, sd)| format!(
-                            " {mean:.3} + {FLOOR_SIGMAS} x {sd:.3}"
-                        ))
+                        vector_floors.0,
+                        baseline.map_or(
+                            "the prior of a project too small to sample".to_owned(),
+                            |(mean, sd)| format!(
+                                "the project's unrelated baseline {mean:.3} + {FLOOR_SIGMAS} x {sd:.3}"
+                            )
+                        )
                     ),
                 ));
                 continue;
@@ -737,7 +752,10 @@ impl Memory {
             );
         }
         let mut supersedes = HashMap::new();
-        if settings.supersede {
+        // A time the question names selects the value valid then: a newer value never
+        // overrides it.
+        let time_named = compiled.hinted && !filters.hint_ignored;
+        if settings.supersede && !time_named {
             let mut ranked: Vec<supersede::Candidate> = all
                 .iter()
                 .take(RERANK_WINDOW)
@@ -1117,6 +1135,13 @@ const FETCH_WINDOW: usize = 60;
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
 const FLOOR_SIGMAS: f64 = 2.0;
+/// The similarity (HDC or semantic bits) that counts as evidence, for the floor and for a
+/// gap, in a project too small to sample its unrelated memories (fewer than 8): half the
+/// bits agreeing beyond chance (for sign-projected embeddings, a cosine of about 0.7),
+/// which unrelated texts never reach and a restatement does. Measured nowhere on the
+/// development sets (their projects are all large): a prior, not a fitted constant.
+const PRIOR_SIMILARITY: f64 = 0.5;
+
 /// How sure a knowledge gap must be that its best candidate is no better than chance.
 const GAP_CONFIDENCE: f64 = 0.95;
 

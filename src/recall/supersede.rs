@@ -35,7 +35,7 @@
 
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
-use crate::text::en::{NOT_PREDICATES, REVISION_CUES, VALUE_ADJECTIVES};
+use crate::text::en::{DETERMINERS, NOT_PREDICATES, REVISION_CUES, VALUE_ADJECTIVES};
 use crate::text::stem;
 
 
@@ -47,6 +47,9 @@ pub const UPDATE_SPAN: usize = 6;
 pub const ADJECTIVE_SPAN: usize = 5;
 
 
+
+/// Content words right before a query word read as what qualifies it ([`same_subject`]).
+pub const QUALIFIERS: usize = 2;
 
 /// Words on each side of a value searched for what it is the value of.
 pub const ANCHOR_WINDOW: usize = 6;
@@ -254,6 +257,39 @@ impl Candidate {
             .collect()
     }
 
+    /// The words that qualify each occurrence of `head` (a query content word, singular)
+    /// as a noun: the content words between a determiner and it, at most [`QUALIFIERS`]
+    /// ("back gate" in "the back-gate code", "first" in "my first draft"; revision cues and
+    /// value adjectives are not qualifiers). `None` when `head` does not occur; an
+    /// occurrence without such a noun phrase ("the code", "prioritize buying") gives an
+    /// empty set.
+    fn qualifiers(&self, head: &str) -> Option<Vec<Vec<&str>>> {
+        let flat: Vec<&str> = self.words.iter().flatten().map(String::as_str).collect();
+        let found: Vec<Vec<&str>> = flat
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w == head)
+            .map(|(i, _)| {
+                let run: Vec<&str> = flat[..i]
+                    .iter()
+                    .rev()
+                    .take(QUALIFIERS)
+                    .take_while(|w| {
+                        values::is_content_word(w)
+                            && !REVISION_CUES.contains(w)
+                            && !VALUE_ADJECTIVES.contains(w)
+                    })
+                    .copied()
+                    .collect();
+                let opened = i
+                    .checked_sub(run.len() + 1)
+                    .is_some_and(|d| DETERMINERS.contains(&flat[d]));
+                if opened { run } else { Vec::new() }
+            })
+            .collect();
+        (!found.is_empty()).then_some(found)
+    }
+
     /// The other values within [`ANCHOR_WINDOW`] words of `v`.
     fn beside<'a>(&'a self, v: &'a Value) -> impl Iterator<Item = &'a Value> {
         self.values
@@ -338,6 +374,32 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
         })
 }
 
+/// Whether two statements are about the same subject as far as the question can tell:
+/// not when a query content word both name is qualified in each, every time, and neither
+/// statement uses any of the other's qualifiers anywhere ("the back-gate code is now 5521"
+/// does not revise "the garage code is 1180": the same attribute of another entity),
+/// unless the question itself names the newer statement's qualifier and not the older's
+/// (asked about "my final draft", the final draft answers where the first one does not).
+/// An unqualified mention ("the code is now 5521") is compatible with any qualifier, and
+/// so is a qualifier the other statement names elsewhere ("the gym membership fee" and
+/// "the monthly fee for my gym membership").
+pub fn same_subject(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    query.content.iter().all(|head| {
+        let (Some(old), Some(new)) = (older.qualifiers(head), newer.qualifiers(head)) else {
+            return true;
+        };
+        let qualified = |all: &[Vec<&str>]| all.iter().all(|q| !q.is_empty());
+        if !(qualified(&old) && qualified(&new)) {
+            return true;
+        }
+        let uses = |c: &Candidate, w: &str| c.words.iter().flatten().any(|x| x == w);
+        let asked = |w: &&str| query.terms.iter().any(|t| t == w);
+        old.iter().flatten().any(|w| uses(newer, w))
+            || new.iter().flatten().any(|w| uses(older, w))
+            || (new.iter().flatten().any(asked) && !old.iter().flatten().any(asked))
+    })
+}
+
 /// Whether `newer` is later than `older` and said by the same speaker (condition 1).
 fn same_speaker_later(older: &Candidate, newer: &Candidate) -> bool {
     // Leading names are compared only when both events have one: "Update: ..." after a
@@ -407,7 +469,7 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
     for j in 1..ranked.len() {
         let target = (0..j).find(|&i| {
             let (older, newer) = (&ranked[i], &ranked[j]);
-            if query.pins(older, newer) {
+            if query.pins(older, newer) || !same_subject(query, older, newer) {
                 return false;
             }
             (newer.evidence >= ratio * older.evidence && revises(query, older, newer))
@@ -427,7 +489,6 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recall::lexical;
 
     fn query(q: &str) -> Query {
         Query::new(q, &crate::text::tokens(q))
@@ -551,6 +612,41 @@ mod tests {
         assert_eq!(
             reorder(&query("what is the locker code"), &mut ranked, 0.2),
             [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn a_new_value_of_another_entity_with_the_same_attribute_does_not_revise() {
+        for q in ["what is the code", "what is the garage code", "garage code?"] {
+            let mut ranked = vec![
+                cand(1, "the garage code is 1180", 1.0),
+                cand(5, "The back-gate code is now 5521", 0.9),
+            ];
+            assert!(reorder(&query(q), &mut ranked, 0.0).is_empty(), "{q}");
+        }
+        // The same entity still revises.
+        for newer in ["The garage code is now 5521", "I changed the garage code to 5521"] {
+            let mut ranked = vec![
+                cand(1, "the garage code is 1180", 1.0),
+                cand(5, newer, 0.9),
+            ];
+            assert_eq!(
+                reorder(&query("what is the garage code"), &mut ranked, 0.0),
+                [(5, 1)],
+                "{newer}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_change_worded_as_a_move_revises() {
+        let mut ranked = vec![
+            cand(1, "The stand-up is at 9:15 every morning.", 1.0),
+            cand(6, "Sofia moved the stand-up; from now on it is at 10:30", 0.7),
+        ];
+        assert_eq!(
+            reorder(&query("what time is the stand-up?"), &mut ranked, 0.0),
+            [(6, 1)]
         );
     }
 

@@ -10,6 +10,13 @@ pub const ENDINGS: &[&str] = &[
     "ers", "ed", "es", "er", "ic", "al", "ly", "s", "y", "e",
 ];
 
+/// Words that open a noun phrase: what stands between one of them and a noun qualifies
+/// the noun ("the *garage* code", "my *first* draft").
+pub const DETERMINERS: &[&str] = &[
+    "a", "an", "her", "his", "its", "my", "our", "that", "the", "their", "these", "this",
+    "those", "your",
+];
+
 /// Words that ask about an amount of money ("how much ... rent").
 pub const MONEY_WORDS: &[&str] = &[
     "budget", "cost", "costs", "fee", "fees", "money", "paid", "pay", "price", "rent", "salary",
