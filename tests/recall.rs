@@ -136,7 +136,7 @@ fn a_question_about_something_never_stored_returns_nothing_and_is_a_gap() {
     assert!(
         r.suppressed
             .iter()
-            .all(|s| s.1.starts_with("below the relevance floor")),
+            .all(|s| s.1.starts_with("knowledge gap")),
         "{:?}",
         r.suppressed
     );

@@ -135,7 +135,7 @@ struct Indexed<'a> {
     /// Its conversation place: the session, else the thread.
     session: Option<&'a str>,
     content: &'a str,
-    /// Its [`lexical::document_tokens`].
+    /// Its content's [`crate::text::tokens`].
     tokens: &'a [String],
 }
 
@@ -184,7 +184,8 @@ impl ProjectText {
         tokens: &[String],
         context: &[String],
     ) {
-        self.postings.add_with_context(id, tokens, context);
+        let name = speaker.map(crate::text::tokens).unwrap_or_default();
+        self.postings.add_with_context(id, tokens, context, &name);
         self.bigrams.add(id, &lexical::bigrams(tokens));
         if crate::recall::directives::is_directive(role, speaker, text) {
             self.directives.push(id);
@@ -790,7 +791,7 @@ impl Memory {
         let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
-            .map(|(_, _, text, speaker)| lexical::document_tokens(text, speaker.as_deref()))
+            .map(|(_, _, text, _)| crate::text::tokens(text))
             .collect();
         // The file holds the chronology of the events it indexed; the rest follows.
         let sessions: HashMap<u64, Option<String>> = self
@@ -1205,7 +1206,7 @@ impl Memory {
                         .par_iter()
                         .map(|e| {
                             let tokens = if loaded.contains(e.project.as_str()) {
-                                lexical::document_tokens(&e.content, e.speaker.as_deref())
+                                crate::text::tokens(&e.content)
                             } else {
                                 Vec::new()
                             };
@@ -1252,7 +1253,7 @@ impl Memory {
                     let tokens = if loaded.contains(e.project.as_str()) {
                         &prepared[i].1
                     } else {
-                        late = lexical::document_tokens(&e.content, e.speaker.as_deref());
+                        late = crate::text::tokens(&e.content);
                         &late
                     };
                     let mut p = p.writing();

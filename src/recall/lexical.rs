@@ -31,15 +31,9 @@ const HALVES: u32 = 2;
 /// own subject, and a long turn's text would drown a short reply's own words.
 pub const CONTEXT_CHARS: usize = 400;
 
-/// The lexical tokens of an event: its content's [`tokens`], then its speaker's name
-/// (the speaker is a field of its own, indexed beside the text it said).
-pub fn document_tokens(content: &str, speaker: Option<&str>) -> Vec<String> {
-    let mut out = tokens(content);
-    if let Some(name) = speaker {
-        out.extend(tokens(name));
-    }
-    out
-}
+/// What a term of the speaker field is stored under: the term after this prefix (a
+/// control character no token holds).
+const FIELD: char = '\u{1}';
 
 
 /// The word pairs of a token sequence: each two consecutive tokens that are not
@@ -117,20 +111,33 @@ pub struct Postings {
 impl Postings {
     /// Indexes the document `id` (its text already tokenized with [`tokens`]).
     pub fn add(&mut self, id: u64, tokens: &[String]) {
-        self.add_with_context(id, tokens, &[]);
+        self.add_with_context(id, tokens, &[], &[]);
     }
 
     /// Indexes the document `id`: its own `tokens` at full weight and `context` (the text
-    /// of the turn it replies to) at half weight, in term frequency
-    /// and in length alike. Frequencies and lengths are held in half-token units.
-    pub fn add_with_context(&mut self, id: u64, tokens: &[String], context: &[String]) {
+    /// of the turn it replies to) at half weight, in term frequency and in length alike
+    /// (held in half-token units), and its speaker's name as a field of its own.
+    ///
+    /// The speaker field is scored without length normalization and adds nothing to the
+    /// document's length: every turn of a speaker matches the name equally, so a one-word
+    /// turn ("Scrambled.") does not outrank what the speaker said at length on the
+    /// question's subject only because it is short.
+    pub fn add_with_context(
+        &mut self,
+        id: u64,
+        tokens: &[String],
+        context: &[String],
+        speaker: &[String],
+    ) {
         let doc = u32::try_from(self.ids.len()).expect("fewer than 2^32 documents per project");
         // Term frequencies by sorting (terms in a stable order, so postings do not depend on
         // hash iteration, and no hashing of every token).
+        let fields: Vec<String> = speaker.iter().map(|t| format!("{FIELD}{t}")).collect();
         let mut sorted: Vec<(&str, u32)> = tokens
             .iter()
             .map(|t| (t.as_str(), HALVES))
             .chain(context.iter().map(|t| (t.as_str(), 1)))
+            .chain(fields.iter().map(|t| (t.as_str(), HALVES)))
             .collect();
         sorted.sort_unstable();
         let mut counts: Vec<(&str, u32)> = Vec::with_capacity(sorted.len());
@@ -175,11 +182,15 @@ impl Postings {
         self.ids.iter().step_by(step).copied().collect()
     }
 
-    /// Documents containing `term`.
+    /// Documents holding `term`, in their text or in their speaker field (counted as the
+    /// search weighs it: the two lists together, at most every document).
     pub fn df(&self, term: &str) -> u64 {
-        self.vocabulary
-            .get(term)
-            .map_or(0, |&t| self.lists[t as usize].len() as u64)
+        let count = |t: &str| {
+            self.vocabulary
+                .get(t)
+                .map_or(0, |&t| self.lists[t as usize].len() as u64)
+        };
+        (count(term) + count(&format!("{FIELD}{term}"))).min(self.documents())
     }
 
     /// The share of the query's IDF mass that document `id` contains: Σ idf of the
@@ -226,10 +237,33 @@ impl Postings {
             .iter()
             .filter_map(|t| self.vocabulary.get(*t).copied())
             .collect();
-        if lists.is_empty() || (conjunctive && lists.len() < wanted.len()) {
+        if conjunctive && lists.len() < wanted.len() {
             return Vec::new();
         }
+        // Per wanted term, its text list and its speaker-field list (not for a conjunctive
+        // search: phrases are text), weighed by one IDF over both: a name is as common as
+        // the turns that say it and the turns its speaker said.
+        let mut scored: Vec<(u32, bool, f32)> = Vec::new();
         let n = self.documents();
+        for t in &wanted {
+            let text = self.vocabulary.get(*t).copied();
+            let field = if conjunctive {
+                None
+            } else {
+                self.vocabulary.get(&*format!("{FIELD}{t}")).copied()
+            };
+            let df: usize = [text, field]
+                .into_iter()
+                .flatten()
+                .map(|l| self.lists[l as usize].len())
+                .sum();
+            let w = idf(n, (df as u64).min(n)) as f32;
+            scored.extend(text.map(|l| (l, false, w)));
+            scored.extend(field.map(|l| (l, true, w)));
+        }
+        if scored.is_empty() {
+            return Vec::new();
+        }
         let avg = self.total_length as f32 / n as f32;
         // Per-document accumulators: a buffer of the thread's, kept between calls (a
         // project's worth of f32, zero between calls: only the touched entries are reset).
@@ -239,18 +273,20 @@ impl Postings {
             }
             let mut matched = vec![0u16; if conjunctive { self.ids.len() } else { 0 }];
             let mut touched: Vec<u32> = Vec::new();
-            for &t in &lists {
+            for &(t, field, w) in &scored {
                 let postings = &self.lists[t as usize];
-                let w = idf(n, postings.len() as u64) as f32;
                 for &(doc, tf) in postings {
+                    // A field match is scored as if the document were at least of
+                    // average length: a short turn gains nothing from its shortness.
                     let len = self.lengths[doc as usize] as f32;
+                    let len = if field { len.max(avg) } else { len };
                     let tf = tf as f32 / HALVES as f32;
                     let s = &mut acc[doc as usize];
                     if *s == 0.0 {
                         touched.push(doc);
                     }
                     *s += w * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
-                    if conjunctive {
+                    if conjunctive && !field {
                         matched[doc as usize] += 1;
                     }
                 }
