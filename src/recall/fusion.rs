@@ -191,15 +191,17 @@ fn normalized(list: &Scored) -> Vec<(u64, f64)> {
 pub struct Candidate {
     /// The fused item, with its breakdown.
     pub fused: Fused,
-    /// Weighted, normalized score of each direct source (in list order), then the
-    /// neighbour share, then the session prior, then components added by
-    /// [`add_component`].
+    /// Weighted, normalized score of each direct source (in list order) with the share
+    /// of it borrowed from a neighbouring turn, then the session prior, then components
+    /// added by [`add_component`]: what [`order`]'s dominance compares.
     pub direct: Vec<f64>,
-    /// The direct part of the score (the sum of `direct`).
+    /// The direct part of the score: the sum of `direct`.
     pub direct_score: f64,
     /// The candidate's own evidence: the direct sources' part of `direct_score` (no
     /// neighbour share, no session prior).
     pub own: f64,
+    /// The share borrowed from neighbouring turns, and the best of them (its lender).
+    pub borrowed: Option<(f64, u64)>,
     /// Its session in the chronology, when it has one.
     session: Option<u32>,
 }
@@ -216,14 +218,9 @@ impl Candidate {
             direct: vec![0.0; components],
             direct_score: 0.0,
             own: 0.0,
+            borrowed: None,
             session: None,
         }
-    }
-
-    /// The part of the fused score that is not the item's own direct evidence: borrowed
-    /// shares, priors and associative evidence.
-    pub fn lent_and_priors(&self) -> f64 {
-        self.fused.score - self.own
     }
 
     /// Whether the item has direct lexical evidence of its own (a lexical source listed
@@ -263,8 +260,7 @@ pub fn fuse(lists: &[Scored], chronology: &Chronology, params: FusionParams) -> 
 #[derive(Debug)]
 pub struct Fusion {
     by_id: FxMap<u64, Candidate>,
-    /// Direct components per candidate: one per direct list, the neighbour share, the
-    /// session prior.
+    /// Direct components per candidate: one per direct list, then the session prior.
     components: usize,
 }
 
@@ -276,8 +272,8 @@ impl Fusion {
             .iter()
             .filter(|l| l.evidence == Evidence::Direct)
             .collect();
-        let (neighbour, prior) = (directs.len(), directs.len() + 1);
-        let components = directs.len() + 2;
+        let prior = directs.len();
+        let components = directs.len() + 1;
         let room: usize = directs.iter().map(|l| l.hits.len()).sum();
         let mut by_id: FxMap<u64, Candidate> = FxMap::default();
         by_id.reserve(room * 2);
@@ -298,9 +294,10 @@ impl Fusion {
                 }
             }
         }
-        // The neighbour share: each turn's best lender and what it lends, looked up once
-        // per listed item (a random access into a map of the whole project).
-        let mut lent: FxMap<u64, (f64, f64, u64, u32)> = FxMap::default();
+        // The neighbour share. Per borrower: the share of each source it is lent, its best
+        // lender's own evidence and id, its session (looked up once per listed item: a
+        // random access into a map of the whole project).
+        let mut lent: FxMap<u64, (Vec<f64>, f64, u64, u32)> = FxMap::default();
         for c in by_id.values_mut() {
             let Some((session, neighbours)) = chronology.place(c.fused.id) else {
                 continue;
@@ -310,20 +307,32 @@ impl Fusion {
                 continue;
             }
             for n in neighbours.into_iter().flatten() {
-                let e = lent.entry(n).or_insert((0.0, 0.0, 0, session));
-                e.0 += params.neighbour * c.own;
+                let e = lent
+                    .entry(n)
+                    .or_insert_with(|| (vec![0.0; prior], 0.0, 0, session));
+                for (share, own) in e.0.iter_mut().zip(&c.direct) {
+                    *share += params.neighbour * own;
+                }
                 if c.own > e.1 || (c.own == e.1 && c.fused.id < e.2) {
                     (e.1, e.2) = (c.own, c.fused.id);
                 }
             }
         }
-        for (id, (share, best, lender, session)) in lent {
+        for (id, (shares, best, lender, session)) in lent {
             let c = by_id
                 .entry(id)
                 .or_insert_with(|| Candidate::empty(id, components));
-            let share = share.min(best - c.own);
+            // Bounded: the borrower's direct evidence stays at most its best lender's own.
+            let total: f64 = shares.iter().sum();
+            let share = total.min(best - c.own);
             if share > 0.0 {
-                c.direct[neighbour] = share;
+                // Each source's share scaled alike, so borrowed evidence counts in the
+                // source it came from (where [`order`]'s dominance compares it).
+                let scale = share / total;
+                for (d, s) in c.direct.iter_mut().zip(&shares) {
+                    *d += scale * s;
+                }
+                c.borrowed = Some((share, lender));
                 c.session = Some(session);
                 c.fused
                     .breakdown
@@ -331,7 +340,7 @@ impl Fusion {
             }
         }
         for c in by_id.values_mut() {
-            c.direct_score = c.own + c.direct[neighbour];
+            c.direct_score = c.direct.iter().sum();
         }
         if params.session > 0.0 {
             let mut best: FxMap<u32, f64> = FxMap::default();
@@ -731,9 +740,10 @@ mod tests {
             for (i, a) in ranked.iter().enumerate() {
                 for b in &ranked[..i] {
                     // b is placed above a: a must not beat b everywhere.
+                    let extra = |c: &Candidate| c.fused.score - c.direct_score;
                     let beats = a.direct.iter().zip(&b.direct).all(|(x, y)| x >= y)
-                        && a.lent_and_priors() >= b.lent_and_priors()
-                        && (a.direct != b.direct || a.lent_and_priors() > b.lent_and_priors());
+                        && extra(a) >= extra(b)
+                        && (a.direct != b.direct || extra(a) > extra(b));
                     prop_assert!(
                         !beats,
                         "{} is above {} though the latter beats it everywhere",
@@ -769,8 +779,8 @@ mod tests {
             let ranked = order(fuse(&lists, &chron, FusionParams { neighbour, session }));
             prop_assert_eq!(ranked[0].fused.id, top);
             for c in &ranked {
-                if let Some(b) = c.fused.breakdown.iter().find(|b| b.0 == Signal::Neighbour) {
-                    let lender = ranked.iter().find(|l| l.fused.id == b.1 as u64).unwrap();
+                if let Some((_, lender)) = c.borrowed {
+                    let lender = ranked.iter().find(|l| l.fused.id == lender).unwrap();
                     prop_assert!(c.direct_score <= lender.direct_score + 1e-12);
                 }
             }

@@ -120,8 +120,8 @@ impl Postings {
     ///
     /// The speaker field is scored without length normalization and adds nothing to the
     /// document's length: every turn of a speaker matches the name equally, so a one-word
-    /// turn ("Scrambled.") does not outrank what the speaker said at length on the
-    /// question's subject only because it is short.
+    /// turn ("Scrambled.") does not outrank what the speaker said at length only because
+    /// it is short.
     pub fn add_with_context(
         &mut self,
         id: u64,
@@ -276,10 +276,13 @@ impl Postings {
             for &(t, field, w) in &scored {
                 let postings = &self.lists[t as usize];
                 for &(doc, tf) in postings {
-                    // A field match is scored as if the document were at least of
-                    // average length: a short turn gains nothing from its shortness.
-                    let len = self.lengths[doc as usize] as f32;
-                    let len = if field { len.max(avg) } else { len };
+                    // A field has no length: a name matches every turn of its speaker
+                    // alike, a one-word turn no more than a long one.
+                    let len = if field {
+                        avg
+                    } else {
+                        self.lengths[doc as usize] as f32
+                    };
                     let tf = tf as f32 / HALVES as f32;
                     let s = &mut acc[doc as usize];
                     if *s == 0.0 {

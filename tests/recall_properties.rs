@@ -1,0 +1,407 @@
+//! The properties recall promises, checked on conversations of our own, through `Memory`
+//! and through the binary: a verbatim match is first, recall does not change later answers,
+//! supersession stays within one subject and never overrides a time the question names,
+//! the floor and the gap decision agree from the first event, one text takes one slot, and
+//! a quoted phrase cannot silently empty an answer.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::project;
+use hypermem::hdv::Dim;
+use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::{Memory, Profile, ProfileKind, RecallQuery};
+
+fn profile() -> Profile {
+    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
+    p.dim = Dim::new(2048).unwrap();
+    p
+}
+
+fn say(session: &str, role: Role, text: &str) -> NewEvent {
+    NewEvent::new(project("p"), role, EventKind::Message, text)
+        .thread(session)
+        .session(session)
+}
+
+/// Three sessions of everyday conversation (about 40 turns).
+const CONVERSATION: &[(&str, &str)] = &[
+    ("a", "Can you suggest a recipe for a quick weeknight pasta?"),
+    (
+        "a",
+        "Try garlic, olive oil, chili flakes and parsley over spaghetti.",
+    ),
+    ("a", "Do I need to salt the water?"),
+    ("a", "Yes, generously: it seasons the pasta from the inside."),
+    ("a", "What wine goes with it?"),
+    ("a", "A crisp white such as a Vermentino works well."),
+    ("a", "Great, I will pick one up on the way home."),
+    ("a", "Enjoy your dinner!"),
+    ("b", "What is a good stretch for a stiff lower back?"),
+    (
+        "b",
+        "A gentle knee-to-chest stretch, held for thirty seconds, usually helps.",
+    ),
+    ("b", "How often should I do it?"),
+    ("b", "Twice a day, morning and evening, for a couple of weeks."),
+    ("b", "My physiotherapist also suggested swimming."),
+    (
+        "b",
+        "Swimming is low impact and strengthens the muscles around the spine.",
+    ),
+    ("b", "The pool near the office opens at seven."),
+    ("b", "An early swim before work is a good habit to build."),
+    ("c", "Recommend a novel for a long train ride."),
+    (
+        "c",
+        "A long mystery novel with short chapters suits a train ride.",
+    ),
+    ("c", "I finished the last one in two days."),
+    ("c", "Then try a trilogy, so the story lasts the whole trip."),
+    ("c", "The train leaves from the central station at nine."),
+    ("c", "Bring snacks; the dining car is often closed on that line."),
+    ("c", "My order ORD-88213 with the new headphones shipped today."),
+    ("c", "Noise-cancelling headphones make a long ride much calmer."),
+    ("c", "Order ORD-88214 was the charger, it comes next week."),
+    ("c", "A spare charger is handy on long trips."),
+];
+
+/// A memory holding [`CONVERSATION`] (alternating user and assistant), in `dir`.
+fn conversation(dir: &Path) -> Memory {
+    let m = Memory::open(&profile(), Some(dir)).unwrap();
+    for (i, (session, text)) in CONVERSATION.iter().enumerate() {
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        m.observe(say(session, role, text)).unwrap();
+    }
+    m
+}
+
+fn first(m: &Memory, query: &str) -> String {
+    m.recall(&project("p"), query, 10).unwrap()[0]
+        .event
+        .content
+        .clone()
+}
+
+#[test]
+fn a_verbatim_sentence_and_a_rare_token_come_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    for (_, text) in CONVERSATION {
+        assert_eq!(first(&m, text), *text, "the query repeats it word for word");
+    }
+    assert!(first(&m, "ORD-88213").contains("ORD-88213"));
+    assert!(first(&m, "ORD-88214").contains("ORD-88214"));
+}
+
+#[test]
+fn recall_does_not_change_later_answers_nor_depend_on_the_data_dir() {
+    let queries = [
+        "pasta recipe",
+        "what wine goes with dinner",
+        "stretch for my back",
+        "when does the pool open",
+        "a book for the train",
+        "headphones order",
+        "charger",
+        "how often should I stretch",
+        "swimming",
+        "snacks for the trip",
+    ];
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (m, other) = (conversation(a.path()), conversation(b.path()));
+    let run = |m: &Memory| -> Vec<Vec<(u64, u64)>> {
+        queries
+            .iter()
+            .map(|q| {
+                let r = m.recall_with(&project("p"), &RecallQuery::new(q, 10)).unwrap();
+                r.items
+                    .iter()
+                    .map(|i| (i.event.id.0, i.fused.score.to_bits()))
+                    .collect()
+            })
+            .collect()
+    };
+    let once = run(&m);
+    m.flush_feedback().unwrap();
+    for _ in 0..3 {
+        assert_eq!(run(&m), once, "identical ids and scores, pass after pass");
+    }
+    assert_eq!(run(&other), once, "another data dir fed the same events");
+    drop(m);
+    let reopened = Memory::open(&profile(), Some(a.path())).unwrap();
+    assert_eq!(run(&reopened), once, "another process");
+}
+
+#[test]
+fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    let p = project("p");
+    let garage = m
+        .observe(say("d", Role::User, "The garage code is 1180."))
+        .unwrap();
+    m.observe(say("d", Role::Assistant, "Noted."))
+        .unwrap();
+    m.observe(say("e", Role::User, "The back-gate code is now 5521."))
+        .unwrap();
+    let hits = m.recall(&p, "what is the garage code", 5).unwrap();
+    assert_eq!(hits[0].event.id, garage);
+    assert!(hits.iter().all(|h| h.supersedes.is_none()));
+    // The same subject, changed: the new value comes first and says what it revises.
+    let standup = m
+        .observe(say("f", Role::User, "The stand-up is at 9:15 every morning."))
+        .unwrap();
+    let moved = m
+        .observe(say(
+            "g",
+            Role::User,
+            "Sofia moved the stand-up; from now on it is at 10:30.",
+        ))
+        .unwrap();
+    let hits = m.recall(&p, "what time is the stand-up", 5).unwrap();
+    assert_eq!(hits[0].event.id, moved);
+    assert_eq!(hits[0].supersedes, Some(standup));
+    // A time the question names selects the value valid then.
+    let jan = hypermem::clock::parse_when("2025-01-10").unwrap();
+    let mar = hypermem::clock::parse_when("2025-03-10").unwrap();
+    let january = m
+        .observe(say("h", Role::User, "The rent is 1,200 dollars a month.").at(jan))
+        .unwrap();
+    let march = m
+        .observe(say("i", Role::User, "The rent was raised to 1,350 dollars a month.").at(mar))
+        .unwrap();
+    let r = m
+        .recall_with(&p, &RecallQuery::new("what was the rent on January 10, 2025", 5))
+        .unwrap();
+    assert!(!r.time_hint_ignored);
+    assert_eq!(r.items[0].event.id, january);
+    let hits = m.recall(&p, "what is the rent", 5).unwrap();
+    assert_eq!(hits[0].event.id, march, "without a time, the newer value");
+}
+
+#[test]
+fn floor_and_gaps_agree_from_the_first_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    m.observe(say("a", Role::User, "The garage code is 1180."))
+        .unwrap();
+    for q in ["zebra", "quantum chromodynamics", "x"] {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
+        assert!(r.items.is_empty(), "{q}: one event is not an answer to anything");
+    }
+    assert_eq!(m.recall(&p, "garage", 5).unwrap().len(), 1);
+    m.flush_feedback().unwrap();
+    let gaps: Vec<String> = m
+        .knowledge_gaps(&p, 10)
+        .unwrap()
+        .iter()
+        .map(|g| format!("{g:?}"))
+        .collect();
+    assert!(gaps.iter().any(|g| g.contains("zebra")), "{gaps:?}");
+    assert!(!gaps.iter().any(|g| g.contains("garage")), "{gaps:?}");
+    // On a conversation: every query returns nothing exactly when it is logged as a gap.
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    let queries = [
+        "pasta",
+        "train ride",
+        "quantum chromodynamics lattice",
+        "volcano eruption insurance",
+        "headphones",
+    ];
+    let mut empty = Vec::new();
+    for q in queries {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 10)).unwrap();
+        if r.items.is_empty() {
+            empty.push(q);
+        }
+    }
+    m.flush_feedback().unwrap();
+    let gaps = format!("{:?}", m.knowledge_gaps(&p, 50).unwrap());
+    for q in queries {
+        assert_eq!(empty.contains(&q), gaps.contains(q), "{q}: {gaps}");
+    }
+    assert!(empty.contains(&"volcano eruption insurance"));
+}
+
+#[test]
+fn one_text_takes_one_slot_in_recall_and_in_packs() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    let p = project("p");
+    let ids: Vec<_> = [
+        "The office wifi password is Café-42.",
+        "The office wifi password is Cafe\u{301}-42.\n",
+        "the office  wifi password is café-42. ",
+    ]
+    .iter()
+    .map(|t| m.observe(say("w", Role::User, t)).unwrap())
+    .collect();
+    let hits = m.recall(&p, "office wifi password", 10).unwrap();
+    let wifi: Vec<_> = hits
+        .iter()
+        .filter(|h| h.event.content.contains("wifi"))
+        .collect();
+    assert_eq!(wifi.len(), 1);
+    let mut all = vec![wifi[0].event.id];
+    all.extend(&wifi[0].duplicates);
+    all.sort();
+    assert_eq!(all, ids);
+    let pack = m
+        .recall_pack(&p, "office wifi password", None, 1_000_000, None)
+        .unwrap();
+    let texts: Vec<String> = pack
+        .items
+        .iter()
+        .map(|(_, t)| hypermem::text::fold(t))
+        .collect();
+    let mut unique = texts.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), texts.len(), "{texts:?}");
+}
+
+#[test]
+fn a_long_on_topic_note_is_packed_and_nothing_below_the_floor_pads_a_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    let p = project("p");
+    let long = format!(
+        "Notes on the lower back routine: {}",
+        "the knee-to-chest stretch, the cat-cow stretch and the child's pose, each held \
+         for thirty seconds, then a short walk to loosen the lower back. "
+            .repeat(12)
+    );
+    let id = m.observe(say("n", Role::User, &long)).unwrap();
+    let pack = m
+        .recall_pack(&p, "lower back stretch routine", None, 4_000_000, None)
+        .unwrap();
+    assert!(
+        pack.items.iter().any(|(line, _)| line.id == id.0),
+        "{:?}",
+        pack.suppressed
+    );
+    // A pack carries only what recall returned (above its floor): never the unrelated
+    // sessions, however large the budget.
+    let r = m
+        .recall_with(&p, &RecallQuery::new("lower back stretch routine", 20))
+        .unwrap();
+    for (line, text) in &pack.items {
+        if matches!(line.slot, "direct" | "associative") {
+            assert!(r.items.iter().any(|i| i.event.id.0 == line.id), "{text}");
+        }
+        assert!(!text.contains("pasta") && !text.contains("novel"), "{text}");
+    }
+}
+
+#[test]
+fn a_quoted_phrase_no_memory_holds_lifts_instead_of_emptying_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = conversation(dir.path());
+    let p = project("p");
+    let r = m
+        .recall_with(&p, &RecallQuery::new("\"mystery novel\" train", 5))
+        .unwrap();
+    assert!(r.phrases_ignored.is_empty());
+    assert!(r.items[0].event.content.contains("mystery novel"));
+    assert!(
+        r.items
+            .iter()
+            .all(|i| i.event.content.contains("mystery novel"))
+    );
+    let r = m
+        .recall_with(&p, &RecallQuery::new("\"novel of mystery\" train", 5))
+        .unwrap();
+    assert_eq!(r.phrases_ignored, ["novel of mystery"]);
+    assert!(
+        r.items
+            .iter()
+            .take(3)
+            .any(|i| i.event.content.contains("mystery novel"))
+    );
+}
+
+#[test]
+fn a_turn_that_only_names_its_speaker_gains_nothing_from_being_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let turn = |speaker: &str, text: &str| {
+        m.observe(
+            NewEvent::new(p.clone(), Role::User, EventKind::Message, text)
+                .session("s")
+                .speaker(speaker),
+        )
+        .unwrap()
+    };
+    for i in 0..6 {
+        turn("Robin", &format!("I repaired bike number {i} at the workshop today."));
+    }
+    let short = turn("Sam", "Scrambled.");
+    let long = turn(
+        "Sam",
+        "I went to the market this morning and bought apples for the pie we planned.",
+    );
+    let pottery = turn(
+        "Sam",
+        "My pottery class moved to Thursdays; I glazed two bowls last week.",
+    );
+    let hits = m.recall(&p, "What did Sam say about pottery?", 5).unwrap();
+    assert_eq!(hits[0].event.id, pottery);
+    let bm25 = |id| {
+        hits.iter()
+            .find(|h| h.event.id == id)
+            .and_then(|h| {
+                h.fused
+                    .breakdown
+                    .iter()
+                    .find(|b| b.0 == hypermem::recall::Signal::Bm25)
+            })
+            .map_or(0.0, |b| b.2)
+    };
+    assert!(bm25(long) > 0.0, "the name matches every turn of its speaker");
+    assert!(
+        (bm25(short) - bm25(long)).abs() < 1e-9,
+        "the name scores every turn of its speaker alike: {} vs {}",
+        bm25(short),
+        bm25(long)
+    );
+}
+
+/// Through the binary, as a new user: `--json` recall of a verbatim sentence puts it first
+/// and a second identical run gives an identical document.
+#[test]
+fn the_binary_gives_the_same_answer_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let hm = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    for (session, text) in &CONVERSATION[..12] {
+        hm(&[
+            "--json", "observe", "--create", "--project", "p", "--session", session, text,
+        ]);
+    }
+    let query = CONVERSATION[9].1;
+    let once = hm(&["--json", "recall", "--project", "p", query]);
+    assert_eq!(once["items"][0]["event"]["content"], query);
+    assert_eq!(hm(&["--json", "recall", "--project", "p", query]), once);
+}
