@@ -31,9 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let speaker = t["role"]
                     .as_str()
                     .filter(|r| *r != "user" && *r != "assistant");
-                p.add(
+                let name = speaker.map(hypermem::text::tokens).unwrap_or_default();
+                p.add_with_context(
                     id,
-                    &lexical::document_tokens(t["text"].as_str().unwrap_or(""), speaker),
+                    &hypermem::text::tokens(t["text"].as_str().unwrap_or("")),
+                    &[],
+                    &name,
                 );
             }
         }

@@ -440,8 +440,16 @@ fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
 
 #[test]
 fn a_speaker_named_in_the_question_counts_even_when_they_said_half_the_turns() {
+    for reply_context in [false, true] {
+        speaker_named_in_the_question(reply_context);
+    }
+}
+
+fn speaker_named_in_the_question(reply_context: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let mut profile = profile();
+    profile.recall.reply_context = reply_context;
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
     let lines = [
         ("Marisol", "Morning! Coffee first, then emails."),
         ("Teodor", "Same here, the kettle is already on."),
@@ -465,7 +473,15 @@ fn a_speaker_named_in_the_question_counts_even_when_they_said_half_the_turns() {
     let hits = m
         .recall(&project("p"), "which hike did Marisol do", 3)
         .unwrap();
-    assert_eq!(hits[0].event.id, ids[2], "{:?}", hits[0].event.content);
+    // "hike" is in a quarter of the turns here, so the name decides: Marisol's turns come
+    // first (her name is a field: it scores each of her turns alike, whatever its
+    // length), and her account of the hike is among the first two.
+    let said = |h: &hypermem::RecallItem| h.event.speaker.as_deref() == Some("Marisol");
+    assert!(
+        hits.iter().take(2).all(said) && hits.iter().take(2).any(|h| h.event.id == ids[2]),
+        "reply context {reply_context}: {:?}",
+        hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
+    );
     let hits = m
         .recall(&project("p"), "what is Teodor's favourite hike", 3)
         .unwrap();

@@ -751,23 +751,6 @@ impl Memory {
                     }),
             );
         }
-        // Unanimity: the item every direct source ranks first is first, whatever priors,
-        // borrowed shares and associations say of the others (a query that repeats a
-        // stored sentence, a rare code stored once).
-        let direct_lists: Vec<Signal> = lists
-            .iter()
-            .filter(|l| l.evidence == Evidence::Direct && !l.hits.is_empty())
-            .map(|l| l.source)
-            .collect();
-        let unanimous = |f: &Fused| {
-            !direct_lists.is_empty()
-                && direct_lists
-                    .iter()
-                    .all(|s| f.breakdown.iter().any(|b| b.0 == *s && b.1 == 1))
-        };
-        if let Some(at) = all.iter().position(|(f, _)| unanimous(f)) {
-            all[..=at].rotate_right(1);
-        }
         let mut supersedes = HashMap::new();
         // A time the question names selects the value valid then: a newer value never
         // overrides it.

@@ -12,10 +12,10 @@
 //!    rises as its rank there falls.
 //! 3. **Neighbour share.** In a conversation the answer is often the turn next to the one
 //!    that matches (a question and its reply): a turn borrows `neighbour ×` the own
-//!    evidence of the turns just before and after it in its session, bounded so that it
-//!    never exceeds the own evidence of the best turn it borrows from (a borrower never
-//!    rises above its lender; on a tie the lender, with more evidence of its own, ranks
-//!    first).
+//!    evidence of the turns just before and after it in its session (counted in the
+//!    sources it came from), bounded so that it never passes a lender that had more
+//!    evidence of its own than it (on a tie the lender, with more evidence of its own,
+//!    ranks first); a turn already above its lenders keeps its whole share.
 //! 4. **Session prior**: every candidate adds `session ×` the best own evidence of its
 //!    session (the same amount for every turn of a session: it reorders sessions, never
 //!    turns within one).
@@ -202,6 +202,9 @@ pub struct Candidate {
     pub own: f64,
     /// The share borrowed from neighbouring turns, and the best of them (its lender).
     pub borrowed: Option<(f64, u64)>,
+    /// The most direct evidence a borrower may reach: the own evidence of the weakest of
+    /// its lenders that had more than it (infinite when none had).
+    cap: f64,
     /// Its session in the chronology, when it has one.
     session: Option<u32>,
 }
@@ -219,6 +222,7 @@ impl Candidate {
             direct_score: 0.0,
             own: 0.0,
             borrowed: None,
+            cap: f64::INFINITY,
             session: None,
         }
     }
@@ -297,7 +301,10 @@ impl Fusion {
         // The neighbour share. Per borrower: the share of each source it is lent, its best
         // lender's own evidence and id, its session (looked up once per listed item: a
         // random access into a map of the whole project).
-        let mut lent: FxMap<u64, (Vec<f64>, f64, u64, u32)> = FxMap::default();
+        // Per borrower: the share of each source it is lent, its lenders' own evidence and
+        // ids (at most two: the turns before and after it), its session.
+        type Lent = (Vec<f64>, Vec<(f64, u64)>, u32);
+        let mut lent: FxMap<u64, Lent> = FxMap::default();
         for c in by_id.values_mut() {
             let Some((session, neighbours)) = chronology.place(c.fused.id) else {
                 continue;
@@ -309,22 +316,30 @@ impl Fusion {
             for n in neighbours.into_iter().flatten() {
                 let e = lent
                     .entry(n)
-                    .or_insert_with(|| (vec![0.0; prior], 0.0, 0, session));
+                    .or_insert_with(|| (vec![0.0; prior], Vec::new(), session));
                 for (share, own) in e.0.iter_mut().zip(&c.direct) {
                     *share += params.neighbour * own;
                 }
-                if c.own > e.1 || (c.own == e.1 && c.fused.id < e.2) {
-                    (e.1, e.2) = (c.own, c.fused.id);
-                }
+                e.1.push((c.own, c.fused.id));
             }
         }
-        for (id, (shares, best, lender, session)) in lent {
+        for (id, (shares, lenders, session)) in lent {
             let c = by_id
                 .entry(id)
                 .or_insert_with(|| Candidate::empty(id, components));
-            // Bounded: the borrower's direct evidence stays at most its best lender's own.
+            // Bounded: a borrower never passes a lender that had more evidence of its own
+            // (a turn already above its lenders keeps its share; none of them is passed).
+            let cap = lenders
+                .iter()
+                .filter(|l| l.0 > c.own)
+                .map(|l| l.0)
+                .fold(f64::INFINITY, f64::min);
+            let lender = lenders
+                .iter()
+                .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+                .map_or(0, |l| l.1);
             let total: f64 = shares.iter().sum();
-            let share = total.min(best - c.own);
+            let share = total.min(cap - c.own);
             if share > 0.0 {
                 // Each source's share scaled alike, so borrowed evidence counts in the
                 // source it came from (where [`order`]'s dominance compares it).
@@ -333,6 +348,7 @@ impl Fusion {
                     *d += scale * s;
                 }
                 c.borrowed = Some((share, lender));
+                c.cap = cap;
                 c.session = Some(session);
                 c.fused
                     .breakdown
@@ -340,7 +356,8 @@ impl Fusion {
             }
         }
         for c in by_id.values_mut() {
-            c.direct_score = c.direct.iter().sum();
+            // (The cap again, against rounding in the scaled shares' sum.)
+            c.direct_score = c.direct.iter().sum::<f64>().min(c.cap);
         }
         if params.session > 0.0 {
             let mut best: FxMap<u32, f64> = FxMap::default();
@@ -457,7 +474,8 @@ fn at_least(a: &Candidate, b: &Candidate) -> bool {
 
 /// The final order: by fused score (ties: more own evidence, then lower id), except that
 /// no candidate is placed above one that dominates it on direct evidence: associative
-/// evidence and priors can reorder, never overturn what every direct source agrees on.
+/// evidence and priors can reorder, never overturn what every direct source agrees on; and
+/// the candidate every direct source ranks first is first.
 /// Greedy: each place goes to the best remaining candidate that no remaining candidate
 /// holds below itself, where `C` holds `B` below when it dominates `B` or anything at
 /// least as good as `B` (so what is better everywhere never ends up below what it beats).
@@ -501,6 +519,57 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         });
         remaining[pick / 64] &= !(1 << (pick % 64));
         picked.push(pick);
+    }
+    // Unanimity: the candidate every direct source ranks first is first, whatever
+    // priors, borrowed shares and associations say of the others.
+    let sources: Vec<Signal> = {
+        let mut all: Vec<Signal> = candidates
+            .iter()
+            .flat_map(|c| c.fused.breakdown.iter())
+            .filter(|b| b.0.is_direct_source() && b.1 > 0)
+            .map(|b| b.0)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    // In each source: the best own score and whether one candidate alone holds it.
+    let best: Vec<(f64, usize)> = sources
+        .iter()
+        .map(|s| {
+            candidates
+                .iter()
+                .flat_map(|c| c.fused.breakdown.iter().filter(|b| b.0 == *s && b.1 > 0))
+                .fold((f64::NEG_INFINITY, 0), |(top, n), b| {
+                    if b.2 > top {
+                        (b.2, 1)
+                    } else if b.2 == top {
+                        (top, n + 1)
+                    } else {
+                        (top, n)
+                    }
+                })
+        })
+        .collect();
+    // A time the question names is evidence too: with a hint in play, only a candidate
+    // inside its window can be unanimous.
+    let hinted = candidates
+        .iter()
+        .any(|c| c.fused.breakdown.iter().any(|b| b.0 == Signal::Hint));
+    let unanimous = |c: &Candidate| {
+        !sources.is_empty()
+            && (!hinted || c.fused.breakdown.iter().any(|b| b.0 == Signal::Hint))
+            && sources.iter().zip(&best).all(|(s, &(top, n))| {
+                n == 1
+                    && c
+                        .fused
+                        .breakdown
+                        .iter()
+                        .any(|b| b.0 == *s && b.1 > 0 && b.2 == top)
+            })
+    };
+    if let Some(at) = picked.iter().position(|&i| unanimous(&candidates[i])) {
+        picked[..=at].rotate_right(1);
     }
     let mut slots: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
     picked
@@ -781,7 +850,9 @@ mod tests {
             for c in &ranked {
                 if let Some((_, lender)) = c.borrowed {
                     let lender = ranked.iter().find(|l| l.fused.id == lender).unwrap();
-                    prop_assert!(c.direct_score <= lender.direct_score + 1e-12);
+                    if lender.own > c.own {
+                        prop_assert!(c.direct_score <= lender.direct_score + 1e-12);
+                    }
                 }
             }
         }

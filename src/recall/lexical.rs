@@ -493,7 +493,7 @@ mod tests {
     fn reply_context_counts_half_a_token_in_frequency_and_length() {
         let mut p = Postings::default();
         p.add(1, &tokens("dog park today"));
-        p.add_with_context(2, &tokens("so excited"), &tokens("dog park"));
+        p.add_with_context(2, &tokens("so excited"), &tokens("dog park"), &[]);
         p.add(3, &tokens("cat nap"));
         let (n, avg) = (3, (3.0 + 3.0 + 2.0) / 3.0);
         let bm25 = |tf: f32, len: f32| {

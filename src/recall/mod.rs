@@ -81,6 +81,15 @@ impl Signal {
         }
     }
 
+    /// A source that scored the query against the item itself (its rank in the
+    /// breakdown is its place in that source's list).
+    pub const fn is_direct_source(self) -> bool {
+        matches!(
+            self,
+            Self::Bm25 | Self::Bigram | Self::Phrase | Self::Vector | Self::Semantic | Self::Episode
+        )
+    }
+
     /// Lexical evidence of the item's own text.
     pub const fn is_lexical(self) -> bool {
         matches!(self, Self::Bm25 | Self::Bigram | Self::Phrase)
