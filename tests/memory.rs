@@ -472,7 +472,11 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
         "what happened in the hinted window comes first"
     );
     assert!(
-        r.items[2].fused.breakdown.iter().all(|b| b.0.name() != "hint"),
+        r.items[2]
+            .fused
+            .breakdown
+            .iter()
+            .all(|b| b.0.name() != "hint"),
         "{:?}",
         r.items[2].fused.breakdown
     );
@@ -1294,7 +1298,11 @@ fn recall_expands_the_best_candidates_over_synapses() {
     assert_eq!(hits[0].event.id, kiln);
     let linked = hits.iter().find(|h| h.event.id == next).expect("recalled");
     assert!(
-        linked.fused.breakdown.iter().any(|b| b.0.name() == "ripple"),
+        linked
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.name() == "ripple"),
         "{:?}",
         linked.fused.breakdown
     );

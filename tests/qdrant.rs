@@ -85,7 +85,13 @@ fn observe_recall_pack_and_erase_on_the_scale_profile() {
         .recall(&project("alpha"), "what is the cat allergic to?", 5)
         .unwrap();
     assert_eq!(hits[0].event.id, cat, "{hits:?}");
-    assert!(hits[0].fused.breakdown.iter().any(|b| b.0.name() == "vector"));
+    assert!(
+        hits[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.name() == "vector")
+    );
     // Isolation inside one collection: beta's nearest to alpha's memory are beta's own.
     let v = m
         .vectors()

@@ -236,7 +236,13 @@ fn caller_embeddings_are_a_semantic_source_of_one_dimension_per_project() {
     rq.embedding = Some(&emb);
     let r = m.recall_with(&p, &rq).unwrap();
     assert_eq!(r.items[0].event.id, ids[2], "{:?}", r.items[0].fused);
-    assert!(r.items[0].fused.breakdown.iter().any(|b| b.0.name() == "semantic"));
+    assert!(
+        r.items[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.name() == "semantic")
+    );
     // Another dimension is refused with a reason naming both, for events and queries.
     let mut bad = say("s", Role::User, "epsilon");
     bad.embedding = Some(vec![1.0; 5]);
@@ -340,7 +346,13 @@ fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
         hits[0].event.id, dog,
         "no shared word: only the model relates them"
     );
-    assert!(hits[0].fused.breakdown.iter().any(|b| b.0.name() == "semantic"));
+    assert!(
+        hits[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.name() == "semantic")
+    );
 }
 
 #[test]

@@ -34,7 +34,10 @@ const CONVERSATION: &[(&str, &str)] = &[
         "Try garlic, olive oil, chili flakes and parsley over spaghetti.",
     ),
     ("a", "Do I need to salt the water?"),
-    ("a", "Yes, generously: it seasons the pasta from the inside."),
+    (
+        "a",
+        "Yes, generously: it seasons the pasta from the inside.",
+    ),
     ("a", "What wine goes with it?"),
     ("a", "A crisp white such as a Vermentino works well."),
     ("a", "Great, I will pick one up on the way home."),
@@ -45,7 +48,10 @@ const CONVERSATION: &[(&str, &str)] = &[
         "A gentle knee-to-chest stretch, held for thirty seconds, usually helps.",
     ),
     ("b", "How often should I do it?"),
-    ("b", "Twice a day, morning and evening, for a couple of weeks."),
+    (
+        "b",
+        "Twice a day, morning and evening, for a couple of weeks.",
+    ),
     ("b", "My physiotherapist also suggested swimming."),
     (
         "b",
@@ -59,11 +65,23 @@ const CONVERSATION: &[(&str, &str)] = &[
         "A long mystery novel with short chapters suits a train ride.",
     ),
     ("c", "I finished the last one in two days."),
-    ("c", "Then try a trilogy, so the story lasts the whole trip."),
+    (
+        "c",
+        "Then try a trilogy, so the story lasts the whole trip.",
+    ),
     ("c", "The train leaves from the central station at nine."),
-    ("c", "Bring snacks; the dining car is often closed on that line."),
-    ("c", "My order ORD-88213 with the new headphones shipped today."),
-    ("c", "Noise-cancelling headphones make a long ride much calmer."),
+    (
+        "c",
+        "Bring snacks; the dining car is often closed on that line.",
+    ),
+    (
+        "c",
+        "My order ORD-88213 with the new headphones shipped today.",
+    ),
+    (
+        "c",
+        "Noise-cancelling headphones make a long ride much calmer.",
+    ),
     ("c", "Order ORD-88214 was the charger, it comes next week."),
     ("c", "A spare charger is handy on long trips."),
 ];
@@ -120,7 +138,9 @@ fn recall_does_not_change_later_answers_nor_depend_on_the_data_dir() {
         queries
             .iter()
             .map(|q| {
-                let r = m.recall_with(&project("p"), &RecallQuery::new(q, 10)).unwrap();
+                let r = m
+                    .recall_with(&project("p"), &RecallQuery::new(q, 10))
+                    .unwrap();
                 r.items
                     .iter()
                     .map(|i| (i.event.id.0, i.fused.score.to_bits()))
@@ -147,8 +167,7 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     let garage = m
         .observe(say("d", Role::User, "The garage code is 1180."))
         .unwrap();
-    m.observe(say("d", Role::Assistant, "Noted."))
-        .unwrap();
+    m.observe(say("d", Role::Assistant, "Noted.")).unwrap();
     m.observe(say("e", Role::User, "The back-gate code is now 5521."))
         .unwrap();
     let hits = m.recall(&p, "what is the garage code", 5).unwrap();
@@ -156,7 +175,11 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     assert!(hits.iter().all(|h| h.supersedes.is_none()));
     // The same subject, changed: the new value comes first and says what it revises.
     let standup = m
-        .observe(say("f", Role::User, "The stand-up is at 9:15 every morning."))
+        .observe(say(
+            "f",
+            Role::User,
+            "The stand-up is at 9:15 every morning.",
+        ))
         .unwrap();
     let moved = m
         .observe(say(
@@ -175,10 +198,20 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
         .observe(say("h", Role::User, "The rent is 1,200 dollars a month.").at(jan))
         .unwrap();
     let march = m
-        .observe(say("i", Role::User, "The rent was raised to 1,350 dollars a month.").at(mar))
+        .observe(
+            say(
+                "i",
+                Role::User,
+                "The rent was raised to 1,350 dollars a month.",
+            )
+            .at(mar),
+        )
         .unwrap();
     let r = m
-        .recall_with(&p, &RecallQuery::new("what was the rent on January 10, 2025", 5))
+        .recall_with(
+            &p,
+            &RecallQuery::new("what was the rent on January 10, 2025", 5),
+        )
         .unwrap();
     assert!(!r.time_hint_ignored);
     assert_eq!(r.items[0].event.id, january);
@@ -195,7 +228,10 @@ fn floor_and_gaps_agree_from_the_first_event() {
         .unwrap();
     for q in ["zebra", "quantum chromodynamics", "x"] {
         let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
-        assert!(r.items.is_empty(), "{q}: one event is not an answer to anything");
+        assert!(
+            r.items.is_empty(),
+            "{q}: one event is not an answer to anything"
+        );
     }
     assert_eq!(m.recall(&p, "garage", 5).unwrap().len(), 1);
     m.flush_feedback().unwrap();
@@ -343,7 +379,10 @@ fn a_turn_that_only_names_its_speaker_gains_nothing_from_being_short() {
         .unwrap()
     };
     for i in 0..6 {
-        turn("Robin", &format!("I repaired bike number {i} at the workshop today."));
+        turn(
+            "Robin",
+            &format!("I repaired bike number {i} at the workshop today."),
+        );
     }
     let short = turn("Sam", "Scrambled.");
     let long = turn(
@@ -367,7 +406,10 @@ fn a_turn_that_only_names_its_speaker_gains_nothing_from_being_short() {
             })
             .map_or(0.0, |b| b.2)
     };
-    assert!(bm25(long) > 0.0, "the name matches every turn of its speaker");
+    assert!(
+        bm25(long) > 0.0,
+        "the name matches every turn of its speaker"
+    );
     assert!(
         (bm25(short) - bm25(long)).abs() < 1e-9,
         "the name scores every turn of its speaker alike: {} vs {}",
@@ -397,7 +439,14 @@ fn the_binary_gives_the_same_answer_twice() {
     };
     for (session, text) in &CONVERSATION[..12] {
         hm(&[
-            "--json", "observe", "--create", "--project", "p", "--session", session, text,
+            "--json",
+            "observe",
+            "--create",
+            "--project",
+            "p",
+            "--session",
+            session,
+            text,
         ]);
     }
     let query = CONVERSATION[9].1;

@@ -509,8 +509,7 @@ impl Cognition {
                 && e.role == Role::User
             {
                 for t in crate::text::tokens(&e.content) {
-                    if crate::recall::values::is_content_word(&t)
-                        && !crate::text::is_stop_word(&t)
+                    if crate::recall::values::is_content_word(&t) && !crate::text::is_stop_word(&t)
                     {
                         out.insert(t);
                     }

@@ -492,7 +492,7 @@ impl Memory {
         let mut probe = Probe {
             semantic: semantic.as_ref(),
             project,
-            compiled: &compiled,
+            compiled,
             text: &text,
             vector: vector.as_ref(),
             terms,
@@ -626,10 +626,7 @@ impl Memory {
                 )
             })
         };
-        let (semantic_floors, vector_floors) = (
-            floors(semantic_baseline),
-            floors(baseline),
-        );
+        let (semantic_floors, vector_floors) = (floors(semantic_baseline), floors(baseline));
         let similarities = |c: &fusion::Candidate| {
             let semantic = semantic.as_ref().and_then(|(space, q)| {
                 let s = space.reading().similarity(q, c.fused.id)?;
@@ -1158,7 +1155,6 @@ fn chance_best(n: u64, confidence: f64) -> f64 {
     let location = root - (n.ln().ln() + (4.0 * std::f64::consts::PI).ln()) / (2.0 * root);
     location - (-confidence.ln()).ln() / root
 }
-
 
 /// A BM25 hit as a source score.
 fn bm25_score((id, score): (u64, f32)) -> (u64, f64) {

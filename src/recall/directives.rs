@@ -18,8 +18,6 @@
 use crate::ledger::Role;
 use crate::text::en::{DIRECTIVE_OPENINGS, PREFERENCE_PHRASES};
 
-
-
 /// Whether an event states a standing directive: a sentence of the agent's user (role
 /// user, no named speaker) opening with an imperative of permanence, or a first-person
 /// preference.

@@ -329,7 +329,10 @@ impl Fusion {
                 .or_insert_with(|| Candidate::empty(id, components));
             // Bounded: the borrower's direct evidence stays at most its best lender's own
             // (a turn with more evidence of its own than its lenders borrows nothing).
-            let cap = lenders.iter().map(|l| l.0).fold(f64::NEG_INFINITY, f64::max);
+            let cap = lenders
+                .iter()
+                .map(|l| l.0)
+                .fold(f64::NEG_INFINITY, f64::max);
             let lender = lenders
                 .iter()
                 .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
@@ -557,8 +560,7 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
             && (!hinted || c.fused.breakdown.iter().any(|b| b.0 == Signal::Hint))
             && sources.iter().zip(&best).all(|(s, &(top, n))| {
                 n == 1
-                    && c
-                        .fused
+                    && c.fused
                         .breakdown
                         .iter()
                         .any(|b| b.0 == *s && b.1 > 0 && b.2 == top)
@@ -596,8 +598,16 @@ mod tests {
     #[test]
     fn agreement_wins_and_fusion_is_deterministic() {
         let lists = [
-            list(Signal::Vector, Evidence::Direct, &[(1, 0.3), (2, 0.2), (3, 0.1)]),
-            list(Signal::Bm25, Evidence::Direct, &[(3, 9.0), (4, 1.0), (1, 0.5)]),
+            list(
+                Signal::Vector,
+                Evidence::Direct,
+                &[(1, 0.3), (2, 0.2), (3, 0.1)],
+            ),
+            list(
+                Signal::Bm25,
+                Evidence::Direct,
+                &[(3, 9.0), (4, 1.0), (1, 0.5)],
+            ),
         ];
         let f = order(fuse(&lists, &Chronology::default(), NONE));
         assert_eq!(f[0].fused.id, 1, "first by one source, present in both");
@@ -700,8 +710,16 @@ mod tests {
     #[test]
     fn associative_evidence_never_overturns_direct_agreement() {
         let lists = [
-            list(Signal::Vector, Evidence::Direct, &[(1, 0.3), (2, 0.2), (9, 0.0)]),
-            list(Signal::Bm25, Evidence::Direct, &[(1, 9.0), (2, 3.0), (9, 0.0)]),
+            list(
+                Signal::Vector,
+                Evidence::Direct,
+                &[(1, 0.3), (2, 0.2), (9, 0.0)],
+            ),
+            list(
+                Signal::Bm25,
+                Evidence::Direct,
+                &[(1, 9.0), (2, 3.0), (9, 0.0)],
+            ),
             list(
                 Signal::Ripple,
                 Evidence::Associative,
@@ -755,8 +773,10 @@ mod tests {
 
     /// Generated direct lists over items 0..12 (scores in steps, so ties happen), priors,
     /// and an associative list.
-    fn scenario() -> impl Strategy<Value = (Vec<Vec<(u64, u8)>>, Vec<(u64, u8)>, Vec<(u64, u8)>)>
-    {
+    /// Hits as `(item, score step)`.
+    type Hits = Vec<(u64, u8)>;
+
+    fn scenario() -> impl Strategy<Value = (Vec<Hits>, Hits, Hits)> {
         let hits = proptest::collection::vec((0u64..12, 0u8..8), 0..12);
         (
             proptest::collection::vec(hits.clone(), 1..4),

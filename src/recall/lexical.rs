@@ -35,7 +35,6 @@ pub const CONTEXT_CHARS: usize = 400;
 /// control character no token holds).
 const FIELD: char = '\u{1}';
 
-
 /// The word pairs of a token sequence: each two consecutive tokens that are not
 /// [stop words](crate::text::is_stop_word) (stop words are dropped first, so "name of my dog" gives "name dog"),
 /// as one term `"a b"`. Documents and queries pair the same way.
@@ -155,8 +154,8 @@ impl Postings {
             }
             self.lists[t as usize].push((doc, tf));
         }
-        let length = u32::try_from(tokens.len() * HALVES as usize + context.len())
-            .unwrap_or(u32::MAX);
+        let length =
+            u32::try_from(tokens.len() * HALVES as usize + context.len()).unwrap_or(u32::MAX);
         self.ids.push(id);
         self.lengths.push(length);
         self.total_length += u64::from(length);
@@ -507,7 +506,10 @@ mod tests {
         let mut bytes = Vec::new();
         p.write_to(&mut bytes);
         let back = Postings::read_from(&mut &bytes[..]).unwrap();
-        assert_eq!(back.search(&["park".to_owned()], 10), p.search(&["park".to_owned()], 10));
+        assert_eq!(
+            back.search(&["park".to_owned()], 10),
+            p.search(&["park".to_owned()], 10)
+        );
     }
 
     #[test]

@@ -8,7 +8,6 @@
 //! never more than 30 % whatever is requested (invariant 8). The receipt lists every
 //! selected item and every suppressed candidate with its reason.
 
-
 pub mod directives;
 pub mod fusion;
 pub mod lexical;
@@ -86,7 +85,12 @@ impl Signal {
     pub const fn is_direct_source(self) -> bool {
         matches!(
             self,
-            Self::Bm25 | Self::Bigram | Self::Phrase | Self::Vector | Self::Semantic | Self::Episode
+            Self::Bm25
+                | Self::Bigram
+                | Self::Phrase
+                | Self::Vector
+                | Self::Semantic
+                | Self::Episode
         )
     }
 

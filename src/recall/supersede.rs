@@ -38,15 +38,11 @@ use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{DETERMINERS, NOT_PREDICATES, REVISION_CUES, VALUE_ADJECTIVES};
 use crate::text::stem;
 
-
-
 /// Words after a revision cue in which the value it sets is looked for.
 pub const UPDATE_SPAN: usize = 6;
 
 /// Words after `new` or `latest` in which the value it qualifies is looked for.
 pub const ADJECTIVE_SPAN: usize = 5;
-
-
 
 /// Content words right before a query word read as what qualifies it ([`same_subject`]).
 pub const QUALIFIERS: usize = 2;
@@ -617,7 +613,11 @@ mod tests {
 
     #[test]
     fn a_new_value_of_another_entity_with_the_same_attribute_does_not_revise() {
-        for q in ["what is the code", "what is the garage code", "garage code?"] {
+        for q in [
+            "what is the code",
+            "what is the garage code",
+            "garage code?",
+        ] {
             let mut ranked = vec![
                 cand(1, "the garage code is 1180", 1.0),
                 cand(5, "The back-gate code is now 5521", 0.9),
@@ -625,11 +625,11 @@ mod tests {
             assert!(reorder(&query(q), &mut ranked, 0.0).is_empty(), "{q}");
         }
         // The same entity still revises.
-        for newer in ["The garage code is now 5521", "I changed the garage code to 5521"] {
-            let mut ranked = vec![
-                cand(1, "the garage code is 1180", 1.0),
-                cand(5, newer, 0.9),
-            ];
+        for newer in [
+            "The garage code is now 5521",
+            "I changed the garage code to 5521",
+        ] {
+            let mut ranked = vec![cand(1, "the garage code is 1180", 1.0), cand(5, newer, 0.9)];
             assert_eq!(
                 reorder(&query("what is the garage code"), &mut ranked, 0.0),
                 [(5, 1)],
@@ -642,7 +642,11 @@ mod tests {
     fn a_change_worded_as_a_move_revises() {
         let mut ranked = vec![
             cand(1, "The stand-up is at 9:15 every morning.", 1.0),
-            cand(6, "Sofia moved the stand-up; from now on it is at 10:30", 0.7),
+            cand(
+                6,
+                "Sofia moved the stand-up; from now on it is at 10:30",
+                0.7,
+            ),
         ];
         assert_eq!(
             reorder(&query("what time is the stand-up?"), &mut ranked, 0.0),

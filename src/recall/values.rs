@@ -38,8 +38,6 @@ pub struct Value {
     pub word: usize,
 }
 
-
-
 /// A duration unit written onto its number (`120ms`, `30min`, `2hrs`): the number and
 /// the unit.
 fn glued_duration(body: &str) -> Option<(&str, String)> {
@@ -73,7 +71,6 @@ fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
         .then(|| unit(i + 1).map(|u| (u, 2)))
         .flatten()
 }
-
 
 /// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
 /// function word, not a number and not part of a value's own spelling (a month, a unit).

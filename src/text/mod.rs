@@ -101,12 +101,14 @@ mod tests {
 
     #[test]
     fn tokens_split_like_the_fts_tokenizer() {
-        assert_eq!(tokens("E-mail the ÉQUIPE: 3.5 km"), [
-            "e", "mail", "the", "équipe", "3", "5", "km"
-        ]);
-        assert_eq!(tokens("Don't use v3.11-beta!"), [
-            "don", "t", "use", "v3", "11", "beta"
-        ]);
+        assert_eq!(
+            tokens("E-mail the ÉQUIPE: 3.5 km"),
+            ["e", "mail", "the", "équipe", "3", "5", "km"]
+        );
+        assert_eq!(
+            tokens("Don't use v3.11-beta!"),
+            ["don", "t", "use", "v3", "11", "beta"]
+        );
         assert!(tokens("  ,;  ").is_empty());
     }
 
