@@ -109,13 +109,22 @@ struct Tail {
 }
 
 impl Tail {
-    fn of(id: u64, role: Role, speaker: Option<&str>, content: &str) -> Self {
+    /// The tail view of a turn; `tokens` are its content's tokens when the caller has
+    /// them (they are computed here otherwise, and only for a short turn).
+    fn of(
+        id: u64,
+        role: Role,
+        speaker: Option<&str>,
+        content: &str,
+        tokens: Option<&[String]>,
+    ) -> Self {
+        let short = content.chars().count() <= lexical::CONTEXT_CHARS;
         Self {
             id,
             role,
             speaker: speaker.map(str::to_owned),
-            short: (content.chars().count() <= lexical::CONTEXT_CHARS)
-                .then(|| crate::text::tokens(content)),
+            short: short
+                .then(|| tokens.map_or_else(|| crate::text::tokens(content), <[String]>::to_vec)),
         }
     }
 }
@@ -170,8 +179,10 @@ impl ProjectText {
         let context = context.to_vec();
         self.add(e.id, e.role, e.speaker, e.content, e.tokens, &context);
         if let Some((session, _)) = place {
-            self.tails
-                .insert(session, Tail::of(e.id, e.role, e.speaker, e.content));
+            self.tails.insert(
+                session,
+                Tail::of(e.id, e.role, e.speaker, e.content, Some(e.tokens)),
+            );
         }
     }
 
@@ -821,7 +832,7 @@ impl Memory {
     /// that fails costs only that reply's context (logged), never the event's indexing.
     fn tail_of(&self, project: &ProjectId, id: u64) -> Option<Tail> {
         match self.ledger.get(project, EventId(id)) {
-            Ok(e) => e.map(|e| Tail::of(id, e.role, e.speaker.as_deref(), &e.content)),
+            Ok(e) => e.map(|e| Tail::of(id, e.role, e.speaker.as_deref(), &e.content, None)),
             Err(error) => {
                 tracing::warn!(project = project.as_str(), id, %error, "reply context unread");
                 None
