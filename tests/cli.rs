@@ -772,38 +772,28 @@ fn observe_and_recall_take_a_speaker_and_an_embedding_file() {
         "first note",
     );
     let second = observe(d, "p", &["--embedding-file", &b], "second note");
-    let (ok, out, err) = hm(
-        d,
-        &[
-            "--json",
-            "recall",
-            "--project",
-            "p",
-            "--embedding-file",
-            &b,
-            "unrelated",
-        ],
-    );
-    assert!(ok, "{err}");
-    let items = json(&out)["items"].as_array().unwrap().clone();
+    let recall_by = |file: &str| {
+        let (ok, out, err) = hm(
+            d,
+            &[
+                "--json",
+                "recall",
+                "--project",
+                "p",
+                "--embedding-file",
+                file,
+                "unrelated",
+            ],
+        );
+        assert!(ok, "{err}");
+        json(&out)["items"].as_array().unwrap().clone()
+    };
+    let items = recall_by(&b);
     assert_eq!(items[0]["event"]["id"], second);
     // The first note's embedding is unrelated to the query's: below the relevance floor
     // (in a project too small to sample, the prior), never returned as a filler.
     assert_eq!(items.len(), 1, "{items:?}");
-    let (ok, out, err) = hm(
-        d,
-        &[
-            "--json",
-            "recall",
-            "--project",
-            "p",
-            "--embedding-file",
-            &a,
-            "unrelated",
-        ],
-    );
-    assert!(ok, "{err}");
-    let items = json(&out)["items"].as_array().unwrap().clone();
+    let items = recall_by(&a);
     assert_eq!(items[0]["event"]["id"], first);
     assert_eq!(items[0]["event"]["speaker"], "Ines");
     for (body, reason) in [

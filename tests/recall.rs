@@ -5,20 +5,13 @@
 mod common;
 
 use common::project;
-use hypermem::hdv::Dim;
 use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::{Memory, Profile, ProfileKind, RecallQuery};
 
-fn profile() -> Profile {
-    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
-    p.dim = Dim::new(2048).unwrap();
-    p
-}
+use common::say;
 
-fn say(session: &str, role: Role, text: &str) -> NewEvent {
-    NewEvent::new(project("p"), role, EventKind::Message, text)
-        .thread(session)
-        .session(session)
+fn profile() -> hypermem::Profile {
+    common::small_profile()
 }
 
 /// A project with some unrelated conversation around what the tests look for.

@@ -835,13 +835,16 @@ impl Memory {
                 slot_items.push((fused, event));
             }
         }
-        let slot_texts: std::collections::HashSet<String> = slot_items
+        // An item whose text a slot now holds gives way to it (the texts were folded once,
+        // above: `folded` names the item that holds each).
+        let given_way: std::collections::HashSet<u64> = slot_items
             .iter()
-            .map(|(_, e): &(Fused, Event)| crate::text::fold(&e.content))
+            .filter_map(|(_, e): &(Fused, Event)| {
+                folded.get(&crate::text::fold(&e.content)).copied()
+            })
             .collect();
-        all.retain(|(f, e)| {
-            !slot_items.iter().any(|(s, _)| s.id == f.id)
-                && !slot_texts.contains(&crate::text::fold(&e.content))
+        all.retain(|(f, _)| {
+            !slot_items.iter().any(|(s, _)| s.id == f.id) && !given_way.contains(&f.id)
         });
         all.truncate(k.saturating_sub(slot_items.len()));
         all.extend(slot_items);

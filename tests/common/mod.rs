@@ -59,3 +59,24 @@ pub mod redis_server;
 
 #[cfg(feature = "scale")]
 pub mod qdrant_server;
+
+/// The lite profile at 2,048 bits (small and quick for recall tests).
+pub fn small_profile() -> hypermem::Profile {
+    let mut p =
+        hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
+            .unwrap();
+    p.dim = Dim::new(2048).unwrap();
+    p
+}
+
+/// A message of `role` in project `p`, in `session` (also its thread).
+pub fn say(session: &str, role: hypermem::ledger::Role, text: &str) -> hypermem::ledger::NewEvent {
+    hypermem::ledger::NewEvent::new(
+        project("p"),
+        role,
+        hypermem::ledger::EventKind::Message,
+        text,
+    )
+    .thread(session)
+    .session(session)
+}
