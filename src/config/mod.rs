@@ -660,7 +660,8 @@ impl Default for RawRecall {
     }
 }
 
-/// Recall settings of a profile: weights of each source in reciprocal rank fusion.
+/// Recall settings of a profile: the weight of each source in fusion and the switches of
+/// the stages (`memory/recall/stages.rs`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RecallSettings {
     /// Weight of the HDC similarity ranking.

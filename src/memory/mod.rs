@@ -38,23 +38,10 @@ pub use map::{
 pub use ops::ProjectStats;
 pub use recall::{RecallItem, RecallQuery, RecallResult};
 
-/// Candidates gathered from each source before fusion.
-const CANDIDATES: usize = 50;
-/// Candidates each direct source of recall returns to fusion: deep enough that the last
-/// one (normalized to 0) is background, not a near miss. Measured on both development
-/// sets: 200 beat 100 on both (recall@10 +0.002 / 0, MRR +0.003 / +0.003); 400 lost.
-const SOURCE_DEPTH: usize = 200;
 /// Stored vectors sampled per project for the relevance floor's baseline.
 const BASELINE_SAMPLE: usize = 64;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
 const COMMON_IDF: f64 = 1.386;
-/// Episodes (and concept-supporting episodes) whose events join recall as a source.
-const EPISODES: usize = 2;
-/// Topic (or prototype) similarity an episode (or concept) needs to be a source: about
-/// 4.5 standard deviations of chance (1/√D) at D = 8,192.
-const EPISODE_SIMILARITY: f64 = 0.05;
-/// Head of the fused ranking that recall-time supersession reorders.
-const RERANK_WINDOW: usize = 10;
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.

@@ -1,0 +1,399 @@
+//! What one recall reads and what it computes once, before any source runs: the
+//! read-only [`Context`] (the project's ledger, tiers, cognition and lexical index, the
+//! profile's settings) and the [`Plan`] (lexical terms, the query's HDC and semantic
+//! vectors, the project's baselines and the floors they give).
+
+use std::sync::{Arc, RwLock};
+
+use hdv::Hypervector;
+
+use super::RecallQuery;
+use crate::cognition::Cognition;
+use crate::config::RecallSettings;
+use crate::ledger::{Event, Ledger};
+use crate::memory::{BASELINE_SAMPLE, COMMON_IDF, ProjectText};
+use crate::recall::fusion::{Candidate, FusionParams};
+use crate::recall::lexical;
+use crate::recall::query::CompiledQuery;
+use crate::store::{ProjectId, TierManager, VectorId};
+use crate::sync::RecoverRw as _;
+use crate::{Memory, Result};
+
+/// The project as one recall reads it: sources and stages see this, never the
+/// [`Memory`] they run in.
+pub(super) struct Context<'a> {
+    pub project: &'a ProjectId,
+    pub ledger: &'a Ledger,
+    pub tiers: &'a TierManager,
+    pub cognition: &'a Cognition,
+    /// The project's lexical index (BM25 postings, chronology, directives, speakers).
+    pub text: Arc<RwLock<ProjectText>>,
+    pub settings: RecallSettings,
+    /// Bits of a hypervector.
+    pub bits: usize,
+}
+
+impl Context<'_> {
+    /// The HDC similarity (`1 − 2·hamming / D`) of a Hamming distance.
+    pub fn similarity(&self, hamming: u32) -> f64 {
+        1.0 - 2.0 * f64::from(hamming) / self.bits as f64
+    }
+}
+
+/// A similarity source's two thresholds: the relevance floor an item's own similarity
+/// must reach to count as evidence, and the higher one at which it says the query is
+/// answered (not a knowledge gap).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Floors {
+    pub item: f64,
+    pub answer: f64,
+}
+
+/// The relevance floor: standard deviations above the mean similarity of the project's
+/// unrelated baseline a memory without lexical evidence must reach.
+pub(super) const FLOOR_SIGMAS: f64 = 2.0;
+/// The similarity (HDC or semantic bits) that counts as evidence, for the floor and for a
+/// gap, in a project too small to sample its unrelated memories (fewer than 8): half the
+/// bits agreeing beyond chance (for sign-projected embeddings, a cosine of about 0.7),
+/// which unrelated texts never reach and a restatement does. Measured nowhere on the
+/// development sets (their projects are all large): a prior, not a fitted constant.
+const PRIOR_SIMILARITY: f64 = 0.5;
+/// How sure a knowledge gap must be that its best candidate is no better than chance.
+const GAP_CONFIDENCE: f64 = 0.95;
+
+impl Floors {
+    /// The floors of a source whose query similarity to the project's unrelated baseline
+    /// sample has this `(mean, sd)`, in a project of `documents` memories; the prior
+    /// ([`PRIOR_SIMILARITY`]) when the project is too small to sample.
+    fn new(baseline: Option<(f64, f64)>, documents: u64) -> Self {
+        let chance_best = chance_best(documents, GAP_CONFIDENCE);
+        baseline.map_or(
+            Self {
+                item: PRIOR_SIMILARITY,
+                answer: PRIOR_SIMILARITY,
+            },
+            |(mean, sd)| Self {
+                item: mean + FLOOR_SIGMAS * sd,
+                answer: mean + chance_best.max(FLOOR_SIGMAS) * sd,
+            },
+        )
+    }
+}
+
+/// One recall's request compiled against the project: everything the sources and stages
+/// read that does not depend on the candidates.
+pub(super) struct Plan<'a> {
+    /// The caller's request (`k`, filters, session, context width).
+    pub rq: &'a RecallQuery<'a>,
+    /// The query text compiled (its words, filters, phrases, time hint).
+    pub compiled: &'a CompiledQuery,
+    /// The query's lexical terms: its distinctive words (all of them when it has none).
+    pub terms: Vec<String>,
+    /// Whether a lexical match says the query is answered (the gap decision).
+    pub lexical_answers: bool,
+    /// The query's HDC vector (IDF-weighted), when it has words.
+    pub vector: Option<Hypervector>,
+    /// The query's similarity to the project's unrelated baseline, `(mean, sd)`.
+    pub baseline: Option<(f64, f64)>,
+    /// The project's semantic space and the query's bits in it, when both exist.
+    pub semantic: Option<(Arc<RwLock<crate::semantic::Space>>, Hypervector)>,
+    /// Floors of the HDC vector source and of the semantic source.
+    pub vector_floors: Floors,
+    pub semantic_floors: Floors,
+    pub fusion: FusionParams,
+}
+
+impl Plan<'_> {
+    /// The query's words (filters and quoted phrases taken out).
+    pub fn query(&self) -> &str {
+        self.compiled.text.as_str()
+    }
+
+    /// Whether the query's time hint applies to `event` (it happened inside the window).
+    pub fn in_hint(&self, event: &Event) -> bool {
+        self.compiled.hinted && !outside(event, self.compiled.since, self.compiled.until)
+    }
+
+    /// A candidate's similarity in each similarity source (semantic, HDC vector), with
+    /// that source's floors; `vector` is its HDC similarity, when known.
+    pub fn similarities(&self, id: u64, vector: Option<f64>) -> [Option<(f64, Floors)>; 2] {
+        let semantic = self.semantic.as_ref().and_then(|(space, q)| {
+            let s = space.reading().similarity(q, id)?;
+            Some((s, self.semantic_floors))
+        });
+        [semantic, vector.map(|s| (s, self.vector_floors))]
+    }
+
+    /// Evidence of its own: a lexical match (a neighbour's score passed on by smoothing is
+    /// not one), or a similarity above its source's relevance floor.
+    pub fn supported(&self, c: &Candidate, vector: Option<f64>) -> bool {
+        c.lexical()
+            || self
+                .similarities(c.fused.id, vector)
+                .into_iter()
+                .flatten()
+                .any(|(s, floors)| s >= floors.item)
+    }
+
+    /// Whether the candidate answers the query: a lexical match that counts for the gap
+    /// decision, or a similarity above what the best unrelated memory reaches by chance.
+    pub fn answers(&self, c: &Candidate, vector: Option<f64>) -> bool {
+        (self.lexical_answers && c.lexical())
+            || self
+                .similarities(c.fused.id, vector)
+                .into_iter()
+                .flatten()
+                .any(|(s, floors)| s >= floors.answer)
+    }
+}
+
+/// Whether `event` happened outside the window `[since, until)`.
+pub(super) fn outside(event: &Event, since: Option<i64>, until: Option<i64>) -> bool {
+    since.is_some_and(|t| event.created_at < t) || until.is_some_and(|t| event.created_at >= t)
+}
+
+impl Memory {
+    /// The read-only view of `project` one recall runs on.
+    pub(super) fn context<'a>(&'a self, project: &'a ProjectId) -> Result<Context<'a>> {
+        Ok(Context {
+            project,
+            ledger: &self.ledger,
+            tiers: &self.tiers,
+            cognition: &self.cognition,
+            text: self.project_text(project)?,
+            settings: self.profile.recall,
+            bits: self.profile.dim.bits(),
+        })
+    }
+
+    /// Compiles a validated request against the project: lexical terms, the query
+    /// vectors, baselines and floors.
+    ///
+    /// # Errors
+    /// A query embedding the project's semantic space cannot take; store errors.
+    pub(super) fn plan<'a>(
+        &self,
+        cx: &Context<'_>,
+        rq: &'a RecallQuery<'a>,
+        compiled: &'a CompiledQuery,
+    ) -> Result<Plan<'a>> {
+        let query = compiled.text.as_str();
+        let vector = {
+            let idf = self.idf(&cx.text.reading().postings, query);
+            self.encode_idf(query, &idf)
+        };
+        let baseline = match &vector {
+            Some(v) => self.baseline(cx.project, &cx.text, v)?,
+            None => None,
+        };
+        let text = cx.text.reading();
+        let documents = text.postings.documents();
+        let (terms, lexical_answers) = lexical_terms(&text, query, baseline.is_some());
+        drop(text);
+        let semantic = self.semantic_query(cx.project, rq.embedding, query)?;
+        // The semantic side of the relevance floor: the query's similarity to memories
+        // spread over the project's semantic space.
+        let semantic_baseline = semantic
+            .as_ref()
+            .and_then(|(space, q)| space.reading().baseline(q, BASELINE_SAMPLE));
+        Ok(Plan {
+            rq,
+            compiled,
+            terms,
+            lexical_answers,
+            vector,
+            baseline,
+            semantic,
+            vector_floors: Floors::new(baseline, documents),
+            semantic_floors: Floors::new(semantic_baseline, documents),
+            fusion: FusionParams {
+                neighbour: cx.settings.neighbour_weight,
+                session: cx.settings.session_weight,
+            },
+        })
+    }
+
+    /// The mean and standard deviation of the similarity of `query` to the project's
+    /// baseline sample (memories drawn evenly over the project: for almost every query,
+    /// unrelated ones), drawing or refreshing the sample when the project has doubled.
+    fn baseline(
+        &self,
+        project: &ProjectId,
+        text: &RwLock<ProjectText>,
+        query: &Hypervector,
+    ) -> Result<Option<(f64, f64)>> {
+        let documents = text.reading().postings.documents();
+        let stale = text
+            .reading()
+            .baseline
+            .as_ref()
+            .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
+        if stale && documents > 0 {
+            let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
+            let mut sample = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(v) = self.tiers.get(project, VectorId(id))? {
+                    sample.push(v);
+                }
+            }
+            text.writing().baseline = Some((documents, sample));
+        }
+        let guard = text.reading();
+        let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
+            return Ok(None);
+        };
+        let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
+        let n = sims.len() as f64;
+        let mean = sims.iter().sum::<f64>() / n;
+        let var = sims.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        Ok(Some((mean, var.sqrt())))
+    }
+
+    /// The project's semantic space and the bits of the query in it: the caller's
+    /// `embedding`, else the static model's embedding of `text`; `None` when the project
+    /// has no semantic vectors or there is nothing to embed.
+    ///
+    /// # Errors
+    /// An embedding of another dimension than the project's space, or not finite.
+    fn semantic_query(
+        &self,
+        project: &ProjectId,
+        embedding: Option<&[f32]>,
+        text: &str,
+    ) -> Result<Option<(Arc<RwLock<crate::semantic::Space>>, Hypervector)>> {
+        if embedding.is_none() && self.embedder.model().is_none() {
+            return Ok(None);
+        }
+        let space = self.space(project)?;
+        let input = space.reading().input;
+        let owned;
+        let query = match embedding {
+            Some(v) => v,
+            None => match self.embedder.embed_text(text) {
+                Some(v) => {
+                    owned = v;
+                    &owned
+                }
+                None => return Ok(None),
+            },
+        };
+        if input == 0 {
+            return Ok(None);
+        }
+        if query.len() != input {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "embedding",
+                reason: format!(
+                    "the query embedding has {} dimensions; the semantic space of project `{project}` holds {input}-dimensional embeddings",
+                    query.len()
+                ),
+            }
+            .into());
+        }
+        let bits =
+            self.embedder
+                .project(query)
+                .map_err(|e| crate::ledger::LedgerError::Invalid {
+                    what: "embedding",
+                    reason: e.to_string(),
+                })?;
+        Ok(Some((space, bits)))
+    }
+}
+
+/// The query's lexical terms and whether a lexical match answers it (`calibrated`: the
+/// project is large enough for a baseline).
+///
+/// Words in more than a quarter of the project's events add almost nothing to BM25
+/// (idf ≤ ln 4) but make it score nearly every event: the terms are the query's
+/// distinctive words, all of them when it has none. A speaker's name stays distinctive: it
+/// matches a field, whoever said most of the turns.
+///
+/// A query naming something the project never saw, in any form sharing the word's stem
+/// ("allergy" is held by "allergic"), whose known words are all common asks about a
+/// subject never stored: a match on the common words answers nothing, and counting it
+/// made every such question look answered (`docs/EXPERIMENTS.md`, synthetic gaps). A
+/// query whose words are all held counts its matches, common or not, and so does every
+/// query of a project too small for a baseline (there every word is "common"). Forms are
+/// looked at only when no query word is distinctive as it is.
+fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<String>, bool) {
+    let documents = text.postings.documents();
+    let distinctive = |t: &str, df: u64| {
+        df > 0 && (lexical::idf(documents, df) >= COMMON_IDF || text.speakers.contains(t))
+    };
+    let terms = lexical::query_terms(query);
+    let kept: Vec<String> = terms
+        .iter()
+        .filter(|t| distinctive(t, text.postings.df(t)))
+        .cloned()
+        .collect();
+    if !kept.is_empty() {
+        return (kept, true);
+    }
+    let answers = !calibrated || {
+        let mut unseen = false;
+        let mut form_distinctive = false;
+        for t in &terms {
+            let held: Vec<(String, u64)> = crate::text::word_forms(t)
+                .into_iter()
+                .map(|f| {
+                    let df = text.postings.df(&f);
+                    (f, df)
+                })
+                .filter(|&(_, df)| df > 0)
+                .collect();
+            unseen |= held.is_empty();
+            form_distinctive |= held.iter().any(|(f, df)| distinctive(f, *df));
+        }
+        form_distinctive || !unseen
+    };
+    (terms, answers)
+}
+
+/// The similarity, in standard deviations above the mean of a project's unrelated
+/// baseline, that the most similar of `n` unrelated memories stays below with probability
+/// `confidence`: the extreme-value (Gumbel) limit of the maximum of `n` normal draws,
+/// location `a = √(2 ln n) − (ln ln n + ln 4π) / (2 √(2 ln n))`, scale `b = 1 / √(2 ln n)`,
+/// quantile `a − b · ln(−ln confidence)`. Recall's best candidate is the maximum over the
+/// whole project, so comparing it with the baseline's 2 σ would call almost every
+/// question answered; comparing it with this does not.
+fn chance_best(n: u64, confidence: f64) -> f64 {
+    let n = n.max(3) as f64;
+    let root = (2.0 * n.ln()).sqrt();
+    let location = root - (n.ln().ln() + (4.0 * std::f64::consts::PI).ln()) / (2.0 * root);
+    location - (-confidence.ln()).ln() / root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chance_best;
+    use hdv::SeededRng;
+
+    #[test]
+    fn chance_best_bounds_the_largest_of_n_normal_draws_at_its_confidence() {
+        let mut rng = SeededRng::new(5);
+        for n in [64u64, 1_000, 10_000] {
+            let threshold = chance_best(n, 0.95);
+            let trials = 1_000;
+            let below = (0..trials)
+                .filter(|_| {
+                    let mut best = f64::MIN;
+                    for _ in 0..n.div_ceil(2) {
+                        let (a, b) = rng.gaussian_pair();
+                        best = best.max(a).max(b);
+                    }
+                    best < threshold
+                })
+                .count();
+            let share = below as f64 / trials as f64;
+            // The extreme-value limit is slightly conservative at finite n.
+            assert!(
+                (0.93..=0.99).contains(&share),
+                "n {n}: {share} below {threshold}"
+            );
+        }
+        assert!(chance_best(100_000, 0.95) > chance_best(1_000, 0.95));
+        assert!(chance_best(1_000, 0.99) > chance_best(1_000, 0.95));
+        assert!(chance_best(0, 0.95).is_finite());
+    }
+}
