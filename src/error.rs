@@ -52,9 +52,11 @@ pub enum ErrorClass {
     Internal,
     /// No credentials, or unknown ones (HTTP 401, exit 6).
     Unauthorized,
-    /// The credentials do not allow the request: another project, or a write with a
-    /// read-only token (HTTP 403, exit 6).
+    /// The credentials do not allow the request: a whole-memory verb with a token scoped
+    /// to projects, or a write with a read-only token (HTTP 403, exit 6).
     Forbidden,
+    /// The route exists but not with this method (HTTP 405; only over HTTP, exit 2).
+    MethodNotAllowed,
 }
 
 impl ErrorClass {
@@ -62,7 +64,7 @@ impl ErrorClass {
     pub const fn exit_code(self) -> u8 {
         match self {
             ErrorClass::Internal => 1,
-            ErrorClass::InvalidInput | ErrorClass::TooLarge => 2,
+            ErrorClass::InvalidInput | ErrorClass::TooLarge | ErrorClass::MethodNotAllowed => 2,
             ErrorClass::NotFound => 3,
             ErrorClass::Conflict => 4,
             ErrorClass::Unavailable => 5,
@@ -81,6 +83,7 @@ impl ErrorClass {
             ErrorClass::Internal => 500,
             ErrorClass::Unauthorized => 401,
             ErrorClass::Forbidden => 403,
+            ErrorClass::MethodNotAllowed => 405,
         }
     }
 
@@ -94,6 +97,7 @@ impl ErrorClass {
 pub fn class_of(reason: &str) -> ErrorClass {
     match reason {
         "not_found" | "data_dir_missing" | "unknown_project" | "unknown_event"
+        | "unknown_operation"
         | "unknown_belief" | "unknown_item" | "unknown_episode" | "unknown_procedure"
         | "unknown_evidence" => ErrorClass::NotFound,
         "conflict"
@@ -113,6 +117,7 @@ pub fn class_of(reason: &str) -> ErrorClass {
         | "schema_too_new" => ErrorClass::Conflict,
         "payload_too_large" | "tier_full" => ErrorClass::TooLarge,
         "unauthorized" => ErrorClass::Unauthorized,
+        "method_not_allowed" => ErrorClass::MethodNotAllowed,
         "project_forbidden" | "read_only_token" => ErrorClass::Forbidden,
         "unavailable" | "store_locked" | "ledger_busy" | "timeout" => ErrorClass::Unavailable,
         "internal" | "io_error" | "corruption" | "disk_full" | "model_error" => {
@@ -148,7 +153,6 @@ impl Error {
                 LedgerError::Sqlite { source, .. } => crate::ledger::sqlite_failure(source).0,
                 LedgerError::ContentTooLarge { .. } => "payload_too_large",
                 LedgerError::UnknownEvent(_) => "unknown_event",
-                LedgerError::CrossProject { .. } => "project_boundary_violation",
                 LedgerError::UnknownProject { .. } => "unknown_project",
                 LedgerError::NotFound { .. } => "not_found",
                 LedgerError::Refused { reason, .. } => reason,

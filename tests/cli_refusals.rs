@@ -187,7 +187,8 @@ fn episodes_append_once_and_keep_outcome_and_reward() {
             &other,
         ],
     );
-    assert_eq!(reason, "project_boundary_violation");
+    // Another project's event is answered as one that does not exist.
+    assert_eq!(reason, "unknown_event");
     let (code, reason, _) = refused(
         d,
         &[
@@ -201,7 +202,8 @@ fn episodes_append_once_and_keep_outcome_and_reward() {
             &other,
         ],
     );
-    assert_eq!((code, reason.as_str()), (4, "episode_project_mismatch"));
+    // Another project's episode is answered as one that does not exist.
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
     let (code, reason, _) = refused(d, &["episode", "end", "--project", "p", "--episode", "999"]);
     assert_eq!((code, reason.as_str()), (3, "not_found"));
     let v = ok(
@@ -283,7 +285,7 @@ fn episodes_append_once_and_keep_outcome_and_reward() {
             "true",
         ],
     );
-    assert_eq!(reason, "project_boundary_violation");
+    assert_eq!(reason, "not_found");
 }
 
 #[test]
@@ -330,7 +332,7 @@ fn prospective_refusals_are_json_errors_and_show_reports_history() {
         d,
         &["prospective", "complete", "--project", "q", "--id", &id],
     );
-    assert_eq!(reason, "project_boundary_violation");
+    assert_eq!(reason, "unknown_item");
     let v = ok(
         d,
         &[

@@ -156,7 +156,6 @@ fn routes_answer_with_statuses_and_named_reasons() {
             400,
             "invalid_request",
         ),
-        ("/v1/projects/acme/no_such_op", "{}", 400, "invalid_request"),
         (
             "/v1/projects/nope/recall",
             r#"{"query":"x"}"#,
@@ -172,8 +171,8 @@ fn routes_answer_with_statuses_and_named_reasons() {
         (
             "/v1/projects/acme/belief_assert",
             &json!({"key": "k", "statement": "s", "evidence": [foreign]}).to_string(),
-            409,
-            "project_boundary_violation",
+            404,
+            "unknown_evidence",
         ),
         (
             "/v1/projects/acme/forget_project",
@@ -188,6 +187,10 @@ fn routes_answer_with_statuses_and_named_reasons() {
             "payload_too_large",
         ),
         ("/v1/nothing/here", "{}", 404, "not_found"),
+        ("/v1/projects/acme/no_such_op", "{}", 404, "unknown_operation"),
+        ("/v1/ops", r#"{"op":"no_such_op"}"#, 404, "unknown_operation"),
+        ("/v1/stats", "{}", 405, "method_not_allowed"),
+        ("/v1/projects/acme/map", "{}", 200, "<none>"),
     ] {
         let (st, v) = post(&u(path), None, body);
         assert_eq!(
@@ -289,8 +292,28 @@ access = "read_write"
         Some("writer-of-acme-0001"),
         r#"{"query":"launch"}"#,
     );
-    assert_eq!(existing.0, 403);
-    assert_eq!(existing, missing, "nothing about the other project leaks");
+    // ... and the same as a token that may read every project gets for a missing one.
+    let absent = post(
+        &u("/v1/projects/ghost/recall"),
+        Some("admin-token-0003"),
+        r#"{"query":"launch"}"#,
+    );
+    let unnamed = |(status, v): (u16, Value), name: &str| {
+        let message = v["error"]["message"].as_str().unwrap().replace(name, "P");
+        (status, reason(&v).to_owned(), message)
+    };
+    let existing = unnamed(existing, "hidden");
+    assert_eq!(existing.0, 404, "{existing:?}");
+    assert_eq!(existing.1, "unknown_project");
+    assert_eq!(existing, unnamed(missing, "ghost"), "nothing about the other project leaks");
+    assert_eq!(existing, unnamed(absent, "ghost"), "nothing about the other project leaks");
+    // The scheme is case-insensitive (RFC 7235).
+    let mut resp = agent()
+        .post(&u("/v1/projects/acme/recall"))
+        .header("Authorization", "bearer reader-of-acme-0002")
+        .send(r#"{"query":"launch"}"#)
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{}", resp.body_mut().read_to_string().unwrap());
     let (st, v) = post(
         &u("/v1/ops"),
         Some("writer-of-acme-0001"),

@@ -24,8 +24,16 @@ fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
         let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
         let tools = client.list_tools(Default::default()).await.unwrap().tools;
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        for want in ["observe", "recall", "pack", "belief_assert", "map", "forget_project"] {
-            assert!(names.contains(&want), "{names:?}");
+        for want in [
+            "observe", "observe_batch", "record_event", "recall", "pack", "belief_assert",
+            "candidates", "candidate_approve", "candidate_reject", "associations", "proposals",
+            "pulse", "gaps", "map", "stats", "migrate", "forget_project",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        for t in &tools {
+            let described = t.description.as_deref().unwrap_or("");
+            assert!(described.len() >= 40, "{}: a description an agent can choose by: {described:?}", t.name);
         }
         let recall = tools.iter().find(|t| t.name == "recall").unwrap();
         assert!(recall.input_schema["properties"]["query"].is_object(), "{:?}", recall.input_schema);

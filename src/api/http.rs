@@ -8,13 +8,17 @@
 //! - `POST /v1/projects/{project}/{op}`: the request of operation `op` (`recall`,
 //!   `observe`, `pack`, `belief_assert`, ...; [`Request`]) without `op` and `project`;
 //! - `POST /v1/ops`: any request, `op` and `project` in the body;
-//! - `GET /v1/projects/{project}/beliefs/{key}`, `GET /v1/projects/{project}/map`,
+//! - `GET /v1/projects/{project}/beliefs/{key}`, `GET` or `POST /v1/projects/{project}/map`,
 //!   `GET /v1/stats`.
 //!
-//! Access: with a token file, every request needs `Authorization: Bearer <token>`; a token
-//! is scoped to projects (or `*`) and to `read` or `read_write`. A request outside its
-//! token's scope is 403 `project_forbidden` whether or not the project exists. Without a
-//! token file the server listens only on loopback.
+//! An unknown route or operation is 404 (`not_found`, `unknown_operation`), a wrong method
+//! 405 (`method_not_allowed`), each with the JSON error document.
+//!
+//! Access: with a token file, every request needs `Authorization: Bearer <token>` (the
+//! scheme in any case, RFC 7235); a token is scoped to projects (or `*`) and to `read` or
+//! `read_write`. A project outside the token's scope gets the same answer as a project
+//! that does not exist (404 `unknown_project`, the same message): a token learns nothing
+//! of other projects. Without a token file the server listens only on loopback.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -150,8 +154,9 @@ impl Tokens {
         let presented = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
+            .and_then(|v| v.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, secret)| secret.trim());
         let Some(presented) = presented else {
             return Err(ApiError::new(
                 "unauthorized",
@@ -166,20 +171,26 @@ impl Tokens {
             return Err(ApiError::new("unauthorized", "unknown token"));
         };
         let all = token.projects.iter().any(|p| p == "*");
-        let allowed = match request.projects() {
-            None => all,
-            Some(projects) => {
-                all || projects
-                    .iter()
-                    .all(|p| token.projects.iter().any(|q| q == p))
+        match request.projects() {
+            None if !all => {
+                return Err(ApiError::new(
+                    "project_forbidden",
+                    format!(
+                        "`{}` covers the whole memory; this token is scoped to projects",
+                        request.name()
+                    ),
+                ));
             }
-        };
-        if !allowed {
-            // The same answer whether the project exists or not: nothing leaks.
-            return Err(ApiError::new(
-                "project_forbidden",
-                "this token may not access the project(s) of this request",
-            ));
+            Some(projects) if !all => {
+                // The same answer as for a project that does not exist: nothing leaks.
+                if let Some(p) = projects
+                    .iter()
+                    .find(|p| !token.projects.iter().any(|q| q == *p))
+                {
+                    return Err(hidden_project(p));
+                }
+            }
+            _ => {}
         }
         if request.writes() && token.access == Access::Read {
             return Err(ApiError::new(
@@ -189,6 +200,15 @@ impl Tokens {
         }
         Ok(())
     }
+}
+
+/// The answer to a token about a project it may not see, or one that does not exist: the
+/// same status, reason and message either way.
+fn hidden_project(project: &str) -> ApiError {
+    ApiError::new(
+        "unknown_project",
+        format!("unknown project `{project}`: nothing this token may read is stored under it"),
+    )
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -264,6 +284,12 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         return error_response(&e);
     }
     let op = request.name();
+    // With tokens, a missing project is answered as an out-of-scope one.
+    let hidden = shared
+        .tokens
+        .as_ref()
+        .and_then(|_| request.projects())
+        .and_then(|p| p.first().map(|p| (*p).to_owned()));
     let started = Instant::now();
     let memory = shared.memory.clone();
     let workers = shared.workers.clone();
@@ -311,7 +337,12 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         }
         Err(e) => {
             tracing::info!(op, status = e.class.http_status(), reason = %e.reason, ms, "request");
-            error_response(&e)
+            match hidden {
+                Some(project) if e.reason == "unknown_project" => {
+                    error_response(&hidden_project(&project))
+                }
+                _ => error_response(&e),
+            }
         }
     }
 }
@@ -319,6 +350,39 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
 async fn project_op(
     State(shared): State<Arc<Shared>>,
     UrlPath((project, op)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    route_op(shared, project, op, headers, body).await
+}
+
+async fn map_post(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(project): UrlPath<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    route_op(shared, project, "map".to_owned(), headers, body).await
+}
+
+/// A request from a route's project and operation and its body.
+fn request_of(object: serde_json::Map<String, Value>) -> Result<Request, ApiError> {
+    Request::from_json(Value::Object(object)).map_err(|e| {
+        // serde names an unknown tag "unknown variant `x`, expected one of ...".
+        match e.message.split_once("unknown variant ") {
+            Some((_, rest)) => ApiError::new(
+                "unknown_operation",
+                format!("no operation {rest}"),
+            ),
+            None => e,
+        }
+    })
+}
+
+async fn route_op(
+    shared: Arc<Shared>,
+    project: String,
+    op: String,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
@@ -345,7 +409,7 @@ async fn project_op(
     } else {
         object.insert("project".to_owned(), Value::String(project));
     }
-    match Request::from_json(Value::Object(object)) {
+    match request_of(object) {
         Ok(r) => run(shared, headers, r).await,
         Err(e) => error_response(&e),
     }
@@ -356,7 +420,7 @@ async fn any_op(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match body_object(body).and_then(|o| Request::from_json(Value::Object(o))) {
+    match body_object(body).and_then(request_of) {
         Ok(r) => run(shared, headers, r).await,
         Err(e) => error_response(&e),
     }
@@ -385,6 +449,13 @@ async fn map(
 
 async fn stats(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     run(shared, headers, Request::Stats(super::Empty {})).await
+}
+
+async fn method_not_allowed() -> Response {
+    error_response(&ApiError::new(
+        "method_not_allowed",
+        "this route does not take this method (operations are POST; `beliefs/{key}`, `map`, `stats`, `healthz` and `readyz` are GET)",
+    ))
 }
 
 async fn not_found() -> Response {
@@ -416,10 +487,11 @@ pub fn router(memory: Arc<Memory>, config: &ServeConfig) -> Router {
         )
         .route("/v1/ops", post(any_op))
         .route("/v1/stats", get(stats))
-        .route("/v1/projects/{project}/map", get(map))
+        .route("/v1/projects/{project}/map", get(map).post(map_post))
         .route("/v1/projects/{project}/beliefs/{key}", get(belief))
         .route("/v1/projects/{project}/{op}", post(project_op))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body))
         .with_state(shared)
 }

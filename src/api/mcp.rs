@@ -33,6 +33,14 @@ fn tools() -> Vec<Tool> {
             "observe",
             "Record one observation (a message, a fact, an action) in a project's long-term memory. Returns its event id, which beliefs cite as evidence.",
         ),
+        tool::<ObserveBatch>(
+            "observe_batch",
+            "Record several observations in one transaction (each names its project): all are stored or none. Returns their event ids in order.",
+        ),
+        tool::<Observe>(
+            "record_event",
+            "Record one observation, as `observe`, and return the whole stored event (id, time, session, thread) instead of its id alone.",
+        ),
         tool::<Recall>(
             "recall",
             "Find the memories of a project that answer a query (free text, \"quoted phrases\", filters such as role:user since:2025-01-01). Returns ranked items with their score breakdown and source anchor.",
@@ -94,8 +102,14 @@ fn tools() -> Vec<Tool> {
             "Confirm a pending item by a later, explicitly affirmative user event.",
         ),
         tool::<ProspectiveDefer>("prospective_defer", "Postpone an item to a new due time."),
-        tool::<ProjectId64>("prospective_complete", "Mark a confirmed item done."),
-        tool::<ProjectId64>("prospective_reject", "Refuse an item."),
+        tool::<ProjectId64>(
+            "prospective_complete",
+            "Mark a confirmed prospective item done; its history keeps every transition.",
+        ),
+        tool::<ProjectId64>(
+            "prospective_reject",
+            "Refuse a pending or confirmed prospective item; it stays in history as rejected.",
+        ),
         tool::<ProjectId64>(
             "prospective_show",
             "One prospective item with its status and history.",
@@ -108,11 +122,42 @@ fn tools() -> Vec<Tool> {
             "gaps",
             "Knowledge gaps of a project: questions its memory could not answer well.",
         ),
+        tool::<ProjectOnly>(
+            "candidates",
+            "Candidate beliefs the curator drew from what users said, waiting for approval: approve one with `candidate_approve` or drop it with `candidate_reject`.",
+        ),
+        tool::<ProjectId64>(
+            "candidate_approve",
+            "Promote a candidate belief to an active one, through a governed plan (refused with the rule it breaks, nothing written).",
+        ),
+        tool::<ProjectId64>(
+            "candidate_reject",
+            "Reject a candidate belief, through a governed plan; it stays in history as rejected.",
+        ),
+        tool::<ProjectLimit>(
+            "associations",
+            "Candidate associations pulse ticks found between episodes and concepts (by prototype similarity and ripple over synapses), newest first: candidates, never facts.",
+        ),
+        tool::<ProjectOnly>(
+            "proposals",
+            "Self-improvement proposals the meta-memory raised for a project (a rule over its metrics was crossed), with the metrics that triggered each, oldest first.",
+        ),
+        tool::<ProjectOnly>(
+            "pulse",
+            "Run one maintenance tick on a project now (tier moves, consolidation, decay, curation) within the profile's time budget; returns what each phase did.",
+        ),
+        tool::<Migrate>(
+            "migrate",
+            "Apply the pending schema migrations of this memory and report them (from and to versions); `dry_run: true` only reports.",
+        ),
         tool::<MapRequest>(
             "map",
             "One project at a glance: sizes, time span, threads, episodes, concepts, beliefs, procedures.",
         ),
-        tool::<Empty>("stats", "Counts per project of this memory."),
+        tool::<Empty>(
+            "stats",
+            "Counts per project of this memory: events, vectors per tier, beliefs, episodes, procedures.",
+        ),
         tool::<ForgetProject>(
             "forget_project",
             "Erase a project from every store. Cannot be undone: requires confirm = true.",

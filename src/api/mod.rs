@@ -269,7 +269,7 @@ impl Observe {
 }
 
 /// Several observations, appended in one transaction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveBatch {
     /// The observations (each names its project).
@@ -580,7 +580,7 @@ pub struct ForgetProject {
 }
 
 /// Pending schema migrations (the open memory has applied them; a dry run lists none).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Migrate {
     /// Only report.

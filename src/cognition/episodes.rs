@@ -133,30 +133,12 @@ impl Cognition {
         Ok((EpisodeStatus::parse(&status)?, n as usize))
     }
 
-    /// Why `id` is not an episode of `project`: it is another project's
-    /// (`episode_project_mismatch`) or does not exist (`not_found`).
-    fn missing_episode(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<LedgerError> {
-        let elsewhere: Option<String> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT project FROM episodes WHERE id = ?1",
-                [id.0 as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        Ok(match elsewhere {
-            Some(_) => LedgerError::Refused {
-                reason: "episode_project_mismatch",
-                message: format!(
-                    "episode {} belongs to another project than `{project}`",
-                    id.0
-                ),
-            },
-            None => LedgerError::NotFound {
-                what: "episode",
-                id: id.0,
-            },
+    /// `id` is not an episode of the project (`not_found`): another project's episode is
+    /// answered as one that does not exist, so a project learns nothing of another's ids.
+    fn missing_episode(&self, _: &ProjectId, id: EpisodeId) -> LedgerResult<LedgerError> {
+        Ok(LedgerError::NotFound {
+            what: "episode",
+            id: id.0,
         })
     }
 
@@ -238,13 +220,11 @@ impl Cognition {
             .optional()
             .map_err(|e| self.ledger.sql(e))
         })?;
-        match owner {
-            None => Err(LedgerError::UnknownEvent(event)),
-            Some(p) if p != project.as_str() => Err(LedgerError::CrossProject {
-                event,
-                project: project.to_string(),
-            }),
-            Some(_) => Ok(()),
+        // An event of another project is answered as one that does not exist.
+        if owner.as_deref() == Some(project.as_str()) {
+            Ok(())
+        } else {
+            Err(LedgerError::UnknownEvent(event))
         }
     }
 

@@ -1,7 +1,7 @@
 //! Procedures: reusable steps with a trigger, ranked by trigger similarity × reliability
 //! (Beta(1, 1) posterior mean of recorded outcomes).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use hdv::Hypervector;
 
@@ -113,27 +113,10 @@ impl Cognition {
             .map_err(|e| self.ledger.sql(e))
         })?;
         if n == 0 {
-            let elsewhere: Option<i64> = self.ledger.read(|c| {
-                c.query_row(
-                    "SELECT 1 FROM procedures WHERE id = ?1",
-                    [id.0 as i64],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| self.ledger.sql(e))
-            })?;
-            return Err(match elsewhere {
-                Some(_) => LedgerError::Refused {
-                    reason: "project_boundary_violation",
-                    message: format!(
-                        "procedure {} belongs to another project than `{project}`",
-                        id.0
-                    ),
-                },
-                None => LedgerError::NotFound {
-                    what: "procedure",
-                    id: id.0,
-                },
+            // Another project's procedure is answered as one that does not exist.
+            return Err(LedgerError::NotFound {
+                what: "procedure",
+                id: id.0,
             });
         }
         self.procedure(project, id)?.ok_or(LedgerError::Invalid {

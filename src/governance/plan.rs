@@ -268,7 +268,9 @@ pub enum RejectionReason {
         /// The event.
         event: EventId,
     },
-    /// An evidence event or belief belongs to another project.
+    /// An evidence event or belief belongs to another project. No longer produced (a
+    /// reference to another project's record is refused as unknown, so ids leak nothing
+    /// across projects); kept so plan audits written by older versions still read.
     #[error("project boundary violation: {what} belongs to another project")]
     ProjectBoundaryViolation {
         /// The offending reference.
@@ -576,11 +578,11 @@ impl Validator<'_> {
                 .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .optional()?;
             match row {
+                // Another project's event is answered as one that does not exist: a
+                // project learns nothing of another's ids.
                 None => return Ok(Err(RejectionReason::UnknownEvidence { event: e })),
                 Some((p, _, _)) if p != self.project => {
-                    return Ok(Err(RejectionReason::ProjectBoundaryViolation {
-                        what: format!("evidence event {e}"),
-                    }));
+                    return Ok(Err(RejectionReason::UnknownEvidence { event: e }));
                 }
                 Some((_, role, at)) => {
                     latest = latest.max(at);
@@ -670,10 +672,9 @@ impl Validator<'_> {
             )
             .optional()?;
         match any {
+            // Another project's belief is answered as one that does not exist.
             None => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
-            Some(p) if p != self.project => Ok(Err(RejectionReason::ProjectBoundaryViolation {
-                what: format!("belief {id}"),
-            })),
+            Some(p) if p != self.project => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
             Some(_) => {
                 let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE id = ?1");
                 let mut b = self.tx.query_row(&sql, [id.0 as i64], row_to_belief)?;

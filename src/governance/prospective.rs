@@ -102,12 +102,6 @@ pub enum ProspectiveRefusal {
         /// The event.
         event: EventId,
     },
-    /// The item belongs to another project.
-    #[error("prospective item {item} belongs to another project")]
-    ProjectBoundaryViolation {
-        /// The item id.
-        item: u64,
-    },
     /// The confirming event is the item's own source event: an item cannot confirm itself.
     #[error("event {event} is the item's own source event; confirmation needs a later user event")]
     ConfirmedBySourceEvent {
@@ -272,15 +266,10 @@ impl Ledger {
                 .query_row("SELECT project FROM events WHERE id = ?1", [source_event.0 as i64], |r| r.get(0))
                 .optional()
                 .map_err(|e| self.sql(e))?;
-            match owner {
-                None => return Err(LedgerError::UnknownEvent(source_event)),
-                Some(p) if p != project.as_str() => {
-                    return Err(LedgerError::CrossProject {
-                        event: source_event,
-                        project: project.to_string(),
-                    });
-                }
-                Some(_) => {}
+            // An event of another project is answered as one that does not exist: a
+            // project learns nothing of another's ids.
+            if owner.as_deref() != Some(project.as_str()) {
+                return Err(LedgerError::UnknownEvent(source_event));
             }
             let earlier: Vec<ProspectiveItem> = tx
                 .prepare_cached(&format!(
@@ -390,24 +379,14 @@ impl Ledger {
         .map_err(|e| self.sql(e))
     }
 
-    /// Why `id` is not an item of the project: another project's, or none at all.
+    /// `id` is not an item of the project (`unknown_item`): another project's item is
+    /// answered as one that does not exist, so a project learns nothing of another's ids.
     fn missing_item(
         &self,
-        c: &rusqlite::Connection,
+        _: &rusqlite::Connection,
         id: ProspectiveId,
     ) -> LedgerResult<ProspectiveRefusal> {
-        let elsewhere: Option<i64> = c
-            .query_row(
-                "SELECT 1 FROM prospective WHERE id = ?1",
-                [id.0 as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.sql(e))?;
-        Ok(match elsewhere {
-            Some(_) => ProspectiveRefusal::ProjectBoundaryViolation { item: id.0 },
-            None => ProspectiveRefusal::UnknownItem { item: id.0 },
-        })
+        Ok(ProspectiveRefusal::UnknownItem { item: id.0 })
     }
 
     /// Confirms a pending item by a user event: same project, later than and distinct
@@ -423,14 +402,7 @@ impl Ledger {
         event: EventId,
     ) -> ProspectiveResult {
         let Some(ev) = self.get(project, event)? else {
-            return Err(if self.event_exists(event)? {
-                LedgerError::CrossProject {
-                    event,
-                    project: project.to_string(),
-                }
-            } else {
-                LedgerError::UnknownEvent(event)
-            });
+            return Err(LedgerError::UnknownEvent(event));
         };
         let now = self.now_ms();
         self.write(|tx| {
@@ -478,18 +450,6 @@ impl Ledger {
         })
     }
 
-    fn event_exists(&self, event: EventId) -> LedgerResult<bool> {
-        self.read(|c| {
-            c.query_row(
-                "SELECT 1 FROM events WHERE id = ?1",
-                [event.0 as i64],
-                |_| Ok(()),
-            )
-            .optional()
-            .map(|o| o.is_some())
-            .map_err(|e| self.sql(e))
-        })
-    }
 
     /// Applies one state-machine transition ([`ProspectiveStatus`]; see
     /// `docs/ARCHITECTURE.md`): `to` picks the new status from the current item.

@@ -27,24 +27,16 @@ pub enum LedgerError {
         /// The limit.
         limit: usize,
     },
-    /// A referenced event does not exist.
+    /// A referenced event does not exist in the project (an event of another project is
+    /// answered alike: ids of one project tell nothing of another).
     #[error("unknown event {0}")]
     UnknownEvent(EventId),
-    /// A reference crosses projects.
-    #[error("event {event} belongs to another project than `{project}`")]
-    CrossProject {
-        /// The referenced event.
-        event: EventId,
-        /// The project of the operation.
-        project: String,
-    },
-    /// The project holds nothing in this memory (never written, or erased).
-    #[error("unknown project `{project}`: this memory holds nothing of it (projects: {})", if .known.is_empty() { "none".to_owned() } else { .known.join(", ") })]
+    /// The project holds nothing in this memory (never written, or erased). The message
+    /// names no other project: a caller learns nothing of projects it did not name.
+    #[error("unknown project `{project}`: this memory holds nothing of it")]
     UnknownProject {
         /// The project asked for.
         project: String,
-        /// The projects this memory holds.
-        known: Vec<String>,
     },
     /// A referenced record (belief, episode, procedure, prospective item) does not exist.
     #[error("unknown {what} {id}")]

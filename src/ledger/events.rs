@@ -587,15 +587,9 @@ impl Ledger {
                 .prepare_cached("SELECT project FROM events WHERE id = ?1")
                 .and_then(|mut s| s.query_row([parent.0 as i64], |r| r.get(0)).optional())
                 .map_err(|err| self.sql(err))?;
-            match owner {
-                None => return Err(LedgerError::UnknownEvent(parent)),
-                Some(p) if p != project => {
-                    return Err(LedgerError::CrossProject {
-                        event: parent,
-                        project: project.to_owned(),
-                    });
-                }
-                Some(_) => {}
+            // A parent in another project is answered as one that does not exist.
+            if owner.as_deref() != Some(project) {
+                return Err(LedgerError::UnknownEvent(parent));
             }
         }
         // Positions: (kind of sequence, name, turn) -> (last seq, last id).

@@ -382,10 +382,8 @@ impl Memory {
         if self.holds(project)? {
             return Ok(());
         }
-        let known = self.stats()?.into_iter().map(|s| s.project).collect();
         Err(LedgerError::UnknownProject {
             project: project.to_string(),
-            known,
         }
         .into())
     }
