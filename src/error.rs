@@ -97,9 +97,8 @@ impl ErrorClass {
 pub fn class_of(reason: &str) -> ErrorClass {
     match reason {
         "not_found" | "data_dir_missing" | "unknown_project" | "unknown_event"
-        | "unknown_operation"
-        | "unknown_belief" | "unknown_item" | "unknown_episode" | "unknown_procedure"
-        | "unknown_evidence" => ErrorClass::NotFound,
+        | "unknown_operation" | "unknown_belief" | "unknown_item" | "unknown_episode"
+        | "unknown_procedure" | "unknown_evidence" => ErrorClass::NotFound,
         "conflict"
         | "version_conflict"
         | "duplicate_idempotency_key"
@@ -112,6 +111,7 @@ pub fn class_of(reason: &str) -> ErrorClass {
         | "no_active_belief"
         | "user_ownership_requires_user_evidence"
         | "event_already_used"
+        | "changed_turn"
         | "read_only"
         | "needs_migration"
         | "schema_too_new" => ErrorClass::Conflict,

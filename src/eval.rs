@@ -532,9 +532,18 @@ fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
                     ),
                 ));
             }
+            let role = optional_string(at, t, &tp, "role")?;
+            if role.as_deref().is_some_and(|r| r.trim().is_empty()) {
+                return Err(bad(
+                    "import file",
+                    format!(
+                        "{at}: `{tp}role` is empty: give `user`, `assistant` or a speaker's name, or leave the field out"
+                    ),
+                ));
+            }
             turns.push(Turn {
                 turn_id,
-                role: optional_string(at, t, &tp, "role")?,
+                role,
                 text,
                 time: optional_string(at, t, &tp, "time")?,
             });
@@ -556,8 +565,9 @@ fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
 /// episode of agent [`EPISODE_AGENT`]); `progress` is called with turns done.
 ///
 /// The whole file is validated before the first write. Turns already stored (same
-/// conversation and turn id) are skipped and counted, so an import can be re-run and an
-/// interrupted one resumes.
+/// conversation and turn id, same text) are skipped and counted, so an import can be
+/// re-run and an interrupted one resumes; one stored with other text is refused
+/// (`changed_turn`) before anything is written.
 ///
 /// # Errors
 /// Malformed files (naming file, line and field), ledger and store errors.
@@ -598,10 +608,30 @@ pub fn import(
         conversations: conversations.len(),
         ..ImportReport::default()
     };
+    // Before the first write: a turn stored before under the same conversation and turn id
+    // with other text is an edit the append-only ledger cannot take silently.
+    let mut stored = Vec::with_capacity(conversations.len());
     for conv in &conversations {
+        let project = project_of(&conv.conversation_id)?;
+        let held = memory.ledger().source_contents(&project)?;
+        for turn in conv.sessions.iter().flat_map(|s| &s.turns) {
+            if let Some(before) = held.get(&turn.turn_id)
+                && *before != turn.text
+            {
+                return Err(LedgerError::Refused {
+                    reason: "changed_turn",
+                    message: format!(
+                        "conversation {:?}, turn {:?}: stored before with other text; the ledger is append-only, so an edited turn needs a turn id of its own (nothing was written)",
+                        conv.conversation_id, turn.turn_id
+                    ),
+                }
+                .into());
+            }
+        }
+        stored.push((project, held));
+    }
+    for (conv, (project, stored)) in conversations.iter().zip(stored) {
         let conversation = conv.conversation_id.as_str();
-        let project = project_of(conversation)?;
-        let stored = memory.ledger().source_ids(&project)?;
         let mut batch = Vec::new();
         // A turn without a time of its own happened after the turn before it: it takes the
         // latest time known in the conversation (never "now", years after the others).
@@ -617,7 +647,7 @@ pub fn import(
                     .or(session_date)
                     .or(known);
                 known = known.max(at);
-                if stored.contains(&turn.turn_id) {
+                if stored.contains_key(&turn.turn_id) {
                     report.skipped += 1;
                     continue;
                 }

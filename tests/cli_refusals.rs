@@ -403,7 +403,9 @@ fn import_is_rerunnable_and_refuses_malformed_files_before_writing() {
     let no_sessions = r#"{"conversation_id":"c1"}"#;
     let twice = good.replace(r#""turn_id":"1""#, r#""turn_id":"0""#);
     let huge = good.replace("second", &"x".repeat((1 << 20) + 1));
+    let no_role = good.replace(r#""role":"assistant""#, r#""role":"""#);
     for (content, want) in [
+        (no_role, "`sessions[0].turns[1].role` is empty"),
         (
             format!("{good}\n{bad_text}\n"),
             ":2: `sessions[0].turns[1].text` must be a string, not a number",
@@ -452,6 +454,106 @@ fn import_is_rerunnable_and_refuses_malformed_files_before_writing() {
         (Some(1), Some(2))
     );
     assert_eq!(ok(&d, &["stats"])[0]["events"], 3);
+    // A stored turn whose text changed is an edit the append-only ledger refuses, naming
+    // the turn, before anything of the file is written.
+    let edited = more.replace(r#""text":"second""#, r#""text":"second, edited""#);
+    let extra = good.replace("c1", "c2");
+    let (code, out, _) = import(&format!("{extra}\n{edited}\n"));
+    assert_eq!(code, 4, "{out}");
+    let error = &json(&out)["error"];
+    assert_eq!(error["reason"], "changed_turn");
+    assert!(
+        error["message"].as_str().unwrap().contains(r#"turn "1""#),
+        "{error}"
+    );
+    assert_eq!(
+        ok(&d, &["stats"]).as_array().unwrap().len(),
+        1,
+        "c2 was not written"
+    );
+    assert_eq!(ok(&d, &["stats"])[0]["events"], 3);
+}
+
+#[test]
+fn numbers_have_ranges_negative_ones_parse_and_symbols_are_recallable() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ev = observe(d, "p", "user", "deploy the blue build");
+    let ep = ok(d, &["episode", "start", "--project", "p", "--agent", "a"])["episode"].to_string();
+    ok(
+        d,
+        &[
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &ev,
+        ],
+    );
+    let (code, reason, message) = refused(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--reward",
+            "7",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    assert!(message.contains("[-1, 1]"), "{message}");
+    ok(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--reward",
+            "-1",
+        ],
+    );
+    // A negative number is a value with a named error, not an unknown flag.
+    let (code, reason, message) = refused(
+        d,
+        &[
+            "recall",
+            "--project",
+            "p",
+            "--pack",
+            "--available",
+            "-5",
+            "blue build",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+    assert!(message.contains("-5"), "{message}");
+    assert!(!message.contains("unexpected argument"), "{message}");
+    // Content without words is still encoded, and found again.
+    let party = observe(d, "p", "user", "🎉🎉🎉");
+    let v = ok(d, &["recall", "--project", "p", "🎉🎉🎉"]);
+    assert_eq!(v["items"][0]["event"]["id"].to_string(), party, "{v}");
+    // A reader that closes the pipe ends the command quietly.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(d)
+        .args(["--json", "recall", "--project", "p", "blue"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{err}");
 }
 
 #[test]

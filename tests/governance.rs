@@ -139,11 +139,10 @@ fn invariant3_evidence_must_exist_in_the_same_project_and_nothing_is_written() {
                 event: EventId(9999),
             },
         ),
+        // Another project's event is refused as one that does not exist.
         (
             vec![ok, foreign],
-            RejectionReason::ProjectBoundaryViolation {
-                what: format!("evidence event {foreign}"),
-            },
+            RejectionReason::UnknownEvidence { event: foreign },
         ),
     ];
     for (i, (evidence, reason)) in cases.into_iter().enumerate() {
@@ -610,10 +609,11 @@ fn candidates_stay_candidates_until_governed_promotion() {
     let out = l
         .apply_plan(&plan("q", "c6", vec![Op::Reject { belief: inferred }], 4))
         .unwrap();
-    assert!(matches!(
+    assert_eq!(
         rejected(out),
-        RejectionReason::ProjectBoundaryViolation { .. }
-    ));
+        RejectionReason::UnknownBelief { belief: inferred },
+        "another project's belief is refused as one that does not exist"
+    );
     let out = l
         .apply_plan(&plan(
             "p",
@@ -929,7 +929,6 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
             event: e,
             source_event: EventId(4),
         },
-        ProspectiveRefusal::ProjectBoundaryViolation { item: 1 },
         ProspectiveRefusal::NotAffirmative { event: e },
         ProspectiveRefusal::EventAlreadyUsed { event: e, item: 2 },
         ProspectiveRefusal::InvalidTransition {
@@ -1272,10 +1271,10 @@ fn prospective_state_machine_is_enforced_and_recorded() {
         (again.id, again.status),
         (item.id, ProspectiveStatus::Rejected)
     );
-    // Another project's item is a boundary violation, not unknown; a missing id is unknown.
+    // Another project's item is refused as one that does not exist: ids leak nothing.
     assert_eq!(
         l.complete_prospective(&project("q"), item.id).unwrap(),
-        Err(ProspectiveRefusal::ProjectBoundaryViolation { item: item.id.0 })
+        Err(ProspectiveRefusal::UnknownItem { item: item.id.0 })
     );
     assert_eq!(
         l.complete_prospective(&p, hypermem::governance::ProspectiveId(999))

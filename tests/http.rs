@@ -187,8 +187,18 @@ fn routes_answer_with_statuses_and_named_reasons() {
             "payload_too_large",
         ),
         ("/v1/nothing/here", "{}", 404, "not_found"),
-        ("/v1/projects/acme/no_such_op", "{}", 404, "unknown_operation"),
-        ("/v1/ops", r#"{"op":"no_such_op"}"#, 404, "unknown_operation"),
+        (
+            "/v1/projects/acme/no_such_op",
+            "{}",
+            404,
+            "unknown_operation",
+        ),
+        (
+            "/v1/ops",
+            r#"{"op":"no_such_op"}"#,
+            404,
+            "unknown_operation",
+        ),
         ("/v1/stats", "{}", 405, "method_not_allowed"),
         ("/v1/projects/acme/map", "{}", 200, "<none>"),
     ] {
@@ -305,15 +315,28 @@ access = "read_write"
     let existing = unnamed(existing, "hidden");
     assert_eq!(existing.0, 404, "{existing:?}");
     assert_eq!(existing.1, "unknown_project");
-    assert_eq!(existing, unnamed(missing, "ghost"), "nothing about the other project leaks");
-    assert_eq!(existing, unnamed(absent, "ghost"), "nothing about the other project leaks");
+    assert_eq!(
+        existing,
+        unnamed(missing, "ghost"),
+        "nothing about the other project leaks"
+    );
+    assert_eq!(
+        existing,
+        unnamed(absent, "ghost"),
+        "nothing about the other project leaks"
+    );
     // The scheme is case-insensitive (RFC 7235).
     let mut resp = agent()
         .post(&u("/v1/projects/acme/recall"))
         .header("Authorization", "bearer reader-of-acme-0002")
         .send(r#"{"query":"launch"}"#)
         .unwrap();
-    assert_eq!(resp.status().as_u16(), 200, "{}", resp.body_mut().read_to_string().unwrap());
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.body_mut().read_to_string().unwrap()
+    );
     let (st, v) = post(
         &u("/v1/ops"),
         Some("writer-of-acme-0001"),

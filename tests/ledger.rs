@@ -270,8 +270,9 @@ fn references_must_exist_in_the_same_project_and_batches_are_atomic() {
             msg("q", Role::User, "bad").reply_to(a.id, Causality::RepliesTo),
         ])
         .unwrap_err();
+    // Another project's event is refused as one that does not exist.
     assert!(
-        matches!(err, LedgerError::CrossProject { event, .. } if event == a.id),
+        matches!(err, LedgerError::UnknownEvent(event) if event == a.id),
         "{err}"
     );
     let err = l

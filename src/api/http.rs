@@ -370,10 +370,7 @@ fn request_of(object: serde_json::Map<String, Value>) -> Result<Request, ApiErro
     Request::from_json(Value::Object(object)).map_err(|e| {
         // serde names an unknown tag "unknown variant `x`, expected one of ...".
         match e.message.split_once("unknown variant ") {
-            Some((_, rest)) => ApiError::new(
-                "unknown_operation",
-                format!("no operation {rest}"),
-            ),
+            Some((_, rest)) => ApiError::new("unknown_operation", format!("no operation {rest}")),
             None => e,
         }
     })

@@ -456,7 +456,7 @@ pub struct EpisodeEnd {
     /// Outcome text.
     #[serde(default)]
     pub outcome: Option<String>,
-    /// Reward.
+    /// Reward in [-1, 1]: -1 a failure, 1 a success, 0 neither.
     #[serde(default)]
     pub reward: Option<f64>,
 }

@@ -6,7 +6,22 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+/// `println!` that ends quietly when the reader closed stdout (`hypermem … | head`): it
+/// has what it wanted, and a panic on the broken pipe would be noise. Other write errors
+/// are reported on stderr.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = writeln!(stdout, $($arg)*)
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            eprintln!("error: cannot write to stdout: {e}");
+        }
+    }};
+}
+
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use hypermem::api::{self, Api, ApiError};
 use hypermem::governance::Plan;
 use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
@@ -377,7 +392,7 @@ enum EpisodeAction {
         /// Outcome text.
         #[arg(long)]
         outcome: Option<String>,
-        /// Reward.
+        /// Reward in [-1, 1]: -1 a failure, 1 a success, 0 neither.
         #[arg(long)]
         reward: Option<f64>,
     },
@@ -661,9 +676,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         .or_else(|| std::env::var_os("HYPERMEM_DATA_DIR").map(PathBuf::from));
     let print = |value: serde_json::Value, text: String| {
         if cli.json {
-            println!("{value}");
+            out!("{value}");
         } else {
-            println!("{text}");
+            out!("{text}");
         }
     };
     if let Command::Eval {
@@ -712,10 +727,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             })?;
         }
         if cli.json {
-            println!("{}", serde_json::to_string(&report)?);
+            out!("{}", serde_json::to_string(&report)?);
             return Ok(());
         }
-        println!(
+        out!(
             "ingested {} turns in {:.1} s ({:.0} turns/s); {} questions in {:.2} s ({:.1} ms each)",
             report.turns,
             report.ingest_secs,
@@ -724,9 +739,16 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             report.query_secs,
             report.query_secs * 1e3 / report.overall.questions.max(1) as f64
         );
-        println!(
+        out!(
             "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
-            "category", "n", "recall@1", "recall@5", "recall@10", "hit@10", "mrr", "update_order"
+            "category",
+            "n",
+            "recall@1",
+            "recall@5",
+            "recall@10",
+            "hit@10",
+            "mrr",
+            "update_order"
         );
         for (name, s) in report
             .categories
@@ -738,15 +760,22 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             } else {
                 format!("{:.3}", s.update_order)
             };
-            println!(
+            out!(
                 "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
-                s.questions, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.hit_at_10, s.mrr
+                s.questions,
+                s.recall_at_1,
+                s.recall_at_5,
+                s.recall_at_10,
+                s.hit_at_10,
+                s.mrr
             );
         }
         let o = &report.overall;
-        println!(
+        out!(
             "overall recall@10 {:.3} mrr {:.3} update_order {:.3}",
-            o.recall_at_10, o.mrr, o.update_order
+            o.recall_at_10,
+            o.mrr,
+            o.update_order
         );
         return Ok(());
     }
@@ -802,9 +831,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         return hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
             use std::io::Write as _;
             if json {
-                println!("{}", json!({"listening": format!("http://{addr}")}));
+                out!("{}", json!({"listening": format!("http://{addr}")}));
             } else {
-                println!("listening on http://{addr}");
+                out!("listening on http://{addr}");
             }
             let _ = std::io::stdout().flush();
         });
@@ -1386,6 +1415,15 @@ fn install_logging() {
     }
 }
 
+/// The command line, every subcommand taking negative numbers as values (`--reward -1`
+/// is a reward, not an unknown flag; the range checks name what is wrong).
+fn command() -> clap::Command {
+    fn negative(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negative)
+    }
+    negative(Cli::command())
+}
+
 fn main() -> ExitCode {
     // Every segment file of every project keeps its descriptor open (mapped for reads,
     // written in place); a data set of a thousand conversations is a thousand projects.
@@ -1395,7 +1433,10 @@ fn main() -> ExitCode {
     }
     install_logging();
     let json = std::env::args().skip(1).any(|a| a == "--json");
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version: printed as asked, exit 0.
@@ -1419,7 +1460,7 @@ fn main() -> ExitCode {
                 } else {
                     message.to_owned()
                 });
-                println!("{}", f.to_json());
+                out!("{}", f.to_json());
             }
             let _ = e.print();
             return ExitCode::from(ErrorClass::InvalidInput.exit_code());
@@ -1430,7 +1471,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             if json {
-                println!("{}", f.to_json());
+                out!("{}", f.to_json());
             }
             eprintln!("error [{}]: {}", f.reason, f.message);
             ExitCode::from(f.class.exit_code())

@@ -13,6 +13,10 @@ use super::{Cognition, similarity};
 use crate::ledger::{EventId, LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
+/// The range of an episode's reward: -1 a failure, 1 a success, 0 neither (its sign
+/// counts a concept's successes and failures).
+pub const REWARDS: std::ops::RangeInclusive<f64> = -1.0..=1.0;
+
 crate::ledger::string_enum!(
     /// Lifecycle of an episode.
     EpisodeStatus {
@@ -416,13 +420,13 @@ impl Cognition {
         })
     }
 
-    /// Seals an episode with its outcome and reward. Two binarized vectors are stored: the
+    /// Seals an episode with its outcome and reward (in [`REWARDS`]). Two binarized vectors are stored: the
     /// episode vector (bundle of its position-permuted events: slot `i` probes back to event
     /// `i`) and the topic vector (bundle of the events themselves: what the episode is
     /// about, used for similarity and consolidation). Sealing twice is a no-op.
     ///
     /// # Errors
-    /// Unknown episode, SQLite errors.
+    /// A reward outside [`REWARDS`] (`invalid_argument`); unknown episode, SQLite errors.
     pub fn end_episode(
         &self,
         project: &ProjectId,
@@ -430,6 +434,16 @@ impl Cognition {
         outcome: Option<&str>,
         reward: Option<f64>,
     ) -> LedgerResult<()> {
+        if let Some(r) = reward.filter(|r| !REWARDS.contains(r)) {
+            return Err(LedgerError::Invalid {
+                what: "reward",
+                reason: format!(
+                    "{r} is outside [{}, {}]: -1 is a failure, 1 a success, 0 neither",
+                    REWARDS.start(),
+                    REWARDS.end()
+                ),
+            });
+        }
         let (status, n) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
             return self.complete_sealed(id, outcome, reward);

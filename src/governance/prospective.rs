@@ -450,7 +450,6 @@ impl Ledger {
         })
     }
 
-
     /// Applies one state-machine transition ([`ProspectiveStatus`]; see
     /// `docs/ARCHITECTURE.md`): `to` picks the new status from the current item.
     fn transition(

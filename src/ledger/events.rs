@@ -465,20 +465,18 @@ impl Ledger {
         })
     }
 
-    /// The source ids of `project`'s events (an import skips the turns it already holds).
+    /// The source ids of `project`'s events with their content (an import skips the turns
+    /// it already holds and refuses one whose text changed).
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn source_ids(
-        &self,
-        project: &ProjectId,
-    ) -> LedgerResult<std::collections::HashSet<String>> {
+    pub fn source_contents(&self, project: &ProjectId) -> LedgerResult<HashMap<String, String>> {
         self.read(|c| {
             c.prepare_cached(
-                "SELECT source_id FROM events WHERE project = ?1 AND source_id IS NOT NULL",
+                "SELECT source_id, content FROM events WHERE project = ?1 AND source_id IS NOT NULL",
             )
             .and_then(|mut s| {
-                s.query_map([project.as_str()], |r| r.get::<_, String>(0))?
+                s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect()
             })
             .map_err(|e| self.sql(e))

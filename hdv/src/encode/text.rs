@@ -284,11 +284,25 @@ impl TextEncoder {
         text.nfkc().collect::<String>().to_lowercase()
     }
 
-    /// The normalized word tokens of `text`, in order.
+    /// The normalized word tokens of `text`, in order (see [`token_slices`](Self::token_slices)).
     pub fn tokens(text: &str) -> Vec<String> {
-        Self::normalize(text)
-            .unicode_words()
+        Self::token_slices(&Self::normalize(text))
+            .into_iter()
             .map(str::to_owned)
+            .collect()
+    }
+
+    /// The tokens of normalized text: its words (UAX #29); a text without any (emoji,
+    /// symbols: "🎉🎉", "→ ✓") is its symbols instead, each grapheme cluster that is not
+    /// whitespace, so it still has a vector and can be found again.
+    pub fn token_slices(normalized: &str) -> Vec<&str> {
+        let words: Vec<&str> = normalized.unicode_words().collect();
+        if !words.is_empty() {
+            return words;
+        }
+        normalized
+            .graphemes(true)
+            .filter(|g| !g.chars().all(char::is_whitespace))
             .collect()
     }
 
@@ -471,7 +485,7 @@ impl TextEncoder {
     /// with the same tokens get the same vector.
     pub fn tie_seed(&self, text: &str) -> u64 {
         let normalized = Self::normalize(text);
-        self.seed_of_tokens(&normalized.unicode_words().collect::<Vec<_>>())
+        self.seed_of_tokens(&Self::token_slices(&normalized))
     }
 
     /// [`tie_seed`](Self::tie_seed) of a text already tokenized.
@@ -488,7 +502,7 @@ impl TextEncoder {
         // One tokenization serves the features and the tie-breaking seed; the tokens stay
         // slices of the normalized text.
         let normalized = Self::normalize(text);
-        let tokens: Vec<&str> = normalized.unicode_words().collect();
+        let tokens = Self::token_slices(&normalized);
         let mut bundler = Bundler::new(self.dim());
         let mut sink = VoteSink::reusing(&mut bundler, self.dense.take());
         self.add_features(&tokens, weights, &mut sink);
