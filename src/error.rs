@@ -96,9 +96,9 @@ impl ErrorClass {
 /// The class of a stable reason (see [`Error::reason`]).
 pub fn class_of(reason: &str) -> ErrorClass {
     match reason {
-        "not_found" | "data_dir_missing" | "unknown_project" | "unknown_event"
-        | "unknown_operation" | "unknown_belief" | "unknown_item" | "unknown_episode"
-        | "unknown_procedure" | "unknown_evidence" => ErrorClass::NotFound,
+        "not_found" | "data_dir_missing" | "not_initialized" | "unknown_project"
+        | "unknown_event" | "unknown_operation" | "unknown_belief" | "unknown_item"
+        | "unknown_episode" | "unknown_procedure" | "unknown_evidence" => ErrorClass::NotFound,
         "conflict"
         | "version_conflict"
         | "duplicate_idempotency_key"
@@ -157,6 +157,7 @@ impl Error {
                 LedgerError::NotFound { .. } => "not_found",
                 LedgerError::Refused { reason, .. } => reason,
                 LedgerError::Invalid { .. } => "invalid_argument",
+                LedgerError::Corrupt { .. } => "corruption",
                 LedgerError::Hdv(e) => hdv_reason(e),
                 LedgerError::SchemaTooNew { .. } => "schema_too_new",
                 LedgerError::NeedsMigration { .. } => "needs_migration",

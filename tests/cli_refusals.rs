@@ -71,6 +71,18 @@ fn the_data_directory_must_exist_unless_created() {
     let (_, reason, message) = refused(&file, &["stats"]);
     assert_eq!(reason, "not_a_directory");
     assert!(message.contains("file"), "{message}");
+    // A read on an existing directory that holds no store is refused and creates nothing.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for read in [&["stats"][..], &["recall", "--project", "p", "anything"]] {
+        let (code, reason, message) = refused(&empty, read);
+        assert_eq!((code, reason.as_str()), (3, "not_initialized"), "{message}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "a read wrote nothing"
+    );
     ok(&missing, &["--create", "stats"]);
     assert!(missing.is_dir());
     let fresh = dir.path().join("fresh");
@@ -107,6 +119,7 @@ fn usage_errors_under_json_are_one_document_too() {
         let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
         assert!(message.contains(named), "{args:?}: {message}");
     }
+    ok(dir.path(), &["init"]);
     let (code, reason, _) = refused(
         dir.path(),
         &[
@@ -778,4 +791,46 @@ fn concurrent_cli_writers_wait_for_each_other_and_a_held_store_is_retryable() {
     assert_eq!(v["error"]["retryable"], true);
     assert_eq!(stats[0]["events"], 20);
     assert!(!recall["items"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn damaged_stored_data_is_corruption_not_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let id = ok(
+        d,
+        &[
+            "procedure",
+            "add",
+            "--project",
+            "p",
+            "--name",
+            "deploy",
+            "--trigger",
+            "when a release is tagged",
+            "--step",
+            "build",
+        ],
+    )["procedure"]
+        .to_string();
+    let db = rusqlite::Connection::open(d.join("ledger.db")).unwrap();
+    db.execute("UPDATE procedures SET steps = '{' WHERE id = ?1", [&id])
+        .unwrap();
+    drop(db);
+    let (code, reason, message) = refused(
+        d,
+        &[
+            "procedure",
+            "suggest",
+            "--project",
+            "p",
+            "a release is tagged",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (1, "corruption"), "{message}");
+    assert!(message.contains(&format!("procedure {id}")), "{message}");
+    assert!(
+        !message.contains("EOF") && !message.contains("line 1"),
+        "no serde text: {message}"
+    );
 }

@@ -101,7 +101,10 @@ fn tools() -> Vec<Tool> {
             "prospective_confirm",
             "Confirm a pending item by a later, explicitly affirmative user event.",
         ),
-        tool::<ProspectiveDefer>("prospective_defer", "Postpone an item to a new due time."),
+        tool::<ProspectiveDefer>(
+            "prospective_defer",
+            "Postpone a prospective item to a new due time (`until`): a confirmed item becomes deferred, a pending one stays pending (deferring never confirms).",
+        ),
         tool::<ProjectId64>(
             "prospective_complete",
             "Mark a confirmed prospective item done; its history keeps every transition.",

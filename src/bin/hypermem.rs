@@ -838,6 +838,16 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let _ = std::io::stdout().flush();
         });
     }
+    // A read on a directory that holds no store creates none: it is refused.
+    if reads_only(&cli.command) && !cli.create && !dir.join("ledger.db").exists() {
+        return Err(ApiError::new(
+            "not_initialized",
+            format!(
+                "data directory {} holds no memory yet: `hypermem init` creates one (or any write, with --create); a read creates nothing",
+                dir.display()
+            ),
+        ));
+    }
     let memory = if reads_only(&cli.command) {
         // A reader never waits on a writer: without the lock at once, it reads a view.
         let mut now = profile.clone();

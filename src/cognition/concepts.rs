@@ -34,9 +34,8 @@ use rusqlite::params;
 
 use hdv::{Bundler, Hypervector};
 
-use super::episodes::invalid;
 use super::{Cognition, EpisodeId, similarity};
-use crate::ledger::{LedgerResult, Role};
+use crate::ledger::{LedgerError, LedgerResult, Role};
 use crate::store::ProjectId;
 
 /// Other sealed episodes an episode's baseline is estimated from.
@@ -355,8 +354,14 @@ impl Cognition {
             )
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let mut b = Bundler::from_bytes(self.dim, &counters)
-            .map_err(|e| invalid("concept counters", e.to_string()))?;
+        let mut b = Bundler::from_bytes(self.dim, &counters).map_err(|_| LedgerError::Corrupt {
+            what: "concept counters",
+            detail: format!(
+                "{} bytes that are not the vote counters of a {}-bit concept",
+                counters.len(),
+                self.dim.bits()
+            ),
+        })?;
         b.add(v);
         let proto = b.binarize(concept.0)?;
         let now = self.ledger.now_ms();

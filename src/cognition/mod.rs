@@ -266,9 +266,14 @@ impl Cognition {
     }
 
     fn decode(&self, bytes: &[u8]) -> LedgerResult<Hypervector> {
-        Hypervector::from_le_bytes(self.dim, bytes).map_err(|e| LedgerError::Invalid {
-            what: "stored vector",
-            reason: e.to_string(),
+        Hypervector::from_le_bytes(self.dim, bytes).map_err(|_| LedgerError::Corrupt {
+            what: "vector",
+            detail: format!(
+                "{} bytes, not the {} of a {}-bit vector",
+                bytes.len(),
+                self.dim.bits() / 8,
+                self.dim.bits()
+            ),
         })
     }
 

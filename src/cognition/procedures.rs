@@ -161,9 +161,11 @@ impl Cognition {
         rows.into_iter()
             .map(|(id, name, trigger, vector, steps, s, f)| {
                 let steps: Vec<Step> =
-                    serde_json::from_str(&steps).map_err(|e| LedgerError::Invalid {
-                        what: "stored procedure steps",
-                        reason: e.to_string(),
+                    serde_json::from_str(&steps).map_err(|_| LedgerError::Corrupt {
+                        what: "procedure steps",
+                        detail: format!(
+                            "the steps of procedure {id} are not the JSON list of steps hypermem writes"
+                        ),
                     })?;
                 Ok((
                     Procedure {

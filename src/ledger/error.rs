@@ -54,6 +54,15 @@ pub enum LedgerError {
         /// What was refused and why.
         message: String,
     },
+    /// Stored bytes do not decode (a damaged vector, counters, procedure steps): the
+    /// store's fault, never the caller's input.
+    #[error("stored {what} is damaged: {detail}")]
+    Corrupt {
+        /// What was read.
+        what: &'static str,
+        /// What is wrong with it, in hypermem's words.
+        detail: String,
+    },
     /// A value is invalid (bad enum name, empty project, ...).
     #[error("invalid {what}: {reason}")]
     Invalid {
