@@ -572,3 +572,82 @@ fn zero_workers_is_refused_before_listening() {
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("workers"), "{text}");
 }
+
+/// Every `$ref` of `v` points at a definition that exists in `doc`.
+fn refs_resolve(doc: &Value, v: &Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                let pointer = r.strip_prefix('#').expect("local reference");
+                assert!(doc.pointer(pointer).is_some(), "{r} does not resolve");
+            }
+            map.values().for_each(|x| refs_resolve(doc, x));
+        }
+        Value::Array(items) => items.iter().for_each(|x| refs_resolve(doc, x)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_openapi_document_describes_every_route_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &[]);
+    let u = |path: &str| format!("{}{path}", s.url);
+    let (st, doc) = get(&u("/v1/openapi.json"));
+    assert_eq!(st, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    refs_resolve(&doc, &doc);
+    let ops: Vec<String> = doc["paths"]["/v1/ops"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"]["properties"]["op"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap().to_owned())
+        .collect();
+    assert!(ops.len() >= 30, "{ops:?}");
+    post(
+        &u("/v1/projects/acme/observe"),
+        None,
+        r#"{"text":"the kettle is descaled monthly"}"#,
+    );
+    for op in &ops {
+        if op == "stats" || op == "migrate" {
+            continue;
+        }
+        let path = format!("/v1/projects/{{project}}/{op}");
+        let described = &doc["paths"][&path]["post"];
+        assert!(
+            described["description"].as_str().unwrap().len() >= 40,
+            "{op}"
+        );
+        // The route the document names exists: whatever an empty body gets, it is not an
+        // unknown route or operation.
+        let (st, v) = post(&u(&format!("/v1/projects/acme/{op}")), None, "{}");
+        assert!(
+            !matches!(reason(&v), "not_found" | "unknown_operation") && st != 405,
+            "{op}: {st} {v}"
+        );
+    }
+    // The official validator, where it is installed (pip install openapi-spec-validator).
+    let file = dir.path().join("openapi.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let check = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys\ntry:\n    from openapi_spec_validator import validate\nexcept ImportError:\n    sys.exit(3)\nvalidate(json.load(open(sys.argv[1])))",
+        ])
+        .arg(&file)
+        .output();
+    match check.map(|o| (o.status.code(), o)) {
+        Ok((Some(0), _)) => {}
+        Ok((Some(3), _)) | Err(_) => {
+            eprintln!(
+                "!! SKIP: openapi-spec-validator is not installed; the document was checked structurally only"
+            );
+        }
+        Ok((_, o)) => panic!(
+            "the OpenAPI document does not validate: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    }
+}

@@ -9,7 +9,9 @@
 //!   `observe`, `pack`, `belief_assert`, ...; [`Request`]) without `op` and `project`;
 //! - `POST /v1/ops`: any request, `op` and `project` in the body;
 //! - `GET /v1/projects/{project}/beliefs/{key}`, `GET` or `POST /v1/projects/{project}/map`,
-//!   `GET /v1/stats`.
+//!   `GET /v1/stats`;
+//! - `GET /v1/openapi.json`: the OpenAPI 3.1 document of these routes ([`openapi`]),
+//!   generated from the operation catalog.
 //!
 //! An unknown route or operation is 404 (`not_found`, `unknown_operation`), a wrong method
 //! 405 (`method_not_allowed`), each with the JSON error document.
@@ -448,6 +450,159 @@ async fn stats(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respons
     run(shared, headers, Request::Stats(super::Empty {})).await
 }
 
+/// Moves the `$defs` of a request schema into `components/schemas` and points its
+/// references there; drops the root's `$schema` (the document declares its dialect).
+fn hoist(mut schema: Value, components: &mut serde_json::Map<String, Value>) -> Value {
+    fn repoint(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get_mut("$ref")
+                    && let Some(name) = r.strip_prefix("#/$defs/")
+                {
+                    *r = format!("#/components/schemas/{name}");
+                }
+                map.values_mut().for_each(repoint);
+            }
+            Value::Array(items) => items.iter_mut().for_each(repoint),
+            _ => {}
+        }
+    }
+    repoint(&mut schema);
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        if let Some(Value::Object(defs)) = map.remove("$defs") {
+            components.extend(defs);
+        }
+    }
+    schema
+}
+
+/// The OpenAPI 3.1 document of this server (`GET /v1/openapi.json`), generated from the
+/// [catalog](super::catalog): one `POST /v1/projects/{project}/{op}` per operation with
+/// its request schema, `POST /v1/ops` for any operation, the `GET` routes, and the one
+/// error document of every refusal.
+pub fn openapi() -> Value {
+    let mut components = serde_json::Map::new();
+    components.insert(
+        "Error".to_owned(),
+        json!({
+            "type": "object",
+            "required": ["error"],
+            "properties": {"error": {
+                "type": "object",
+                "required": ["reason", "message"],
+                "properties": {
+                    "reason": {"type": "string", "description": "The stable reason (snake_case)."},
+                    "message": {"type": "string"},
+                    "detail": {"description": "The refusal's own fields."},
+                    "retryable": {"type": "boolean"}
+                }
+            }}
+        }),
+    );
+    let responses = |what: &str| {
+        json!({
+            "200": {"description": what, "content": {"application/json": {"schema": {}}}},
+            "default": {
+                "description": "A refusal: its status follows the reason's class.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+            }
+        })
+    };
+    let project =
+        json!({"name": "project", "in": "path", "required": true, "schema": {"type": "string"}});
+    let mut paths = serde_json::Map::new();
+    let catalog = super::catalog::catalog();
+    for op in &catalog {
+        if matches!(op.name, "stats" | "migrate") {
+            // Whole-memory operations: `GET /v1/stats` and `POST /v1/ops`.
+            continue;
+        }
+        let mut schema = hoist(op.schema.clone(), &mut components);
+        // The route names the project.
+        if let Some(map) = schema.as_object_mut() {
+            if let Some(Value::Object(p)) = map.get_mut("properties") {
+                p.remove("project");
+            }
+            if let Some(Value::Array(r)) = map.get_mut("required") {
+                r.retain(|f| f != "project");
+            }
+        }
+        paths.insert(
+            format!("/v1/projects/{{project}}/{}", op.name),
+            json!({"post": {
+                "operationId": op.name,
+                "description": op.description,
+                "parameters": [project],
+                "requestBody": {"content": {"application/json": {"schema": schema}}},
+                "responses": responses("The operation's result."),
+            }}),
+        );
+    }
+    let names: Vec<&str> = catalog.iter().map(|o| o.name).collect();
+    paths.insert(
+        "/v1/ops".to_owned(),
+        json!({"post": {
+            "operationId": "ops",
+            "description": "Any operation: `op` and its fields, `project` included, in the body.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["op"],
+                "properties": {"op": {"type": "string", "enum": names}}
+            }}}},
+            "responses": responses("The operation's result."),
+        }}),
+    );
+    if let Some(Value::Object(map)) = paths.get_mut("/v1/projects/{project}/map") {
+        map.insert(
+            "get".to_owned(),
+            json!({
+                "operationId": "map_get",
+                "description": "One project at a glance, with the default limit.",
+                "parameters": [project],
+                "responses": responses("The project's map."),
+            }),
+        );
+    }
+    let key = json!({"name": "key", "in": "path", "required": true, "schema": {"type": "string"}});
+    for (path, id, what, parameters) in [
+        (
+            "/v1/stats",
+            "stats",
+            "Counts per project of this memory.",
+            json!([]),
+        ),
+        (
+            "/v1/projects/{project}/beliefs/{key}",
+            "belief_get",
+            "The active belief of a key (404 `not_found` when it has none).",
+            json!([project, key]),
+        ),
+        ("/healthz", "healthz", "The process is up.", json!([])),
+        ("/readyz", "readyz", "The memory is open.", json!([])),
+        ("/v1/openapi.json", "openapi", "This document.", json!([])),
+    ] {
+        paths.insert(
+            path.to_owned(),
+            json!({"get": {"operationId": id, "description": what, "parameters": parameters, "responses": responses(what)}}),
+        );
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "hypermem",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Governed long-term memory for AI agents. With a token file, every route but `healthz`, `readyz` and this document needs `Authorization: Bearer <token>`."
+        },
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
+        }
+    })
+}
+
 async fn method_not_allowed() -> Response {
     error_response(&ApiError::new(
         "method_not_allowed",
@@ -483,6 +638,13 @@ pub fn router(memory: Arc<Memory>, config: &ServeConfig) -> Router {
             get(|| async { axum::Json(json!({"status": "ready"})) }),
         )
         .route("/v1/ops", post(any_op))
+        .route(
+            "/v1/openapi.json",
+            get(|| async {
+                static DOCUMENT: std::sync::LazyLock<Value> = std::sync::LazyLock::new(openapi);
+                axum::Json(DOCUMENT.clone())
+            }),
+        )
         .route("/v1/stats", get(stats))
         .route("/v1/projects/{project}/map", get(map).post(map_post))
         .route("/v1/projects/{project}/beliefs/{key}", get(belief))

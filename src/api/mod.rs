@@ -9,6 +9,7 @@
 //! "query": "editor theme"}`); unknown fields are refused. Results are the engine's own
 //! serializable types (`RecallResult`, `Pack`, `Belief`, ...), returned as JSON values.
 
+pub mod catalog;
 pub mod http;
 pub mod mcp;
 mod response;
