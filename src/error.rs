@@ -27,6 +27,18 @@ pub enum Error {
     /// The profile's semantic model.
     #[error(transparent)]
     Model(#[from] crate::semantic::ModelError),
+    /// Observed events were committed to the ledger, but a projection after the commit
+    /// (vectors, synapses, episodes) failed and the events carry no source ids, so
+    /// resending them would store them twice: the events are stored (found by their words
+    /// now, repaired in full on the next open), and the error says so instead of inviting
+    /// a retry.
+    #[error("events {} are stored, but after the commit {source}; do not resend them (give each observation a source id to make a resend safe)", .events.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    Committed {
+        /// The stored events.
+        events: Vec<crate::ledger::EventId>,
+        /// What failed after the commit.
+        source: Box<Error>,
+    },
 }
 
 /// Result alias of the engine.
@@ -120,7 +132,8 @@ pub fn class_of(reason: &str) -> ErrorClass {
         "method_not_allowed" => ErrorClass::MethodNotAllowed,
         "project_forbidden" | "read_only_token" => ErrorClass::Forbidden,
         "unavailable" | "store_locked" | "ledger_busy" | "timeout" => ErrorClass::Unavailable,
-        "internal" | "io_error" | "corruption" | "disk_full" | "model_error" => {
+        "internal" | "io_error" | "corruption" | "disk_full" | "model_error"
+        | "partially_committed" => {
             ErrorClass::Internal
         }
         _ => ErrorClass::InvalidInput,
@@ -170,6 +183,7 @@ impl Error {
             },
             Error::Hdv(e) => hdv_reason(e),
             Error::Model(_) => "model_error",
+            Error::Committed { .. } => "partially_committed",
         }
     }
 

@@ -1369,7 +1369,14 @@ fn a_batch_whose_projections_fail_completes_on_retry_without_duplicates() {
         })
         .collect();
     hypermem::failpoint::fail_projections("repair", 1);
-    assert!(m.observe_batch(&more).is_err());
+    // Without source ids a resend would store them twice: the error says they are stored
+    // and is not retryable.
+    let err = m.observe_batch(&more).unwrap_err();
+    assert_eq!(err.reason(), "partially_committed", "{err}");
+    assert!(!err.class().retryable());
+    assert_eq!(m.ledger().count(&q).unwrap(), 4, "{err}");
+    let stored = hypermem::api::ApiError::from(err);
+    assert_eq!(stored.detail.unwrap()["event_ids"].as_array().unwrap().len(), 4);
     drop(m);
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
     assert_eq!(m.vectors().len(&q), 4, "repaired on open");

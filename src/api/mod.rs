@@ -103,7 +103,11 @@ impl From<crate::Error> for ApiError {
         if let crate::Error::Ledger(LedgerError::Sqlite { source, .. }) = &e {
             tracing::debug!(error = %source, "SQLite failure");
         }
-        Self::new(e.reason(), e.to_string())
+        let mut error = Self::new(e.reason(), e.to_string());
+        if let crate::Error::Committed { events, .. } = &e {
+            error.detail = Some(json!({ "event_ids": events }));
+        }
+        error
     }
 }
 

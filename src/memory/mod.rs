@@ -1274,6 +1274,29 @@ impl Memory {
         // The ledger is the truth: from here on, a failure leaves projections that a retry
         // of the same batch (by source id) completes, and that the next open repairs
         // (vectors are re-encoded from the ledger).
+        match self.project_observed(events, &ids, &prepared, &prevs) {
+            Ok(()) => Ok(ids),
+            // Every event has a source id: a retry of the batch is the stored events, so
+            // the cause (retryable or not) stands as it is.
+            Err(e) if events.iter().all(|e| e.source_id.is_some()) => Err(e),
+            // Without source ids a retry would store the events twice: the error says
+            // they are stored, never that retrying can succeed.
+            Err(e) => Err(crate::Error::Committed {
+                events: ids,
+                source: Box::new(e),
+            }),
+        }
+    }
+
+    /// The projections of observed events after their ledger commit: vectors into the
+    /// tiers, thread synapses, episodes.
+    fn project_observed(
+        &self,
+        events: &[NewEvent],
+        ids: &[EventId],
+        prepared: &[(Option<Hypervector>, Vec<String>)],
+        prevs: &[Option<Option<EventId>>],
+    ) -> Result<()> {
         if let Some(e) = events
             .iter()
             .find(|e| crate::failpoint::projection_fails(e.project.as_str()))
@@ -1292,7 +1315,7 @@ impl Memory {
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
         let mut retried_links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> =
             Default::default();
-        for (((e, id), (v, _)), prev) in events.iter().zip(&ids).zip(&prepared).zip(&prevs) {
+        for (((e, id), (v, _)), prev) in events.iter().zip(ids).zip(prepared).zip(prevs) {
             let fresh = prev.is_some();
             if let Some(v) = v
                 && (fresh || self.tiers.trace(&e.project, VectorId(id.0)).is_none())
@@ -1329,8 +1352,8 @@ impl Memory {
         for (project, pairs) in links {
             self.cognition.strengthen_pairs(project, &pairs)?;
         }
-        self.link_episodes(events, &ids, &prepared)?;
-        Ok(ids)
+        self.link_episodes(events, ids, prepared)?;
+        Ok(())
     }
 
     /// Appends observed events to their agent's open episode, if the agent has one (an
