@@ -132,10 +132,12 @@ pub fn class_of(reason: &str) -> ErrorClass {
         "method_not_allowed" => ErrorClass::MethodNotAllowed,
         "project_forbidden" | "read_only_token" => ErrorClass::Forbidden,
         "unavailable" | "store_locked" | "ledger_busy" | "timeout" => ErrorClass::Unavailable,
-        "internal" | "io_error" | "corruption" | "disk_full" | "model_error"
-        | "partially_committed" => {
-            ErrorClass::Internal
-        }
+        "internal"
+        | "io_error"
+        | "corruption"
+        | "disk_full"
+        | "model_error"
+        | "partially_committed" => ErrorClass::Internal,
         _ => ErrorClass::InvalidInput,
     }
 }

@@ -210,6 +210,14 @@ fn routes_answer_with_statuses_and_named_reasons() {
             &body[..body.len().min(60)]
         );
     }
+    // A wrong JSON type names its field.
+    let (st, v) = post(&u("/v1/projects/acme/observe"), None, r#"{"text":42}"#);
+    let message = v["error"]["message"].as_str().unwrap();
+    assert_eq!((st, reason(&v)), (400, "invalid_request"));
+    assert!(
+        message.contains("`text`") && message.contains("string"),
+        "{message}"
+    );
     let (st, v) = post(
         &u("/v1/projects/acme/forget_project"),
         None,

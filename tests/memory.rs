@@ -1376,7 +1376,13 @@ fn a_batch_whose_projections_fail_completes_on_retry_without_duplicates() {
     assert!(!err.class().retryable());
     assert_eq!(m.ledger().count(&q).unwrap(), 4, "{err}");
     let stored = hypermem::api::ApiError::from(err);
-    assert_eq!(stored.detail.unwrap()["event_ids"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        stored.detail.unwrap()["event_ids"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
     drop(m);
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
     assert_eq!(m.vectors().len(&q), 4, "repaired on open");

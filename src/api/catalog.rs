@@ -3,7 +3,7 @@
 //! type, so it cannot drift from what is accepted). The MCP tools and the OpenAPI document
 //! are generated from it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One operation of the catalog.
 #[derive(Debug, Clone)]
@@ -166,4 +166,101 @@ pub fn catalog() -> Vec<Operation> {
             "Erase a project from every store. Cannot be undone: requires confirm = true.",
         ),
     ]
+}
+
+/// Why `object` does not fit the request of operation `op`, naming the field: an unknown
+/// field, a field of the wrong JSON type, or a missing one (`None` when the top-level
+/// fields fit, or `op` is not in the catalog). serde's own message for a tagged request
+/// names no field.
+pub fn misfit(op: &str, object: &Map<String, Value>) -> Option<String> {
+    let schema = catalog().into_iter().find(|o| o.name == op)?.schema;
+    let properties = schema.get("properties")?.as_object()?;
+    for (key, value) in object.iter().filter(|(k, _)| *k != "op") {
+        let Some(field) = properties.get(key) else {
+            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            return Some(format!(
+                "`{op}` has no field `{key}` (its fields: {})",
+                known.join(", ")
+            ));
+        };
+        let allowed: Vec<&str> = match field.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            // A reference or a union: its shape is checked by the operation itself.
+            _ => continue,
+        };
+        if !allowed.iter().any(|t| fits(t, value)) {
+            return Some(format!(
+                "field `{key}` of `{op}` must be {}, not {}",
+                allowed.join(" or "),
+                kind(value)
+            ));
+        }
+    }
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|r| !object.contains_key(*r))
+        .map(|r| format!("`{op}` needs the field `{r}`"))
+}
+
+/// Whether `value` is of JSON Schema type `t`.
+fn fits(t: &str, value: &Value) -> bool {
+    match t {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+/// The JSON type of `value`, in words.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::misfit;
+    use serde_json::json;
+
+    #[test]
+    fn a_misfit_names_its_field() {
+        let object = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let m = misfit("observe", &object(json!({"project": "p", "text": 42}))).unwrap();
+        assert!(
+            m.contains("`text`") && m.contains("string") && m.contains("integer"),
+            "{m}"
+        );
+        let m = misfit(
+            "recall",
+            &object(json!({"project": "p", "query": "x", "kk": 1})),
+        )
+        .unwrap();
+        assert!(m.contains("`kk`"), "{m}");
+        let m = misfit("observe", &object(json!({"project": "p"}))).unwrap();
+        assert!(m.contains("needs the field `text`"), "{m}");
+        assert_eq!(
+            misfit(
+                "observe",
+                &object(json!({"project": "p", "text": "t", "thread": null}))
+            ),
+            None
+        );
+    }
 }

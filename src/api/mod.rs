@@ -782,11 +782,17 @@ impl Request {
     /// # Errors
     /// `invalid_request`.
     pub fn from_json(value: Value) -> ApiResult<Self> {
-        serde_json::from_value(value).map_err(|e| {
-            let text = e.to_string();
+        Self::deserialize(&value).map_err(|e| {
+            // serde's message for a tagged request names no field: the catalog's schema
+            // of the operation does.
+            let named = value
+                .get("op")
+                .and_then(Value::as_str)
+                .zip(value.as_object())
+                .and_then(|(op, object)| catalog::misfit(op, object));
             ApiError::new(
                 "invalid_request",
-                format!("the request does not fit its operation: {text}"),
+                named.unwrap_or_else(|| format!("the request does not fit its operation: {e}")),
             )
         })
     }
