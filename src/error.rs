@@ -105,102 +105,293 @@ impl ErrorClass {
     }
 }
 
-/// The class of a stable reason (see [`Error::reason`]).
-pub fn class_of(reason: &str) -> ErrorClass {
-    match reason {
-        "not_found" | "data_dir_missing" | "not_initialized" | "unknown_project"
-        | "unknown_event" | "unknown_operation" | "unknown_belief" | "unknown_item"
-        | "unknown_episode" | "unknown_procedure" | "unknown_evidence" => ErrorClass::NotFound,
-        "conflict"
-        | "version_conflict"
-        | "duplicate_idempotency_key"
-        | "duplicate_id"
-        | "invalid_transition"
-        | "project_boundary_violation"
-        | "episode_project_mismatch"
-        | "episode_sealed"
-        | "already_in_episode"
-        | "no_active_belief"
-        | "user_ownership_requires_user_evidence"
-        | "event_already_used"
-        | "changed_turn"
-        | "read_only"
-        | "needs_migration"
-        | "schema_too_new" => ErrorClass::Conflict,
-        "payload_too_large" | "tier_full" => ErrorClass::TooLarge,
-        "unauthorized" => ErrorClass::Unauthorized,
-        "method_not_allowed" => ErrorClass::MethodNotAllowed,
-        "project_forbidden" | "read_only_token" => ErrorClass::Forbidden,
-        "unavailable" | "store_locked" | "ledger_busy" | "timeout" => ErrorClass::Unavailable,
-        "internal"
-        | "io_error"
-        | "corruption"
-        | "disk_full"
-        | "model_error"
-        | "partially_committed" => ErrorClass::Internal,
-        _ => ErrorClass::InvalidInput,
+/// Declares [`Reason`]: each variant once, with its snake_case name and its class.
+macro_rules! reasons {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal => $class:ident,)+) => {
+        /// Every stable, machine-readable reason an error can carry: its name (snake_case,
+        /// in every error document) and its class are declared once, here.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Reason {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Reason {
+            /// Every reason.
+            pub const ALL: &[Reason] = &[$(Reason::$variant,)+];
+
+            /// Its name (snake_case).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Reason::$variant => $name,)+
+                }
+            }
+
+            /// Its class: the HTTP status, the CLI exit code, whether a retry can succeed.
+            pub const fn class(self) -> ErrorClass {
+                match self {
+                    $(Reason::$variant => ErrorClass::$class,)+
+                }
+            }
+
+            /// The reason of a name.
+            pub fn parse(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(Reason::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+reasons! {
+    /// A named record does not exist.
+    NotFound = "not_found" => NotFound,
+    /// The data directory does not exist.
+    DataDirMissing = "data_dir_missing" => NotFound,
+    /// The data directory holds no memory yet.
+    NotInitialized = "not_initialized" => NotFound,
+    /// The project holds nothing (or is outside the token's scope).
+    UnknownProject = "unknown_project" => NotFound,
+    /// No such event in the project.
+    UnknownEvent = "unknown_event" => NotFound,
+    /// No such operation.
+    UnknownOperation = "unknown_operation" => NotFound,
+    /// No such MCP tool.
+    UnknownTool = "unknown_tool" => NotFound,
+    /// No such belief in the project.
+    UnknownBelief = "unknown_belief" => NotFound,
+    /// No such prospective item in the project.
+    UnknownItem = "unknown_item" => NotFound,
+    /// An evidence event does not exist in the project.
+    UnknownEvidence = "unknown_evidence" => NotFound,
+    /// The write conflicts with a stored record.
+    Conflict = "conflict" => Conflict,
+    /// The expected version is not the current one.
+    VersionConflict = "version_conflict" => Conflict,
+    /// An idempotency key names another plan.
+    DuplicateIdempotencyKey = "duplicate_idempotency_key" => Conflict,
+    /// A vector id is stored already.
+    DuplicateId = "duplicate_id" => Conflict,
+    /// The record's status does not allow the operation.
+    InvalidTransition = "invalid_transition" => Conflict,
+    /// Read in plan audits of older versions only.
+    ProjectBoundaryViolation = "project_boundary_violation" => Conflict,
+    /// The episode is sealed.
+    EpisodeSealed = "episode_sealed" => Conflict,
+    /// The event is in an episode already.
+    AlreadyInEpisode = "already_in_episode" => Conflict,
+    /// The key has no active belief.
+    NoActiveBelief = "no_active_belief" => Conflict,
+    /// A user-owned belief needs user evidence.
+    UserOwnershipRequiresUserEvidence = "user_ownership_requires_user_evidence" => Conflict,
+    /// The event confirmed another item.
+    EventAlreadyUsed = "event_already_used" => Conflict,
+    /// An imported turn is stored with other text.
+    ChangedTurn = "changed_turn" => Conflict,
+    /// The memory was opened as a view.
+    ReadOnly = "read_only" => Conflict,
+    /// The schema needs migrations.
+    NeedsMigration = "needs_migration" => Conflict,
+    /// The schema is newer than this build.
+    SchemaTooNew = "schema_too_new" => Conflict,
+    /// The input exceeds a limit.
+    PayloadTooLarge = "payload_too_large" => TooLarge,
+    /// A vector tier is full.
+    TierFull = "tier_full" => TooLarge,
+    /// No token, or an unknown one.
+    Unauthorized = "unauthorized" => Unauthorized,
+    /// A whole-memory verb with a token scoped to projects.
+    ProjectForbidden = "project_forbidden" => Forbidden,
+    /// A write with a read-only token.
+    ReadOnlyToken = "read_only_token" => Forbidden,
+    /// The route does not take this method.
+    MethodNotAllowed = "method_not_allowed" => MethodNotAllowed,
+    /// A service is unreachable.
+    Unavailable = "unavailable" => Unavailable,
+    /// Another process holds the store.
+    StoreLocked = "store_locked" => Unavailable,
+    /// Another writer holds the ledger.
+    LedgerBusy = "ledger_busy" => Unavailable,
+    /// The operation did not finish in time.
+    Timeout = "timeout" => Unavailable,
+    /// An internal step failed.
+    Internal = "internal" => Internal,
+    /// A file or socket failed.
+    IoError = "io_error" => Internal,
+    /// Stored data is damaged.
+    Corruption = "corruption" => Internal,
+    /// The disk is full.
+    DiskFull = "disk_full" => Internal,
+    /// The semantic model failed.
+    ModelError = "model_error" => Internal,
+    /// Events were stored but their projections failed.
+    PartiallyCommitted = "partially_committed" => Internal,
+    /// A service refused this process's credentials.
+    ServiceAuth = "service_auth" => Internal,
+    /// A value is invalid.
+    InvalidArgument = "invalid_argument" => InvalidInput,
+    /// A request does not fit its operation.
+    InvalidRequest = "invalid_request" => InvalidInput,
+    /// A body or file is not the JSON expected.
+    InvalidJson = "invalid_json" => InvalidInput,
+    /// The profile is invalid.
+    InvalidProfile = "invalid_profile" => InvalidInput,
+    /// The profile needs a cargo feature this build lacks.
+    ProfileNotBuilt = "profile_not_built" => InvalidInput,
+    /// A vector or embedding has another dimension.
+    DimensionMismatch = "dimension_mismatch" => InvalidInput,
+    /// A project name is invalid.
+    InvalidProject = "invalid_project" => InvalidInput,
+    /// The kernel asked for does not run on this CPU.
+    UnavailableKernel = "unavailable_kernel" => InvalidInput,
+    /// A non-loopback address without tokens.
+    InsecureListen = "insecure_listen" => InvalidInput,
+    /// An erasure without confirmation.
+    ConfirmationRequired = "confirmation_required" => InvalidInput,
+    /// The data directory is a file.
+    NotADirectory = "not_a_directory" => InvalidInput,
+    /// A plan file does not parse.
+    InvalidPlan = "invalid_plan" => InvalidInput,
+    /// An operation that needs evidence has none.
+    MissingEvidence = "missing_evidence" => InvalidInput,
+    /// An operation's value is invalid.
+    InvalidValue = "invalid_value" => InvalidInput,
+    /// The confirming event is not a user event.
+    NotUserEvent = "not_user_event" => InvalidInput,
+    /// An item cannot confirm itself.
+    ConfirmedBySourceEvent = "confirmed_by_source_event" => InvalidInput,
+    /// The confirming event is older than the item.
+    EarlierThanSourceEvent = "earlier_than_source_event" => InvalidInput,
+    /// The confirming event does not affirm.
+    NotAffirmative = "not_affirmative" => InvalidInput,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Reason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Reason::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown reason `{name}`")))
+    }
+}
+
+impl PartialEq<&str> for Reason {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<str> for Reason {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
     }
 }
 
 impl Error {
     /// The stable, machine-readable reason (snake_case) of the error.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
             Error::Config(e) => match e {
-                ConfigError::Io { .. } => "invalid_argument",
-                ConfigError::NotBuilt { .. } => "profile_not_built",
-                _ => "invalid_profile",
+                ConfigError::Io { .. } => Reason::InvalidArgument,
+                ConfigError::NotBuilt { .. } => Reason::ProfileNotBuilt,
+                _ => Reason::InvalidProfile,
             },
             Error::Store(e) => match e {
-                StoreError::Io { .. } => "io_error",
-                StoreError::Corruption { .. } => "corruption",
-                StoreError::DimensionMismatch { .. } => "dimension_mismatch",
-                StoreError::DuplicateId { .. } => "duplicate_id",
-                StoreError::InvalidProject { .. } => "invalid_project",
-                StoreError::Full { .. } => "tier_full",
-                StoreError::ReadOnly { .. } => "read_only",
-                StoreError::Locked { .. } => "store_locked",
-                StoreError::Unavailable { .. } => "unavailable",
-                StoreError::Foreign { .. } => "corruption",
+                StoreError::Io { .. } => Reason::IoError,
+                StoreError::Corruption { .. } => Reason::Corruption,
+                StoreError::DimensionMismatch { .. } => Reason::DimensionMismatch,
+                StoreError::DuplicateId { .. } => Reason::DuplicateId,
+                StoreError::InvalidProject { .. } => Reason::InvalidProject,
+                StoreError::Full { .. } => Reason::TierFull,
+                StoreError::ReadOnly { .. } => Reason::ReadOnly,
+                StoreError::Locked { .. } => Reason::StoreLocked,
+                StoreError::Unavailable { .. } => Reason::Unavailable,
+                StoreError::Foreign { .. } => Reason::Corruption,
+                StoreError::Auth { .. } => Reason::ServiceAuth,
                 StoreError::Hdv(e) => hdv_reason(e),
             },
             Error::Ledger(e) => match e {
                 LedgerError::Sqlite { source, .. } => crate::ledger::sqlite_failure(source).0,
-                LedgerError::ContentTooLarge { .. } => "payload_too_large",
-                LedgerError::UnknownEvent(_) => "unknown_event",
-                LedgerError::UnknownProject { .. } => "unknown_project",
-                LedgerError::NotFound { .. } => "not_found",
-                LedgerError::Refused { reason, .. } => reason,
-                LedgerError::Invalid { .. } => "invalid_argument",
-                LedgerError::Corrupt { .. } => "corruption",
+                LedgerError::ContentTooLarge { .. } => Reason::PayloadTooLarge,
+                LedgerError::UnknownEvent(_) => Reason::UnknownEvent,
+                LedgerError::UnknownProject { .. } => Reason::UnknownProject,
+                LedgerError::NotFound { .. } => Reason::NotFound,
+                LedgerError::Refused { reason, .. } => *reason,
+                LedgerError::Invalid { .. } => Reason::InvalidArgument,
+                LedgerError::Corrupt { .. } => Reason::Corruption,
                 LedgerError::Hdv(e) => hdv_reason(e),
-                LedgerError::SchemaTooNew { .. } => "schema_too_new",
-                LedgerError::NeedsMigration { .. } => "needs_migration",
+                LedgerError::SchemaTooNew { .. } => Reason::SchemaTooNew,
+                LedgerError::NeedsMigration { .. } => Reason::NeedsMigration,
             },
             Error::Hnsw(e) => match e {
-                HnswError::Persist { .. } => "corruption",
-                HnswError::DimensionMismatch { .. } => "dimension_mismatch",
-                HnswError::Config(_) => "invalid_argument",
-                _ => "internal",
+                HnswError::Persist { .. } => Reason::Corruption,
+                HnswError::DimensionMismatch { .. } => Reason::DimensionMismatch,
+                HnswError::Config(_) => Reason::InvalidArgument,
+                HnswError::Hdv(e) => hdv_reason(e),
             },
             Error::Hdv(e) => hdv_reason(e),
-            Error::Model(_) => "model_error",
-            Error::Committed { .. } => "partially_committed",
+            Error::Model(_) => Reason::ModelError,
+            Error::Committed { .. } => Reason::PartiallyCommitted,
         }
     }
 
     /// The class of the error (exit code, HTTP status).
     pub fn class(&self) -> ErrorClass {
-        class_of(self.reason())
+        self.reason().class()
     }
 }
 
-fn hdv_reason(e: &hdv::Error) -> &'static str {
+fn hdv_reason(e: &hdv::Error) -> Reason {
     match e {
-        hdv::Error::UnavailableKernel { .. } => "unavailable_kernel",
+        hdv::Error::UnavailableKernel { .. } => Reason::UnavailableKernel,
         hdv::Error::DimensionMismatch { .. } | hdv::Error::EmbeddingLength { .. } => {
-            "dimension_mismatch"
+            Reason::DimensionMismatch
         }
-        _ => "invalid_argument",
+        hdv::Error::ZeroDimension
+        | hdv::Error::DimensionNotMultipleOf64 { .. }
+        | hdv::Error::InvalidParameter { .. } => Reason::InvalidArgument,
+        // Words that are not a whole number of vectors come from stored bytes.
+        hdv::Error::RaggedBlock { .. } => Reason::Corruption,
+        hdv::Error::EmptyBundle => Reason::Internal,
+        // `hdv::Error` is non-exhaustive: a variant this build does not know is ours.
+        _ => Reason::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorClass, Reason};
+
+    #[test]
+    fn every_reason_has_one_name_that_parses_back_and_one_class() {
+        let mut names = std::collections::HashSet::new();
+        for &r in Reason::ALL {
+            assert!(names.insert(r.as_str()), "{r} named twice");
+            assert_eq!(Reason::parse(r.as_str()), Some(r));
+            assert!(
+                r.as_str()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+            );
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+            let _: ErrorClass = r.class();
+        }
+        assert_eq!(Reason::parse("no_such_reason"), None);
+        assert_eq!(Reason::StoreLocked.class(), ErrorClass::Unavailable);
+        assert!(Reason::StoreLocked.class().retryable());
+        assert!(!Reason::PartiallyCommitted.class().retryable());
     }
 }

@@ -619,7 +619,7 @@ pub fn import(
                 && *before != turn.text
             {
                 return Err(LedgerError::Refused {
-                    reason: "changed_turn",
+                    reason: crate::Reason::ChangedTurn,
                     message: format!(
                         "conversation {:?}, turn {:?}: stored before with other text; the ledger is append-only, so an edited turn needs a turn id of its own (nothing was written)",
                         conv.conversation_id, turn.turn_id

@@ -33,7 +33,7 @@ mod sync;
 pub mod text;
 
 pub use config::{ConfigError, Profile, ProfileKind, QdrantSettings, RedisSettings};
-pub use error::{Error, ErrorClass, Result, class_of};
+pub use error::{Error, ErrorClass, Reason, Result};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, DEFERRED_FEEDBACK_LIMIT, EpisodeSummary, FEEDBACK_BATCH,
     ForgetReceipt, Hub, MAX_RECALL_K, Memory, MemoryMap, ProjectStats, RecallItem, RecallQuery,

@@ -938,6 +938,8 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
     ] {
         let v = serde_json::to_value(&r).unwrap();
         assert!(v["reason"].is_string(), "{v}");
+        // The tag it serializes with is its typed reason's name.
+        assert_eq!(r.reason().as_str(), v["reason"], "{v}");
     }
     let reasons = [
         RejectionReason::MissingEvidence,
@@ -963,6 +965,10 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
         RejectionReason::InvalidValue { detail: "d".into() },
     ];
     for reason in reasons {
+        assert_eq!(
+            reason.reason().as_str(),
+            serde_json::to_value(&reason).unwrap()["reason"]
+        );
         let v = serde_json::to_value(PlanOutcome::Rejected(Rejection {
             op_index: Some(0),
             reason,

@@ -81,7 +81,7 @@ impl ServeConfig {
     pub fn check(&self) -> Result<(), ApiError> {
         if self.tokens.is_none() && !self.listen.ip().is_loopback() {
             return Err(ApiError::new(
-                "insecure_listen",
+                crate::Reason::InsecureListen,
                 format!(
                     "refusing to listen on {} without tokens: pass --tokens, or listen on loopback",
                     self.listen
@@ -161,7 +161,7 @@ impl Tokens {
             .map(|(_, secret)| secret.trim());
         let Some(presented) = presented else {
             return Err(ApiError::new(
-                "unauthorized",
+                crate::Reason::Unauthorized,
                 "this server needs `Authorization: Bearer <token>`",
             ));
         };
@@ -170,13 +170,13 @@ impl Tokens {
             .iter()
             .find(|t| constant_time_eq(t.secret.as_bytes(), presented.as_bytes()))
         else {
-            return Err(ApiError::new("unauthorized", "unknown token"));
+            return Err(ApiError::new(crate::Reason::Unauthorized, "unknown token"));
         };
         let all = token.projects.iter().any(|p| p == "*");
         match request.projects() {
             None if !all => {
                 return Err(ApiError::new(
-                    "project_forbidden",
+                    crate::Reason::ProjectForbidden,
                     format!(
                         "`{}` covers the whole memory; this token is scoped to projects",
                         request.name()
@@ -196,7 +196,7 @@ impl Tokens {
         }
         if request.writes() && token.access == Access::Read {
             return Err(ApiError::new(
-                "read_only_token",
+                crate::Reason::ReadOnlyToken,
                 format!("this token may only read; `{}` writes", request.name()),
             ));
         }
@@ -208,7 +208,7 @@ impl Tokens {
 /// same status, reason and message either way.
 fn hidden_project(project: &str) -> ApiError {
     ApiError::new(
-        "unknown_project",
+        crate::Reason::UnknownProject,
         format!("unknown project `{project}`: nothing this token may read is stored under it"),
     )
 }
@@ -256,7 +256,7 @@ fn body_object(
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(
-                "payload_too_large",
+                crate::Reason::PayloadTooLarge,
                 "the request body exceeds the server's limit",
             )
         } else {
@@ -269,11 +269,11 @@ fn body_object(
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::new(
-            "invalid_json",
+            crate::Reason::InvalidJson,
             "the body must be a JSON object",
         )),
         Err(e) => Err(ApiError::new(
-            "invalid_json",
+            crate::Reason::InvalidJson,
             crate::input::json_error("request body", &e),
         )),
     }
@@ -314,11 +314,11 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
     let result = match tokio::time::timeout(shared.timeout, work).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) => Err(ApiError::new(
-            "internal",
+            crate::Reason::Internal,
             format!("the operation failed inside the server: {join}"),
         )),
         Err(_) => Err(ApiError::new(
-            "timeout",
+            crate::Reason::Timeout,
             format!(
                 "the operation did not finish within {} ms",
                 shared.timeout.as_millis()
@@ -340,7 +340,7 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         Err(e) => {
             tracing::info!(op, status = e.class.http_status(), reason = %e.reason, ms, "request");
             match hidden {
-                Some(project) if e.reason == "unknown_project" => {
+                Some(project) if e.reason == crate::Reason::UnknownProject => {
                     error_response(&hidden_project(&project))
                 }
                 _ => error_response(&e),
@@ -372,7 +372,10 @@ fn request_of(object: serde_json::Map<String, Value>) -> Result<Request, ApiErro
     Request::from_json(Value::Object(object)).map_err(|e| {
         // serde names an unknown tag "unknown variant `x`, expected one of ...".
         match e.message.split_once("unknown variant ") {
-            Some((_, rest)) => ApiError::new("unknown_operation", format!("no operation {rest}")),
+            Some((_, rest)) => ApiError::new(
+                crate::Reason::UnknownOperation,
+                format!("no operation {rest}"),
+            ),
             None => e,
         }
     })
@@ -605,14 +608,14 @@ pub fn openapi() -> Value {
 
 async fn method_not_allowed() -> Response {
     error_response(&ApiError::new(
-        "method_not_allowed",
+        crate::Reason::MethodNotAllowed,
         "this route does not take this method (operations are POST; `beliefs/{key}`, `map`, `stats`, `healthz` and `readyz` are GET)",
     ))
 }
 
 async fn not_found() -> Response {
     error_response(&ApiError::new(
-        "not_found",
+        crate::Reason::NotFound,
         "no such route (see `hypermem serve --help` and the README)",
     ))
 }
@@ -671,20 +674,25 @@ pub fn serve(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| ApiError::new("internal", format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| {
+            ApiError::new(
+                crate::Reason::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
     let app = router(memory.clone(), config);
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| {
                 ApiError::new(
-                    "io_error",
+                    crate::Reason::IoError,
                     format!("cannot listen on {}: {e}", config.listen),
                 )
             })?;
         let addr = listener
             .local_addr()
-            .map_err(|e| ApiError::new("io_error", e.to_string()))?;
+            .map_err(|e| ApiError::new(crate::Reason::IoError, e.to_string()))?;
         ready(addr);
         // Responses go out as soon as they are written (no Nagle delay on a reply that
         // spans more than one segment).
@@ -696,7 +704,7 @@ pub fn serve(
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown_signal())
             .await
-            .map_err(|e| ApiError::new("io_error", format!("server failed: {e}")))
+            .map_err(|e| ApiError::new(crate::Reason::IoError, format!("server failed: {e}")))
     })?;
     drop(runtime);
     tracing::info!("shutting down: flushing every store");

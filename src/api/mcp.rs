@@ -56,7 +56,7 @@ impl McpServer {
         let name = params.name.to_string();
         if !self.tools.iter().any(|t| t.name == name) {
             return Self::refused(&ApiError::new(
-                "unknown_tool",
+                crate::Reason::UnknownTool,
                 format!("no tool `{name}` (see tools/list)"),
             ));
         }
@@ -71,7 +71,7 @@ impl McpServer {
             .await
             .unwrap_or_else(|e| {
                 Err(ApiError::new(
-                    "internal",
+                    crate::Reason::Internal,
                     format!("the operation failed inside the server: {e}"),
                 ))
             });
@@ -132,17 +132,23 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| ApiError::new("internal", format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| {
+            ApiError::new(
+                crate::Reason::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
     let server = McpServer::new(memory.clone());
     runtime.block_on(async {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ApiError::new("internal", format!("MCP handshake failed: {e}")))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| ApiError::new("internal", format!("MCP service failed: {e}")))?;
+        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
+            ApiError::new(
+                crate::Reason::Internal,
+                format!("MCP handshake failed: {e}"),
+            )
+        })?;
+        service.waiting().await.map_err(|e| {
+            ApiError::new(crate::Reason::Internal, format!("MCP service failed: {e}"))
+        })?;
         Ok::<(), ApiError>(())
     })?;
     drop(runtime);

@@ -37,7 +37,7 @@ use crate::{ErrorClass, Memory};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiError {
     /// The stable reason (`unknown_project`, `version_conflict`, `invalid_argument`, ...).
-    pub reason: String,
+    pub reason: crate::Reason,
     /// What was wrong, in words.
     pub message: String,
     /// The class: one HTTP status, one exit code.
@@ -57,19 +57,19 @@ impl std::fmt::Display for ApiError {
 impl std::error::Error for ApiError {}
 
 impl ApiError {
-    /// An error with `reason` (its class follows from it, [`crate::class_of`]).
-    pub fn new(reason: &str, message: impl Into<String>) -> Self {
+    /// An error with `reason` (its class follows from it, [`crate::Reason::class`]).
+    pub fn new(reason: crate::Reason, message: impl Into<String>) -> Self {
         Self {
-            reason: reason.to_owned(),
+            reason,
             message: message.into(),
-            class: crate::class_of(reason),
+            class: reason.class(),
             detail: None,
         }
     }
 
     /// `invalid_argument`.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("invalid_argument", message)
+        Self::new(crate::Reason::InvalidArgument, message)
     }
 
     /// `{"error": {"reason", "message", "detail"?, "retryable"?}}`: the one error document of
@@ -85,15 +85,11 @@ impl ApiError {
         json!({ "error": error })
     }
 
-    /// A refusal serialized as `{"reason": ..., ...}` (governance, prospective).
-    fn refusal(value: Value, message: String) -> Self {
-        let reason = value
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("conflict")
-            .to_owned();
-        let mut e = Self::new(&reason, message);
-        e.detail = Some(value);
+    /// A refusal with its structured fields (`{"reason": ..., ...}`: governance,
+    /// prospective) as `detail`.
+    fn refusal(reason: crate::Reason, detail: Value, message: String) -> Self {
+        let mut e = Self::new(reason, message);
+        e.detail = Some(detail);
         e
     }
 }
@@ -129,20 +125,27 @@ via_engine_error!(
 
 impl From<serde_json::Error> for ApiError {
     fn from(e: serde_json::Error) -> Self {
-        Self::new("internal", format!("cannot serialize the response: {e}"))
+        Self::new(
+            crate::Reason::Internal,
+            format!("cannot serialize the response: {e}"),
+        )
     }
 }
 
 impl From<std::io::Error> for ApiError {
     fn from(e: std::io::Error) -> Self {
-        Self::new("io_error", format!("I/O error: {e}"))
+        Self::new(crate::Reason::IoError, format!("I/O error: {e}"))
     }
 }
 
 impl From<ProspectiveRefusal> for ApiError {
     fn from(r: ProspectiveRefusal) -> Self {
         let message = format!("refused: {r}");
-        Self::refusal(serde_json::to_value(&r).unwrap_or(Value::Null), message)
+        Self::refusal(
+            r.reason(),
+            serde_json::to_value(&r).unwrap_or(Value::Null),
+            message,
+        )
     }
 }
 
@@ -791,7 +794,7 @@ impl Request {
                 .zip(value.as_object())
                 .and_then(|(op, object)| catalog::misfit(op, object));
             ApiError::new(
-                "invalid_request",
+                crate::Reason::InvalidRequest,
                 named.unwrap_or_else(|| format!("the request does not fit its operation: {e}")),
             )
         })
@@ -822,6 +825,7 @@ fn governed(outcome: PlanOutcome) -> ApiResult<PlanOutcome> {
                 .map(|i| format!(" at operation {i}"))
                 .unwrap_or_default();
             Err(ApiError::refusal(
+                r.reason.reason(),
                 detail,
                 format!(
                     "governance rejected the plan{at}: {}; nothing was written",
@@ -986,7 +990,7 @@ impl<'a> Api<'a> {
     fn no_belief(&self, p: &ProjectId, key: &str, what: &str) -> ApiResult<ApiError> {
         let versions = self.memory.belief_history(p, key)?.len();
         Ok(ApiError::new(
-            "not_found",
+            crate::Reason::NotFound,
             if versions == 0 {
                 format!("project `{p}` has no belief with key `{key}`")
             } else {
@@ -1100,7 +1104,7 @@ impl<'a> Api<'a> {
     pub fn forget_project(&self, r: &ForgetProject) -> ApiResult<crate::ForgetReceipt> {
         if !r.confirm {
             return Err(ApiError::new(
-                "confirmation_required",
+                crate::Reason::ConfirmationRequired,
                 format!(
                     "erasing project `{}` cannot be undone: repeat with confirmation (`confirm: true`; on the command line `--yes`)",
                     r.project
@@ -1210,7 +1214,7 @@ impl<'a> Api<'a> {
         )? {
             crate::cognition::AppendOutcome::Appended(position) => Ok(position),
             crate::cognition::AppendOutcome::TopicShift => Err(ApiError::new(
-                "internal",
+                crate::Reason::Internal,
                 "an explicit append did not append",
             )),
         }

@@ -114,7 +114,7 @@ macro_rules! responses {
             pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
                 match op {
                     $($op => serde_json::from_value(value).map(Self::$variant).map_err(|e| {
-                        ApiError::new("invalid_json", format!("not the result of `{op}`: {e}"))
+                        ApiError::new(crate::Reason::InvalidJson, format!("not the result of `{op}`: {e}"))
                     }),)*
                     other => Err(ApiError::invalid(format!("unknown operation `{other}`"))),
                 }

@@ -24,7 +24,7 @@ macro_rules! out {
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use hypermem::api::{self, Api, ApiError};
 use hypermem::governance::Plan;
-use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
+use hypermem::{ErrorClass, Memory, Profile, ProfileKind, Reason};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -590,7 +590,7 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiErro
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(ApiError::new(
-            "not_a_directory",
+            Reason::NotADirectory,
             format!("data directory {} is not a directory", dir.display()),
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -598,7 +598,7 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiErro
                 Ok(())
             } else {
                 Err(ApiError::new(
-                    "data_dir_missing",
+                    Reason::DataDirMissing,
                     format!(
                         "data directory {} does not exist: run `hypermem init` (or pass --create)",
                         dir.display()
@@ -607,7 +607,7 @@ fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiErro
             }
         }
         Err(e) => Err(ApiError::new(
-            "io_error",
+            Reason::IoError,
             format!("data directory {}: {e}", dir.display()),
         )),
     }
@@ -723,7 +723,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 out.push('\n');
             }
             std::fs::write(path, out).map_err(|e| {
-                ApiError::new("io_error", format!("cannot write {}: {e}", path.display()))
+                ApiError::new(
+                    Reason::IoError,
+                    format!("cannot write {}: {e}", path.display()),
+                )
             })?;
         }
         if cli.json {
@@ -841,7 +844,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
     // A read on a directory that holds no store creates none: it is refused.
     if reads_only(&cli.command) && !cli.create && !dir.join("ledger.db").exists() {
         return Err(ApiError::new(
-            "not_initialized",
+            Reason::NotInitialized,
             format!(
                 "data directory {} holds no memory yet: `hypermem init` creates one (or any write, with --create); a read creates nothing",
                 dir.display()
@@ -853,7 +856,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         let mut now = profile.clone();
         now.store.lock_wait_ms = 0;
         match Memory::open(&now, Some(&dir)) {
-            Err(e) if e.reason() == "store_locked" => Memory::open_view(&profile, Some(&dir))?,
+            Err(e) if e.reason() == Reason::StoreLocked => Memory::open_view(&profile, Some(&dir))?,
             other => other?,
         }
     } else {
@@ -1059,7 +1062,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             })?;
             let plan: Plan = serde_json::from_str(&text).map_err(|e| {
                 ApiError::new(
-                    "invalid_plan",
+                    Reason::InvalidPlan,
                     hypermem::input::json_error(&format!("plan {}", file.display()), &e),
                 )
             })?;

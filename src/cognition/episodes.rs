@@ -284,7 +284,7 @@ impl Cognition {
         let (status, start) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
             return Err(LedgerError::Refused {
-                reason: "episode_sealed",
+                reason: crate::Reason::EpisodeSealed,
                 message: format!("episode {} is sealed and cannot be reopened", id.0),
             });
         }
@@ -302,7 +302,7 @@ impl Cognition {
             events.iter().filter(|(e, _)| held.insert(e.0)).collect();
         if explicit && events.is_empty() {
             return Err(LedgerError::Refused {
-                reason: "already_in_episode",
+                reason: crate::Reason::AlreadyInEpisode,
                 message: format!(
                     "the event is already part of episode {} (appended once)",
                     id.0
@@ -496,7 +496,7 @@ impl Cognition {
         let clash_reward = matches!((stored_reward, reward), (Some(a), Some(b)) if a != b);
         if clash_outcome || clash_reward {
             return Err(LedgerError::Refused {
-                reason: "episode_sealed",
+                reason: crate::Reason::EpisodeSealed,
                 message: format!(
                     "episode {} is sealed with another outcome or reward; it cannot be changed",
                     id.0

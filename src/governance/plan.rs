@@ -327,6 +327,27 @@ pub enum RejectionReason {
     },
 }
 
+impl RejectionReason {
+    /// Its stable reason (the `reason` tag it serializes with).
+    pub fn reason(&self) -> crate::Reason {
+        use crate::Reason as R;
+        match self {
+            RejectionReason::MissingEvidence => R::MissingEvidence,
+            RejectionReason::UnknownEvidence { .. } => R::UnknownEvidence,
+            RejectionReason::ProjectBoundaryViolation { .. } => R::ProjectBoundaryViolation,
+            RejectionReason::UserOwnershipRequiresUserEvidence { .. } => {
+                R::UserOwnershipRequiresUserEvidence
+            }
+            RejectionReason::DuplicateIdempotencyKey { .. } => R::DuplicateIdempotencyKey,
+            RejectionReason::VersionConflict { .. } => R::VersionConflict,
+            RejectionReason::NoActiveBelief { .. } => R::NoActiveBelief,
+            RejectionReason::UnknownBelief { .. } => R::UnknownBelief,
+            RejectionReason::InvalidTransition { .. } => R::InvalidTransition,
+            RejectionReason::InvalidValue { .. } => R::InvalidValue,
+        }
+    }
+}
+
 /// The refused operation and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rejection {

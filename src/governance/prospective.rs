@@ -140,6 +140,22 @@ pub enum ProspectiveRefusal {
     },
 }
 
+impl ProspectiveRefusal {
+    /// Its stable reason (the `reason` tag it serializes with).
+    pub fn reason(&self) -> crate::Reason {
+        use crate::Reason as R;
+        match self {
+            ProspectiveRefusal::UnknownItem { .. } => R::UnknownItem,
+            ProspectiveRefusal::NotUserEvent { .. } => R::NotUserEvent,
+            ProspectiveRefusal::ConfirmedBySourceEvent { .. } => R::ConfirmedBySourceEvent,
+            ProspectiveRefusal::EarlierThanSourceEvent { .. } => R::EarlierThanSourceEvent,
+            ProspectiveRefusal::NotAffirmative { .. } => R::NotAffirmative,
+            ProspectiveRefusal::EventAlreadyUsed { .. } => R::EventAlreadyUsed,
+            ProspectiveRefusal::InvalidTransition { .. } => R::InvalidTransition,
+        }
+    }
+}
+
 const AFFIRMATIONS: &[&str] = &[
     "yes",
     "yeah",

@@ -46,11 +46,11 @@ pub enum LedgerError {
         /// Its id.
         id: u64,
     },
-    /// A refusal with its own stable reason (snake_case), e.g. `episode_project_mismatch`.
+    /// A refusal with its own stable reason, e.g. `episode_sealed`.
     #[error("{message}")]
     Refused {
         /// The stable reason.
-        reason: &'static str,
+        reason: crate::Reason,
         /// What was refused and why.
         message: String,
     },
@@ -97,32 +97,35 @@ pub type LedgerResult<T> = std::result::Result<T, LedgerError>;
 
 /// A SQLite failure as (stable reason, message in hypermem's words): callers and users see
 /// what went wrong without the driver's text.
-pub fn sqlite_failure(e: &rusqlite::Error) -> (&'static str, &'static str) {
+pub fn sqlite_failure(e: &rusqlite::Error) -> (crate::Reason, &'static str) {
     use rusqlite::ErrorCode as C;
     match e.sqlite_error_code() {
         Some(C::DatabaseBusy | C::DatabaseLocked) => (
-            "ledger_busy",
+            crate::Reason::LedgerBusy,
             "the ledger is busy (another writer holds it); retry",
         ),
         Some(C::ConstraintViolation) => (
-            "conflict",
+            crate::Reason::Conflict,
             "the write conflicts with a stored record (a uniqueness or reference rule); nothing was written",
         ),
-        Some(C::DiskFull) => ("disk_full", "the disk is full; nothing was written"),
+        Some(C::DiskFull) => (
+            crate::Reason::DiskFull,
+            "the disk is full; nothing was written",
+        ),
         Some(C::DatabaseCorrupt | C::NotADatabase) => (
-            "corruption",
+            crate::Reason::Corruption,
             "the ledger file is damaged or is not a hypermem ledger",
         ),
         Some(C::ReadOnly | C::PermissionDenied | C::CannotOpen) => (
-            "io_error",
+            crate::Reason::IoError,
             "the ledger file cannot be opened for writing (permissions or a read-only disk)",
         ),
         Some(C::SystemIoFailure) => (
-            "io_error",
+            crate::Reason::IoError,
             "the ledger could not be read or written (I/O failure)",
         ),
         _ => (
-            "internal",
+            crate::Reason::Internal,
             "the ledger failed an operation (internal error)",
         ),
     }

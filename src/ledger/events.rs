@@ -453,7 +453,7 @@ impl Ledger {
                             Ok(Some(EventId(id as u64)))
                         }
                         Some((id, _)) => Err(LedgerError::Refused {
-                            reason: "conflict",
+                            reason: crate::Reason::Conflict,
                             message: format!(
                                 "source id {source:?} of project `{}` is stored as event {id} with other content",
                                 e.project

@@ -94,6 +94,19 @@ pub enum StoreError {
         /// What was wrong.
         reason: String,
     },
+    /// A service refused this process's credentials (missing, wrong or without the
+    /// rights): the message names the setting or variable that holds them.
+    #[error("{service} at {url} refused the credentials: {reason} (they come from {setting})")]
+    Auth {
+        /// Which service (`qdrant`).
+        service: &'static str,
+        /// Its URL (password masked).
+        url: String,
+        /// Where the credentials come from (an environment variable, the URL).
+        setting: String,
+        /// What the service said.
+        reason: String,
+    },
     /// A hypervector operation failed.
     #[error(transparent)]
     Hdv(#[from] hdv::Error),

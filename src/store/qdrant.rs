@@ -350,7 +350,21 @@ impl QdrantTier {
             }
             other => other.to_string(),
         };
-        if transient(e) {
+        // gRPC unauthenticated (16) or permission denied (7): the API key.
+        let refused = matches!(e, QdrantError::ResponseError { status } if matches!(status.code() as i32, 7 | 16));
+        if refused {
+            let env = &self.settings.api_key_env;
+            StoreError::Auth {
+                service: "qdrant",
+                url: self.url.clone(),
+                setting: if std::env::var_os(env).is_some() {
+                    format!("the environment variable `{env}`, which is set")
+                } else {
+                    format!("the environment variable `{env}`, which is not set")
+                },
+                reason,
+            }
+        } else if transient(e) {
             StoreError::Unavailable {
                 service: "qdrant",
                 url: self.url.clone(),

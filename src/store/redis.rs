@@ -498,6 +498,16 @@ impl RedisTier {
                 reason: e.to_string(),
             };
         }
+        if matches!(e.code(), Some("NOAUTH" | "WRONGPASS" | "NOPERM"))
+            || e.kind() == redis::ErrorKind::AuthenticationFailed
+        {
+            return StoreError::Auth {
+                service: "redis",
+                url: self.url.clone(),
+                setting: "the user and password of the profile's `[redis] url`".to_owned(),
+                reason: e.to_string(),
+            };
+        }
         let tries = if transient(e) {
             format!(" (after {} attempts)", attempt + 1)
         } else {
