@@ -659,3 +659,177 @@ fn the_openapi_document_describes_every_route_and_validates() {
         ),
     }
 }
+
+/// `v` without what differs between two runs of the same requests: wall-clock times.
+fn timeless(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| {
+                    !(k.ends_with("_at") || *k == "at" || k.starts_with("valid_") || *k == "span")
+                })
+                .map(|(k, x)| (k.clone(), timeless(x)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(timeless).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn the_cli_and_http_answer_the_same_requests_with_the_same_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli_dir = dir.path().join("cli");
+    let s = Server::start(&dir.path().join("http"), &[]);
+    let cli = |args: &[&str]| -> (i32, Value) {
+        let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .arg("--data-dir")
+            .arg(&cli_dir)
+            .args(["--create", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code().unwrap_or(-1), v)
+    };
+    let http = |op: &str, body: Value| {
+        post(
+            &format!("{}/v1/projects/acme/{op}", s.url),
+            None,
+            &body.to_string(),
+        )
+    };
+    // (CLI arguments, HTTP operation and body), run in the same order on both.
+    let cases: Vec<(Vec<&str>, &str, Value)> = vec![
+        (
+            vec![
+                "observe",
+                "--project",
+                "acme",
+                "--thread",
+                "t1",
+                "I prefer dark mode in every editor",
+            ],
+            "observe",
+            json!({"text": "I prefer dark mode in every editor", "thread": "t1"}),
+        ),
+        (
+            vec![
+                "observe",
+                "--project",
+                "acme",
+                "--thread",
+                "t1",
+                "--role",
+                "assistant",
+                "Noted: dark mode everywhere",
+            ],
+            "observe",
+            json!({"text": "Noted: dark mode everywhere", "thread": "t1", "role": "assistant"}),
+        ),
+        (
+            vec![
+                "recall",
+                "--project",
+                "acme",
+                "--k",
+                "5",
+                "which editor theme",
+            ],
+            "recall",
+            json!({"query": "which editor theme", "k": 5}),
+        ),
+        (
+            vec![
+                "belief",
+                "propose",
+                "--project",
+                "acme",
+                "--key",
+                "user.theme",
+                "--ownership",
+                "user",
+                "--evidence",
+                "1",
+                "prefers dark mode",
+            ],
+            "belief_assert",
+            json!({"key": "user.theme", "statement": "prefers dark mode", "ownership": "user", "evidence": [1]}),
+        ),
+        (
+            vec!["episode", "start", "--project", "acme", "--agent", "a"],
+            "episode_start",
+            json!({"agent": "a"}),
+        ),
+        (
+            vec![
+                "episode",
+                "event",
+                "--project",
+                "acme",
+                "--episode",
+                "1",
+                "--event",
+                "2",
+            ],
+            "episode_append",
+            json!({"episode": 1, "event": 2}),
+        ),
+        (
+            vec![
+                "procedure",
+                "add",
+                "--project",
+                "acme",
+                "--name",
+                "theme",
+                "--trigger",
+                "a new editor is installed",
+                "--step",
+                "switch to dark mode",
+            ],
+            "procedure_add",
+            json!({"name": "theme", "trigger": "a new editor is installed", "steps": ["switch to dark mode"]}),
+        ),
+        // Refusals: the same document, and the exit code of the status's class.
+        (
+            vec!["recall", "--project", "acme", "--k", "0", "editor"],
+            "recall",
+            json!({"query": "editor", "k": 0}),
+        ),
+        (
+            vec!["episode", "end", "--project", "acme", "--episode", "99"],
+            "episode_end",
+            json!({"episode": 99}),
+        ),
+        (
+            vec![
+                "episode",
+                "end",
+                "--project",
+                "acme",
+                "--episode",
+                "1",
+                "--reward",
+                "3",
+            ],
+            "episode_end",
+            json!({"episode": 1, "reward": 3.0}),
+        ),
+    ];
+    for (args, op, body) in cases {
+        let (code, from_cli) = cli(&args);
+        let (status, from_http) = http(op, body);
+        assert_eq!(timeless(&from_cli), timeless(&from_http), "{args:?}");
+        let class = |status: u16| match status {
+            200 => 0,
+            400 | 413 => 2,
+            404 => 3,
+            409 => 4,
+            503 => 5,
+            401 | 403 => 6,
+            _ => 1,
+        };
+        assert_eq!(code, class(status), "{args:?}: {from_cli}");
+    }
+}

@@ -793,7 +793,12 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         )?;
         let r = ledger.migrate(dry_run)?;
         print(
-            json!({"from": r.from, "to": r.to, "dry_run": r.dry_run, "migrations": r.migrations}),
+            serde_json::to_value(api::Migrated {
+                from: r.from,
+                to: r.to,
+                dry_run: r.dry_run,
+                migrations: r.migrations.clone(),
+            })?,
             format!(
                 "schema {} -> {}{}: {:?}",
                 r.from,
@@ -887,7 +892,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             embedding_file,
             text,
         } => {
-            let id = Api::new(&memory).observe(&api::Observe {
+            let request = api::Request::Observe(api::Observe {
                 project,
                 text,
                 role,
@@ -900,8 +905,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 speaker,
                 at: at.map(api::Time::Text),
                 embedding: embedding_file.as_deref().map(read_embedding).transpose()?,
-            })?;
-            print(json!({"event_id": id.0}), format!("observed event {id}"));
+            });
+            let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+            let text = format!("observed event {}", v["event_id"]);
+            print(v, text);
         }
         Command::Recall {
             project: p,
@@ -1170,27 +1177,27 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         }
         Command::Episode { action } => match action {
             EpisodeAction::Start { project: p, agent } => {
-                let id =
-                    Api::new(&memory).episode_start(&api::EpisodeStart { project: p, agent })?;
-                print(
-                    json!({"episode": id.0}),
-                    format!("started episode {}", id.0),
-                );
+                let request = api::Request::EpisodeStart(api::EpisodeStart { project: p, agent });
+                let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+                let text = format!("started episode {}", v["episode"]);
+                print(v, text);
             }
             EpisodeAction::Event {
                 project,
                 episode,
                 event,
             } => {
-                let position = Api::new(&memory).episode_append(&api::EpisodeAppend {
+                let request = api::Request::EpisodeAppend(api::EpisodeAppend {
                     project,
                     episode,
                     event,
-                })?;
-                print(
-                    json!({"episode": episode, "event": event, "position": position, "outcome": "appended"}),
-                    format!("appended event {event} to episode {episode} at position {position}"),
+                });
+                let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+                let text = format!(
+                    "appended event {event} to episode {episode} at position {}",
+                    v["position"]
                 );
+                print(v, text);
             }
             EpisodeAction::End {
                 project,
@@ -1217,16 +1224,15 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 trigger,
                 steps,
             } => {
-                let id = Api::new(&memory).procedure_add(&api::ProcedureAdd {
+                let request = api::Request::ProcedureAdd(api::ProcedureAdd {
                     project,
                     name,
                     trigger,
                     steps,
-                })?;
-                print(
-                    json!({"procedure": id.0}),
-                    format!("added procedure {}", id.0),
-                );
+                });
+                let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+                let text = format!("added procedure {}", v["procedure"]);
+                print(v, text);
             }
             ProcedureAction::Suggest {
                 project: p,
