@@ -25,7 +25,7 @@ fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
         let tools = client.list_tools(Default::default()).await.unwrap().tools;
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         for want in [
-            "observe", "observe_batch", "record_event", "recall", "pack", "belief_assert",
+            "observe", "observe_batch", "record_event", "recall", "pack", "belief_assert", "apply_plan",
             "candidates", "candidate_approve", "candidate_reject", "associations", "proposals",
             "pulse", "gaps", "map", "stats", "migrate", "forget_project",
         ] {
@@ -65,6 +65,17 @@ fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
             .unwrap();
         assert_eq!(r.is_error, Some(true));
         assert_eq!(text(&r)["error"]["reason"], "unknown_evidence");
+        // A governance plan through its tool: applied, then already applied.
+        let plan = json!({"plan": {"project": "acme", "idempotency_key": "p1", "ops": [
+            {"op": "assert", "key": "user.editor", "statement": "uses dark mode", "ownership": "user", "evidence": [id]}
+        ]}});
+        let r = client.call_tool(call("apply_plan", plan.clone())).await.unwrap();
+        assert_ne!(r.is_error, Some(true), "{:?}", r.content);
+        assert_eq!(text(&r)["status"], "applied");
+        let r = client.call_tool(call("apply_plan", plan)).await.unwrap();
+        assert_eq!(text(&r)["status"], "already_applied");
+        let schema = &tools.iter().find(|t| t.name == "apply_plan").unwrap().input_schema;
+        assert!(schema["properties"]["plan"].is_object(), "{schema:?}");
         let r = client
             .call_tool(call("forget_project", json!({"project": "acme"})))
             .await

@@ -53,6 +53,10 @@ pub fn catalog() -> Vec<Operation> {
             "belief_assert",
             "Assert a belief under a key, backed by evidence event ids of the same project (user-owned beliefs need a user event). The same statement again reinforces it; a different one is recorded as a possible conflict.",
         ),
+        op::<ApplyPlan>(
+            "apply_plan",
+            "Apply a governance plan: belief operations (assert, reinforce, correct, contradict, propose, promote, reject) with evidence, expected versions and an idempotency key, all validated before the first write and committed together; the same plan again is `already_applied`.",
+        ),
         op::<BeliefCorrect>(
             "belief_correct",
             "Correct the active belief of a key: the old version is superseded and its validity window closed.",

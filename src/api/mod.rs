@@ -394,7 +394,7 @@ pub struct BeliefAt {
 }
 
 /// A governance plan (see `docs/FORMAT.md`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPlan {
     /// The plan.

@@ -20,7 +20,7 @@ fn one() -> f64 {
 }
 
 /// One belief operation.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {
     /// State a belief. No active belief for the key → it becomes active; the same
@@ -167,6 +167,33 @@ impl PlanOp {
     }
 }
 
+/// An operation object with an optional `idempotency_key` of its own: the schema of
+/// [`Op`], each variant with that field added.
+impl schemars::JsonSchema for PlanOp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanOp".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = Op::json_schema(generator);
+        let key = serde_json::json!({"type": ["string", "null"], "description": "This operation's own idempotency key."});
+        if let Some(variants) = schema
+            .get_mut("oneOf")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            for variant in variants {
+                if let Some(properties) = variant
+                    .get_mut("properties")
+                    .and_then(serde_json::Value::as_object_mut)
+                {
+                    properties.insert("idempotency_key".to_owned(), key.clone());
+                }
+            }
+        }
+        schema
+    }
+}
+
 impl serde::Serialize for PlanOp {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut value = serde_json::to_value(&self.op).map_err(serde::ser::Error::custom)?;
@@ -228,7 +255,7 @@ use serde::Deserialize as _;
 /// plan's `at` when given, else the time of its latest evidence event (so imported history
 /// can be asked "what was true on 2025-02-01"), never before the start of the belief it
 /// supersedes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// The project every operation and every evidence event must belong to.
@@ -240,6 +267,7 @@ pub struct Plan {
     /// Event time of the operations (ms, or RFC 3339 text in JSON); defaults to each
     /// operation's evidence time.
     #[serde(default, deserialize_with = "plan_time")]
+    #[schemars(with = "Option<crate::api::Time>")]
     pub at: Option<i64>,
 }
 

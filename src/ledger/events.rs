@@ -11,7 +11,17 @@ use crate::store::ProjectId;
 
 /// Identifier of a raw event: its global sequence number (ascending in ingestion order).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 pub struct EventId(pub u64);
 
@@ -36,7 +46,10 @@ impl fmt::Display for EventId {
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+            schemars::JsonSchema,
+        )]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $($(#[$vm])* $variant),+ }
 

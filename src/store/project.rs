@@ -61,3 +61,20 @@ impl fmt::Display for ProjectId {
         f.write_str(&self.0)
     }
 }
+
+impl schemars::JsonSchema for ProjectId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectId".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A project name: 1 to 128 letters, digits, `.`, `_` or `-`."
+        })
+    }
+}
