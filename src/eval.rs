@@ -354,11 +354,14 @@ fn read_conversations(path: &Path, max_text: usize) -> Result<Vec<Conversation>>
         )
     })?;
     let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let column = 1 + at - bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
         bad(
             "import file",
             format!(
-                "{origin}: byte {} is not UTF-8",
-                e.utf8_error().valid_up_to()
+                "{origin}:{line}: byte {at} (column {column}) is not UTF-8: save the file as UTF-8 (it looks like another encoding, such as Latin-1)"
             ),
         )
     })?;

@@ -417,6 +417,19 @@ fn import_is_rerunnable_and_refuses_malformed_files_before_writing() {
     let twice = good.replace(r#""turn_id":"1""#, r#""turn_id":"0""#);
     let huge = good.replace("second", &"x".repeat((1 << 20) + 1));
     let no_role = good.replace(r#""role":"assistant""#, r#""role":"""#);
+    // Latin-1 bytes on line 2 (é as 0xE9).
+    std::fs::write(
+        &file,
+        [good.as_bytes(), b"\n{\"conversation_id\":\"caf\xe9\"}\n"].concat(),
+    )
+    .unwrap();
+    let (code, out, _) = hm(&d, &["--json", "import", "--data", data.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    let message = json(&out)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("conversations.jsonl:2:") && message.contains("not UTF-8"),
+        "{message}"
+    );
     for (content, want) in [
         (no_role, "`sessions[0].turns[1].role` is empty"),
         (

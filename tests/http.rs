@@ -515,6 +515,15 @@ fn the_profile_names_the_token_file() {
         post(&u, Some("profile-token-0001"), r#"{"op":"stats"}"#).0,
         200
     );
+    // A malformed token file is refused naming the file and the line.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[token]]\nsecret = \"profile-token-0001\"\nprojects = \"*\"\naccess = \"read\"\n",
+    )
+    .unwrap();
+    let e = hypermem::api::http::Tokens::load(&bad).unwrap_err();
+    assert!(e.message.contains("bad.toml:3:"), "{e}");
 }
 
 #[test]

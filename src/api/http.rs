@@ -140,7 +140,15 @@ impl Tokens {
             ApiError::invalid(format!("token file {}: {}", path.display(), e.kind()))
         })?;
         let tokens: Tokens = toml::from_str(&text).map_err(|e| {
-            ApiError::invalid(format!("token file {}: {}", path.display(), e.message()))
+            let line = e
+                .span()
+                .map(|s| format!(":{}", 1 + text[..s.start].matches('\n').count()))
+                .unwrap_or_default();
+            ApiError::invalid(format!(
+                "token file {}{line}: {}",
+                path.display(),
+                e.message()
+            ))
         })?;
         if tokens.tokens.iter().any(|t| t.secret.trim().len() < 8) {
             return Err(ApiError::invalid(format!(
