@@ -738,14 +738,45 @@ fn repairs_on_open_are_logged_on_stderr_and_stdout_stays_one_document() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     observe(d, "p", "user", "hello world");
-    // A stale temporary segment from an interrupted creation is removed and reported.
+    // A stale temporary segment from an interrupted creation: a read leaves it (reads
+    // never write); the next writer removes and reports it.
     let stale = d.join("vectors/projects/p/seg-00000099.hseg.tmp");
     std::fs::write(&stale, b"").unwrap();
-    let (code, out, err) = hm(d, &["--json", "stats"]);
+    let (code, out, _) = hm(d, &["--json", "stats"]);
+    assert_eq!(code, 0);
+    json(&out);
+    assert!(stale.exists(), "a read repaired");
+    let (code, out, err) = hm(d, &["--json", "observe", "--project", "p", "hello again"]);
     assert_eq!(code, 0);
     json(&out);
     assert!(err.contains("interrupted"), "{err}");
     assert!(!stale.exists());
+    // Reads write nothing at all: every file of the store is as it was.
+    fn files(dir: &Path, out: &mut Vec<(std::path::PathBuf, u64, std::time::SystemTime)>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                files(&e.path(), out);
+            } else {
+                out.push((e.path(), m.len(), m.modified().unwrap()));
+            }
+        }
+        out.sort();
+    }
+    let mut before = Vec::new();
+    files(d, &mut before);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    for read in [
+        &["--json", "recall", "--project", "p", "hello"][..],
+        &["--json", "stats"],
+        &["--json", "map", "--project", "p"],
+        &["--json", "gaps", "--project", "p"],
+    ] {
+        assert_eq!(hm(d, read).0, 0, "{read:?}");
+    }
+    let mut after = Vec::new();
+    files(d, &mut after);
+    assert_eq!(before, after, "a read wrote");
 }
 
 #[test]

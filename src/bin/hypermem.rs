@@ -559,8 +559,8 @@ enum PlanAction {
     },
 }
 
-/// Whether the verb only reads: it then never waits for another process's store lock
-/// (it reads a view, [`Memory::open_view`], while another process holds the store).
+/// Whether the verb only reads: it reads a view ([`Memory::open_view`]), which takes no
+/// lock (so it never waits for another process) and writes nothing.
 fn reads_only(command: &Command) -> bool {
     match command {
         Command::Stats
@@ -856,14 +856,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             ),
         ));
     }
-    let memory = if reads_only(&cli.command) {
-        // A reader never waits on a writer: without the lock at once, it reads a view.
-        let mut now = profile.clone();
-        now.store.lock_wait_ms = 0;
-        match Memory::open(&now, Some(&dir)) {
-            Err(e) if e.reason() == Reason::StoreLocked => Memory::open_view(&profile, Some(&dir))?,
-            other => other?,
-        }
+    let memory = if reads_only(&cli.command) && dir.join("ledger.db").exists() {
+        // A read writes nothing and never waits on a writer: it reads a view (no lock, no
+        // repair, no migration, no query log); repairs are a writer's, on open.
+        Memory::open_view(&profile, Some(&dir))?
     } else {
         Memory::open(&profile, Some(&dir))?
     };
