@@ -277,6 +277,47 @@ fn redis_killed_mid_run_is_a_named_error_and_nothing_acknowledged_is_lost() {
     assert_eq!(m.ledger().count(&project("p")).unwrap(), 125);
 }
 
+#[test]
+fn a_thousand_keyed_observes_through_two_redis_restarts_store_each_once() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = standard(&server.url(), "keyed");
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    let p = project("keyed");
+    let mut acknowledged = std::collections::HashMap::new();
+    let mut refused = 0;
+    for i in 0..1_000 {
+        if i == 300 || i == 650 {
+            server.kill();
+        }
+        let mut e = user_says("keyed", "s", &format!("keyed note {i} about the heron survey"));
+        e.source_id = Some(format!("k-{i}"));
+        // A client that retries what it is told is retryable, the same request each time.
+        let mut failures = 0;
+        let id = loop {
+            match m.observe(e.clone()) {
+                Ok(id) => break id,
+                Err(err) => {
+                    assert!(err.class().retryable(), "{err}");
+                    failures += 1;
+                    refused += 1;
+                    if failures == 2 {
+                        server.restart();
+                    }
+                }
+            }
+        };
+        assert!(acknowledged.insert(id, i).is_none(), "event {id} acknowledged twice");
+    }
+    assert!(refused >= 4, "both outages were met ({refused} refusals)");
+    assert_eq!(m.ledger().count(&p).unwrap(), 1_000, "no observation stored twice");
+    assert_eq!(acknowledged.len(), 1_000);
+    let hits = m.recall(&p, "keyed note 999 heron", 3).unwrap();
+    assert_eq!(acknowledged[&hits[0].event.id], 999, "{hits:?}");
+}
+
 /// The `hypermem` binary (built with `standard`) on a profile file of its own.
 fn cli(
     profile: &std::path::Path,
