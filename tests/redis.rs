@@ -195,6 +195,12 @@ fn unreachable_redis_at_open_is_an_error_naming_the_url() {
         "{text}"
     );
     assert!(!text.contains("s3cret"), "{text}");
+    // The refused open leaves the empty directory as it found it (no ledger, no token),
+    // and a directory it would have created does not appear.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let missing = dir.path().join("new");
+    assert!(Memory::open(&standard(&url, "unreachable"), Some(&missing)).is_err());
+    assert!(!missing.exists());
 }
 
 /// The warm vectors of `project` as Redis holds them, by id (read through a tier of its
@@ -292,7 +298,11 @@ fn a_thousand_keyed_observes_through_two_redis_restarts_store_each_once() {
         if i == 300 || i == 650 {
             server.kill();
         }
-        let mut e = user_says("keyed", "s", &format!("keyed note {i} about the heron survey"));
+        let mut e = user_says(
+            "keyed",
+            "s",
+            &format!("keyed note {i} about the heron survey"),
+        );
         e.source_id = Some(format!("k-{i}"));
         // A client that retries what it is told is retryable, the same request each time.
         let mut failures = 0;
@@ -309,10 +319,17 @@ fn a_thousand_keyed_observes_through_two_redis_restarts_store_each_once() {
                 }
             }
         };
-        assert!(acknowledged.insert(id, i).is_none(), "event {id} acknowledged twice");
+        assert!(
+            acknowledged.insert(id, i).is_none(),
+            "event {id} acknowledged twice"
+        );
     }
     assert!(refused >= 4, "both outages were met ({refused} refusals)");
-    assert_eq!(m.ledger().count(&p).unwrap(), 1_000, "no observation stored twice");
+    assert_eq!(
+        m.ledger().count(&p).unwrap(),
+        1_000,
+        "no observation stored twice"
+    );
     assert_eq!(acknowledged.len(), 1_000);
     let hits = m.recall(&p, "keyed note 999 heron", 3).unwrap();
     assert_eq!(acknowledged[&hits[0].event.id], 999, "{hits:?}");

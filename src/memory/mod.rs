@@ -489,18 +489,44 @@ impl Memory {
         // A bad `HDV_KERNEL` is an error here, at open, never a panic in a kernel call.
         hdv::kernels::try_active()?;
         let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
-        std::fs::create_dir_all(&data_dir).map_err(|source| crate::store::StoreError::Io {
-            path: data_dir.clone(),
-            source,
-        })?;
-        let ledger = Arc::new(
-            Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?.with_clock(clock),
-        );
-        let tiers = open_tiers(profile, &data_dir, false)?;
-        let memory = Self::assemble(profile, data_dir, ledger, tiers, false)?;
-        memory.repair()?;
-        memory.restore_traces()?;
-        Ok(memory)
+        // A directory that held nothing before is left as it was when the open fails (a
+        // Redis or Qdrant that cannot be reached, a bad profile): no ledger, no token.
+        let existed = data_dir.exists();
+        let fresh = std::fs::read_dir(&data_dir).map_or(true, |mut d| d.next().is_none());
+        let opened = (|| {
+            std::fs::create_dir_all(&data_dir).map_err(|source| crate::store::StoreError::Io {
+                path: data_dir.clone(),
+                source,
+            })?;
+            let ledger = Arc::new(
+                Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?
+                    .with_clock(clock),
+            );
+            let tiers = open_tiers(profile, &data_dir, false)?;
+            let memory = Self::assemble(profile, data_dir.clone(), ledger, tiers, false)?;
+            memory.repair()?;
+            memory.restore_traces()?;
+            Ok(memory)
+        })();
+        if opened.is_err() && fresh {
+            let undone = if existed {
+                std::fs::read_dir(&data_dir).and_then(|entries| {
+                    entries.flatten().try_for_each(|e| {
+                        if e.file_type()?.is_dir() {
+                            std::fs::remove_dir_all(e.path())
+                        } else {
+                            std::fs::remove_file(e.path())
+                        }
+                    })
+                })
+            } else {
+                std::fs::remove_dir_all(&data_dir)
+            };
+            if let Err(e) = undone {
+                tracing::warn!(dir = %data_dir.display(), error = %e, "a failed open left files behind");
+            }
+        }
+        opened
     }
 
     /// The memory over opened stores (the tiers, cognition and the semantic model are
