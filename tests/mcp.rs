@@ -91,3 +91,47 @@ fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
         client.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn arguments_that_are_not_an_object_are_invalid_params() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--create", "mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |message: Value| -> Value {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        if message.get("id").is_none() {
+            return Value::Null;
+        }
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "recall", "arguments": 5}}));
+    assert_eq!(
+        (r["id"].as_u64(), r["error"]["code"].as_i64()),
+        (Some(2), Some(-32602)),
+        "{r}"
+    );
+    // The session goes on.
+    let r = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "observe", "arguments": {"project": "a", "text": "still here"}}}));
+    assert_eq!(r["result"]["structuredContent"]["event_id"], 1, "{r}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -123,6 +123,83 @@ impl ServerHandler for McpServer {
     }
 }
 
+/// The invalid-params error (-32602) of a `tools/call` whose `arguments` is not an object,
+/// as a JSON-RPC response line; `None` for any other message. The SDK would answer such a
+/// call -32601 (method not found), which misleads a client about what went wrong.
+fn invalid_arguments(line: &str) -> Option<String> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let arguments = message.get("params")?.get("arguments")?;
+    if arguments.is_object() || arguments.is_null() {
+        return None;
+    }
+    Some(
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": message.get("id").cloned().unwrap_or(Value::Null),
+            "error": {
+                "code": -32602,
+                "message": "invalid params: `arguments` must be a JSON object of the tool's fields",
+            },
+        })
+        .to_string(),
+    )
+}
+
+/// stdin/stdout for the SDK, with each incoming line checked first ([`invalid_arguments`]):
+/// the SDK reads and writes through in-process pipes, and one task writes every outgoing
+/// line (the SDK's and the checks') to stdout, so lines never interleave.
+fn checked_stdio() -> (
+    (tokio::io::DuplexStream, tokio::io::DuplexStream),
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+    let (mut to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
+    let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
+    let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = outgoing.recv().await {
+            if stdout.write_all(line.as_bytes()).await.is_err()
+                || stdout.write_all(b"\n").await.is_err()
+                || stdout.flush().await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let replies = lines.clone();
+    tokio::spawn(async move {
+        let mut from_sdk = BufReader::new(from_sdk).lines();
+        while let Ok(Some(line)) = from_sdk.next_line().await {
+            if replies.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = stdin.next_line().await {
+            if let Some(error) = invalid_arguments(&line) {
+                if lines.send(error).is_err() {
+                    break;
+                }
+                continue;
+            }
+            if to_sdk.write_all(line.as_bytes()).await.is_err()
+                || to_sdk.write_all(b"\n").await.is_err()
+            {
+                break;
+            }
+        }
+        // End of input: the SDK sees its stream close and the service ends.
+        let _ = to_sdk.shutdown().await;
+    });
+    ((sdk_in, sdk_out), writer)
+}
+
 /// Serves `memory` as MCP tools over stdin/stdout until the client closes the stream,
 /// then flushes every store.
 ///
@@ -140,7 +217,8 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
         })?;
     let server = McpServer::new(memory.clone());
     runtime.block_on(async {
-        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
+        let (transport, writer) = checked_stdio();
+        let service = server.serve(transport).await.map_err(|e| {
             ApiError::new(
                 crate::Reason::Internal,
                 format!("MCP handshake failed: {e}"),
@@ -149,6 +227,9 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
         service.waiting().await.map_err(|e| {
             ApiError::new(crate::Reason::Internal, format!("MCP service failed: {e}"))
         })?;
+        // Every reply written before the process ends (the writer stops when the SDK and
+        // the input checks have both let go of it).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
         Ok::<(), ApiError>(())
     })?;
     drop(runtime);
