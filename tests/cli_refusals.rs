@@ -173,7 +173,9 @@ fn episodes_append_once_and_keep_outcome_and_reward() {
         ],
     );
     assert_eq!(v["outcome"], "appended");
-    let (_, reason, _) = refused(
+    // Appending it again is its membership, not an error: a script's start → event → end
+    // works whether or not the observe joined the episode first.
+    let again = ok(
         d,
         &[
             "episode",
@@ -186,7 +188,18 @@ fn episodes_append_once_and_keep_outcome_and_reward() {
             &e1,
         ],
     );
-    assert_eq!(reason, "already_in_episode");
+    assert_eq!(
+        (
+            &again["already_in_episode"],
+            &again["position"],
+            &again["outcome"]
+        ),
+        (
+            &serde_json::json!(true),
+            &v["position"],
+            &serde_json::json!("already_in_episode")
+        )
+    );
     let (_, reason, _) = refused(
         d,
         &[

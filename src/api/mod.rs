@@ -884,12 +884,21 @@ impl<'a> Api<'a> {
             Request::EpisodeStart(r) => Response::EpisodeStart(EpisodeStarted {
                 episode: self.episode_start(r)?.0,
             }),
-            Request::EpisodeAppend(r) => Response::EpisodeAppend(EpisodeAppended {
-                episode: r.episode,
-                event: r.event,
-                position: self.episode_append(r)?,
-                outcome: "appended".to_owned(),
-            }),
+            Request::EpisodeAppend(r) => {
+                let (position, already) = self.episode_append(r)?;
+                Response::EpisodeAppend(EpisodeAppended {
+                    episode: r.episode,
+                    event: r.event,
+                    position,
+                    outcome: if already {
+                        "already_in_episode"
+                    } else {
+                        "appended"
+                    }
+                    .to_owned(),
+                    already_in_episode: already,
+                })
+            }
             Request::EpisodeEnd(r) => Response::EpisodeEnd(self.episode_end(r)?),
             Request::ProcedureAdd(r) => Response::ProcedureAdd(ProcedureAdded {
                 procedure: self.procedure_add(r)?.0,
@@ -1202,17 +1211,19 @@ impl<'a> Api<'a> {
         governed(self.memory.apply_plan(plan)?)
     }
 
-    /// Appends an event to an episode; returns its position.
+    /// Appends an event to an episode; returns its position and whether the episode held
+    /// it already.
     ///
     /// # Errors
     /// As [`Memory::append_event`].
-    pub fn episode_append(&self, r: &EpisodeAppend) -> ApiResult<usize> {
+    pub fn episode_append(&self, r: &EpisodeAppend) -> ApiResult<(usize, bool)> {
         match self.memory.append_event(
             &project(&r.project)?,
             EpisodeId(r.episode),
             EventId(r.event),
         )? {
-            crate::cognition::AppendOutcome::Appended(position) => Ok(position),
+            crate::cognition::AppendOutcome::Appended(position) => Ok((position, false)),
+            crate::cognition::AppendOutcome::AlreadyIn(position) => Ok((position, true)),
             crate::cognition::AppendOutcome::TopicShift => Err(ApiError::new(
                 crate::Reason::Internal,
                 "an explicit append did not append",

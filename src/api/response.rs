@@ -46,8 +46,11 @@ pub struct EpisodeAppended {
     pub event: u64,
     /// Its position in the episode (0-based).
     pub position: usize,
-    /// Always `appended`.
+    /// `appended`, or `already_in_episode` when the episode held the event already.
     pub outcome: String,
+    /// The episode held the event already (nothing changed).
+    #[serde(default)]
+    pub already_in_episode: bool,
 }
 
 /// `episode_end`: the sealed episode's state.

@@ -1189,10 +1189,17 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                     event,
                 });
                 let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
-                let text = format!(
-                    "appended event {event} to episode {episode} at position {}",
-                    v["position"]
-                );
+                let text = if v["already_in_episode"] == true {
+                    format!(
+                        "event {event} is already in episode {episode}, at position {}",
+                        v["position"]
+                    )
+                } else {
+                    format!(
+                        "appended event {event} to episode {episode} at position {}",
+                        v["position"]
+                    )
+                };
                 print(v, text);
             }
             EpisodeAction::End {

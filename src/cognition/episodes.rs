@@ -67,6 +67,9 @@ pub struct Episode {
 pub enum AppendOutcome {
     /// Appended at this position.
     Appended(usize),
+    /// Already in the episode at this position (appended by segmentation or an earlier
+    /// call): nothing changed.
+    AlreadyIn(usize),
     /// The event is off-topic for the episode: it was not appended and the episode is now
     /// soft-sealed; start a new episode for it.
     TopicShift,
@@ -193,24 +196,38 @@ impl Cognition {
     }
 
     /// Appends an event the caller chose explicitly: no topic-shift test (the caller
-    /// decided; a soft-sealed episode reopens). Returns its position.
+    /// decided; a soft-sealed episode reopens). An event the episode holds already (appended
+    /// by segmentation while its agent's episode was open, or by an earlier call) is
+    /// [`AppendOutcome::AlreadyIn`] at its position, so a script's start → event → end
+    /// works whether or not the observe joined the episode first.
     ///
     /// # Errors
-    /// `not_found` / `unknown_event`, `episode_project_mismatch` /
-    /// `project_boundary_violation`, `episode_sealed`, `already_in_episode` (the event is in
-    /// the episode already: appended once, by segmentation or an earlier call), wrong
-    /// dimension.
+    /// `not_found` / `unknown_event` (the episode or event is not the project's),
+    /// `episode_sealed`, wrong dimension.
     pub fn append_explicit(
         &self,
         project: &ProjectId,
         id: EpisodeId,
         event: EventId,
         vector: &Hypervector,
-    ) -> LedgerResult<usize> {
+    ) -> LedgerResult<AppendOutcome> {
         self.check_dim(vector)?;
         self.check_event(project, event)?;
+        self.episode_row(project, id)?;
+        let held: Option<i64> = self.ledger.read(|c| {
+            c.query_row(
+                "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
+                [id.0 as i64, event.0 as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        if let Some(position) = held {
+            return Ok(AppendOutcome::AlreadyIn(position as usize));
+        }
         let positions = self.append_events(project, id, &[(event, vector)], true)?;
-        Ok(positions[0])
+        Ok(AppendOutcome::Appended(positions[0]))
     }
 
     /// The event exists and is of `project`.

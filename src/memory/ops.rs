@@ -54,12 +54,12 @@ impl Memory {
 
     /// Appends the observed event `event` to `episode`, with the vector stored for it: an
     /// explicit append is the caller's decision, so there is no topic-shift test (a
-    /// soft-sealed episode reopens). Always [`AppendOutcome::Appended`] on success.
+    /// soft-sealed episode reopens). [`AppendOutcome::Appended`], or
+    /// [`AppendOutcome::AlreadyIn`] for an event the episode holds already.
     ///
     /// # Errors
-    /// `unknown_event` (or it has no vector: it has no text), `project_boundary_violation`
-    /// (the event is of another project), `not_found` / `episode_project_mismatch` (the
-    /// episode), `episode_sealed`, `already_in_episode`.
+    /// `unknown_event` (or it has no vector; an event of another project is unknown too),
+    /// `not_found` (the episode), `episode_sealed`.
     pub fn append_event(
         &self,
         project: &ProjectId,
@@ -71,10 +71,9 @@ impl Memory {
             .tiers
             .get(project, VectorId(event.0))?
             .ok_or(LedgerError::UnknownEvent(event))?;
-        let position = self
+        Ok(self
             .cognition
-            .append_explicit(project, episode, event, &vector)?;
-        Ok(AppendOutcome::Appended(position))
+            .append_explicit(project, episode, event, &vector)?)
     }
 
     /// Seals `episode` with its outcome and reward.
