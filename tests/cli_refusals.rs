@@ -891,3 +891,84 @@ fn damaged_stored_data_is_corruption_not_bad_input() {
         "no serde text: {message}"
     );
 }
+
+#[test]
+fn what_cognition_made_is_readable_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first =
+        ok(d, &["episode", "start", "--project", "p", "--agent", "a"])["episode"].to_string();
+    let e1 = observe(
+        d,
+        "p",
+        "user",
+        "the kiln needs a new thermocouple before the firing",
+    );
+    let e2 = observe(
+        d,
+        "p",
+        "assistant",
+        "order a type K thermocouple for the kiln",
+    );
+    for e in [&e1, &e2] {
+        ok(
+            d,
+            &[
+                "episode",
+                "event",
+                "--project",
+                "p",
+                "--episode",
+                &first,
+                "--event",
+                e,
+            ],
+        );
+    }
+    ok(
+        d,
+        &[
+            "episode",
+            "end",
+            "--project",
+            "p",
+            "--episode",
+            &first,
+            "--reward",
+            "1",
+        ],
+    );
+    let second =
+        ok(d, &["episode", "start", "--project", "p", "--agent", "a"])["episode"].to_string();
+    let shown = ok(d, &["episode", "show", "--project", "p", "--id", &first]);
+    assert_eq!(
+        shown["events"],
+        serde_json::json!([e1.parse::<u64>().unwrap(), e2.parse::<u64>().unwrap()]),
+        "{shown}"
+    );
+    assert_eq!(
+        (&shown["status"], &shown["reward"]),
+        (&serde_json::json!("sealed"), &serde_json::json!(1.0))
+    );
+    assert_eq!(shown["next"].to_string(), second, "{shown}");
+    let later = ok(d, &["episode", "show", "--project", "p", "--id", &second]);
+    assert_eq!(later["prev"].to_string(), first, "{later}");
+    // Another project's episode is answered as one that does not exist.
+    observe(d, "q", "user", "unrelated");
+    let (code, reason, _) = refused(d, &["episode", "show", "--project", "q", "--id", &first]);
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
+    // Consolidation turns the sealed episode into a concept, readable with its episodes.
+    ok(d, &["pulse", "--project", "p"]);
+    let concepts = ok(d, &["concepts", "list", "--project", "p"]);
+    let list = concepts.as_array().unwrap();
+    assert!(!list.is_empty(), "{concepts}");
+    let id = list[0]["id"].to_string();
+    let concept = ok(d, &["concepts", "show", "--project", "p", "--id", &id]);
+    assert_eq!(concept["support"], list[0]["support"], "{concept}");
+    assert_eq!(
+        concept["episodes"][0]["events"], shown["events"],
+        "{concept}"
+    );
+    let (code, reason, _) = refused(d, &["concepts", "show", "--project", "p", "--id", "999"]);
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
+}

@@ -85,6 +85,18 @@ pub fn catalog() -> Vec<Operation> {
             "episode_end",
             "Seal an episode with its outcome and reward.",
         ),
+        op::<ProjectId64>(
+            "episode_show",
+            "One episode as stored: its events in order, status, outcome, reward, and the previous and next episodes of its agent.",
+        ),
+        op::<ProjectOnly>(
+            "concepts",
+            "The concepts consolidation made of a project's episodes: label, supporting episodes, reliability and outcome counts.",
+        ),
+        op::<ProjectId64>(
+            "concept_show",
+            "One concept with each supporting episode and its events, so what a concept stands for can be checked against what was said.",
+        ),
         op::<ProcedureAdd>(
             "procedure_add",
             "Store a procedure: a name, a trigger (when to use it) and its steps.",

@@ -15,7 +15,7 @@ pub mod mcp;
 mod response;
 
 pub use response::{
-    EpisodeAppended, EpisodeEnded, EpisodeStarted, Migrated, Observed, ObservedBatch,
+    ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, Migrated, Observed, ObservedBatch,
     ProcedureAdded, ProspectiveShown, Response,
 };
 
@@ -653,6 +653,12 @@ pub enum Request {
     ProspectiveShow(ProjectId64),
     /// Items due at a time → `[item]`.
     ProspectiveDue(ProspectiveDue),
+    /// One episode: events, outcome, reward, previous and next → `Episode`.
+    EpisodeShow(ProjectId64),
+    /// The project's concepts: label, support, reliability → `[ConceptShown]`.
+    Concepts(ProjectOnly),
+    /// One concept with its supporting episodes and their events → `ConceptShown`.
+    ConceptShow(ProjectId64),
     /// Candidate beliefs → `[Belief]`.
     Candidates(ProjectOnly),
     /// Promote a candidate → `PlanOutcome`.
@@ -705,6 +711,9 @@ impl Request {
             Request::ProspectiveReject(_) => "prospective_reject",
             Request::ProspectiveShow(_) => "prospective_show",
             Request::ProspectiveDue(_) => "prospective_due",
+            Request::EpisodeShow(_) => "episode_show",
+            Request::Concepts(_) => "concepts",
+            Request::ConceptShow(_) => "concept_show",
             Request::Candidates(_) => "candidates",
             Request::CandidateApprove(_) => "candidate_approve",
             Request::CandidateReject(_) => "candidate_reject",
@@ -734,6 +743,9 @@ impl Request {
                 | Request::ProspectiveShow(_)
                 | Request::ProspectiveDue(_)
                 | Request::Candidates(_)
+                | Request::EpisodeShow(_)
+                | Request::Concepts(_)
+                | Request::ConceptShow(_)
                 | Request::Gaps(_)
                 | Request::Associations(_)
                 | Request::Proposals(_)
@@ -769,9 +781,11 @@ impl Request {
             | Request::ProspectiveShow(r)
             | Request::CandidateApprove(r)
             | Request::CandidateReject(r) => vec![&r.project],
-            Request::Candidates(r) | Request::Proposals(r) | Request::Pulse(r) => {
-                vec![&r.project]
-            }
+            Request::Candidates(r)
+            | Request::Proposals(r)
+            | Request::Pulse(r)
+            | Request::Concepts(r) => vec![&r.project],
+            Request::EpisodeShow(r) | Request::ConceptShow(r) => vec![&r.project],
             Request::Gaps(r) | Request::Associations(r) => vec![&r.project],
             Request::Map(r) => vec![&r.project],
             Request::ForgetProject(r) => vec![&r.project],
@@ -939,6 +953,9 @@ impl<'a> Api<'a> {
                 Response::ProspectiveShow(Box::new(ProspectiveShown { item, history }))
             }
             Request::ProspectiveDue(r) => Response::ProspectiveDue(self.prospective_due(r)?),
+            Request::EpisodeShow(r) => Response::EpisodeShow(Box::new(self.episode_show(r)?)),
+            Request::Concepts(r) => Response::Concepts(self.concepts(r)?),
+            Request::ConceptShow(r) => Response::ConceptShow(Box::new(self.concept_show(r)?)),
             Request::Candidates(r) => Response::Candidates(self.candidates(r)?),
             Request::CandidateApprove(r) => Response::CandidateApprove(self.candidate(r, true)?),
             Request::CandidateReject(r) => Response::CandidateReject(self.candidate(r, false)?),
@@ -1229,6 +1246,65 @@ impl<'a> Api<'a> {
                 "an explicit append did not append",
             )),
         }
+    }
+
+    /// One episode as stored: its events in order, status, outcome, reward and the
+    /// previous and next episodes of its agent.
+    ///
+    /// # Errors
+    /// `unknown_project`; `not_found` for an episode the project does not hold.
+    pub fn episode_show(&self, r: &ProjectId64) -> ApiResult<crate::cognition::Episode> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        Ok(self.memory.cognition().episode(&p, EpisodeId(r.id))?)
+    }
+
+    /// The project's concepts, in id order.
+    ///
+    /// # Errors
+    /// `unknown_project`; SQLite errors.
+    pub fn concepts(&self, r: &ProjectOnly) -> ApiResult<Vec<ConceptShown>> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        Ok(self
+            .memory
+            .cognition()
+            .concepts(&p)?
+            .into_iter()
+            .map(|c| ConceptShown {
+                id: c.id.0,
+                label: c.label,
+                support: c.support.iter().map(|e| e.0).collect(),
+                reliability: c.reliability,
+                successes: c.outcomes.0,
+                failures: c.outcomes.1,
+                episodes: Vec::new(),
+            })
+            .collect())
+    }
+
+    /// One concept with each supporting episode (its events, outcome and links).
+    ///
+    /// # Errors
+    /// `unknown_project`; `not_found` for a concept the project does not hold.
+    pub fn concept_show(&self, r: &ProjectId64) -> ApiResult<ConceptShown> {
+        let p = project(&r.project)?;
+        let mut concept = self
+            .concepts(&ProjectOnly {
+                project: r.project.clone(),
+            })?
+            .into_iter()
+            .find(|c| c.id == r.id)
+            .ok_or(LedgerError::NotFound {
+                what: "concept",
+                id: r.id,
+            })?;
+        for &episode in &concept.support {
+            concept
+                .episodes
+                .push(self.memory.cognition().episode(&p, EpisodeId(episode))?);
+        }
+        Ok(concept)
     }
 
     /// Seals an episode; returns its status, outcome and reward as stored.

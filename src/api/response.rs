@@ -96,6 +96,26 @@ pub struct Migrated {
     pub migrations: Vec<(u32, String)>,
 }
 
+/// `concepts` / `concept_show`: a consolidated concept as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConceptShown {
+    /// Concept id.
+    pub id: u64,
+    /// Label: the words most distinctive of its episodes.
+    pub label: String,
+    /// Supporting episodes.
+    pub support: Vec<u64>,
+    /// Beta(1, 1) posterior mean of the supporting episodes' outcomes.
+    pub reliability: f64,
+    /// Supporting episodes that ended with a positive reward.
+    pub successes: u64,
+    /// ... and with a negative one.
+    pub failures: u64,
+    /// With `concept_show`: each supporting episode with its events, outcome and links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub episodes: Vec<crate::cognition::Episode>,
+}
+
 /// Declares [`Response`] and its decoder from one list: variant, payload type, op name.
 macro_rules! responses {
     ($($(#[$doc:meta])* $variant:ident($payload:ty) = $op:literal,)*) => {
@@ -175,6 +195,12 @@ responses! {
     ProspectiveShow(Box<ProspectiveShown>) = "prospective_show",
     /// `prospective_due`.
     ProspectiveDue(Vec<ProspectiveItem>) = "prospective_due",
+    /// `episode_show`: one episode with its events, outcome, reward and links.
+    EpisodeShow(Box<crate::cognition::Episode>) = "episode_show",
+    /// `concepts`.
+    Concepts(Vec<ConceptShown>) = "concepts",
+    /// `concept_show`.
+    ConceptShow(Box<ConceptShown>) = "concept_show",
     /// `candidates`.
     Candidates(Vec<Belief>) = "candidates",
     /// `candidate_approve`.

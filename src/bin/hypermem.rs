@@ -210,6 +210,11 @@ enum Command {
         #[command(subcommand)]
         action: CandidateAction,
     },
+    /// Concepts consolidation made of the episodes: list, or show one with its episodes.
+    Concepts {
+        #[command(subcommand)]
+        action: ConceptAction,
+    },
     /// Candidate associations of a project.
     Associations {
         /// Project.
@@ -381,6 +386,15 @@ enum EpisodeAction {
         #[arg(long)]
         event: u64,
     },
+    /// One episode: its events, status, outcome, reward, previous and next.
+    Show {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Episode id.
+        #[arg(long)]
+        id: u64,
+    },
     /// Seal an episode.
     End {
         /// Project.
@@ -550,6 +564,25 @@ enum CandidateAction {
 }
 
 #[derive(Subcommand)]
+enum ConceptAction {
+    /// The project's concepts: label, support, reliability.
+    List {
+        /// Project.
+        #[arg(long)]
+        project: String,
+    },
+    /// One concept with each supporting episode and its events.
+    Show {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Concept id.
+        #[arg(long)]
+        id: u64,
+    },
+}
+
+#[derive(Subcommand)]
 enum PlanAction {
     /// Validate and apply a governance plan from a JSON file.
     Apply {
@@ -581,6 +614,8 @@ fn reads_only(command: &Command) -> bool {
             )
         }
         Command::Candidates { action } => matches!(action, CandidateAction::List { .. }),
+        Command::Episode { action } => matches!(action, EpisodeAction::Show { .. }),
+        Command::Concepts { .. } => true,
         _ => false,
     }
 }
@@ -1171,7 +1206,57 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 ),
             );
         }
+        Command::Concepts { action } => {
+            let request = match action {
+                ConceptAction::List { project } => {
+                    api::Request::Concepts(api::ProjectOnly { project })
+                }
+                ConceptAction::Show { project, id } => {
+                    api::Request::ConceptShow(api::ProjectId64 { project, id })
+                }
+            };
+            let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+            let line = |c: &serde_json::Value| {
+                format!(
+                    "#{} {} (support {}, reliability {:.2})",
+                    c["id"],
+                    c["label"].as_str().unwrap_or(""),
+                    c["support"].as_array().map_or(0, Vec::len),
+                    c["reliability"].as_f64().unwrap_or(0.0)
+                )
+            };
+            let text = match v.as_array() {
+                Some(list) => list.iter().map(line).collect::<Vec<_>>().join("\n"),
+                None => std::iter::once(line(&v))
+                    .chain(
+                        v["episodes"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|e| format!("  episode {}: events {}", e["id"], e["events"])),
+                    )
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            };
+            print(v, text);
+        }
         Command::Episode { action } => match action {
+            EpisodeAction::Show { project, id } => {
+                let request = api::Request::EpisodeShow(api::ProjectId64 { project, id });
+                let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+                let text = format!(
+                    "episode {} ({}, agent {}): events {}, outcome {}, reward {}, previous {}, next {}",
+                    v["id"],
+                    v["status"],
+                    v["agent"],
+                    v["events"],
+                    v["outcome"],
+                    v["reward"],
+                    v["prev"],
+                    v["next"]
+                );
+                print(v, text);
+            }
             EpisodeAction::Start { project: p, agent } => {
                 let request = api::Request::EpisodeStart(api::EpisodeStart { project: p, agent });
                 let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
