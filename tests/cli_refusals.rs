@@ -971,4 +971,38 @@ fn what_cognition_made_is_readable_through_the_cli() {
     );
     let (code, reason, _) = refused(d, &["concepts", "show", "--project", "p", "--id", "999"]);
     assert_eq!((code, reason.as_str()), (3, "not_found"));
+    // What a plan changed, operation by operation.
+    let applied = ok(
+        d,
+        &[
+            "belief",
+            "propose",
+            "--project",
+            "p",
+            "--key",
+            "kiln.part",
+            "--evidence",
+            &e1,
+            "--idempotency-key",
+            "k1",
+            "the kiln needs a type K thermocouple",
+        ],
+    );
+    let audit = ok(d, &["plan", "audit", "--project", "p", "--key", "k1"]);
+    assert_eq!(audit[0]["op"], "assert", "{audit}");
+    assert_eq!(
+        audit[0]["belief"], applied["results"][0]["belief"],
+        "{audit} / {applied}"
+    );
+    let (code, reason, _) = refused(d, &["plan", "audit", "--project", "p", "--key", "nope"]);
+    assert_eq!((code, reason.as_str()), (3, "not_found"));
+    // One memory with its access count, strength, tier and the beliefs citing it.
+    let memory = ok(d, &["show", "--project", "p", "--id", &e1]);
+    assert_eq!(memory["event"]["id"].to_string(), e1, "{memory}");
+    assert!(memory["accesses"].as_u64().unwrap() >= 1, "{memory}");
+    assert!(memory["strength"].as_f64().unwrap() > 0.0, "{memory}");
+    assert_eq!(memory["tier"], "warm", "{memory}");
+    assert_eq!(memory["beliefs"][0][1], "kiln.part", "{memory}");
+    let (code, reason, _) = refused(d, &["show", "--project", "q", "--id", &e1]);
+    assert_eq!((code, reason.as_str()), (3, "unknown_event"));
 }

@@ -57,6 +57,14 @@ pub fn catalog() -> Vec<Operation> {
             "apply_plan",
             "Apply a governance plan: belief operations (assert, reinforce, correct, contradict, propose, promote, reject) with evidence, expected versions and an idempotency key, all validated before the first write and committed together; the same plan again is `already_applied`.",
         ),
+        op::<ProjectId64>(
+            "memory_show",
+            "One stored memory (by event id) with what the engine keeps about it: its access count and long-term-potentiation strength, its tier, and the beliefs citing it.",
+        ),
+        op::<PlanKey>(
+            "plan_audit",
+            "What an applied governance plan changed, one line per operation in order: the operation, the belief it wrote and its outcome, as committed with the plan.",
+        ),
         op::<BeliefCorrect>(
             "belief_correct",
             "Correct the active belief of a key: the old version is superseded and its validity window closed.",

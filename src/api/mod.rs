@@ -15,8 +15,8 @@ pub mod mcp;
 mod response;
 
 pub use response::{
-    ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, Migrated, Observed, ObservedBatch,
-    ProcedureAdded, ProspectiveShown, Response,
+    AuditLine, ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, MemoryShown, Migrated,
+    Observed, ObservedBatch, ProcedureAdded, ProspectiveShown, Response,
 };
 
 use serde::{Deserialize, Serialize};
@@ -430,6 +430,16 @@ pub struct ProjectId64 {
     pub id: u64,
 }
 
+/// A governance plan of a project, by its idempotency key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanKey {
+    /// Project.
+    pub project: String,
+    /// The plan's idempotency key.
+    pub idempotency_key: String,
+}
+
 /// Start an episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -627,6 +637,11 @@ pub enum Request {
     BeliefHistory(BeliefKey),
     /// Apply a governance plan → `PlanOutcome`.
     ApplyPlan(ApplyPlan),
+    /// What an applied plan changed, operation by operation → `[AuditLine]`.
+    PlanAudit(PlanKey),
+    /// One memory: its event, access count, LTP strength, tier, citing beliefs →
+    /// `MemoryShown`.
+    MemoryShow(ProjectId64),
     /// Start an episode → `{"episode"}`.
     EpisodeStart(EpisodeStart),
     /// Append an event to an episode → `{"episode", "event", "position"}`.
@@ -698,6 +713,8 @@ impl Request {
             Request::BeliefAt(_) => "belief_at",
             Request::BeliefHistory(_) => "belief_history",
             Request::ApplyPlan(_) => "apply_plan",
+            Request::PlanAudit(_) => "plan_audit",
+            Request::MemoryShow(_) => "memory_show",
             Request::EpisodeStart(_) => "episode_start",
             Request::EpisodeAppend(_) => "episode_append",
             Request::EpisodeEnd(_) => "episode_end",
@@ -744,6 +761,8 @@ impl Request {
                 | Request::ProspectiveDue(_)
                 | Request::Candidates(_)
                 | Request::EpisodeShow(_)
+                | Request::PlanAudit(_)
+                | Request::MemoryShow(_)
                 | Request::Concepts(_)
                 | Request::ConceptShow(_)
                 | Request::Gaps(_)
@@ -766,6 +785,7 @@ impl Request {
             Request::BeliefCurrent(r) | Request::BeliefHistory(r) => vec![&r.project],
             Request::BeliefAt(r) => vec![&r.project],
             Request::ApplyPlan(r) => vec![r.plan.project.as_str()],
+            Request::PlanAudit(r) => vec![&r.project],
             Request::EpisodeStart(r) => vec![&r.project],
             Request::EpisodeAppend(r) => vec![&r.project],
             Request::EpisodeEnd(r) => vec![&r.project],
@@ -785,7 +805,9 @@ impl Request {
             | Request::Proposals(r)
             | Request::Pulse(r)
             | Request::Concepts(r) => vec![&r.project],
-            Request::EpisodeShow(r) | Request::ConceptShow(r) => vec![&r.project],
+            Request::EpisodeShow(r) | Request::ConceptShow(r) | Request::MemoryShow(r) => {
+                vec![&r.project]
+            }
             Request::Gaps(r) | Request::Associations(r) => vec![&r.project],
             Request::Map(r) => vec![&r.project],
             Request::ForgetProject(r) => vec![&r.project],
@@ -895,6 +917,8 @@ impl<'a> Api<'a> {
             Request::BeliefAt(r) => Response::BeliefAt(Box::new(self.belief_at(r)?)),
             Request::BeliefHistory(r) => Response::BeliefHistory(self.belief_history(r)?),
             Request::ApplyPlan(r) => Response::ApplyPlan(governed(m.apply_plan(&r.plan)?)?),
+            Request::PlanAudit(r) => Response::PlanAudit(self.plan_audit(r)?),
+            Request::MemoryShow(r) => Response::MemoryShow(Box::new(self.memory_show(r)?)),
             Request::EpisodeStart(r) => Response::EpisodeStart(EpisodeStarted {
                 episode: self.episode_start(r)?.0,
             }),
@@ -1246,6 +1270,73 @@ impl<'a> Api<'a> {
                 "an explicit append did not append",
             )),
         }
+    }
+
+    /// One stored memory: its event, access count and LTP strength (what places it in a
+    /// tier), its tier, and the beliefs citing it.
+    ///
+    /// # Errors
+    /// `unknown_project`; `unknown_event` for an event the project does not hold.
+    pub fn memory_show(&self, r: &ProjectId64) -> ApiResult<MemoryShown> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        let id = EventId(r.id);
+        let event = self
+            .memory
+            .ledger()
+            .get(&p, id)?
+            .ok_or(LedgerError::UnknownEvent(id))?;
+        let tiers = self.memory.vectors();
+        let trace = tiers.trace(&p, crate::store::VectorId(r.id));
+        Ok(MemoryShown {
+            event,
+            accesses: trace.as_ref().map(|t| t.accesses),
+            strength: tiers.strength(&p, crate::store::VectorId(r.id)),
+            tier: trace.as_ref().map(|t| {
+                match t.home {
+                    crate::store::Tier::Cold => "cold",
+                    crate::store::Tier::Warm | crate::store::Tier::Hot => "warm",
+                }
+                .to_owned()
+            }),
+            hot: trace.as_ref().is_some_and(|t| t.in_hot),
+            beliefs: self
+                .memory
+                .ledger()
+                .beliefs_citing(&p, id)?
+                .into_iter()
+                .map(|(b, key, version, status)| (b.0, key, version, status))
+                .collect(),
+        })
+    }
+
+    /// What an applied plan changed: one line per operation, in order (the operation, the
+    /// belief it wrote, its outcome).
+    ///
+    /// # Errors
+    /// `unknown_project`; `not_found` for a key no applied plan of the project has.
+    pub fn plan_audit(&self, r: &PlanKey) -> ApiResult<Vec<AuditLine>> {
+        let p = project(&r.project)?;
+        self.memory.require_project(&p)?;
+        let rows = self.memory.ledger().plan_audit(&p, &r.idempotency_key)?;
+        if rows.is_empty() {
+            return Err(ApiError::new(
+                crate::Reason::NotFound,
+                format!(
+                    "no plan with idempotency key `{}` was applied in project `{}`",
+                    r.idempotency_key, r.project
+                ),
+            ));
+        }
+        Ok(rows
+            .into_iter()
+            .map(|row| AuditLine {
+                op_index: row.op_index,
+                op: row.op,
+                belief: row.belief.map(|b| b.0),
+                detail: serde_json::from_str(&row.detail).unwrap_or(Value::String(row.detail)),
+            })
+            .collect())
     }
 
     /// One episode as stored: its events in order, status, outcome, reward and the

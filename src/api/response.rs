@@ -96,6 +96,37 @@ pub struct Migrated {
     pub migrations: Vec<(u32, String)>,
 }
 
+/// `memory_show`: one stored memory with what the engine keeps about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryShown {
+    /// The raw event.
+    pub event: Event,
+    /// Times it was stored or recalled among the top results (long-term potentiation).
+    pub accesses: Option<u64>,
+    /// Its LTP strength now (importance × accesses, decayed with the time since the last
+    /// access), which decides its tier.
+    pub strength: Option<f64>,
+    /// Its durable tier (`warm` or `cold`).
+    pub tier: Option<String>,
+    /// Whether a copy is in the hot tier (RAM).
+    pub hot: bool,
+    /// Beliefs that cite it as evidence: id, key, version, status.
+    pub beliefs: Vec<(u64, String, u64, crate::governance::BeliefStatus)>,
+}
+
+/// `plan_audit`: one operation of an applied plan, as committed with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditLine {
+    /// Index of the operation in its plan.
+    pub op_index: usize,
+    /// The operation (`assert`, `correct`, ...).
+    pub op: String,
+    /// The belief it wrote, if any.
+    pub belief: Option<u64>,
+    /// Its outcome.
+    pub detail: Value,
+}
+
 /// `concepts` / `concept_show`: a consolidated concept as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConceptShown {
@@ -169,6 +200,10 @@ responses! {
     BeliefHistory(Vec<Belief>) = "belief_history",
     /// `apply_plan`.
     ApplyPlan(PlanOutcome) = "apply_plan",
+    /// `plan_audit`.
+    PlanAudit(Vec<AuditLine>) = "plan_audit",
+    /// `memory_show`.
+    MemoryShow(Box<MemoryShown>) = "memory_show",
     /// `episode_start`.
     EpisodeStart(EpisodeStarted) = "episode_start",
     /// `episode_append`.

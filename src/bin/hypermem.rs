@@ -210,6 +210,15 @@ enum Command {
         #[command(subcommand)]
         action: CandidateAction,
     },
+    /// One stored memory: its event, access count, LTP strength, tier and citing beliefs.
+    Show {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// Event id.
+        #[arg(long)]
+        id: u64,
+    },
     /// Concepts consolidation made of the episodes: list, or show one with its episodes.
     Concepts {
         #[command(subcommand)]
@@ -590,6 +599,15 @@ enum PlanAction {
         #[arg(long)]
         file: PathBuf,
     },
+    /// What an applied plan changed, operation by operation.
+    Audit {
+        /// Project.
+        #[arg(long)]
+        project: String,
+        /// The plan's idempotency key.
+        #[arg(long)]
+        key: String,
+    },
 }
 
 /// Whether the verb only reads: it reads a view ([`Memory::open_view`]), which takes no
@@ -615,7 +633,8 @@ fn reads_only(command: &Command) -> bool {
         }
         Command::Candidates { action } => matches!(action, CandidateAction::List { .. }),
         Command::Episode { action } => matches!(action, EpisodeAction::Show { .. }),
-        Command::Concepts { .. } => true,
+        Command::Concepts { .. } | Command::Show { .. } => true,
+        Command::Plan { action } => matches!(action, PlanAction::Audit { .. }),
         _ => false,
     }
 }
@@ -1108,6 +1127,31 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let value = serde_json::to_value(&outcome)?;
             print(value.clone(), serde_json::to_string_pretty(&value)?);
         }
+        Command::Plan {
+            action: PlanAction::Audit { project, key },
+        } => {
+            let request = api::Request::PlanAudit(api::PlanKey {
+                project,
+                idempotency_key: key,
+            });
+            let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+            let text = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|l| {
+                    format!(
+                        "#{} {} belief {}: {}",
+                        l["op_index"],
+                        l["op"].as_str().unwrap_or(""),
+                        l["belief"],
+                        l["detail"]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(v, text);
+        }
         Command::Migrate { .. } => unreachable!("handled above"),
         Command::Stats => {
             let stats = Api::new(&memory).stats()?;
@@ -1205,6 +1249,21 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                     r.new, r.conversations, r.skipped, r.empty
                 ),
             );
+        }
+        Command::Show { project, id } => {
+            let request = api::Request::MemoryShow(api::ProjectId64 { project, id });
+            let v = serde_json::to_value(Api::new(&memory).respond(&request)?)?;
+            let text = format!(
+                "event {}: {}\naccesses {}, strength {}, tier {}{}; beliefs {}",
+                id,
+                v["event"]["content"].as_str().unwrap_or(""),
+                v["accesses"],
+                v["strength"],
+                v["tier"].as_str().unwrap_or("-"),
+                if v["hot"] == true { " (hot copy)" } else { "" },
+                v["beliefs"]
+            );
+            print(v, text);
         }
         Command::Concepts { action } => {
             let request = match action {
