@@ -138,6 +138,17 @@ fn contract(tier: &dyn VectorTier) {
         .search(&a, &SearchRequest::new(exact.view(), 5))
         .unwrap();
     assert!(hits.iter().all(|h| h.id != victim));
+    // A batch deletion counts what was present and removes every one of them.
+    let batch = [alpha[20].0, alpha[21].0, victim, alpha[250].0];
+    assert_eq!(tier.delete_batch(&a, &batch).unwrap(), 3);
+    assert_eq!(tier.len(&a), 296);
+    for id in batch {
+        assert_eq!(tier.get(&a, id).unwrap(), None);
+    }
+    for i in [20, 21, 250] {
+        tier.insert(&a, alpha[i].0, alpha[i].1.view()).unwrap();
+    }
+    assert_eq!(tier.len(&a), 299);
     // Re-inserting a deleted id is allowed.
     tier.insert(&a, victim, exact.view()).unwrap();
     assert_eq!(

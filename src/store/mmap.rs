@@ -1035,6 +1035,44 @@ impl VectorTier for SegmentStore {
         Ok(true)
     }
 
+    fn delete_batch(&self, project: &ProjectId, ids: &[VectorId]) -> StoreResult<usize> {
+        self.check_writable()?;
+        let Some(p) = self.project(project) else {
+            return Ok(0);
+        };
+        let _writer = p.writer.locked();
+        // Slots by segment: one sync per segment touched.
+        let mut by_segment: std::collections::BTreeMap<usize, Vec<(VectorId, usize)>> =
+            std::collections::BTreeMap::new();
+        {
+            let index = p.index.reading();
+            for id in ids {
+                if let Some(&(pos, slot)) = index.get(id) {
+                    by_segment.entry(pos).or_default().push((*id, slot));
+                }
+            }
+        }
+        let mut present = 0;
+        for (pos, items) in by_segment {
+            let seg = p.segments.reading()[pos].clone();
+            let slots: Vec<usize> = items.iter().map(|&(_, slot)| slot).collect();
+            seg.delete_all(&slots)?;
+            let mut index = p.index.writing();
+            for (id, _) in &items {
+                index.remove(id);
+            }
+            drop(index);
+            if let Some(g) = p.hnsw.reading().as_ref() {
+                for (id, _) in &items {
+                    g.index.delete(*id);
+                }
+                p.hnsw_dirty.store(true, Ordering::Release);
+            }
+            present += items.len();
+        }
+        Ok(present)
+    }
+
     fn search(&self, project: &ProjectId, request: &SearchRequest<'_>) -> StoreResult<Vec<Hit>> {
         super::validate_query(self.dim, request)?;
         let Some(p) = self.project(project) else {

@@ -150,6 +150,19 @@ pub trait VectorTier: Send + Sync {
     /// I/O errors.
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool>;
 
+    /// Deletes several vectors (a tier with synced writes syncs once for all of them);
+    /// returns how many were present.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn delete_batch(&self, project: &ProjectId, ids: &[VectorId]) -> StoreResult<usize> {
+        let mut present = 0;
+        for &id in ids {
+            present += usize::from(self.delete(project, id)?);
+        }
+        Ok(present)
+    }
+
     /// The nearest vectors of `project` (nearest first, ties by id).
     ///
     /// # Errors

@@ -494,6 +494,24 @@ impl Segment {
         Ok(())
     }
 
+    /// Tombstones every slot of `slots` with one sync for all of them.
+    pub(crate) fn delete_all(&self, slots: &[usize]) -> StoreResult<()> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        for &slot in slots {
+            let off = self.layout.entry_offset(slot as u64) + 12;
+            self.file
+                .write_all_at(&FLAG_DELETED.to_le_bytes(), off)
+                .at(&self.path)?;
+        }
+        self.file.sync_data().at(&self.path)?;
+        for &slot in slots {
+            self.mark_deleted_in_ram(slot);
+        }
+        Ok(())
+    }
+
     fn mark_deleted_in_ram(&self, slot: usize) {
         let before = self.deleted[slot / 64].fetch_or(1 << (slot % 64), Ordering::AcqRel);
         if before >> (slot % 64) & 1 == 0 {

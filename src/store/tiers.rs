@@ -67,6 +67,9 @@ pub enum Tier {
     Cold,
 }
 
+/// Warm → cold moves written per synced slice in a rebalance.
+const COLD_SLICE: usize = 64;
+
 /// Bookkeeping of one stored memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -506,6 +509,25 @@ impl TierManager {
         self.len(project) == 0
     }
 
+    /// Writes gathered warm → cold moves: the cold copies durable first (one synced
+    /// append), then the warm ones deleted (one sync), so a vector never has zero copies.
+    fn demote_to_cold(
+        &self,
+        project: &ProjectId,
+        to_cold: &mut Vec<(VectorId, hdv::Hypervector)>,
+    ) -> StoreResult<()> {
+        if to_cold.is_empty() {
+            return Ok(());
+        }
+        let batch: Vec<(VectorId, hdv::HvRef<'_>)> =
+            to_cold.iter().map(|(id, v)| (*id, v.view())).collect();
+        self.cold.insert_batch(project, &batch)?;
+        let ids: Vec<VectorId> = to_cold.iter().map(|(id, _)| *id).collect();
+        self.warm.delete_batch(project, &ids)?;
+        to_cold.clear();
+        Ok(())
+    }
+
     /// Applies the policy to every trace of `project` (strongest first for hot places).
     ///
     /// # Errors
@@ -600,15 +622,13 @@ impl TierManager {
             if t2 != *t {
                 updates.push((id, t2));
             }
-        }
-        if !to_cold.is_empty() {
-            let batch: Vec<(VectorId, hdv::HvRef<'_>)> =
-                to_cold.iter().map(|(id, v)| (*id, v.view())).collect();
-            self.cold.insert_batch(project, &batch)?;
-            for (id, _) in &to_cold {
-                self.warm.delete(project, *id)?;
+            // Warm → cold moves are written a slice at a time (one synced append and one
+            // synced deletion each), so the deadline checked per item holds for them too.
+            if to_cold.len() >= COLD_SLICE {
+                self.demote_to_cold(project, &mut to_cold)?;
             }
         }
+        self.demote_to_cold(project, &mut to_cold)?;
         if let Some(m) = self.traces.writing().get_mut(project) {
             for (id, t2) in updates {
                 if let Some(slot) = m.get_mut(&id) {
