@@ -1005,4 +1005,20 @@ fn what_cognition_made_is_readable_through_the_cli() {
     assert_eq!(memory["beliefs"][0][1], "kiln.part", "{memory}");
     let (code, reason, _) = refused(d, &["show", "--project", "q", "--id", &e1]);
     assert_eq!((code, reason.as_str()), (3, "unknown_event"));
+    // An observe by an agent with an open episode says which episode it joined.
+    let open = ok(d, &["episode", "start", "--project", "p", "--agent", "b"])["episode"].clone();
+    let joined = ok(
+        d,
+        &[
+            "observe",
+            "--project",
+            "p",
+            "--agent",
+            "b",
+            "glaze the bowls next",
+        ],
+    );
+    assert_eq!(joined["episode"], open, "{joined}");
+    let alone = ok(d, &["observe", "--project", "p", "no agent here"]);
+    assert!(alone.get("episode").is_none(), "{alone}");
 }

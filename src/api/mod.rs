@@ -902,9 +902,13 @@ impl<'a> Api<'a> {
     pub fn respond(&self, request: &Request) -> ApiResult<Response> {
         let m = self.memory;
         Ok(match request {
-            Request::Observe(r) => Response::Observe(Observed {
-                event_id: self.observe(r)?.0,
-            }),
+            Request::Observe(r) => {
+                let id = self.observe(r)?;
+                Response::Observe(Observed {
+                    event_id: id.0,
+                    episode: self.joined_episode(r, id)?,
+                })
+            }
             Request::ObserveBatch(r) => Response::ObserveBatch(ObservedBatch {
                 event_ids: self.observe_batch(r)?.iter().map(|e| e.0).collect(),
             }),
@@ -1270,6 +1274,27 @@ impl<'a> Api<'a> {
                 "an explicit append did not append",
             )),
         }
+    }
+
+    /// The episode an observed event joined: its agent's open episode, when that holds
+    /// it (an agent opts in by starting one; a topic shift may have chained a new one).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    fn joined_episode(&self, r: &Observe, id: EventId) -> ApiResult<Option<u64>> {
+        let Some(agent) = r.agent.as_deref() else {
+            return Ok(None);
+        };
+        let p = project(&r.project)?;
+        let cognition = self.memory.cognition();
+        let Some(open) = cognition.open_episode(&p, agent)? else {
+            return Ok(None);
+        };
+        Ok(cognition
+            .episode(&p, open)?
+            .events
+            .contains(&id)
+            .then_some(open.0))
     }
 
     /// One stored memory: its event, access count and LTP strength (what places it in a

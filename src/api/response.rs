@@ -21,6 +21,9 @@ use crate::{ForgetReceipt, MemoryMap, ProjectStats, RecallResult};
 pub struct Observed {
     /// The event.
     pub event_id: u64,
+    /// The episode it joined: its agent's open episode, when the agent has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episode: Option<u64>,
 }
 
 /// `observe_batch`: the events' ids, in the order given.
