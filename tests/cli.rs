@@ -383,6 +383,8 @@ fn episodes_procedures_prospective_and_candidates() {
         ],
     );
     assert!(ok);
+    // A sealed episode takes no new event; one it holds is answered with its membership.
+    let later = observe(d, "p", &["--thread", "t"], "One more thing about the plan.");
     let (ok, _, err) = hm(
         d,
         &[
@@ -393,10 +395,28 @@ fn episodes_procedures_prospective_and_candidates() {
             "--episode",
             &ep,
             "--event",
-            &e1.to_string(),
+            &later.to_string(),
         ],
     );
     assert!(!ok && err.contains("sealed"), "{err}");
+    let (ok, out, err) = hm(
+        d,
+        &[
+            "--json",
+            "episode",
+            "event",
+            "--project",
+            "p",
+            "--episode",
+            &ep,
+            "--event",
+            &e1.to_string(),
+        ],
+    );
+    assert!(
+        ok && out.contains("\"already_in_episode\":true"),
+        "{out} {err}"
+    );
     // The pulse curates the sealed episode into candidates.
     hm(d, &["pulse", "--project", "p"]);
     let (_, out, _) = hm(d, &["--json", "candidates", "list", "--project", "p"]);
