@@ -183,8 +183,12 @@ fn ten() -> usize {
 fn three() -> usize {
     3
 }
+/// The longest list a listing operation returns unless asked (`gaps`, `associations`), on
+/// every surface.
+pub const DEFAULT_LIMIT: usize = 20;
+
 fn twenty() -> usize {
-    20
+    DEFAULT_LIMIT
 }
 fn available_default() -> usize {
     4000

@@ -172,6 +172,9 @@ enum Command {
         /// Project.
         #[arg(long)]
         project: String,
+        /// Longest list returned.
+        #[arg(long, default_value_t = api::DEFAULT_LIMIT)]
+        limit: usize,
     },
     /// Self-improvement proposals of a project.
     Proposals {
@@ -229,6 +232,9 @@ enum Command {
         /// Project.
         #[arg(long)]
         project: String,
+        /// Longest list returned.
+        #[arg(long, default_value_t = api::DEFAULT_LIMIT)]
+        limit: usize,
     },
     /// Import conversations in the evaluation format (one project per conversation).
     Import {
@@ -1200,11 +1206,8 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 .join("\n");
             print(serde_json::to_value(&receipt)?, text);
         }
-        Command::Gaps { project: p } => {
-            let gaps = Api::new(&memory).gaps(&api::ProjectLimit {
-                project: p,
-                limit: 20,
-            })?;
+        Command::Gaps { project: p, limit } => {
+            let gaps = Api::new(&memory).gaps(&api::ProjectLimit { project: p, limit })?;
             let text = gaps
                 .iter()
                 .map(|g| format!("[{:?} {:.2}] {}", g.kind, g.score, g.description))
@@ -1539,11 +1542,8 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 }
             }
         }
-        Command::Associations { project: p } => {
-            let list = Api::new(&memory).associations(&api::ProjectLimit {
-                project: p,
-                limit: 50,
-            })?;
+        Command::Associations { project: p, limit } => {
+            let list = Api::new(&memory).associations(&api::ProjectLimit { project: p, limit })?;
             let text = list
                 .iter()
                 .map(|a| format!("[{:.2}] {}", a.confidence, a.suggestion))
