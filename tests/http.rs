@@ -842,3 +842,50 @@ fn the_cli_and_http_answer_the_same_requests_with_the_same_documents() {
         assert_eq!(code, class(status), "{args:?}: {from_cli}");
     }
 }
+
+#[test]
+fn a_cli_write_beside_a_server_is_refused_at_once_naming_it_and_reads_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut s = Server::start(&data, &[]);
+    post(
+        &format!("{}/v1/projects/acme/observe", s.url),
+        None,
+        r#"{"text":"the lathe belt was replaced"}"#,
+    );
+    let cli = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), v, started.elapsed())
+    };
+    let (code, v, took) = cli(&["observe", "--project", "acme", "a second note"]);
+    assert_eq!((code, reason(&v)), (Some(5), "store_locked"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains(&s.url),
+        "{v}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "it waited {took:?}"
+    );
+    let (code, v, _) = cli(&["recall", "--project", "acme", "lathe belt"]);
+    assert_eq!(code, Some(0), "{v}");
+    // Once the server is gone, the CLI writes again.
+    s.signal("-TERM");
+    assert!(!data.join("SERVING").exists());
+    let (code, v, _) = cli(&["observe", "--project", "acme", "a second note"]);
+    assert_eq!(code, Some(0), "{v}");
+    // A server killed without a chance to clean up leaves its announcement: the next
+    // writer finds the store free and proceeds.
+    std::fs::write(data.join("SERVING"), "http://127.0.0.1:1\n").unwrap();
+    let (code, v, _) = cli(&["observe", "--project", "acme", "a third note"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(!data.join("SERVING").exists());
+}

@@ -616,6 +616,11 @@ enum PlanAction {
     },
 }
 
+/// The file in a data directory where `hypermem serve` announces its URL while it holds
+/// the store: a CLI write then refuses at once, naming the server, instead of waiting for
+/// the lock.
+const SERVING: &str = "SERVING";
+
 /// Whether the verb only reads: it reads a view ([`Memory::open_view`]), which takes no
 /// lock (so it never waits for another process) and writes nothing.
 fn reads_only(command: &Command) -> bool {
@@ -896,15 +901,23 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         config.check()?;
         let memory = Memory::open(&profile, Some(&dir))?;
         let json = cli.json;
-        return hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
+        let announced = dir.join(SERVING);
+        let served = hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
             use std::io::Write as _;
+            // Other processes on this store learn where its writer is (see `SERVING`).
+            let url = format!("http://{addr}");
+            if let Err(e) = std::fs::write(&announced, format!("{url}\n")) {
+                tracing::warn!(error = %e, "could not announce the server in the data directory");
+            }
             if json {
-                out!("{}", json!({"listening": format!("http://{addr}")}));
+                out!("{}", json!({"listening": url}));
             } else {
-                out!("listening on http://{addr}");
+                out!("listening on {url}");
             }
             let _ = std::io::stdout().flush();
         });
+        let _ = std::fs::remove_file(&announced);
+        return served;
     }
     // A read on a directory that holds no store creates none: it is refused.
     if reads_only(&cli.command) && !cli.create && !dir.join("ledger.db").exists() {
@@ -920,6 +933,27 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         // A read writes nothing and never waits on a writer: it reads a view (no lock, no
         // repair, no migration, no query log); repairs are a writer's, on open.
         Memory::open_view(&profile, Some(&dir))?
+    } else if let Ok(url) = std::fs::read_to_string(dir.join(SERVING)) {
+        // A server announced itself as this store's writer: no use waiting for its lock.
+        let mut now = profile.clone();
+        now.store.lock_wait_ms = 0;
+        match Memory::open(&now, Some(&dir)) {
+            Err(e) if e.reason() == Reason::StoreLocked => {
+                let url = url.trim();
+                return Err(ApiError::new(
+                    Reason::StoreLocked,
+                    format!(
+                        "`hypermem serve` at {url} holds {}: send writes to it (`POST {url}/v1/projects/<project>/<op>`) or stop it first; reads work beside it",
+                        dir.display()
+                    ),
+                ));
+            }
+            // The server is gone (its announcement outlived it): the store is ours.
+            other => {
+                let _ = std::fs::remove_file(dir.join(SERVING));
+                other?
+            }
+        }
     } else {
         Memory::open(&profile, Some(&dir))?
     };
