@@ -12,6 +12,15 @@ if [ ! -d ../shared/models/m2v-minilm-256 ]; then
   echo "!! ../shared/models/m2v-minilm-256 is missing: the test against the shared static model SKIPS (tests with a model they write themselves still run)"
 fi
 
+# The kernel tiers this CPU runs (and so tests); a missing tier is untested here.
+if grep -q avx512vpopcntdq /proc/cpuinfo 2>/dev/null; then
+  echo "== this CPU runs the AVX-512 (VPOPCNTDQ), AVX2 and scalar kernels: all three are tested"
+elif grep -q avx2 /proc/cpuinfo 2>/dev/null; then
+  echo "!! this CPU has no AVX-512 VPOPCNTDQ: the AVX-512 kernels are NOT tested here (AVX2 and scalar are)"
+else
+  echo "!! this CPU has neither AVX-512 nor AVX2: only the scalar kernels are tested here"
+fi
+
 echo "== cargo test --workspace (kernel: auto-detected)"
 cargo test --workspace
 
