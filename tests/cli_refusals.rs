@@ -1021,4 +1021,24 @@ fn what_cognition_made_is_readable_through_the_cli() {
     assert_eq!(joined["episode"], open, "{joined}");
     let alone = ok(d, &["observe", "--project", "p", "no agent here"]);
     assert!(alone.get("episode").is_none(), "{alone}");
+    // Segmentation runs for an agent that never started an episode too.
+    let auto = ok(
+        d,
+        &[
+            "observe",
+            "--project",
+            "p",
+            "--agent",
+            "c",
+            "trim the glaze drips",
+        ],
+    );
+    let episode = auto["episode"].to_string();
+    assert_ne!(episode, "null", "{auto}");
+    let shown = ok(d, &["episode", "show", "--project", "p", "--id", &episode]);
+    assert_eq!(
+        (&shown["agent"], &shown["events"][0]),
+        (&serde_json::json!("c"), &auto["event_id"]),
+        "{shown}"
+    );
 }

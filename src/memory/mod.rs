@@ -1174,8 +1174,8 @@ impl Memory {
 
     /// Records observations: appended to the ledger in one transaction, encoded (in
     /// parallel), stored in the vector tier under their event ids (synced), linked to
-    /// their thread predecessor by a synapse and appended to their agent's open episode
-    /// (if the agent started one). Acknowledged when it returns.
+    /// their thread predecessor by a synapse and, when they have an agent, appended to that
+    /// agent's open episode (one is started when it has none). Acknowledged when it returns.
     ///
     /// All or nothing from the caller's view: if a projection (vectors, synapses,
     /// episodes) fails after the ledger commit, the call errs; retrying the same batch
@@ -1382,10 +1382,11 @@ impl Memory {
         Ok(())
     }
 
-    /// Appends observed events to their agent's open episode, if the agent has one (an
-    /// agent opts in with [`start_episode`](Self::start_episode)). On a topic shift the
-    /// episode is soft-sealed and a new one, chained to it, takes the rest: episodes
-    /// segment themselves once started.
+    /// Appends observed events with an agent to that agent's open episode, starting one
+    /// when it has none (it never started one, or its last was sealed). On a topic shift the
+    /// episode is soft-sealed and a new one, chained to it, takes the rest: every agent's
+    /// events segment themselves; [`start_episode`](Self::start_episode) only draws a
+    /// boundary where the agent wants one.
     fn link_episodes(
         &self,
         events: &[NewEvent],
@@ -1405,8 +1406,12 @@ impl Memory {
             }
         }
         for ((project, agent), items) in groups {
-            let Some(mut episode) = self.cognition.open_episode(project, agent)? else {
-                continue;
+            // Segmentation runs for every agent: one without an open episode (it never
+            // started one, or its last one was sealed) starts one with this event, and a
+            // topic shift chains the next, by the same rule as an episode started explicitly.
+            let mut episode = match self.cognition.open_episode(project, agent)? {
+                Some(open) => open,
+                None => self.cognition.start_episode(project, agent)?,
             };
             let mut rest = &items[..];
             while !rest.is_empty() {
