@@ -990,6 +990,7 @@ fn what_cognition_made_is_readable_through_the_cli() {
     );
     let audit = ok(d, &["plan", "audit", "--project", "p", "--key", "k1"]);
     assert_eq!(audit[0]["op"], "assert", "{audit}");
+    assert!(audit[0]["belief"].is_u64(), "{audit}");
     assert_eq!(
         audit[0]["belief"], applied["results"][0]["belief"],
         "{audit} / {applied}"

@@ -829,6 +829,7 @@ fn the_cli_and_http_answer_the_same_requests_with_the_same_documents() {
     for (args, op, body) in cases {
         let (code, from_cli) = cli(&args);
         let (status, from_http) = http(op, body);
+        assert!(from_cli.is_object(), "{args:?}: not one JSON document");
         assert_eq!(timeless(&from_cli), timeless(&from_http), "{args:?}");
         let class = |status: u16| match status {
             200 => 0,

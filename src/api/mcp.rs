@@ -127,6 +127,10 @@ impl ServerHandler for McpServer {
 /// as a JSON-RPC response line; `None` for any other message. The SDK would answer such a
 /// call -32601 (method not found), which misleads a client about what went wrong.
 fn invalid_arguments(line: &str) -> Option<String> {
+    // Only a tool call is parsed here; the SDK parses every message anyway.
+    if !line.contains("tools/call") {
+        return None;
+    }
     let message: Value = serde_json::from_str(line).ok()?;
     if message.get("method").and_then(Value::as_str) != Some("tools/call") {
         return None;

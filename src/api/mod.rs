@@ -1294,11 +1294,7 @@ impl<'a> Api<'a> {
         let Some(open) = cognition.open_episode(&p, agent)? else {
             return Ok(None);
         };
-        Ok(cognition
-            .episode(&p, open)?
-            .events
-            .contains(&id)
-            .then_some(open.0))
+        Ok(cognition.position_in(open, id)?.map(|_| open.0))
     }
 
     /// One stored memory: its event, access count and LTP strength (what places it in a

@@ -214,20 +214,29 @@ impl Cognition {
         self.check_dim(vector)?;
         self.check_event(project, event)?;
         self.episode_row(project, id)?;
-        let held: Option<i64> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
-                [id.0 as i64, event.0 as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        if let Some(position) = held {
-            return Ok(AppendOutcome::AlreadyIn(position as usize));
+        if let Some(position) = self.position_in(id, event)? {
+            return Ok(AppendOutcome::AlreadyIn(position));
         }
         let positions = self.append_events(project, id, &[(event, vector)], true)?;
         Ok(AppendOutcome::Appended(positions[0]))
+    }
+
+    /// Where `event` stands in episode `id`, if the episode holds it (one indexed lookup).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn position_in(&self, id: EpisodeId, event: EventId) -> LedgerResult<Option<usize>> {
+        let position: Option<i64> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row([id.0 as i64, event.0 as i64], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        Ok(position.map(|p| p as usize))
     }
 
     /// The event exists and is of `project`.
