@@ -69,6 +69,56 @@ pub struct Report {
     pub questions: Vec<QuestionResult>,
 }
 
+impl Report {
+    /// The report as a table for a terminal: ingest and query speed, then recall@1/5/10,
+    /// hit@10, MRR and update order per category and overall.
+    pub fn table(&self) -> String {
+        let mut out = vec![
+            format!(
+                "ingested {} turns in {:.1} s ({:.0} turns/s); {} questions in {:.2} s ({:.1} ms each)",
+                self.turns,
+                self.ingest_secs,
+                self.turns as f64 / self.ingest_secs.max(1e-9),
+                self.overall.questions,
+                self.query_secs,
+                self.query_secs * 1e3 / self.overall.questions.max(1) as f64
+            ),
+            format!(
+                "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
+                "category",
+                "n",
+                "recall@1",
+                "recall@5",
+                "recall@10",
+                "hit@10",
+                "mrr",
+                "update_order"
+            ),
+        ];
+        for (name, s) in self
+            .categories
+            .iter()
+            .chain([(&"overall".to_owned(), &self.overall)])
+        {
+            let uo = if s.updates == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.3}", s.update_order)
+            };
+            out.push(format!(
+                "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
+                s.questions, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.hit_at_10, s.mrr
+            ));
+        }
+        let o = &self.overall;
+        out.push(format!(
+            "overall recall@10 {:.3} mrr {:.3} update_order {:.3}",
+            o.recall_at_10, o.mrr, o.update_order
+        ));
+        out.join("\n")
+    }
+}
+
 fn bad(what: &'static str, reason: impl Into<String>) -> crate::Error {
     LedgerError::Invalid {
         what,

@@ -669,13 +669,23 @@ fn the_openapi_document_describes_every_route_and_validates() {
     }
 }
 
-/// `v` without what differs between two runs of the same requests: wall-clock times.
+/// `v` without what differs between two runs of the same requests: wall-clock times (an
+/// event's own time is given; a belief's validity and a pulse's phases are timed by the
+/// clock), an LTP strength, which decays with the time since the last access, and access
+/// counts: a recall by a server counts the accesses of what it returned (they drive the
+/// tiers), a CLI recall reads a view and writes nothing.
 fn timeless(v: &Value) -> Value {
     match v {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(k, _)| {
-                    !(k.ends_with("_at") || *k == "at" || k.starts_with("valid_") || *k == "span")
+                    !(k.ends_with("_at")
+                        || k.ends_with("_ms")
+                        || *k == "at"
+                        || k.starts_with("valid_")
+                        || *k == "span"
+                        || *k == "strength"
+                        || *k == "accesses")
                 })
                 .map(|(k, x)| (k.clone(), timeless(x)))
                 .collect(),
@@ -685,163 +695,434 @@ fn timeless(v: &Value) -> Value {
     }
 }
 
+/// One step of [`every_operation_answers_the_same_on_the_cli_http_and_mcp`]: the CLI's
+/// arguments and the same request as JSON. `$NAME` in either is replaced by a value an
+/// earlier step returned.
+struct Step {
+    cli: Vec<String>,
+    request: Value,
+}
+
+fn step(cli: &[&str], request: Value) -> Step {
+    Step {
+        cli: cli.iter().map(|s| (*s).to_owned()).collect(),
+        request,
+    }
+}
+
 #[test]
-fn the_cli_and_http_answer_the_same_requests_with_the_same_documents() {
+fn every_operation_answers_the_same_on_the_cli_http_and_mcp() {
+    use rmcp::ServiceExt as _;
     let dir = tempfile::tempdir().unwrap();
     let cli_dir = dir.path().join("cli");
     let s = Server::start(&dir.path().join("http"), &[]);
-    let cli = |args: &[&str]| -> (i32, Value) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mcp = runtime.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hypermem"));
+        cmd.arg("--data-dir")
+            .arg(dir.path().join("mcp"))
+            .args(["--create", "mcp"]);
+        ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap()
+    });
+    let files = dir.path();
+    std::fs::write(
+        files.join("batch.jsonl"),
+        [
+            json!({"project": "acme", "text": "Yes, please remind me", "thread": "t1", "at": "2025-01-01T10:03:00Z"}),
+            json!({"project": "acme", "text": "The licence renewal is due in March", "thread": "t2", "at": "2025-01-01T10:04:00Z"}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let batch: Vec<Value> = std::fs::read_to_string(files.join("batch.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let plan = json!({"project": "acme", "idempotency_key": "p1", "ops": [
+        {"op": "assert", "key": "project.deploy", "statement": "deploys on Fridays", "ownership": "project", "evidence": [3]}
+    ]});
+    std::fs::write(files.join("plan.json"), plan.to_string()).unwrap();
+    let (batch_file, plan_file) = (
+        files.join("batch.jsonl").display().to_string(),
+        files.join("plan.json").display().to_string(),
+    );
+    fn with<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+        [head, &["--project", "acme"], tail].concat()
+    }
+    let steps = vec![
+        step(
+            &with(
+                &["observe"],
+                &[
+                    "--thread",
+                    "t1",
+                    "--at",
+                    "2025-01-01T10:00:00Z",
+                    "I prefer dark mode in every editor",
+                ],
+            ),
+            json!({"op": "observe", "thread": "t1", "at": "2025-01-01T10:00:00Z", "text": "I prefer dark mode in every editor"}),
+        ),
+        step(
+            &with(
+                &["observe"],
+                &[
+                    "--thread",
+                    "t1",
+                    "--role",
+                    "assistant",
+                    "--at",
+                    "2025-01-01T10:01:00Z",
+                    "Noted: dark mode everywhere",
+                ],
+            ),
+            json!({"op": "observe", "thread": "t1", "role": "assistant", "at": "2025-01-01T10:01:00Z", "text": "Noted: dark mode everywhere"}),
+        ),
+        step(
+            &with(
+                &["record-event"],
+                &[
+                    "--thread",
+                    "t2",
+                    "--at",
+                    "2025-01-01T10:02:00Z",
+                    "The staging deploy runs on Fridays",
+                ],
+            ),
+            json!({"op": "record_event", "thread": "t2", "at": "2025-01-01T10:02:00Z", "text": "The staging deploy runs on Fridays"}),
+        ),
+        step(
+            &["observe-batch", "--file", &batch_file],
+            json!({"op": "observe_batch", "events": batch}),
+        ),
+        // Before any recall: a server's recall counts accesses, which keep a memory warm,
+        // and a CLI recall (a view) writes none.
+        step(&with(&["pulse"], &[]), json!({"op": "pulse"})),
+        step(&with(&["map"], &[]), json!({"op": "map"})),
+        step(&["stats"], json!({"op": "stats"})),
+        step(
+            &with(&["recall"], &["--k", "5", "which editor theme"]),
+            json!({"op": "recall", "query": "which editor theme", "k": 5}),
+        ),
+        step(
+            &with(&["pack"], &["--available", "2000", "editor theme"]),
+            json!({"op": "pack", "query": "editor theme", "available": 2000}),
+        ),
+        step(
+            &with(
+                &["belief", "propose"],
+                &[
+                    "--key",
+                    "user.theme",
+                    "--ownership",
+                    "user",
+                    "--evidence",
+                    "1",
+                    "prefers dark mode",
+                ],
+            ),
+            json!({"op": "belief_assert", "key": "user.theme", "statement": "prefers dark mode", "ownership": "user", "evidence": [1]}),
+        ),
+        step(
+            &with(
+                &["belief", "correct"],
+                &[
+                    "--key",
+                    "user.theme",
+                    "--evidence",
+                    "1",
+                    "prefers dark mode in editors",
+                ],
+            ),
+            json!({"op": "belief_correct", "key": "user.theme", "statement": "prefers dark mode in editors", "evidence": [1]}),
+        ),
+        step(
+            &with(&["belief", "current"], &["--key", "user.theme"]),
+            json!({"op": "belief_current", "key": "user.theme"}),
+        ),
+        step(
+            &with(
+                &["belief", "at"],
+                &["--key", "user.theme", "--at", "2999-01-01"],
+            ),
+            json!({"op": "belief_at", "key": "user.theme", "at": "2999-01-01"}),
+        ),
+        step(
+            &with(&["belief", "history"], &["--key", "user.theme"]),
+            json!({"op": "belief_history", "key": "user.theme"}),
+        ),
+        step(
+            &["plan", "apply", "--file", &plan_file],
+            json!({"op": "apply_plan", "plan": plan}),
+        ),
+        step(
+            &with(&["plan", "audit"], &["--key", "p1"]),
+            json!({"op": "plan_audit", "idempotency_key": "p1"}),
+        ),
+        step(
+            &with(&["show"], &["--id", "1"]),
+            json!({"op": "memory_show", "id": 1}),
+        ),
+        step(
+            &with(&["episode", "start"], &["--agent", "a"]),
+            json!({"op": "episode_start", "agent": "a"}),
+        ),
+        step(
+            &with(
+                &["episode", "event"],
+                &["--episode", "$episode", "--event", "2"],
+            ),
+            json!({"op": "episode_append", "episode": "$episode", "event": 2}),
+        ),
+        step(
+            &with(
+                &["episode", "end"],
+                &[
+                    "--episode",
+                    "$episode",
+                    "--outcome",
+                    "done",
+                    "--reward",
+                    "1",
+                ],
+            ),
+            json!({"op": "episode_end", "episode": "$episode", "outcome": "done", "reward": 1.0}),
+        ),
+        step(
+            &with(&["episode", "show"], &["--id", "$episode"]),
+            json!({"op": "episode_show", "id": "$episode"}),
+        ),
+        step(
+            &with(
+                &["procedure", "add"],
+                &[
+                    "--name",
+                    "theme",
+                    "--trigger",
+                    "a new editor is installed",
+                    "--step",
+                    "switch to dark mode",
+                ],
+            ),
+            json!({"op": "procedure_add", "name": "theme", "trigger": "a new editor is installed", "steps": ["switch to dark mode"]}),
+        ),
+        step(
+            &with(&["procedure", "suggest"], &["a new editor is installed"]),
+            json!({"op": "procedure_suggest", "query": "a new editor is installed"}),
+        ),
+        step(
+            &with(
+                &["procedure", "outcome"],
+                &["--id", "$procedure", "--success", "true"],
+            ),
+            json!({"op": "procedure_outcome", "id": "$procedure", "success": true}),
+        ),
+        step(
+            &with(
+                &["prospective", "propose"],
+                &["--event", "3", "--due", "2999-01-01", "renew the licence"],
+            ),
+            json!({"op": "prospective_propose", "event": 3, "due": "2999-01-01", "text": "renew the licence"}),
+        ),
+        step(
+            &with(
+                &["prospective", "confirm"],
+                &["--id", "$id", "--event", "4"],
+            ),
+            json!({"op": "prospective_confirm", "id": "$id", "event": 4}),
+        ),
+        step(
+            &with(
+                &["prospective", "defer"],
+                &["--id", "$id", "--until", "2999-02-01"],
+            ),
+            json!({"op": "prospective_defer", "id": "$id", "until": "2999-02-01"}),
+        ),
+        step(
+            &with(&["prospective", "due"], &["--at", "2999-03-01"]),
+            json!({"op": "prospective_due", "at": "2999-03-01"}),
+        ),
+        step(
+            &with(&["prospective", "show"], &["--id", "$id"]),
+            json!({"op": "prospective_show", "id": "$id"}),
+        ),
+        step(
+            &with(&["prospective", "complete"], &["--id", "$id"]),
+            json!({"op": "prospective_complete", "id": "$id"}),
+        ),
+        // A refusal: a completed item cannot be rejected.
+        step(
+            &with(&["prospective", "reject"], &["--id", "$id"]),
+            json!({"op": "prospective_reject", "id": "$id"}),
+        ),
+        step(&with(&["concepts", "list"], &[]), json!({"op": "concepts"})),
+        step(
+            &with(&["concepts", "show"], &["--id", "1"]),
+            json!({"op": "concept_show", "id": 1}),
+        ),
+        step(
+            &with(&["candidates", "list"], &[]),
+            json!({"op": "candidates"}),
+        ),
+        step(
+            &with(&["candidates", "approve"], &["--id", "99"]),
+            json!({"op": "candidate_approve", "id": 99}),
+        ),
+        step(
+            &with(&["candidates", "reject"], &["--id", "99"]),
+            json!({"op": "candidate_reject", "id": 99}),
+        ),
+        step(&with(&["gaps"], &[]), json!({"op": "gaps"})),
+        step(
+            &with(&["associations"], &["--limit", "5"]),
+            json!({"op": "associations", "limit": 5}),
+        ),
+        step(&with(&["proposals"], &[]), json!({"op": "proposals"})),
+        step(
+            &["migrate", "--dry-run"],
+            json!({"op": "migrate", "dry_run": true}),
+        ),
+        // Refusals: the same document, and the exit code of the status's class.
+        step(
+            &with(&["recall"], &["--k", "0", "editor"]),
+            json!({"op": "recall", "query": "editor", "k": 0}),
+        ),
+        step(
+            &with(&["episode", "end"], &["--episode", "99"]),
+            json!({"op": "episode_end", "episode": 99}),
+        ),
+        step(
+            &with(
+                &["episode", "end"],
+                &["--episode", "$episode", "--reward", "3"],
+            ),
+            json!({"op": "episode_end", "episode": "$episode", "reward": 3.0}),
+        ),
+        step(
+            &with(&["forget-project"], &[]),
+            json!({"op": "forget_project"}),
+        ),
+        step(
+            &with(&["forget-project"], &["--confirm"]),
+            json!({"op": "forget_project", "confirm": true}),
+        ),
+    ];
+    let covered: std::collections::BTreeSet<&str> = steps
+        .iter()
+        .filter_map(|s| s.request["op"].as_str())
+        .collect();
+    for op in hypermem::api::catalog::catalog() {
+        assert!(
+            covered.contains(op.name),
+            "`{}` is not tried on every surface",
+            op.name
+        );
+    }
+    let class = |status: u16| match status {
+        200 => 0,
+        400 | 413 => 2,
+        404 => 3,
+        409 => 4,
+        503 => 5,
+        401 | 403 => 6,
+        _ => 1,
+    };
+    // Ids earlier steps returned, by the name later steps use.
+    let mut ids: Vec<(&str, Value)> = Vec::new();
+    for Step { cli, request } in steps {
+        let args: Vec<String> = cli
+            .iter()
+            .map(|a| {
+                ids.iter().fold(a.clone(), |t, (k, v)| {
+                    t.replace(&format!("${k}"), &v.to_string())
+                })
+            })
+            .collect();
+        let mut request: Value =
+            serde_json::from_str(&ids.iter().fold(request.to_string(), |t, (k, v)| {
+                t.replace(&format!("\"${k}\""), &v.to_string())
+            }))
+            .unwrap();
+        let op = request["op"].as_str().unwrap().to_owned();
+        if !matches!(
+            op.as_str(),
+            "stats" | "migrate" | "observe_batch" | "apply_plan"
+        ) {
+            request["project"] = json!("acme");
+        }
         let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
             .arg("--data-dir")
             .arg(&cli_dir)
             .args(["--create", "--json"])
-            .args(args)
+            .args(&args)
             .output()
             .unwrap();
-        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (out.status.code().unwrap_or(-1), v)
-    };
-    let http = |op: &str, body: Value| {
-        post(
-            &format!("{}/v1/projects/acme/{op}", s.url),
-            None,
-            &body.to_string(),
-        )
-    };
-    // (CLI arguments, HTTP operation and body), run in the same order on both.
-    let cases: Vec<(Vec<&str>, &str, Value)> = vec![
-        (
-            vec![
-                "observe",
-                "--project",
-                "acme",
-                "--thread",
-                "t1",
-                "I prefer dark mode in every editor",
-            ],
-            "observe",
-            json!({"text": "I prefer dark mode in every editor", "thread": "t1"}),
-        ),
-        (
-            vec![
-                "observe",
-                "--project",
-                "acme",
-                "--thread",
-                "t1",
-                "--role",
-                "assistant",
-                "Noted: dark mode everywhere",
-            ],
-            "observe",
-            json!({"text": "Noted: dark mode everywhere", "thread": "t1", "role": "assistant"}),
-        ),
-        (
-            vec![
-                "recall",
-                "--project",
-                "acme",
-                "--k",
-                "5",
-                "which editor theme",
-            ],
-            "recall",
-            json!({"query": "which editor theme", "k": 5}),
-        ),
-        (
-            vec![
-                "belief",
-                "propose",
-                "--project",
-                "acme",
-                "--key",
-                "user.theme",
-                "--ownership",
-                "user",
-                "--evidence",
-                "1",
-                "prefers dark mode",
-            ],
-            "belief_assert",
-            json!({"key": "user.theme", "statement": "prefers dark mode", "ownership": "user", "evidence": [1]}),
-        ),
-        (
-            vec!["episode", "start", "--project", "acme", "--agent", "a"],
-            "episode_start",
-            json!({"agent": "a"}),
-        ),
-        (
-            vec![
-                "episode",
-                "event",
-                "--project",
-                "acme",
-                "--episode",
-                "1",
-                "--event",
-                "2",
-            ],
-            "episode_append",
-            json!({"episode": 1, "event": 2}),
-        ),
-        (
-            vec![
-                "procedure",
-                "add",
-                "--project",
-                "acme",
-                "--name",
-                "theme",
-                "--trigger",
-                "a new editor is installed",
-                "--step",
-                "switch to dark mode",
-            ],
-            "procedure_add",
-            json!({"name": "theme", "trigger": "a new editor is installed", "steps": ["switch to dark mode"]}),
-        ),
-        // Refusals: the same document, and the exit code of the status's class.
-        (
-            vec!["recall", "--project", "acme", "--k", "0", "editor"],
-            "recall",
-            json!({"query": "editor", "k": 0}),
-        ),
-        (
-            vec!["episode", "end", "--project", "acme", "--episode", "99"],
-            "episode_end",
-            json!({"episode": 99}),
-        ),
-        (
-            vec![
-                "episode",
-                "end",
-                "--project",
-                "acme",
-                "--episode",
-                "1",
-                "--reward",
-                "3",
-            ],
-            "episode_end",
-            json!({"episode": 1, "reward": 3.0}),
-        ),
-    ];
-    for (args, op, body) in cases {
-        let (code, from_cli) = cli(&args);
-        let (status, from_http) = http(op, body);
-        assert!(from_cli.is_object(), "{args:?}: not one JSON document");
-        assert_eq!(timeless(&from_cli), timeless(&from_http), "{args:?}");
-        let class = |status: u16| match status {
-            200 => 0,
-            400 | 413 => 2,
-            404 => 3,
-            409 => 4,
-            503 => 5,
-            401 | 403 => 6,
-            _ => 1,
+        let from_cli: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "{args:?}: not one JSON document: {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        let code = out.status.code().unwrap_or(-1);
+        let (status, from_http) = post(&format!("{}/v1/ops", s.url), None, &request.to_string());
+        let mut arguments = request.as_object().unwrap().clone();
+        arguments.remove("op");
+        let called = runtime
+            .block_on(mcp.call_tool(
+                rmcp::model::CallToolRequestParams::new(op.clone()).with_arguments(arguments),
+            ))
+            .unwrap();
+        let from_mcp: Value =
+            serde_json::from_str(&called.content[0].as_text().unwrap().text).unwrap();
+        let same = |v: &Value| {
+            let mut v = timeless(v);
+            if op == "forget_project" && v.get("ledger").is_some() {
+                // What the reads left behind: a server logs its recalls' queries and
+                // persists their accesses, and holds the lexical index in memory; CLI
+                // reads write nothing, and a CLI process loads that index only to search.
+                v["ledger"]["rows"]["query_log"] = Value::Null;
+                v["ledger"]["rows"]["memory_traces"] = Value::Null;
+                v["lexical"] = Value::Null;
+            }
+            v
         };
+        assert_eq!(
+            same(&from_cli),
+            same(&from_http),
+            "{args:?} against {request}"
+        );
+        assert_eq!(
+            same(&from_cli),
+            same(&from_mcp),
+            "{args:?} against MCP {request}"
+        );
         assert_eq!(code, class(status), "{args:?}: {from_cli}");
+        assert_eq!(
+            called.is_error == Some(true),
+            status != 200,
+            "{op}: {from_mcp}"
+        );
+        for (name, key) in [("episode", "episode"), ("procedure", "procedure")] {
+            if let Some(v) = from_cli
+                .get(key)
+                .filter(|_| op.ends_with("_start") || op.ends_with("_add"))
+            {
+                ids.retain(|(n, _)| *n != name);
+                ids.push((name, v.clone()));
+            }
+        }
+        if op == "prospective_propose" {
+            ids.push(("id", from_cli["id"].clone()));
+        }
     }
+    drop(runtime.block_on(mcp.cancel()));
 }
 
 #[test]

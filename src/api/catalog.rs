@@ -1,9 +1,29 @@
-//! The catalog of operations: each operation's name (its `op` tag), what it does in words
-//! an agent can choose by, and the JSON Schema of its request (derived from the request
-//! type, so it cannot drift from what is accepted). The MCP tools and the OpenAPI document
-//! are generated from it.
+//! The catalog of operations: the one table that declares each operation (its name, its
+//! request and response types, whether it writes, and what it does in words an agent can
+//! choose by). [`Request`], [`Response`] and its decoder, [`Request::name`],
+//! [`Request::writes`] and [`catalog`] (the MCP tools, the OpenAPI document, the field
+//! check of [`misfit`]) are all generated from it, so none can drift from another; the CLI
+//! takes its arguments from the same request types (`clap::Args` on them).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use super::response::{
+    AuditLine, ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, MemoryShown, Migrated,
+    Observed, ObservedBatch, ProcedureAdded, ProspectiveShown,
+};
+use super::{
+    ApiError, ApiResult, ApplyPlan, BeliefAssert, BeliefAt, BeliefCorrect, BeliefKey, Empty,
+    EpisodeAppend, EpisodeEnd, EpisodeStart, ForgetProject, MapRequest, Migrate, Observe,
+    ObserveBatch, Pack, PlanKey, ProcedureAdd, ProcedureOutcome, ProcedureSuggest, ProjectId64,
+    ProjectLimit, ProjectOnly, ProspectiveConfirm, ProspectiveDefer, ProspectiveDue,
+    ProspectivePropose, Recall,
+};
+use crate::cognition::{Association, Episode, Gap, Procedure, Proposal, PulseReceipt, Suggestion};
+use crate::governance::{Belief, PlanOutcome, ProspectiveItem};
+use crate::ledger::Event;
+use crate::recall::Pack as RecallPack;
+use crate::{ForgetReceipt, MemoryMap, ProjectStats, RecallResult};
 
 /// One operation of the catalog.
 #[derive(Debug, Clone)]
@@ -12,184 +32,174 @@ pub struct Operation {
     pub name: &'static str,
     /// What it does.
     pub description: &'static str,
+    /// Whether it writes (a read-only token may not call it; its MCP tool is marked
+    /// read-only when it does not).
+    pub writes: bool,
     /// The JSON Schema of its request (without `op`).
     pub schema: Value,
 }
 
 /// Operation `name`, with the JSON Schema of its request type `T`.
-fn op<T: schemars::JsonSchema>(name: &'static str, description: &'static str) -> Operation {
+fn op<T: schemars::JsonSchema>(
+    name: &'static str,
+    description: &'static str,
+    writes: bool,
+) -> Operation {
     Operation {
         name,
         description,
+        writes,
         schema: serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default(),
     }
 }
 
-/// Every operation served as an MCP tool and described in the OpenAPI document.
-pub fn catalog() -> Vec<Operation> {
-    use super::*;
-    vec![
-        op::<Observe>(
-            "observe",
-            "Record one observation (a message, a fact, an action) in a project's long-term memory. Returns its event id, which beliefs cite as evidence.",
-        ),
-        op::<ObserveBatch>(
-            "observe_batch",
-            "Record several observations in one transaction (each names its project): all are stored or none. Returns their event ids in order.",
-        ),
-        op::<Observe>(
-            "record_event",
-            "Record one observation, as `observe`, and return the whole stored event (id, time, session, thread) instead of its id alone.",
-        ),
-        op::<Recall>(
-            "recall",
-            "Find the memories of a project that answer a query (free text, \"quoted phrases\", filters such as role:user since:2025-01-01). Returns ranked items with their score breakdown and source anchor.",
-        ),
-        op::<Pack>(
-            "pack",
-            "Build a context pack for a query within a token budget (25 % of `available` by default, never above 30 %), with a receipt for every candidate.",
-        ),
-        op::<BeliefAssert>(
-            "belief_assert",
-            "Assert a belief under a key, backed by evidence event ids of the same project (user-owned beliefs need a user event). The same statement again reinforces it; a different one is recorded as a possible conflict.",
-        ),
-        op::<ApplyPlan>(
-            "apply_plan",
-            "Apply a governance plan: belief operations (assert, reinforce, correct, contradict, propose, promote, reject) with evidence, expected versions and an idempotency key, all validated before the first write and committed together; the same plan again is `already_applied`.",
-        ),
-        op::<ProjectId64>(
-            "memory_show",
-            "One stored memory (by event id) with what the engine keeps about it: its access count and long-term-potentiation strength, its tier, and the beliefs citing it.",
-        ),
-        op::<PlanKey>(
-            "plan_audit",
-            "What an applied governance plan changed, one line per operation in order: the operation, the belief it wrote and its outcome, as committed with the plan.",
-        ),
-        op::<BeliefCorrect>(
-            "belief_correct",
-            "Correct the active belief of a key: the old version is superseded and its validity window closed.",
-        ),
-        op::<BeliefKey>(
-            "belief_current",
-            "The active belief of a key; a key without one is a `not_found` error saying whether it has older versions.",
-        ),
-        op::<BeliefAt>(
-            "belief_at",
-            "The belief of a key that was valid at a time (RFC 3339, a date, or epoch ms); none valid then is `not_found`.",
-        ),
-        op::<BeliefKey>(
-            "belief_history",
-            "Every version of a key, oldest first; a key no belief ever had is `not_found`.",
-        ),
-        op::<EpisodeStart>(
-            "episode_start",
-            "Start an episode for an agent (its open one is sealed and chained).",
-        ),
-        op::<EpisodeAppend>(
-            "episode_append",
-            "Append a recorded event to an episode (once per event).",
-        ),
-        op::<EpisodeEnd>(
-            "episode_end",
-            "Seal an episode with its outcome and reward.",
-        ),
-        op::<ProjectId64>(
-            "episode_show",
-            "One episode as stored: its events in order, status, outcome, reward, and the previous and next episodes of its agent.",
-        ),
-        op::<ProjectOnly>(
-            "concepts",
-            "The concepts consolidation made of a project's episodes: label, supporting episodes, reliability and outcome counts.",
-        ),
-        op::<ProjectId64>(
-            "concept_show",
-            "One concept with each supporting episode and its events, so what a concept stands for can be checked against what was said.",
-        ),
-        op::<ProcedureAdd>(
-            "procedure_add",
-            "Store a procedure: a name, a trigger (when to use it) and its steps.",
-        ),
-        op::<ProcedureSuggest>(
-            "procedure_suggest",
-            "Procedures whose trigger matches a situation, weighted by their reliability.",
-        ),
-        op::<ProcedureOutcome>(
-            "procedure_outcome",
-            "Record whether a procedure worked (success true or false).",
-        ),
-        op::<ProspectivePropose>(
-            "prospective_propose",
-            "Record a pending intention, commitment, reminder, open loop or plan created by an event; it becomes active only when a later user event confirms it.",
-        ),
-        op::<ProspectiveConfirm>(
-            "prospective_confirm",
-            "Confirm a pending item by a later, explicitly affirmative user event.",
-        ),
-        op::<ProspectiveDefer>(
-            "prospective_defer",
-            "Postpone a prospective item to a new due time (`until`): a confirmed item becomes deferred, a pending one stays pending (deferring never confirms).",
-        ),
-        op::<ProjectId64>(
-            "prospective_complete",
-            "Mark a confirmed prospective item done; its history keeps every transition.",
-        ),
-        op::<ProjectId64>(
-            "prospective_reject",
-            "Refuse a pending or confirmed prospective item; it stays in history as rejected.",
-        ),
-        op::<ProjectId64>(
-            "prospective_show",
-            "One prospective item with its status and history.",
-        ),
-        op::<ProspectiveDue>(
-            "prospective_due",
-            "Confirmed items due at a time (default now).",
-        ),
-        op::<ProjectLimit>(
-            "gaps",
-            "Knowledge gaps of a project: questions its memory could not answer well.",
-        ),
-        op::<ProjectOnly>(
-            "candidates",
-            "Candidate beliefs the curator drew from what users said, waiting for approval: approve one with `candidate_approve` or drop it with `candidate_reject`.",
-        ),
-        op::<ProjectId64>(
-            "candidate_approve",
-            "Promote a candidate belief to an active one, through a governed plan (refused with the rule it breaks, nothing written).",
-        ),
-        op::<ProjectId64>(
-            "candidate_reject",
-            "Reject a candidate belief, through a governed plan; it stays in history as rejected.",
-        ),
-        op::<ProjectLimit>(
-            "associations",
-            "Candidate associations pulse ticks found between episodes and concepts (by prototype similarity and ripple over synapses), newest first: candidates, never facts.",
-        ),
-        op::<ProjectOnly>(
-            "proposals",
-            "Self-improvement proposals the meta-memory raised for a project (a rule over its metrics was crossed), with the metrics that triggered each, oldest first.",
-        ),
-        op::<ProjectOnly>(
-            "pulse",
-            "Run one maintenance tick on a project now (tier moves, consolidation, decay, curation) within the profile's time budget; returns what each phase did.",
-        ),
-        op::<Migrate>(
-            "migrate",
-            "Apply the pending schema migrations of this memory and report them (from and to versions); `dry_run: true` only reports.",
-        ),
-        op::<MapRequest>(
-            "map",
-            "One project at a glance: sizes, time span, threads, episodes, concepts, beliefs, procedures.",
-        ),
-        op::<Empty>(
-            "stats",
-            "Counts per project of this memory: events, vectors per tier, beliefs, episodes, procedures.",
-        ),
-        op::<ForgetProject>(
-            "forget_project",
-            "Erase a project from every store. Cannot be undone: requires confirm = true.",
-        ),
-    ]
+/// Declares every operation from one table: `Variant(RequestType) -> ResponseType =
+/// "name", read|write, "description";`.
+macro_rules! operations {
+    (@writes read) => { false };
+    (@writes write) => { true };
+    ($($variant:ident($request:ty) -> $response:ty = $name:literal, $access:ident, $description:literal;)*) => {
+        /// Every operation, tagged by `op` (`{"op": "recall", "project": ..., ...}`).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "op")]
+        pub enum Request {
+            $(#[doc = $description] #[serde(rename = $name)] $variant($request),)*
+        }
+
+        /// The result of one operation; the variant is the operation's (see [`Request`]).
+        /// It serializes as its payload alone: the JSON every surface prints.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum Response {
+            $(#[doc = $description] $variant($response),)*
+        }
+
+        impl Request {
+            /// The operation's name (its `op` tag).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Request::$variant(_) => $name,)*
+                }
+            }
+
+            /// Whether the operation writes (access control: read-only tokens may not; a
+            /// CLI read opens a view). Recalls potentiate what they return only when the
+            /// profile opts in (`[recall] learn`), which is the memory's own learning, not
+            /// a caller's write. A dry-run migration reads.
+            pub fn writes(&self) -> bool {
+                let declared = match self {
+                    $(Request::$variant(_) => operations!(@writes $access),)*
+                };
+                declared && !matches!(self, Request::Migrate(m) if m.dry_run)
+            }
+        }
+
+        impl Response {
+            /// Reads the JSON of operation `op`'s result (its `op` tag, as in
+            /// [`Request::name`]) back into its response type.
+            ///
+            /// # Errors
+            /// `invalid_argument` for an unknown operation; `invalid_json` when the value
+            /// is not that operation's result.
+            pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
+                match op {
+                    $($name => serde_json::from_value(value).map(Self::$variant).map_err(|e| {
+                        ApiError::new(crate::Reason::InvalidJson, format!("not the result of `{op}`: {e}"))
+                    }),)*
+                    other => Err(ApiError::invalid(format!("unknown operation `{other}`"))),
+                }
+            }
+        }
+
+        /// Every operation: served as an MCP tool and an HTTP route, described in the
+        /// OpenAPI document.
+        pub fn catalog() -> Vec<Operation> {
+            vec![$(op::<$request>($name, $description, operations!(@writes $access)),)*]
+        }
+    };
+}
+
+operations! {
+    Observe(Observe) -> Observed = "observe", write,
+        "Record one observation (a message, a fact, an action) in a project's long-term memory. Returns its event id, which beliefs cite as evidence.";
+    ObserveBatch(ObserveBatch) -> ObservedBatch = "observe_batch", write,
+        "Record several observations in one transaction (each names its project): all are stored or none. Returns their event ids in order.";
+    RecordEvent(Observe) -> Box<Event> = "record_event", write,
+        "Record one observation, as `observe`, and return the whole stored event (id, time, session, thread) instead of its id alone.";
+    Recall(Recall) -> Box<RecallResult> = "recall", read,
+        "Find the memories of a project that answer a query (free text, \"quoted phrases\", filters such as role:user since:2025-01-01). Returns ranked items with their score breakdown and source anchor.";
+    Pack(Pack) -> Box<RecallPack> = "pack", read,
+        "Build a context pack for a query within a token budget (25 % of `available` by default, never above 30 %), with a receipt for every candidate.";
+    BeliefAssert(BeliefAssert) -> PlanOutcome = "belief_assert", write,
+        "Assert a belief under a key, backed by evidence event ids of the same project (user-owned beliefs need a user event). The same statement again reinforces it; a different one is recorded as a possible conflict.";
+    ApplyPlan(ApplyPlan) -> PlanOutcome = "apply_plan", write,
+        "Apply a governance plan: belief operations (assert, reinforce, correct, contradict, propose, promote, reject) with evidence, expected versions and an idempotency key, all validated before the first write and committed together; the same plan again is `already_applied`.";
+    MemoryShow(ProjectId64) -> Box<MemoryShown> = "memory_show", read,
+        "One stored memory (by event id) with what the engine keeps about it: its access count and long-term-potentiation strength, its tier, and the beliefs citing it.";
+    PlanAudit(PlanKey) -> Vec<AuditLine> = "plan_audit", read,
+        "What an applied governance plan changed, one line per operation in order: the operation, the belief it wrote and its outcome, as committed with the plan.";
+    BeliefCorrect(BeliefCorrect) -> PlanOutcome = "belief_correct", write,
+        "Correct the active belief of a key: the old version is superseded and its validity window closed.";
+    BeliefCurrent(BeliefKey) -> Box<Belief> = "belief_current", read,
+        "The active belief of a key; a key without one is a `not_found` error saying whether it has older versions.";
+    BeliefAt(BeliefAt) -> Box<Belief> = "belief_at", read,
+        "The belief of a key that was valid at a time (RFC 3339, a date, or epoch ms); none valid then is `not_found`.";
+    BeliefHistory(BeliefKey) -> Vec<Belief> = "belief_history", read,
+        "Every version of a key, oldest first; a key no belief ever had is `not_found`.";
+    EpisodeStart(EpisodeStart) -> EpisodeStarted = "episode_start", write,
+        "Start an episode for an agent (its open one is sealed and chained).";
+    EpisodeAppend(EpisodeAppend) -> EpisodeAppended = "episode_append", write,
+        "Append a recorded event to an episode (once per event).";
+    EpisodeEnd(EpisodeEnd) -> EpisodeEnded = "episode_end", write,
+        "Seal an episode with its outcome and reward.";
+    EpisodeShow(ProjectId64) -> Box<Episode> = "episode_show", read,
+        "One episode as stored: its events in order, status, outcome, reward, and the previous and next episodes of its agent.";
+    Concepts(ProjectOnly) -> Vec<ConceptShown> = "concepts", read,
+        "The concepts consolidation made of a project's episodes: label, supporting episodes, reliability and outcome counts.";
+    ConceptShow(ProjectId64) -> Box<ConceptShown> = "concept_show", read,
+        "One concept with each supporting episode and its events, so what a concept stands for can be checked against what was said.";
+    ProcedureAdd(ProcedureAdd) -> ProcedureAdded = "procedure_add", write,
+        "Store a procedure: a name, a trigger (when to use it) and its steps.";
+    ProcedureSuggest(ProcedureSuggest) -> Vec<Suggestion> = "procedure_suggest", read,
+        "Procedures whose trigger matches a situation, weighted by their reliability.";
+    ProcedureOutcome(ProcedureOutcome) -> Box<Procedure> = "procedure_outcome", write,
+        "Record whether a procedure worked (success true or false).";
+    ProspectivePropose(ProspectivePropose) -> Box<ProspectiveItem> = "prospective_propose", write,
+        "Record a pending intention, commitment, reminder, open loop or plan created by an event; it becomes active only when a later user event confirms it.";
+    ProspectiveConfirm(ProspectiveConfirm) -> Box<ProspectiveItem> = "prospective_confirm", write,
+        "Confirm a pending item by a later, explicitly affirmative user event.";
+    ProspectiveDefer(ProspectiveDefer) -> Box<ProspectiveItem> = "prospective_defer", write,
+        "Postpone a prospective item to a new due time (`until`): a confirmed item becomes deferred, a pending one stays pending (deferring never confirms).";
+    ProspectiveComplete(ProjectId64) -> Box<ProspectiveItem> = "prospective_complete", write,
+        "Mark a confirmed prospective item done; its history keeps every transition.";
+    ProspectiveReject(ProjectId64) -> Box<ProspectiveItem> = "prospective_reject", write,
+        "Refuse a pending or confirmed prospective item; it stays in history as rejected.";
+    ProspectiveShow(ProjectId64) -> Box<ProspectiveShown> = "prospective_show", read,
+        "One prospective item with its status and history.";
+    ProspectiveDue(ProspectiveDue) -> Vec<ProspectiveItem> = "prospective_due", read,
+        "Confirmed items due at a time (default now).";
+    Gaps(ProjectLimit) -> Vec<Gap> = "gaps", read,
+        "Knowledge gaps of a project: questions its memory could not answer well.";
+    Candidates(ProjectOnly) -> Vec<Belief> = "candidates", read,
+        "Candidate beliefs the curator drew from what users said, waiting for approval: approve one with `candidate_approve` or drop it with `candidate_reject`.";
+    CandidateApprove(ProjectId64) -> PlanOutcome = "candidate_approve", write,
+        "Promote a candidate belief to an active one, through a governed plan (refused with the rule it breaks, nothing written).";
+    CandidateReject(ProjectId64) -> PlanOutcome = "candidate_reject", write,
+        "Reject a candidate belief, through a governed plan; it stays in history as rejected.";
+    Associations(ProjectLimit) -> Vec<Association> = "associations", read,
+        "Candidate associations pulse ticks found between episodes and concepts (by prototype similarity and ripple over synapses), newest first: candidates, never facts.";
+    Proposals(ProjectOnly) -> Vec<Proposal> = "proposals", read,
+        "Self-improvement proposals the meta-memory raised for a project (a rule over its metrics was crossed), with the metrics that triggered each, oldest first.";
+    Pulse(ProjectOnly) -> Box<PulseReceipt> = "pulse", write,
+        "Run one maintenance tick on a project now (tier moves, consolidation, decay, curation) within the profile's time budget; returns what each phase did.";
+    Migrate(Migrate) -> Migrated = "migrate", write,
+        "Apply the pending schema migrations of this memory and report them (from and to versions); `dry_run: true` only reports.";
+    Map(MapRequest) -> Box<MemoryMap> = "map", read,
+        "One project at a glance: sizes, time span, threads, episodes, concepts, beliefs, procedures.";
+    Stats(Empty) -> Vec<ProjectStats> = "stats", read,
+        "Counts per project of this memory: events, vectors per tier, beliefs, episodes, procedures.";
+    ForgetProject(ForgetProject) -> Box<ForgetReceipt> = "forget_project", write,
+        "Erase a project from every store. Cannot be undone: requires confirm = true.";
 }
 
 /// Why `object` does not fit the request of operation `op`, naming the field: an unknown

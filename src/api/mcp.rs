@@ -25,6 +25,7 @@ fn tools() -> Vec<Tool> {
         .map(|op| {
             let object = op.schema.as_object().cloned().unwrap_or_default();
             Tool::new(op.name, op.description, Arc::new(object))
+                .annotate(rmcp::model::ToolAnnotations::new().read_only(!op.writes))
         })
         .collect()
 }

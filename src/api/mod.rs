@@ -13,10 +13,12 @@ pub mod catalog;
 pub mod http;
 pub mod mcp;
 mod response;
+pub mod text;
 
+pub use catalog::{Request, Response};
 pub use response::{
     AuditLine, ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, MemoryShown, Migrated,
-    Observed, ObservedBatch, ProcedureAdded, ProspectiveShown, Response,
+    Observed, ObservedBatch, ProcedureAdded, ProspectiveShown,
 };
 
 use serde::{Deserialize, Serialize};
@@ -177,6 +179,24 @@ impl Time {
     }
 }
 
+impl std::str::FromStr for Time {
+    type Err = std::convert::Infallible;
+
+    /// Any text: it is read (and refused, naming the field) by [`Time::ms`].
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Time::Text(text.to_owned()))
+    }
+}
+
+/// A dense embedding of a text, by any model (one dimension per project).
+pub type Embedding = Vec<f32>;
+
+/// The command line's `--embedding-file`: a file holding a JSON array of numbers.
+fn embedding_file(path: &str) -> Result<Embedding, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    serde_json::from_str(&text).map_err(|_| format!("{path} is not a JSON array of numbers"))
+}
+
 fn ten() -> usize {
     10
 }
@@ -190,8 +210,11 @@ pub const DEFAULT_LIMIT: usize = 20;
 fn twenty() -> usize {
     DEFAULT_LIMIT
 }
+/// The tokens a caller has for a context pack unless it says (`pack`'s `available`).
+pub const DEFAULT_AVAILABLE: usize = 4000;
+
 fn available_default() -> usize {
-    4000
+    DEFAULT_AVAILABLE
 }
 fn one() -> f64 {
     1.0
@@ -213,44 +236,55 @@ fn agent_default() -> String {
 }
 
 /// One observation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Observe {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The content.
     pub text: String,
     /// `user`, `assistant`, `tool`, `system` (default `user`).
     #[serde(default = "user")]
+    #[arg(long, default_value = "user")]
     pub role: String,
     /// `message`, `observation`, `action`, ... (default `message`).
     #[serde(default = "message")]
+    #[arg(long, default_value = "message")]
     pub kind: String,
     /// Thread.
     #[serde(default)]
+    #[arg(long)]
     pub thread: Option<String>,
     /// Session.
     #[serde(default)]
+    #[arg(long)]
     pub session: Option<String>,
     /// Agent.
     #[serde(default)]
+    #[arg(long)]
     pub agent: Option<String>,
     /// The document or collection the content comes from.
     #[serde(default)]
+    #[arg(long)]
     pub source: Option<String>,
     /// The caller's id for the event, unique per project: a retry with the same id and
     /// content is the stored event.
     #[serde(default)]
+    #[arg(long)]
     pub source_id: Option<String>,
     /// Who spoke, by name.
     #[serde(default)]
+    #[arg(long)]
     pub speaker: Option<String>,
     /// When it happened (default now).
     #[serde(default)]
+    #[arg(long)]
     pub at: Option<Time>,
     /// The content's dense embedding.
     #[serde(default)]
-    pub embedding: Option<Vec<f32>>,
+    #[arg(long = "embedding-file", value_name = "FILE", value_parser = embedding_file)]
+    pub embedding: Option<Embedding>,
 }
 
 impl Observe {
@@ -289,111 +323,137 @@ pub struct ObserveBatch {
 }
 
 /// A ranked recall (or a context pack with `pack`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Recall {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The query: free text, "quoted phrases" and filters.
     pub query: String,
     /// Results (default 10).
     #[serde(default = "ten")]
+    #[arg(long, default_value_t = ten())]
     pub k: usize,
     /// The caller's session: its own events are suppressed as echo.
     #[serde(default)]
+    #[arg(long)]
     pub session: Option<String>,
     /// Chronological neighbours attached on each side of every result.
     #[serde(default)]
+    #[arg(long, default_value_t = 0)]
     pub context: usize,
     /// The query's dense embedding.
     #[serde(default)]
-    pub embedding: Option<Vec<f32>>,
+    #[arg(long = "embedding-file", value_name = "FILE", value_parser = embedding_file)]
+    pub embedding: Option<Embedding>,
 }
 
 /// A budgeted context pack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Pack {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The query.
     pub query: String,
     /// Tokens available to the caller (default 4000).
     #[serde(default = "available_default")]
+    #[arg(long, default_value_t = DEFAULT_AVAILABLE)]
     pub available: usize,
     /// Requested budget (capped at 30 % of `available`).
     #[serde(default)]
+    #[arg(long)]
     pub budget: Option<usize>,
     /// The caller's session.
     #[serde(default)]
+    #[arg(long)]
     pub session: Option<String>,
     /// The query's dense embedding.
     #[serde(default)]
-    pub embedding: Option<Vec<f32>>,
+    #[arg(long = "embedding-file", value_name = "FILE", value_parser = embedding_file)]
+    pub embedding: Option<Embedding>,
 }
 
 /// Assert a belief backed by evidence (a one-operation plan).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefAssert {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Canonical key.
+    #[arg(long)]
     pub key: String,
     /// The statement.
     pub statement: String,
     /// `user`, `project`, `agent` (default `project`).
     #[serde(default = "project_ownership")]
+    #[arg(long, default_value = "project")]
     pub ownership: String,
     /// Evidence event ids.
+    #[arg(long, required = true)]
     pub evidence: Vec<u64>,
     /// Confidence in [0, 1] (default 1).
     #[serde(default = "one")]
+    #[arg(long, default_value_t = one())]
     pub confidence: f64,
     /// Idempotency key (default: derived from the whole operation).
     #[serde(default)]
+    #[arg(long)]
     pub idempotency_key: Option<String>,
 }
 
 /// Correct the active belief of a key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefCorrect {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Canonical key.
+    #[arg(long)]
     pub key: String,
     /// The corrected statement.
     pub statement: String,
     /// Evidence event ids.
+    #[arg(long, required = true)]
     pub evidence: Vec<u64>,
     /// The version being corrected (optimistic concurrency).
     #[serde(default)]
+    #[arg(long)]
     pub expected_version: Option<u64>,
     /// Idempotency key (default: derived from the whole operation).
     #[serde(default)]
+    #[arg(long)]
     pub idempotency_key: Option<String>,
 }
 
 /// A key of a project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefKey {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Key.
+    #[arg(long)]
     pub key: String,
 }
 
 /// The belief of a key valid at a time (event time).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BeliefAt {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Key.
+    #[arg(long)]
     pub key: String,
     /// The time.
+    #[arg(long)]
     pub at: Time,
 }
 
@@ -406,183 +466,222 @@ pub struct ApplyPlan {
 }
 
 /// A project alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectOnly {
     /// Project.
+    #[arg(long)]
     pub project: String,
 }
 
 /// A project and a list length.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectLimit {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Longest list returned (default 20).
     #[serde(default = "twenty")]
+    #[arg(long, default_value_t = DEFAULT_LIMIT)]
     pub limit: usize,
 }
 
 /// A record of a project by id (episode, procedure, prospective item, candidate).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectId64 {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The record's id.
+    #[arg(long)]
     pub id: u64,
 }
 
 /// A governance plan of a project, by its idempotency key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PlanKey {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The plan's idempotency key.
+    #[arg(long = "key", visible_alias = "idempotency-key")]
     pub idempotency_key: String,
 }
 
 /// Start an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeStart {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Agent (default `agent`).
     #[serde(default = "agent_default")]
+    #[arg(long, default_value = "agent")]
     pub agent: String,
 }
 
 /// Append a recorded event to an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeAppend {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Episode id.
+    #[arg(long)]
     pub episode: u64,
     /// Event id.
+    #[arg(long)]
     pub event: u64,
 }
 
 /// Seal an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeEnd {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Episode id.
+    #[arg(long)]
     pub episode: u64,
     /// Outcome text.
     #[serde(default)]
+    #[arg(long)]
     pub outcome: Option<String>,
     /// Reward in [-1, 1]: -1 a failure, 1 a success, 0 neither.
     #[serde(default)]
+    #[arg(long)]
     pub reward: Option<f64>,
 }
 
 /// Add a procedure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureAdd {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Name.
+    #[arg(long)]
     pub name: String,
     /// When to use it.
+    #[arg(long)]
     pub trigger: String,
     /// Step instructions, in order.
+    #[arg(long = "step", required = true)]
     pub steps: Vec<String>,
 }
 
 /// Procedures for a situation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureSuggest {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The situation.
     pub query: String,
     /// How many (default 3).
     #[serde(default = "three")]
+    #[arg(long, default_value_t = three())]
     pub k: usize,
 }
 
 /// Record a procedure outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProcedureOutcome {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Procedure id.
+    #[arg(long)]
     pub id: u64,
     /// Whether it worked (required).
+    #[arg(long, action = clap::ArgAction::Set, required = true)]
     pub success: bool,
 }
 
 /// Record a pending prospective item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectivePropose {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// `intention`, `commitment`, `reminder`, `open_loop`, `plan` (default `reminder`).
     #[serde(default = "reminder")]
+    #[arg(long, default_value = "reminder")]
     pub kind: String,
     /// What it is about.
     pub text: String,
     /// The event that created it.
+    #[arg(long)]
     pub event: u64,
     /// When it is due.
     #[serde(default)]
+    #[arg(long)]
     pub due: Option<Time>,
 }
 
 /// Confirm an item by a later, affirmative user event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveConfirm {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Item id.
+    #[arg(long)]
     pub id: u64,
     /// The confirming event.
+    #[arg(long)]
     pub event: u64,
 }
 
 /// Postpone an item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveDefer {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Item id.
+    #[arg(long)]
     pub id: u64,
     /// New due time.
+    #[arg(long)]
     pub until: Time,
 }
 
 /// Items due at a time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ProspectiveDue {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// The time (default now).
     #[serde(default)]
+    #[arg(long)]
     pub at: Option<Time>,
 }
 
 /// A project map.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct MapRequest {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Longest list shown.
     #[serde(default = "map_limit")]
+    #[arg(long, default_value_t = crate::DEFAULT_MAP_LIMIT)]
     pub limit: usize,
 }
 
@@ -591,192 +690,34 @@ fn map_limit() -> usize {
 }
 
 /// Erase a project from every store: `confirm` must be `true`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetProject {
     /// Project.
+    #[arg(long)]
     pub project: String,
     /// Must be `true`: erasure cannot be undone.
     #[serde(default)]
+    #[arg(long, visible_alias = "yes")]
     pub confirm: bool,
 }
 
 /// Pending schema migrations (the open memory has applied them; a dry run lists none).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Migrate {
     /// Only report.
     #[serde(default)]
+    #[arg(long)]
     pub dry_run: bool,
 }
 
 /// Nothing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 
-/// Every operation, tagged by `op`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Request {
-    /// Record one observation → `{"event_id"}`.
-    Observe(Observe),
-    /// Record observations in one transaction → `{"event_ids"}`.
-    ObserveBatch(ObserveBatch),
-    /// Record one observation → the stored event.
-    RecordEvent(Observe),
-    /// Ranked recall → `RecallResult`.
-    Recall(Recall),
-    /// Context pack → `Pack`.
-    Pack(Pack),
-    /// Assert a belief → `PlanOutcome`.
-    BeliefAssert(BeliefAssert),
-    /// Correct a belief → `PlanOutcome`.
-    BeliefCorrect(BeliefCorrect),
-    /// The active belief of a key → `Belief` or null.
-    BeliefCurrent(BeliefKey),
-    /// The belief valid at a time → `Belief` or null.
-    BeliefAt(BeliefAt),
-    /// Every version of a key → `[Belief]`.
-    BeliefHistory(BeliefKey),
-    /// Apply a governance plan → `PlanOutcome`.
-    ApplyPlan(ApplyPlan),
-    /// What an applied plan changed, operation by operation → `[AuditLine]`.
-    PlanAudit(PlanKey),
-    /// One memory: its event, access count, LTP strength, tier, citing beliefs →
-    /// `MemoryShown`.
-    MemoryShow(ProjectId64),
-    /// Start an episode → `{"episode"}`.
-    EpisodeStart(EpisodeStart),
-    /// Append an event to an episode → `{"episode", "event", "position"}`.
-    EpisodeAppend(EpisodeAppend),
-    /// Seal an episode → the episode's status, outcome and reward.
-    EpisodeEnd(EpisodeEnd),
-    /// Add a procedure → `{"procedure"}`.
-    ProcedureAdd(ProcedureAdd),
-    /// Procedures for a situation → `[Suggestion]`.
-    ProcedureSuggest(ProcedureSuggest),
-    /// Record a procedure outcome → `Procedure`.
-    ProcedureOutcome(ProcedureOutcome),
-    /// Record a pending prospective item → the item.
-    ProspectivePropose(ProspectivePropose),
-    /// Confirm an item → the item.
-    ProspectiveConfirm(ProspectiveConfirm),
-    /// Postpone an item → the item.
-    ProspectiveDefer(ProspectiveDefer),
-    /// Mark an item done → the item.
-    ProspectiveComplete(ProjectId64),
-    /// Refuse an item → the item.
-    ProspectiveReject(ProjectId64),
-    /// One item with its history.
-    ProspectiveShow(ProjectId64),
-    /// Items due at a time → `[item]`.
-    ProspectiveDue(ProspectiveDue),
-    /// One episode: events, outcome, reward, previous and next → `Episode`.
-    EpisodeShow(ProjectId64),
-    /// The project's concepts: label, support, reliability → `[ConceptShown]`.
-    Concepts(ProjectOnly),
-    /// One concept with its supporting episodes and their events → `ConceptShown`.
-    ConceptShow(ProjectId64),
-    /// Candidate beliefs → `[Belief]`.
-    Candidates(ProjectOnly),
-    /// Promote a candidate → `PlanOutcome`.
-    CandidateApprove(ProjectId64),
-    /// Reject a candidate → `PlanOutcome`.
-    CandidateReject(ProjectId64),
-    /// Knowledge gaps → `[Gap]`.
-    Gaps(ProjectLimit),
-    /// Candidate associations → `[Association]`.
-    Associations(ProjectLimit),
-    /// Self-improvement proposals → `[Proposal]`.
-    Proposals(ProjectOnly),
-    /// One pulse tick → `PulseReceipt`.
-    Pulse(ProjectOnly),
-    /// Counts per project → `[ProjectStats]`.
-    Stats(Empty),
-    /// One project at a glance → `MemoryMap`.
-    Map(MapRequest),
-    /// Schema migrations → `{"from", "to", "dry_run", "migrations"}`.
-    Migrate(Migrate),
-    /// Erase a project → `ForgetReceipt`.
-    ForgetProject(ForgetProject),
-}
-
 impl Request {
-    /// The operation's name (its `op` tag).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Request::Observe(_) => "observe",
-            Request::ObserveBatch(_) => "observe_batch",
-            Request::RecordEvent(_) => "record_event",
-            Request::Recall(_) => "recall",
-            Request::Pack(_) => "pack",
-            Request::BeliefAssert(_) => "belief_assert",
-            Request::BeliefCorrect(_) => "belief_correct",
-            Request::BeliefCurrent(_) => "belief_current",
-            Request::BeliefAt(_) => "belief_at",
-            Request::BeliefHistory(_) => "belief_history",
-            Request::ApplyPlan(_) => "apply_plan",
-            Request::PlanAudit(_) => "plan_audit",
-            Request::MemoryShow(_) => "memory_show",
-            Request::EpisodeStart(_) => "episode_start",
-            Request::EpisodeAppend(_) => "episode_append",
-            Request::EpisodeEnd(_) => "episode_end",
-            Request::ProcedureAdd(_) => "procedure_add",
-            Request::ProcedureSuggest(_) => "procedure_suggest",
-            Request::ProcedureOutcome(_) => "procedure_outcome",
-            Request::ProspectivePropose(_) => "prospective_propose",
-            Request::ProspectiveConfirm(_) => "prospective_confirm",
-            Request::ProspectiveDefer(_) => "prospective_defer",
-            Request::ProspectiveComplete(_) => "prospective_complete",
-            Request::ProspectiveReject(_) => "prospective_reject",
-            Request::ProspectiveShow(_) => "prospective_show",
-            Request::ProspectiveDue(_) => "prospective_due",
-            Request::EpisodeShow(_) => "episode_show",
-            Request::Concepts(_) => "concepts",
-            Request::ConceptShow(_) => "concept_show",
-            Request::Candidates(_) => "candidates",
-            Request::CandidateApprove(_) => "candidate_approve",
-            Request::CandidateReject(_) => "candidate_reject",
-            Request::Gaps(_) => "gaps",
-            Request::Associations(_) => "associations",
-            Request::Proposals(_) => "proposals",
-            Request::Pulse(_) => "pulse",
-            Request::Stats(_) => "stats",
-            Request::Map(_) => "map",
-            Request::Migrate(_) => "migrate",
-            Request::ForgetProject(_) => "forget_project",
-        }
-    }
-
-    /// Whether the operation writes (access control: read-only tokens may not).
-    /// Recalls potentiate what they return, but that is the memory's own learning, not a
-    /// caller's write.
-    pub fn writes(&self) -> bool {
-        !matches!(
-            self,
-            Request::Recall(_)
-                | Request::Pack(_)
-                | Request::BeliefCurrent(_)
-                | Request::BeliefAt(_)
-                | Request::BeliefHistory(_)
-                | Request::ProcedureSuggest(_)
-                | Request::ProspectiveShow(_)
-                | Request::ProspectiveDue(_)
-                | Request::Candidates(_)
-                | Request::EpisodeShow(_)
-                | Request::PlanAudit(_)
-                | Request::MemoryShow(_)
-                | Request::Concepts(_)
-                | Request::ConceptShow(_)
-                | Request::Gaps(_)
-                | Request::Associations(_)
-                | Request::Proposals(_)
-                | Request::Stats(_)
-                | Request::Map(_)
-        ) && !matches!(self, Request::Migrate(m) if m.dry_run)
-    }
-
     /// The projects the request touches (`None`: the whole memory, as `stats`).
     pub fn projects(&self) -> Option<Vec<&str>> {
         Some(match self {

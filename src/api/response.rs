@@ -1,4 +1,5 @@
-//! One response type per operation: what [`Api::respond`](super::Api::respond) returns and
+//! The payload types of the operations' results (the table in [`super::catalog`] names which
+//! operation returns which): what [`Api::respond`](super::Api::respond) returns and
 //! what a client decodes. Every payload is `Serialize + Deserialize`; [`Response`]
 //! serializes as its payload alone (the JSON the HTTP routes, the MCP tools and `--json`
 //! print), and [`Response::decode`] reads that JSON back given the operation's name, which
@@ -7,14 +8,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ApiError, ApiResult};
-use crate::cognition::{
-    Association, EpisodeStatus, Gap, Procedure, Proposal, PulseReceipt, Suggestion,
-};
-use crate::governance::{Belief, PlanOutcome, ProspectiveChange, ProspectiveItem};
+use crate::cognition::EpisodeStatus;
+use crate::governance::{ProspectiveChange, ProspectiveItem};
 use crate::ledger::Event;
-use crate::recall::Pack;
-use crate::{ForgetReceipt, MemoryMap, ProjectStats, RecallResult};
 
 /// `observe`: the new event's id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,117 +144,4 @@ pub struct ConceptShown {
     /// With `concept_show`: each supporting episode with its events, outcome and links.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub episodes: Vec<crate::cognition::Episode>,
-}
-
-/// Declares [`Response`] and its decoder from one list: variant, payload type, op name.
-macro_rules! responses {
-    ($($(#[$doc:meta])* $variant:ident($payload:ty) = $op:literal,)*) => {
-        /// The result of one operation; the variant is the operation's (see
-        /// [`Request`](super::Request)).
-        #[derive(Debug, Clone, PartialEq, Serialize)]
-        #[serde(untagged)]
-        pub enum Response {
-            $($(#[$doc])* $variant($payload),)*
-        }
-
-        impl Response {
-            /// Reads the JSON of operation `op`'s result (its `op` tag, as in
-            /// [`Request::name`](super::Request::name)) back into its response type.
-            ///
-            /// # Errors
-            /// `invalid_argument` for an unknown operation; `invalid_json` when the value
-            /// is not that operation's result.
-            pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
-                match op {
-                    $($op => serde_json::from_value(value).map(Self::$variant).map_err(|e| {
-                        ApiError::new(crate::Reason::InvalidJson, format!("not the result of `{op}`: {e}"))
-                    }),)*
-                    other => Err(ApiError::invalid(format!("unknown operation `{other}`"))),
-                }
-            }
-        }
-    };
-}
-
-responses! {
-    /// `observe`.
-    Observe(Observed) = "observe",
-    /// `observe_batch`.
-    ObserveBatch(ObservedBatch) = "observe_batch",
-    /// `record_event`: the stored event.
-    RecordEvent(Box<Event>) = "record_event",
-    /// `recall`.
-    Recall(Box<RecallResult>) = "recall",
-    /// `pack`.
-    Pack(Box<Pack>) = "pack",
-    /// `belief_assert`.
-    BeliefAssert(PlanOutcome) = "belief_assert",
-    /// `belief_correct`.
-    BeliefCorrect(PlanOutcome) = "belief_correct",
-    /// `belief_current`: the active version (none is `not_found`).
-    BeliefCurrent(Box<Belief>) = "belief_current",
-    /// `belief_at`: the version valid then (none is `not_found`).
-    BeliefAt(Box<Belief>) = "belief_at",
-    /// `belief_history`: every version.
-    BeliefHistory(Vec<Belief>) = "belief_history",
-    /// `apply_plan`.
-    ApplyPlan(PlanOutcome) = "apply_plan",
-    /// `plan_audit`.
-    PlanAudit(Vec<AuditLine>) = "plan_audit",
-    /// `memory_show`.
-    MemoryShow(Box<MemoryShown>) = "memory_show",
-    /// `episode_start`.
-    EpisodeStart(EpisodeStarted) = "episode_start",
-    /// `episode_append`.
-    EpisodeAppend(EpisodeAppended) = "episode_append",
-    /// `episode_end`.
-    EpisodeEnd(EpisodeEnded) = "episode_end",
-    /// `procedure_add`.
-    ProcedureAdd(ProcedureAdded) = "procedure_add",
-    /// `procedure_suggest`.
-    ProcedureSuggest(Vec<Suggestion>) = "procedure_suggest",
-    /// `procedure_outcome`: the procedure with its updated counts.
-    ProcedureOutcome(Box<Procedure>) = "procedure_outcome",
-    /// `prospective_propose`.
-    ProspectivePropose(Box<ProspectiveItem>) = "prospective_propose",
-    /// `prospective_confirm`.
-    ProspectiveConfirm(Box<ProspectiveItem>) = "prospective_confirm",
-    /// `prospective_defer`.
-    ProspectiveDefer(Box<ProspectiveItem>) = "prospective_defer",
-    /// `prospective_complete`.
-    ProspectiveComplete(Box<ProspectiveItem>) = "prospective_complete",
-    /// `prospective_reject`.
-    ProspectiveReject(Box<ProspectiveItem>) = "prospective_reject",
-    /// `prospective_show`.
-    ProspectiveShow(Box<ProspectiveShown>) = "prospective_show",
-    /// `prospective_due`.
-    ProspectiveDue(Vec<ProspectiveItem>) = "prospective_due",
-    /// `episode_show`: one episode with its events, outcome, reward and links.
-    EpisodeShow(Box<crate::cognition::Episode>) = "episode_show",
-    /// `concepts`.
-    Concepts(Vec<ConceptShown>) = "concepts",
-    /// `concept_show`.
-    ConceptShow(Box<ConceptShown>) = "concept_show",
-    /// `candidates`.
-    Candidates(Vec<Belief>) = "candidates",
-    /// `candidate_approve`.
-    CandidateApprove(PlanOutcome) = "candidate_approve",
-    /// `candidate_reject`.
-    CandidateReject(PlanOutcome) = "candidate_reject",
-    /// `gaps`.
-    Gaps(Vec<Gap>) = "gaps",
-    /// `associations`.
-    Associations(Vec<Association>) = "associations",
-    /// `proposals`.
-    Proposals(Vec<Proposal>) = "proposals",
-    /// `pulse`.
-    Pulse(Box<PulseReceipt>) = "pulse",
-    /// `stats`.
-    Stats(Vec<ProjectStats>) = "stats",
-    /// `map`.
-    Map(Box<MemoryMap>) = "map",
-    /// `migrate`.
-    Migrate(Migrated) = "migrate",
-    /// `forget_project`.
-    ForgetProject(Box<ForgetReceipt>) = "forget_project",
 }

@@ -687,12 +687,15 @@ impl Memory {
     }
 
     /// Restores the LTP statistics of every stored memory: persisted ones from
-    /// `memory_traces`, else importance 1, one access, last access = the event's time.
+    /// `memory_traces`, else importance 1, one access, last access = when it was stored
+    /// (`ingested_at`), as the process that stored it counted it: a memory's strength, and
+    /// so its tier, does not depend on whether the process restarted since (an imported
+    /// conversation of 2023 was still accessed when it was stored).
     fn restore_traces(&self) -> Result<()> {
         type Row = (String, i64, i64, Option<f64>, Option<i64>, Option<i64>);
         let rows: Vec<Row> = self.ledger.read(|c| {
             c.prepare(
-                "SELECT e.project, e.id, e.created_at, t.importance, t.accesses, t.last_access
+                "SELECT e.project, e.id, e.ingested_at, t.importance, t.accesses, t.last_access
                  FROM events e LEFT JOIN memory_traces t ON t.project = e.project AND t.id = e.id",
             )
             .and_then(|mut s| {
@@ -711,7 +714,7 @@ impl Memory {
             .map_err(|e| self.ledger.sql(e))
         })?;
         let mut project: Option<ProjectId> = None;
-        for (name, id, created, importance, accesses, last) in rows {
+        for (name, id, stored, importance, accesses, last) in rows {
             if project.as_ref().is_none_or(|p| p.as_str() != name) {
                 project = Some(ProjectId::new(name)?);
             }
@@ -721,7 +724,7 @@ impl Memory {
                 VectorId(id as u64),
                 importance.unwrap_or(1.0),
                 accesses.map_or(1, |a| a as u64),
-                last.unwrap_or(created) as f64 / 1000.0,
+                last.unwrap_or(stored) as f64 / 1000.0,
             );
         }
         Ok(())
