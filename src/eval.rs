@@ -119,6 +119,98 @@ impl Report {
     }
 }
 
+/// The command line's `import` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// Directory holding conversations.jsonl.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// Make each session an episode (agent `eval`), sealed at its end.
+    #[arg(long)]
+    pub episodes: bool,
+}
+
+/// The command line's `eval` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EvalArgs {
+    /// Directory holding conversations.jsonl and questions.jsonl.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// Results per question.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Also write each question's evidence ranks to this file (JSON Lines).
+    #[arg(long)]
+    pub per_question: Option<std::path::PathBuf>,
+    /// Make each session an episode (agent `eval`), sealed at its end.
+    #[arg(long)]
+    pub episodes: bool,
+    /// Only these candidate sources (comma-separated: bm25, vector, episode, ripple);
+    /// the others' weights become 0 for this run.
+    #[arg(long, value_delimiter = ',')]
+    pub sources: Option<Vec<String>>,
+    /// Override a source or prior weight for this run, `name=x` (bm25, vector,
+    /// episode, ripple, neighbour, session, user, hint); repeatable.
+    #[arg(long = "weight", value_name = "NAME=X")]
+    pub weights: Vec<String>,
+    /// Recall with the data set's own embeddings of this model
+    /// (`embeddings/<MODEL>-turns.npy` and `-questions.npy`): the semantic source on
+    /// caller-supplied vectors.
+    #[arg(long, value_name = "MODEL")]
+    pub embeddings: Option<String>,
+    /// Recall with this static embedding model (model2vec format) as the semantic
+    /// source, instead of the profile's.
+    #[arg(long, value_name = "DIR")]
+    pub semantic_model: Option<std::path::PathBuf>,
+}
+
+/// `hypermem eval`: imports `args.data` into a fresh memory of `profile` (in a scratch
+/// directory, removed after), scores recall and writes the per-question file if asked.
+/// `progress(done, total)` follows the import.
+///
+/// # Errors
+/// An unknown source or weight, unreadable data or embeddings, an unwritable
+/// per-question file, the memory's errors.
+pub fn run(
+    args: &EvalArgs,
+    mut profile: crate::Profile,
+    progress: impl FnMut(usize, usize),
+) -> Result<Report> {
+    ablate(&mut profile.recall, args.sources.as_deref(), &args.weights)?;
+    if args.semantic_model.is_some() {
+        profile.semantic.model.clone_from(&args.semantic_model);
+    }
+    let embeddings = args
+        .embeddings
+        .as_deref()
+        .map(|model| Embeddings::load(&args.data, model))
+        .transpose()?;
+    let scratch = tempfile::tempdir().map_err(|e| bad("scratch directory", e.to_string()))?;
+    let memory = Memory::open(&profile, Some(scratch.path()))?;
+    let report = evaluate(
+        &memory,
+        &args.data,
+        args.k,
+        args.episodes,
+        embeddings.as_ref(),
+        progress,
+    )?;
+    if let Some(path) = &args.per_question {
+        let mut lines = String::new();
+        for q in &report.questions {
+            lines.push_str(&serde_json::to_string(q).expect("question results serialize"));
+            lines.push('\n');
+        }
+        std::fs::write(path, lines).map_err(|e| {
+            bad(
+                "--per-question",
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })?;
+    }
+    Ok(report)
+}
+
 fn bad(what: &'static str, reason: impl Into<String>) -> crate::Error {
     LedgerError::Invalid {
         what,

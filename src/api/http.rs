@@ -72,7 +72,56 @@ impl Default for ServeConfig {
     }
 }
 
+/// The command line's `serve` arguments (each falls back to the profile's `[server]`
+/// settings, then to [`ServeConfig::default`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default: the profile's `[server] listen`, else
+    /// 127.0.0.1:7878; port 0 picks a free port; the address is printed).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access; default: the
+    /// profile's `[server] tokens`); without them the server listens only on loopback.
+    #[arg(long)]
+    pub tokens: Option<std::path::PathBuf>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub max_body: usize,
+    /// Longest a request may run, waiting for a worker included, in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    /// Operations run at once (default: twice the CPU count); more wait their turn,
+    /// first come first served.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: Option<u32>,
+}
+
 impl ServeConfig {
+    /// The settings `args` and the profile's `[server]` table ask for, checked.
+    ///
+    /// # Errors
+    /// An unreadable tokens file; settings [`check`](Self::check) refuses.
+    pub fn from_args(
+        args: &ServeArgs,
+        server: &crate::config::ServerSettings,
+    ) -> Result<Self, ApiError> {
+        let default = Self::default();
+        let config = Self {
+            listen: args.listen.or(server.listen).unwrap_or(default.listen),
+            tokens: args
+                .tokens
+                .as_deref()
+                .or(server.tokens.as_deref())
+                .map(Tokens::load)
+                .transpose()?,
+            max_body: args.max_body,
+            timeout: Duration::from_millis(args.timeout_ms),
+            workers: args.workers.map_or(default.workers, |w| w as usize),
+        };
+        config.check()?;
+        Ok(config)
+    }
+
     /// Refuses a configuration that would expose the memory: a non-loopback address
     /// without tokens (`insecure_listen`).
     ///

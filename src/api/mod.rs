@@ -11,6 +11,7 @@
 
 pub mod catalog;
 pub mod http;
+pub mod local;
 pub mod mcp;
 mod response;
 pub mod text;
@@ -124,6 +125,27 @@ via_engine_error!(
     crate::ConfigError,
     crate::hdv::Error
 );
+
+impl From<&clap::Error> for ApiError {
+    /// A command line that does not parse: `invalid_argument` with clap's first paragraph
+    /// (the problem and, on its next lines, what it names: the missing arguments, the
+    /// possible values).
+    fn from(e: &clap::Error) -> Self {
+        let detail = e.to_string();
+        let message = detail
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = message.trim_start_matches("error: ");
+        Self::invalid(if message.is_empty() {
+            e.kind().to_string()
+        } else {
+            message.to_owned()
+        })
+    }
+}
 
 impl From<serde_json::Error> for ApiError {
     fn from(e: serde_json::Error) -> Self {
@@ -322,6 +344,37 @@ pub struct ObserveBatch {
     pub events: Vec<Observe>,
 }
 
+impl ObserveBatch {
+    /// Observations from a file: a JSON array of `observe` objects, or one per line.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an unreadable file; `invalid_request` naming the line and
+    /// column of what does not parse.
+    pub fn from_file(file: &std::path::Path) -> ApiResult<Self> {
+        let name = format!("observations {}", file.display());
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ApiError::invalid(format!("cannot read {name}: {e}")))?;
+        let refused = |what: String| ApiError::new(crate::Reason::InvalidRequest, what);
+        let events = if text.trim_start().starts_with('[') {
+            serde_json::from_str(&text).map_err(|e| refused(crate::input::json_error(&name, &e)))?
+        } else {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(i, l)| {
+                    serde_json::from_str(l).map_err(|e| {
+                        refused(crate::input::json_error(
+                            &format!("{name} line {}", i + 1),
+                            &e,
+                        ))
+                    })
+                })
+                .collect::<ApiResult<_>>()?
+        };
+        Ok(Self { events })
+    }
+}
+
 /// A ranked recall (or a context pack with `pack`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
@@ -463,6 +516,25 @@ pub struct BeliefAt {
 pub struct ApplyPlan {
     /// The plan.
     pub plan: Plan,
+}
+
+impl ApplyPlan {
+    /// A governance plan from a JSON file.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an unreadable file; `invalid_plan` naming the line and
+    /// column of what does not parse.
+    pub fn from_file(file: &std::path::Path) -> ApiResult<Self> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ApiError::invalid(format!("cannot read plan {}: {e}", file.display())))?;
+        let plan = serde_json::from_str(&text).map_err(|e| {
+            ApiError::new(
+                crate::Reason::InvalidPlan,
+                crate::input::json_error(&format!("plan {}", file.display()), &e),
+            )
+        })?;
+        Ok(Self { plan })
+    }
 }
 
 /// A project alone.

@@ -28,8 +28,8 @@ macro_rules! out {
 
 use api::Request;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
-use hypermem::api::{self, Api, ApiError};
-use hypermem::{ErrorClass, Memory, Profile, ProfileKind, Reason};
+use hypermem::api::{self, Api, ApiError, local};
+use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -94,8 +94,7 @@ enum Command {
     Migrate(api::Migrate),
     /// Counts per project.
     Stats,
-    /// One project at a glance: sizes, span, threads, episodes (latest first, with their
-    /// topics), concepts, synapse hubs, beliefs, directives, procedures.
+    /// One project at a glance: threads, episodes, concepts, hubs, beliefs, procedures.
     Map(api::MapRequest),
     /// Run one pulse tick for a project.
     Pulse(api::ProjectOnly),
@@ -125,68 +124,13 @@ enum Command {
     /// Candidate associations of a project.
     Associations(api::ProjectLimit),
     /// Import conversations in the evaluation format (one project per conversation).
-    Import {
-        /// Directory holding conversations.jsonl.
-        #[arg(long)]
-        data: PathBuf,
-        /// Make each session an episode (agent `eval`), sealed at its end.
-        #[arg(long)]
-        episodes: bool,
-    },
+    Import(hypermem::eval::ImportArgs),
     /// Serve the operations as JSON over HTTP until SIGINT/SIGTERM (then drain and flush).
-    Serve {
-        /// Address to listen on (default: the profile's `[server] listen`, else
-        /// 127.0.0.1:7878; port 0 picks a free port; the address is printed).
-        #[arg(long)]
-        listen: Option<std::net::SocketAddr>,
-        /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access; default: the
-        /// profile's `[server] tokens`); without them the server listens only on loopback.
-        #[arg(long)]
-        tokens: Option<PathBuf>,
-        /// Largest request body in bytes.
-        #[arg(long, default_value_t = 16 << 20)]
-        max_body: usize,
-        /// Longest a request may run, waiting for a worker included, in milliseconds.
-        #[arg(long, default_value_t = 30_000)]
-        timeout_ms: u64,
-        /// Operations run at once (default: twice the CPU count); more wait their turn,
-        /// first come first served.
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
-        workers: Option<u32>,
-    },
+    Serve(hypermem::api::http::ServeArgs),
     /// Serve the operations as MCP tools over stdin/stdout (for an agent's MCP client).
     Mcp,
     /// Retrieval evaluation: import a data set into a fresh memory and score recall.
-    Eval {
-        /// Directory holding conversations.jsonl and questions.jsonl.
-        #[arg(long)]
-        data: PathBuf,
-        /// Results per question.
-        #[arg(long, default_value_t = 10)]
-        k: usize,
-        /// Also write each question's evidence ranks to this file (JSON Lines).
-        #[arg(long)]
-        per_question: Option<PathBuf>,
-        /// Make each session an episode (agent `eval`), sealed at its end.
-        #[arg(long)]
-        episodes: bool,
-        /// Only these candidate sources (comma-separated: bm25, vector, episode, ripple);
-        /// the others' weights become 0 for this run.
-        #[arg(long, value_delimiter = ',')]
-        sources: Option<Vec<String>>,
-        /// Override a source or prior weight for this run, `name=x` (bm25, vector,
-        /// episode, ripple, neighbour, session, user, hint); repeatable.
-        #[arg(long = "weight", value_name = "NAME=X")]
-        weights: Vec<String>,
-        /// Recall with the data set's own embeddings of this model (`embeddings/<MODEL>-turns.npy`
-        /// and `-questions.npy`): the semantic source on caller-supplied vectors.
-        #[arg(long, value_name = "MODEL")]
-        embeddings: Option<String>,
-        /// Recall with this static embedding model (model2vec format) as the semantic
-        /// source, instead of the profile's.
-        #[arg(long, value_name = "DIR")]
-        semantic_model: Option<PathBuf>,
-    },
+    Eval(hypermem::eval::EvalArgs),
 }
 
 /// `recall`, or with `--pack` a context pack of the same query.
@@ -297,7 +241,7 @@ impl Command {
         Ok(Some(match self {
             Command::Observe(r) => R::Observe(r),
             Command::RecordEvent(r) => R::RecordEvent(r),
-            Command::ObserveBatch { file } => R::ObserveBatch(read_batch(&file)?),
+            Command::ObserveBatch { file } => R::ObserveBatch(api::ObserveBatch::from_file(&file)?),
             Command::Recall(RecallArgs {
                 recall,
                 pack: true,
@@ -318,9 +262,9 @@ impl Command {
             Command::Belief(BeliefVerb::Current(r)) => R::BeliefCurrent(r),
             Command::Belief(BeliefVerb::At(r)) => R::BeliefAt(r),
             Command::Belief(BeliefVerb::History(r)) => R::BeliefHistory(r),
-            Command::Plan(PlanVerb::Apply { file }) => R::ApplyPlan(api::ApplyPlan {
-                plan: read_plan(&file)?,
-            }),
+            Command::Plan(PlanVerb::Apply { file }) => {
+                R::ApplyPlan(api::ApplyPlan::from_file(&file)?)
+            }
             Command::Plan(PlanVerb::Audit(r)) => R::PlanAudit(r),
             Command::Migrate(r) => R::Migrate(r),
             Command::Stats => R::Stats(api::Empty {}),
@@ -351,81 +295,11 @@ impl Command {
             Command::Concepts(ConceptVerb::Show(r)) => R::ConceptShow(r),
             Command::Associations(r) => R::Associations(r),
             Command::Init
-            | Command::Import { .. }
-            | Command::Serve { .. }
+            | Command::Import(_)
+            | Command::Serve(_)
             | Command::Mcp
-            | Command::Eval { .. } => return Ok(None),
+            | Command::Eval(_) => return Ok(None),
         }))
-    }
-}
-
-/// A governance plan from a JSON file.
-fn read_plan(file: &std::path::Path) -> Result<hypermem::governance::Plan, ApiError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ApiError::invalid(format!("cannot read plan {}: {e}", file.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
-        ApiError::new(
-            Reason::InvalidPlan,
-            hypermem::input::json_error(&format!("plan {}", file.display()), &e),
-        )
-    })
-}
-
-/// Observations from a file: a JSON array of `observe` objects, or one per line.
-fn read_batch(file: &std::path::Path) -> Result<api::ObserveBatch, ApiError> {
-    let name = format!("observations {}", file.display());
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ApiError::invalid(format!("cannot read {name}: {e}")))?;
-    let refused = |what: String| ApiError::new(Reason::InvalidRequest, what);
-    let events = if text.trim_start().starts_with('[') {
-        serde_json::from_str(&text).map_err(|e| refused(hypermem::input::json_error(&name, &e)))?
-    } else {
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                serde_json::from_str(l).map_err(|e| {
-                    refused(hypermem::input::json_error(
-                        &format!("{name} line {}", i + 1),
-                        &e,
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
-    Ok(api::ObserveBatch { events })
-}
-
-/// The file in a data directory where `hypermem serve` announces its URL while it holds
-/// the store: a CLI write then refuses at once, naming the server, instead of waiting for
-/// the lock.
-const SERVING: &str = "SERVING";
-
-/// The data directory must exist and be a directory, unless the verb may create it.
-fn check_data_dir(dir: &std::path::Path, may_create: bool) -> Result<(), ApiError> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(ApiError::new(
-            Reason::NotADirectory,
-            format!("data directory {} is not a directory", dir.display()),
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if may_create {
-                Ok(())
-            } else {
-                Err(ApiError::new(
-                    Reason::DataDirMissing,
-                    format!(
-                        "data directory {} does not exist: run `hypermem init` (or pass --create)",
-                        dir.display()
-                    ),
-                ))
-            }
-        }
-        Err(e) => Err(ApiError::new(
-            Reason::IoError,
-            format!("data directory {}: {e}", dir.display()),
-        )),
     }
 }
 
@@ -439,30 +313,6 @@ fn progress_bar(json: bool) -> ProgressBar {
             .expect("valid template"),
     );
     bar
-}
-
-/// The profile, with the environment's overrides.
-fn profile(cli: &Cli) -> Result<Profile, ApiError> {
-    let mut profile = match &cli.profile {
-        Some(path) => Profile::load(path)?,
-        None => Profile::builtin(ProfileKind::Lite)?,
-    };
-    // How long a writer waits for another process's store lock (default 5 s).
-    if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        profile.store.lock_wait_ms = ms;
-    }
-    // Where the standard profile's Redis is (overrides `redis.url`).
-    if let (Some(redis), Ok(url)) = (&mut profile.redis, std::env::var("HYPERMEM_REDIS_URL")) {
-        redis.url = url;
-    }
-    // Where the scale profile's Qdrant is (overrides `qdrant.url`).
-    if let (Some(qdrant), Ok(url)) = (&mut profile.qdrant, std::env::var("HYPERMEM_QDRANT_URL")) {
-        qdrant.url = url;
-    }
-    Ok(profile)
 }
 
 /// Prints `value` under `--json`, else `text`.
@@ -480,7 +330,11 @@ fn print(
 }
 
 fn run(cli: Cli) -> Result<(), ApiError> {
-    let profile = profile(&cli)?;
+    let profile = match &cli.profile {
+        Some(path) => Profile::load(path)?,
+        None => Profile::builtin(ProfileKind::Lite)?,
+    }
+    .with_env();
     let dir = cli
         .data_dir
         .clone()
@@ -488,57 +342,17 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         .unwrap_or_else(|| profile.data_dir.clone());
     let json = cli.json;
     match cli.command {
-        Command::Eval {
-            data,
-            k,
-            per_question,
-            episodes,
-            sources,
-            weights,
-            embeddings,
-            semantic_model,
-        } => {
-            let mut profile = profile;
-            hypermem::eval::ablate(&mut profile.recall, sources.as_deref(), &weights)?;
-            if semantic_model.is_some() {
-                profile.semantic.model = semantic_model;
-            }
-            let embeddings = embeddings
-                .as_deref()
-                .map(|model| hypermem::eval::Embeddings::load(&data, model))
-                .transpose()?;
-            let scratch = tempfile::tempdir()?;
-            let memory = Memory::open(&profile, Some(scratch.path()))?;
+        Command::Eval(args) => {
             let bar = progress_bar(json);
-            let report = hypermem::eval::evaluate(
-                &memory,
-                &data,
-                k,
-                episodes,
-                embeddings.as_ref(),
-                |done, total| {
-                    bar.set_length(total as u64);
-                    bar.set_position(done as u64);
-                },
-            )?;
+            let report = hypermem::eval::run(&args, profile, |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
             bar.finish_and_clear();
-            if let Some(path) = per_question {
-                let mut lines = String::new();
-                for q in &report.questions {
-                    lines.push_str(&serde_json::to_string(q)?);
-                    lines.push('\n');
-                }
-                std::fs::write(&path, lines).map_err(|e| {
-                    ApiError::new(
-                        Reason::IoError,
-                        format!("cannot write {}: {e}", path.display()),
-                    )
-                })?;
-            }
-            return print(json, &report, || report.table());
+            print(json, &report, || report.table())
         }
         Command::Migrate(api::Migrate { dry_run }) => {
-            check_data_dir(&dir, cli.create)?;
+            local::check_data_dir(&dir, cli.create)?;
             // On the ledger alone, unmigrated: opening the memory would apply the
             // migrations first, and a dry run would then report none.
             let ledger = hypermem::ledger::Ledger::open_unmigrated(
@@ -552,139 +366,63 @@ fn run(cli: Cli) -> Result<(), ApiError> {
                 dry_run: r.dry_run,
                 migrations: r.migrations,
             });
-            return print(json, &response, || api::text::render(&response));
+            print(json, &response, || api::text::render(&response))
         }
-        _ => {}
-    }
-    check_data_dir(&dir, cli.create || matches!(cli.command, Command::Init))?;
-    if let Command::Serve {
-        listen,
-        tokens,
-        max_body,
-        timeout_ms,
-        workers,
-    } = &cli.command
-    {
-        let config = hypermem::api::http::ServeConfig {
-            listen: listen
-                .or(profile.server.listen)
-                .unwrap_or_else(|| hypermem::api::http::ServeConfig::default().listen),
-            tokens: tokens
-                .as_deref()
-                .or(profile.server.tokens.as_deref())
-                .map(hypermem::api::http::Tokens::load)
-                .transpose()?,
-            max_body: *max_body,
-            timeout: std::time::Duration::from_millis(*timeout_ms),
-            workers: workers.map_or_else(
-                || hypermem::api::http::ServeConfig::default().workers,
-                |w| w as usize,
-            ),
-        };
-        config.check()?;
-        let memory = Memory::open(&profile, Some(&dir))?;
-        let announced = dir.join(SERVING);
-        let served = hypermem::api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
-            use std::io::Write as _;
-            // Other processes on this store learn where its writer is (see `SERVING`).
-            let url = format!("http://{addr}");
-            if let Err(e) = std::fs::write(&announced, format!("{url}\n")) {
-                tracing::warn!(error = %e, "could not announce the server in the data directory");
-            }
-            if json {
-                out!("{}", json!({"listening": url}));
-            } else {
-                out!("listening on {url}");
-            }
-            let _ = std::io::stdout().flush();
-        });
-        let _ = std::fs::remove_file(&announced);
-        return served;
-    }
-    let (init, import, mcp) = (
-        matches!(cli.command, Command::Init),
-        matches!(cli.command, Command::Import { .. }),
-        matches!(cli.command, Command::Mcp),
-    );
-    let import_args = match &cli.command {
-        Command::Import { data, episodes } => Some((data.clone(), *episodes)),
-        _ => None,
-    };
-    let request = cli.command.request()?;
-    let reads = request.as_ref().is_some_and(|r| !r.writes());
-    // A read on a directory that holds no store creates none: it is refused.
-    if reads && !cli.create && !dir.join("ledger.db").exists() {
-        return Err(ApiError::new(
-            Reason::NotInitialized,
-            format!(
-                "data directory {} holds no memory yet: `hypermem init` creates one (or any write, with --create); a read creates nothing",
-                dir.display()
-            ),
-        ));
-    }
-    let memory = open(&profile, &dir, reads)?;
-    if mcp {
-        return hypermem::api::mcp::serve_stdio(std::sync::Arc::new(memory));
-    }
-    if init {
-        let version = memory.ledger().schema_version()?;
-        let value = json!({"data_dir": memory.data_dir(), "schema_version": version});
-        return print(json, &value, || {
-            format!(
-                "initialized {} (schema version {version})",
-                memory.data_dir().display()
-            )
-        });
-    }
-    if let (true, Some((data, episodes))) = (import, import_args) {
-        let bar = progress_bar(json);
-        let r = hypermem::eval::import(&memory, &data, episodes, None, |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
-        bar.finish_and_clear();
-        memory.flush()?;
-        return print(json, &r, || {
-            format!(
-                "imported {} new turns of {} conversations ({} already stored, skipped; {} without text, left out)",
-                r.new, r.conversations, r.skipped, r.empty
-            )
-        });
-    }
-    let request = request.expect("every other verb is an operation");
-    let response = Api::new(&memory).respond(&request)?;
-    print(json, &response, || api::text::render(&response))
-}
-
-/// The memory a verb works on: a view for a read (no lock, so it never waits for another
-/// process, and it writes nothing: no repair, no migration, no query log; repairs are a
-/// writer's, on open), else the store itself, refused at once when a running `serve`
-/// holds it.
-fn open(profile: &Profile, dir: &std::path::Path, reads: bool) -> Result<Memory, ApiError> {
-    if reads && dir.join("ledger.db").exists() {
-        return Ok(Memory::open_view(profile, Some(dir))?);
-    }
-    let Ok(url) = std::fs::read_to_string(dir.join(SERVING)) else {
-        return Ok(Memory::open(profile, Some(dir))?);
-    };
-    // A server announced itself as this store's writer: no use waiting for its lock.
-    let mut now = profile.clone();
-    now.store.lock_wait_ms = 0;
-    match Memory::open(&now, Some(dir)) {
-        Err(e) if e.reason() == Reason::StoreLocked => {
-            let url = url.trim();
-            Err(ApiError::new(
-                Reason::StoreLocked,
+        Command::Serve(args) => {
+            local::check_data_dir(&dir, cli.create)?;
+            let config = api::http::ServeConfig::from_args(&args, &profile.server)?;
+            let memory = Memory::open(&profile, Some(&dir))?;
+            let served = api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
+                // Other processes on this store learn where its writer is.
+                let url = format!("http://{addr}");
+                local::announce(&dir, &url);
+                let text = format!("listening on {url}");
+                let _ = print(json, &json!({"listening": url}), || text);
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+            });
+            local::withdraw(&dir);
+            served
+        }
+        Command::Init => {
+            local::check_data_dir(&dir, true)?;
+            let memory = local::open(&profile, &dir, false, true)?;
+            let version = memory.ledger().schema_version()?;
+            let value = json!({"data_dir": memory.data_dir(), "schema_version": version});
+            print(json, &value, || {
                 format!(
-                    "`hypermem serve` at {url} holds {}: send writes to it (`POST {url}/v1/projects/<project>/<op>`) or stop it first; reads work beside it",
-                    dir.display()
-                ),
-            ))
+                    "initialized {} (schema version {version})",
+                    memory.data_dir().display()
+                )
+            })
         }
-        // The server is gone (its announcement outlived it): the store is ours.
-        other => {
-            let _ = std::fs::remove_file(dir.join(SERVING));
-            Ok(other?)
+        Command::Mcp => {
+            local::check_data_dir(&dir, cli.create)?;
+            let memory = local::open(&profile, &dir, false, cli.create)?;
+            api::mcp::serve_stdio(std::sync::Arc::new(memory))
+        }
+        Command::Import(hypermem::eval::ImportArgs { data, episodes }) => {
+            local::check_data_dir(&dir, cli.create)?;
+            let memory = local::open(&profile, &dir, false, cli.create)?;
+            let bar = progress_bar(json);
+            let r = hypermem::eval::import(&memory, &data, episodes, None, |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
+            bar.finish_and_clear();
+            memory.flush()?;
+            print(json, &r, || {
+                format!(
+                    "imported {} new turns of {} conversations ({} already stored, skipped; {} without text, left out)",
+                    r.new, r.conversations, r.skipped, r.empty
+                )
+            })
+        }
+        verb => {
+            local::check_data_dir(&dir, cli.create)?;
+            let request = verb.request()?.expect("every other verb is an operation");
+            let memory = local::open(&profile, &dir, !request.writes(), cli.create)?;
+            let response = Api::new(&memory).respond(&request)?;
+            print(json, &response, || api::text::render(&response))
         }
     }
 }
@@ -742,22 +480,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             if json {
-                // clap's first paragraph: the problem and, on its next lines, what it names
-                // (the missing arguments, the possible values).
-                let detail = e.to_string();
-                let message = detail
-                    .lines()
-                    .take_while(|l| !l.trim().is_empty())
-                    .map(str::trim)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let message = message.trim_start_matches("error: ");
-                let f = ApiError::invalid(if message.is_empty() {
-                    e.kind().to_string()
-                } else {
-                    message.to_owned()
-                });
-                out!("{}", f.to_json());
+                out!("{}", ApiError::from(&e).to_json());
             }
             let _ = e.print();
             return ExitCode::from(ErrorClass::InvalidInput.exit_code());

@@ -1328,6 +1328,26 @@ impl Profile {
         })
     }
 
+    /// The profile with the operator's environment overrides: `HYPERMEM_LOCK_WAIT_MS`
+    /// (how long a writer waits for another process's store lock), `HYPERMEM_REDIS_URL`
+    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are).
+    #[must_use]
+    pub fn with_env(mut self) -> Self {
+        if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            self.store.lock_wait_ms = ms;
+        }
+        if let (Some(redis), Ok(url)) = (&mut self.redis, std::env::var("HYPERMEM_REDIS_URL")) {
+            redis.url = url;
+        }
+        if let (Some(qdrant), Ok(url)) = (&mut self.qdrant, std::env::var("HYPERMEM_QDRANT_URL")) {
+            qdrant.url = url;
+        }
+        self
+    }
+
     /// The profile compiled into this binary for `kind` (the repository's
     /// `profiles/<name>.toml` at build time), for installs without the repository.
     ///
