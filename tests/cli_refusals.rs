@@ -825,6 +825,9 @@ fn concurrent_cli_writers_wait_for_each_other_and_a_held_store_is_retryable() {
         &mut line,
     )
     .unwrap();
+    // A holder that did not announce itself (a server announces itself, and writes are
+    // sent to it: `tests/http.rs`).
+    std::fs::remove_file(d.join("SERVING")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
         .arg("--data-dir")
         .arg(d)

@@ -1126,48 +1126,78 @@ fn every_operation_answers_the_same_on_the_cli_http_and_mcp() {
 }
 
 #[test]
-fn a_cli_write_beside_a_server_is_refused_at_once_naming_it_and_reads_work() {
+fn a_cli_write_beside_a_server_is_made_by_the_server_and_reads_work() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let mut s = Server::start(&data, &[]);
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        "[[token]]\nsecret = \"writer-of-acme-0001\"\nprojects = [\"acme\"]\naccess = \"read_write\"\n",
+    )
+    .unwrap();
+    let mut s = Server::start(&data, &["--tokens", tokens.to_str().unwrap()]);
+    let token = Some("writer-of-acme-0001");
     post(
         &format!("{}/v1/projects/acme/observe", s.url),
-        None,
+        token,
         r#"{"text":"the lathe belt was replaced"}"#,
     );
-    let cli = |args: &[&str]| {
+    let cli = |args: &[&str], token: Option<&str>| {
         let started = std::time::Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))
-            .arg("--data-dir")
-            .arg(&data)
-            .arg("--json")
-            .args(args)
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hypermem"));
+        cmd.arg("--data-dir").arg(&data).arg("--json").args(args);
+        cmd.env_remove("HYPERMEM_TOKEN");
+        if let Some(t) = token {
+            cmd.env("HYPERMEM_TOKEN", t);
+        }
+        let out = cmd.output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
         (out.status.code(), v, started.elapsed())
     };
-    let (code, v, took) = cli(&["observe", "--project", "acme", "a second note"]);
-    assert_eq!((code, reason(&v)), (Some(5), "store_locked"), "{v}");
+    // Without the server's token the write is refused by the server, which is named.
+    let (code, v, took) = cli(&["observe", "--project", "acme", "a second note"], None);
+    assert_eq!((code, reason(&v)), (Some(6), "unauthorized"), "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
     assert!(
-        v["error"]["message"].as_str().unwrap().contains(&s.url),
+        message.contains(&s.url) && message.contains("HYPERMEM_TOKEN"),
         "{v}"
     );
     assert!(
         took < std::time::Duration::from_secs(3),
         "it waited {took:?}"
     );
-    let (code, v, _) = cli(&["recall", "--project", "acme", "lathe belt"]);
+    // With it, the server makes the write and the CLI prints the server's answer.
+    let (code, v, _) = cli(
+        &["observe", "--project", "acme", "the drill press needs oil"],
+        token,
+    );
     assert_eq!(code, Some(0), "{v}");
-    // Once the server is gone, the CLI writes again.
+    assert_eq!(v["event_id"], 2, "{v}");
+    let (_, found) = post(
+        &format!("{}/v1/projects/acme/recall", s.url),
+        token,
+        r#"{"query":"drill press oil"}"#,
+    );
+    assert_eq!(found["items"][0]["event"]["id"], 2, "{found}");
+    // A refusal comes back with the server's reason.
+    let (code, v, _) = cli(
+        &["episode", "end", "--project", "acme", "--episode", "99"],
+        token,
+    );
+    assert_eq!((code, reason(&v)), (Some(3), "not_found"), "{v}");
+    // Reads open a view beside the server.
+    let (code, v, _) = cli(&["recall", "--project", "acme", "lathe belt"], None);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["items"][0]["event"]["id"], 1, "{v}");
+    // Once the server is gone, the CLI writes itself.
     s.signal("-TERM");
     assert!(!data.join("SERVING").exists());
-    let (code, v, _) = cli(&["observe", "--project", "acme", "a second note"]);
+    let (code, v, _) = cli(&["observe", "--project", "acme", "a second note"], None);
     assert_eq!(code, Some(0), "{v}");
     // A server killed without a chance to clean up leaves its announcement: the next
-    // writer finds the store free and proceeds.
+    // writer finds nobody answering there, takes the store and clears it.
     std::fs::write(data.join("SERVING"), "http://127.0.0.1:1\n").unwrap();
-    let (code, v, _) = cli(&["observe", "--project", "acme", "a third note"]);
+    let (code, v, _) = cli(&["observe", "--project", "acme", "a third note"], None);
     assert_eq!(code, Some(0), "{v}");
     assert!(!data.join("SERVING").exists());
 }

@@ -1,11 +1,11 @@
-//! How a local process (the command line) opens a data directory: a read opens a view
+//! How a local process (the command line) works on a data directory: a read opens a view
 //! (no lock, nothing written), a write opens the store, and a running `hypermem serve`
-//! announces itself in the directory so a writer is refused at once, naming it, instead of
+//! announces itself in the directory so a write is sent to it ([`forward`]) instead of
 //! waiting for its lock.
 
 use std::path::Path;
 
-use super::ApiError;
+use super::{ApiError, Request, Response};
 use crate::{Memory, Profile, Reason};
 
 /// The file in a data directory where `hypermem serve` announces its URL while it holds
@@ -102,4 +102,86 @@ pub fn open(profile: &Profile, dir: &Path, reads: bool, create: bool) -> Result<
             Ok(other?)
         }
     }
+}
+
+/// Runs `request` on the memory in `dir` as a local process should: a write beside a
+/// running server is the server's to make ([`forward`]); otherwise a read opens a view and
+/// a write the store ([`open`]).
+///
+/// # Errors
+/// The operation's refusal (the server's, when it made it), or [`open`]'s.
+pub fn respond(
+    profile: &Profile,
+    dir: &Path,
+    request: &Request,
+    create: bool,
+) -> Result<Response, ApiError> {
+    if request.writes()
+        && let Some(answer) = forward(dir, request)
+    {
+        return answer;
+    }
+    let memory = open(profile, dir, !request.writes(), create)?;
+    super::Api::new(&memory).respond(request)
+}
+
+/// How long a forwarded request may take: the server's own limit (30 s by default) and
+/// the round trip.
+const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(40);
+
+/// Sends `request` to the `hypermem serve` that announced itself as the writer of `dir`
+/// (`POST <url>/v1/ops`, with the bearer token in `HYPERMEM_TOKEN` if set) and returns
+/// its answer: the response, or its refusal with the server's reason. `None` when no
+/// server announced itself or the one that did does not answer (it is gone: the caller
+/// opens the store, and clears the stale announcement).
+pub fn forward(dir: &Path, request: &Request) -> Option<Result<Response, ApiError>> {
+    let url = std::fs::read_to_string(dir.join(SERVING)).ok()?;
+    let url = url.trim();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(FORWARD_TIMEOUT))
+        .build()
+        .into();
+    let mut call = agent
+        .post(&format!("{url}/v1/ops"))
+        .header("Content-Type", "application/json");
+    if let Ok(token) = std::env::var("HYPERMEM_TOKEN") {
+        call = call.header("Authorization", &format!("Bearer {token}"));
+    }
+    let body = match serde_json::to_string(request) {
+        Ok(body) => body,
+        Err(e) => return Some(Err(e.into())),
+    };
+    // A server that does not answer is gone (a refused connection, a dead process).
+    let mut answer = call.send(&body).ok()?;
+    let status = answer.status().as_u16();
+    let value: Result<serde_json::Value, _> =
+        answer.body_mut().with_config().limit(u64::MAX).read_json();
+    let Ok(value) = value else {
+        return Some(Err(ApiError::new(
+            Reason::Unavailable,
+            format!(
+                "the server at {url} (which holds {}) answered {status} with no JSON document",
+                dir.display()
+            ),
+        )));
+    };
+    if status == 200 {
+        return Some(Response::decode(request.name(), value));
+    }
+    let error = &value["error"];
+    let reason = error["reason"]
+        .as_str()
+        .and_then(Reason::parse)
+        .unwrap_or(Reason::Internal);
+    let mut message = error["message"].as_str().unwrap_or_default().to_owned();
+    if matches!(status, 401 | 403) {
+        message.push_str(&format!(
+            " (the server at {url} holds {}: give a token for this write in HYPERMEM_TOKEN)",
+            dir.display()
+        ));
+    }
+    let mut refused = ApiError::new(reason, message);
+    refused.detail = error.get("detail").cloned();
+    Some(Err(refused))
 }

@@ -28,7 +28,7 @@ macro_rules! out {
 
 use api::Request;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
-use hypermem::api::{self, Api, ApiError, local};
+use hypermem::api::{self, ApiError, local};
 use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -420,8 +420,7 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         verb => {
             local::check_data_dir(&dir, cli.create)?;
             let request = verb.request()?.expect("every other verb is an operation");
-            let memory = local::open(&profile, &dir, !request.writes(), cli.create)?;
-            let response = Api::new(&memory).respond(&request)?;
+            let response = local::respond(&profile, &dir, &request, cli.create)?;
             print(json, &response, || api::text::render(&response))
         }
     }
