@@ -1,7 +1,7 @@
 //! The catalog of operations: the one table that declares each operation (its name, its
 //! request and response types, whether it writes, and what it does in words an agent can
 //! choose by). [`Request`], [`Response`] and its decoder, [`Request::name`],
-//! [`Request::writes`] and [`catalog`] (the MCP tools, the OpenAPI document, the field
+//! [`Request::writes`], [`Request::projects`] and [`catalog`] (the MCP tools, the OpenAPI document, the field
 //! check of [`misfit`]) are all generated from it, so none can drift from another; the CLI
 //! takes its arguments from the same request types (`clap::Args` on them).
 
@@ -79,6 +79,14 @@ macro_rules! operations {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Request::$variant(_) => $name,)*
+                }
+            }
+
+            /// The projects the request touches (`None`: the whole memory, as `stats`),
+            /// as its request type says ([`super::Touches`]).
+            pub fn projects(&self) -> Option<Vec<&str>> {
+                match self {
+                    $(Request::$variant(r) => super::Touches::projects(r),)*
                 }
             }
 

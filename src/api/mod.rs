@@ -790,48 +790,6 @@ pub struct Migrate {
 pub struct Empty {}
 
 impl Request {
-    /// The projects the request touches (`None`: the whole memory, as `stats`).
-    pub fn projects(&self) -> Option<Vec<&str>> {
-        Some(match self {
-            Request::Observe(r) | Request::RecordEvent(r) => vec![r.project.as_str()],
-            Request::ObserveBatch(r) => r.events.iter().map(|e| e.project.as_str()).collect(),
-            Request::Recall(r) => vec![&r.project],
-            Request::Pack(r) => vec![&r.project],
-            Request::BeliefAssert(r) => vec![&r.project],
-            Request::BeliefCorrect(r) => vec![&r.project],
-            Request::BeliefCurrent(r) | Request::BeliefHistory(r) => vec![&r.project],
-            Request::BeliefAt(r) => vec![&r.project],
-            Request::ApplyPlan(r) => vec![r.plan.project.as_str()],
-            Request::PlanAudit(r) => vec![&r.project],
-            Request::EpisodeStart(r) => vec![&r.project],
-            Request::EpisodeAppend(r) => vec![&r.project],
-            Request::EpisodeEnd(r) => vec![&r.project],
-            Request::ProcedureAdd(r) => vec![&r.project],
-            Request::ProcedureSuggest(r) => vec![&r.project],
-            Request::ProcedureOutcome(r) => vec![&r.project],
-            Request::ProspectivePropose(r) => vec![&r.project],
-            Request::ProspectiveConfirm(r) => vec![&r.project],
-            Request::ProspectiveDefer(r) => vec![&r.project],
-            Request::ProspectiveDue(r) => vec![&r.project],
-            Request::ProspectiveComplete(r)
-            | Request::ProspectiveReject(r)
-            | Request::ProspectiveShow(r)
-            | Request::CandidateApprove(r)
-            | Request::CandidateReject(r) => vec![&r.project],
-            Request::Candidates(r)
-            | Request::Proposals(r)
-            | Request::Pulse(r)
-            | Request::Concepts(r) => vec![&r.project],
-            Request::EpisodeShow(r) | Request::ConceptShow(r) | Request::MemoryShow(r) => {
-                vec![&r.project]
-            }
-            Request::Gaps(r) | Request::Associations(r) => vec![&r.project],
-            Request::Map(r) => vec![&r.project],
-            Request::ForgetProject(r) => vec![&r.project],
-            Request::Stats(_) | Request::Migrate(_) => return None,
-        })
-    }
-
     /// A request from a JSON value (`{"op": ..., ...}`), with a named refusal naming the
     /// field when it does not fit.
     ///
@@ -851,6 +809,75 @@ impl Request {
                 named.unwrap_or_else(|| format!("the request does not fit its operation: {e}")),
             )
         })
+    }
+}
+
+/// The projects a request touches (`None`: the whole memory, as `stats`): what a token's
+/// scope is checked against. [`Request::projects`] asks its request type.
+pub trait Touches {
+    /// The projects.
+    fn projects(&self) -> Option<Vec<&str>>;
+}
+
+/// Request types of one project, named by their `project` field.
+macro_rules! one_project {
+    ($($t:ty),* $(,)?) => {$(
+        impl Touches for $t {
+            fn projects(&self) -> Option<Vec<&str>> {
+                Some(vec![self.project.as_str()])
+            }
+        }
+    )*};
+}
+one_project!(
+    Observe,
+    Recall,
+    Pack,
+    BeliefAssert,
+    BeliefCorrect,
+    BeliefKey,
+    BeliefAt,
+    ProjectOnly,
+    ProjectLimit,
+    ProjectId64,
+    PlanKey,
+    EpisodeStart,
+    EpisodeAppend,
+    EpisodeEnd,
+    ProcedureAdd,
+    ProcedureSuggest,
+    ProcedureOutcome,
+    ProspectivePropose,
+    ProspectiveConfirm,
+    ProspectiveDefer,
+    ProspectiveDue,
+    MapRequest,
+    ForgetProject,
+);
+
+impl Touches for ObserveBatch {
+    fn projects(&self) -> Option<Vec<&str>> {
+        Some(self.events.iter().map(|e| e.project.as_str()).collect())
+    }
+}
+
+impl Touches for ApplyPlan {
+    fn projects(&self) -> Option<Vec<&str>> {
+        Some(vec![self.plan.project.as_str()])
+    }
+}
+
+/// The whole memory.
+impl Touches for Empty {
+    fn projects(&self) -> Option<Vec<&str>> {
+        None
+    }
+}
+
+/// The whole memory.
+impl Touches for Migrate {
+    fn projects(&self) -> Option<Vec<&str>> {
+        None
     }
 }
 
