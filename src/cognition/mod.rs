@@ -60,6 +60,8 @@ pub struct CognitionConfig {
     /// (median + z · 1.4826 · MAD): text of one project shares words, so unrelated
     /// episodes are far above chance.
     pub concept_z: f64,
+    /// Concepts a project keeps at most: past it, those with the least support are retired.
+    pub max_concepts: usize,
     /// Hebbian learning rate: `w ← w + rate · (1 − w)` per co-activation.
     pub synapse_rate: f64,
     /// Synapse decay per day: `w ← w · e^(−decay · days)`.
@@ -76,6 +78,7 @@ impl Default for CognitionConfig {
             topic_min_events: 3,
             concept_similarity: 0.15,
             concept_z: 3.0,
+            max_concepts: 30,
             synapse_rate: 0.2,
             synapse_decay_per_day: 0.05,
         }

@@ -788,6 +788,7 @@ struct RawCognition {
     topic_shift_similarity: f64,
     concept_similarity: f64,
     concept_z: f64,
+    max_concepts: usize,
     synapse_rate: f64,
     synapse_decay_per_day: f64,
 }
@@ -802,6 +803,7 @@ impl Default for RawCognition {
             topic_shift_similarity: c.topic_shift_similarity,
             concept_similarity: c.concept_similarity,
             concept_z: c.concept_z,
+            max_concepts: c.max_concepts,
             synapse_rate: c.synapse_rate,
             synapse_decay_per_day: c.synapse_decay_per_day,
         }
@@ -1239,6 +1241,12 @@ impl Profile {
                 "must be at least 1".to_owned(),
             ));
         }
+        if cg.max_concepts == 0 {
+            return Err(invalid(
+                "cognition.max_concepts",
+                "must be at least 1".to_owned(),
+            ));
+        }
         if !(0.0..=20.0).contains(&cg.concept_z) {
             return Err(invalid(
                 "cognition.concept_z",
@@ -1259,6 +1267,7 @@ impl Profile {
                 topic_min_events: CognitionConfig::default().topic_min_events,
                 concept_similarity: cg.concept_similarity,
                 concept_z: cg.concept_z,
+                max_concepts: cg.max_concepts,
                 synapse_rate: cg.synapse_rate,
                 synapse_decay_per_day: cg.synapse_decay_per_day,
             },
