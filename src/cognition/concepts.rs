@@ -412,7 +412,7 @@ impl Cognition {
             c.prepare_cached(
                 "SELECT s.concept_id FROM concept_support s JOIN concepts k ON k.id = s.concept_id
                  WHERE k.project = ?1 AND k.support = 1
-                 AND (SELECT COUNT(*) FROM concept_support l WHERE l.project = ?1 AND l.episode_id > s.episode_id) >= ?2",
+                 AND (SELECT COUNT(*) FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id) >= ?2",
             )
             .and_then(|mut st| st.query_map(params![project.as_str(), RETIRE_AFTER as i64], |r| r.get(0))?.collect())
             .map_err(sql)
@@ -659,26 +659,33 @@ impl Cognition {
     ) -> LedgerResult<()> {
         for &concept in concepts {
             let members = self.member_ids(concept)?;
-            let mut ef: std::collections::HashMap<String, usize> = Default::default();
+            // Per word: in how many of the sampled episodes, and how often in all.
+            let mut ef: HashMap<String, (usize, usize)> = HashMap::new();
             let mut sampled = 0;
             for id in members.iter().rev().take(LINKAGE_SAMPLE) {
                 sampled += 1;
-                for w in self.episode_words(project, *id)? {
-                    *ef.entry(w).or_default() += 1;
+                for (w, tf) in self.episode_terms(project, *id)? {
+                    let e = ef.entry(w).or_default();
+                    *e = (e.0 + 1, e.1 + tf);
                 }
             }
             // A word of one episode alone does not describe a concept of several.
             let least = sampled.min(2);
-            let mut ranked: Vec<(String, f64)> = ef
+            let mut ranked: Vec<(String, f64, usize)> = ef
                 .into_iter()
-                .filter(|(_, k)| *k >= least)
-                .map(|(w, k)| {
+                .filter(|(_, (k, _))| *k >= least)
+                .map(|(w, (k, tf))| {
                     let score = k as f64 / sampled.max(1) as f64 * gists.weight(&w);
-                    (w, score)
+                    (w, score, tf)
                 })
-                .filter(|(_, s)| *s > 0.0)
+                .filter(|(_, s, _)| *s > 0.0)
                 .collect();
-            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            // Ties (words as rare as each other) go to the word said most often.
+            ranked.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| b.2.cmp(&a.2))
+                    .then_with(|| a.0.cmp(&b.0))
+            });
             // A label names what dominates: words far below the best one are padding.
             let best = ranked.first().map_or(0.0, |r| r.1);
             let label = if ranked.is_empty() {
@@ -687,8 +694,8 @@ impl Cognition {
                 ranked
                     .into_iter()
                     .take(LABEL_WORDS)
-                    .filter(|(_, score)| *score >= best / 2.0)
-                    .map(|(w, _)| w)
+                    .filter(|(_, score, _)| *score >= best / 2.0)
+                    .map(|(w, _, _)| w)
                     .collect::<Vec<_>>()
                     .join(" ")
             };
@@ -724,29 +731,6 @@ impl Cognition {
             for t in crate::text::tokens(&e.content) {
                 if crate::recall::values::is_content_word(&t) && !crate::text::is_stop_word(&t) {
                     *out.entry(t).or_default() += 1;
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// The distinct content words of an episode's user events.
-    fn episode_words(
-        &self,
-        project: &ProjectId,
-        episode: i64,
-    ) -> LedgerResult<std::collections::HashSet<String>> {
-        let ep = self.episode(project, EpisodeId(episode as u64))?;
-        let mut out = std::collections::HashSet::new();
-        for id in &ep.events {
-            if let Some(e) = self.ledger.get(project, *id)?
-                && e.role == Role::User
-            {
-                for t in crate::text::tokens(&e.content) {
-                    if crate::recall::values::is_content_word(&t) && !crate::text::is_stop_word(&t)
-                    {
-                        out.insert(t);
-                    }
                 }
             }
         }
