@@ -1,6 +1,7 @@
 //! The consolidation ("dream") curator: a deterministic pass over sealed episodes that
-//! proposes candidate beliefs — preferences, decisions, corrections, lessons — each citing
-//! exact raw event ids of its own episode, and one summary per concept citing events of
+//! proposes candidate beliefs — preferences, decisions, boundaries, corrections, standing
+//! instructions, recognised by how a user states them ([`crate::text::statements`]) — each
+//! citing exact raw event ids of its own episode, and one summary per concept citing events of
 //! its episodes. Candidates enter the governance
 //! queue as `candidate` rows; promotion is a separate, governed step.
 
@@ -10,6 +11,7 @@ use super::{Cognition, EpisodeId, is_filler};
 use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
 use crate::ledger::{EventId, LedgerResult, Role};
 use crate::store::ProjectId;
+use crate::text::statements::Stated;
 
 /// Why a candidate was refused.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
@@ -37,49 +39,16 @@ pub struct Curated {
     pub candidates: Vec<BeliefId>,
 }
 
-/// (pattern, key prefix, ownership): a user sentence containing the pattern proposes a
-/// candidate under `prefix.<slug>`.
-const PATTERNS: &[(&str, &str, Ownership)] = &[
-    ("i prefer", "user.preference", Ownership::User),
-    ("i like", "user.preference", Ownership::User),
-    ("i love", "user.preference", Ownership::User),
-    ("i don't like", "user.preference", Ownership::User),
-    ("i hate", "user.preference", Ownership::User),
-    ("i want", "user.goal", Ownership::User),
-    ("my goal", "user.goal", Ownership::User),
-    ("never", "user.boundary", Ownership::User),
-    ("we decided", "project.decision", Ownership::Project),
-    ("let's use", "project.decision", Ownership::Project),
-    ("we will use", "project.decision", Ownership::Project),
-    ("actually", "user.correction", Ownership::User),
-    ("that's wrong", "user.correction", Ownership::User),
-    ("lesson learned", "project.lesson", Ownership::Project),
-    ("next time", "project.lesson", Ownership::Project),
-    ("remember to", "project.lesson", Ownership::Project),
-];
-
-/// The words of `text` ([`crate::text::words`]: apostrophes kept inside words, `don't`),
-/// with the typographic apostrophe read as `'`: what curator patterns match, on word
-/// boundaries (`never` is not inside `whenever`).
-fn words(text: &str) -> Vec<String> {
-    crate::text::words(text)
-        .into_iter()
-        .map(|w| w.replace('\u{2019}', "'"))
-        .collect()
-}
-
-/// The word index where `pattern`'s words start in `words`, if they appear consecutively.
-fn find_phrase(words: &[String], pattern: &str) -> Option<usize> {
-    let wanted: Vec<&str> = pattern.split_whitespace().collect();
-    if wanted.is_empty() || wanted.len() > words.len() {
-        return None;
+/// The key prefix and owner of a candidate of each kind a user states
+/// ([`crate::text::statements`]).
+fn key_of(kind: Stated) -> (&'static str, Ownership) {
+    match kind {
+        Stated::Preference => ("user.preference", Ownership::User),
+        Stated::Decision => ("project.decision", Ownership::Project),
+        Stated::Boundary => ("user.boundary", Ownership::User),
+        Stated::Correction => ("user.correction", Ownership::User),
+        Stated::Instruction => ("user.instruction", Ownership::User),
     }
-    (0..=words.len() - wanted.len()).find(|&i| {
-        wanted
-            .iter()
-            .zip(&words[i..])
-            .all(|(a, b)| *a == b.as_str())
-    })
 }
 
 fn slug(text: &str) -> String {
@@ -166,16 +135,12 @@ impl Cognition {
             }
             let mut candidates = Vec::new();
             for ev in &user_events {
-                let words = words(&ev.content);
-                if let Some((at, (_, prefix, ownership))) = PATTERNS
-                    .iter()
-                    .find_map(|p| find_phrase(&words, p.0).map(|at| (at, p)))
-                {
-                    let rest = words[at..].join(" ");
+                if let Some(kind) = crate::text::statements::stated(&ev.content) {
+                    let (prefix, ownership) = key_of(kind);
                     let op = Op::Propose {
-                        key: format!("{prefix}.{}", slug(&rest)),
+                        key: format!("{prefix}.{}", slug(&ev.content)),
                         statement: ev.content.trim().to_owned(),
-                        ownership: *ownership,
+                        ownership,
                         agent: None,
                         confidence: 0.6,
                         evidence: vec![ev.id],
@@ -307,14 +272,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn patterns_match_whole_words_and_filler_is_skipped() {
-        let w = words("Whenever I deploy, I check the logs");
-        assert_eq!(find_phrase(&w, "never"), None, "not inside `whenever`");
-        let w = words("Please never deploy on Fridays");
-        assert_eq!(find_phrase(&w, "never"), Some(1));
-        let w = words("I don\u{2019}t like tabs");
-        assert_eq!(find_phrase(&w, "i don't like"), Some(0));
-        assert_eq!(find_phrase(&words("I likely will"), "i like"), None);
+    fn filler_is_skipped() {
         for filler in ["ok", "thanks!", "Sounds good", "yes please"] {
             assert!(is_filler(filler), "{filler}");
         }

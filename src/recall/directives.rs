@@ -7,7 +7,9 @@
 //! as a source of their own (see `Memory::recall_with`). Detection is lexical and English:
 //! a sentence that opens with an imperative of permanence (`always`, `never`, `from now on`,
 //! optionally after `please`), or a first-person preference (`I prefer`, `I'd rather`,
-//! `my preference`).
+//! `my preference`): the same tables ([`crate::text::en`]) and matching
+//! ([`crate::text::statements`]) the curator's candidate beliefs are read with, which
+//! also recognise decisions, boundaries and corrections.
 //!
 //! A directive is what the agent's own user asks of the agent. A turn of a *named speaker*
 //! (a participant of a multi-party conversation, the event's `speaker` field) is said to the
@@ -25,16 +27,12 @@ pub fn is_directive(role: Role, speaker: Option<&str>, text: &str) -> bool {
     if role != Role::User || speaker.is_some() {
         return false;
     }
+    use crate::text::statements::{contains, opens};
     text.split(['.', '!', '?', '\n', ';'])
         .map(crate::text::tokens)
         .any(|words| {
-            let matches = |at: &[String], phrase: &[&str]| {
-                at.len() >= phrase.len() && at.iter().zip(phrase).all(|(w, p)| w == p)
-            };
-            DIRECTIVE_OPENINGS.iter().any(|o| matches(&words, o))
-                || PREFERENCE_PHRASES
-                    .iter()
-                    .any(|p| (0..words.len()).any(|i| matches(&words[i..], p)))
+            DIRECTIVE_OPENINGS.iter().any(|o| opens(&words, o))
+                || PREFERENCE_PHRASES.iter().any(|p| contains(&words, p))
         })
 }
 

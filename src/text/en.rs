@@ -208,3 +208,192 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "you",
     "your",
 ];
+
+/// Sentence openings that make a standing instruction beside [`DIRECTIVE_OPENINGS`]: a
+/// marker of permanence, or a modal addressed to the agent.
+pub const INSTRUCTION_OPENINGS: &[&[&str]] = &[
+    &["going", "forward"],
+    &["moving", "forward"],
+    &["in", "future"],
+    &["in", "the", "future"],
+    &["by", "default"],
+    &["from", "here", "on"],
+    &["whenever"],
+    &["every", "time"],
+    &["remember", "to"],
+    &["you", "should", "always"],
+    &["you", "must", "always"],
+    &["please", "remember", "to"],
+];
+
+/// Verbs whose bare form opening a sentence is an imperative addressed to the agent; with
+/// a marker of permanence ([`STANDING_MARKERS`]) later in the sentence it is a standing
+/// instruction ("Use British spelling in everything you write"), without one a request.
+pub const IMPERATIVE_VERBS: &[&str] = &[
+    "add",
+    "answer",
+    "cc",
+    "convert",
+    "format",
+    "include",
+    "keep",
+    "label",
+    "mention",
+    "name",
+    "put",
+    "reply",
+    "respond",
+    "send",
+    "show",
+    "sign",
+    "summarise",
+    "summarize",
+    "use",
+    "write",
+];
+
+/// Words that make an imperative hold beyond the request at hand.
+pub const STANDING_MARKERS: &[&[&str]] = &[
+    &["always"],
+    &["every"],
+    &["everything"],
+    &["whenever"],
+    &["from", "now", "on"],
+    &["from", "here", "on"],
+    &["going", "forward"],
+    &["by", "default"],
+];
+
+/// Sentence openings that set a limit: negated imperatives and prohibitions.
+pub const BOUNDARY_OPENINGS: &[&[&str]] = &[
+    &["never"],
+    &["don", "t"],
+    &["do", "not"],
+    &["please", "don", "t"],
+    &["please", "do", "not"],
+    &["please", "never"],
+    &["stop"],
+    &["no", "more"],
+    &["avoid"],
+    &["under", "no", "circumstances"],
+    &["i", "don", "t", "want", "you", "to"],
+    &["i", "do", "not", "want", "you", "to"],
+    &["you", "must", "never"],
+    &["you", "should", "never"],
+];
+
+/// Sentence openings that correct something said before.
+pub const CORRECTION_OPENINGS: &[&[&str]] = &[
+    &["actually"],
+    &["correction"],
+    &["small", "correction"],
+    &["that", "s", "wrong"],
+    &["that", "is", "wrong"],
+    &["that", "s", "not", "right"],
+    &["that", "is", "not", "right"],
+    &["i", "meant"],
+    &["to", "clarify"],
+    &["sorry", "i", "misspoke"],
+    &["you", "got", "it", "wrong"],
+];
+
+/// First-person (or the user's team's) statements of a decision or commitment, anywhere
+/// in a sentence; "let's" + a verb opens one too ([`LET_US_NOT_DECISIONS`] aside).
+pub const DECISION_PHRASES: &[&[&str]] = &[
+    &["we", "decided"],
+    &["we", "ve", "decided"],
+    &["we", "have", "decided"],
+    &["i", "decided"],
+    &["i", "ve", "decided"],
+    &["we", "agreed"],
+    &["we", "ve", "agreed"],
+    &["we", "re", "going", "with"],
+    &["we", "are", "going", "with"],
+    &["we", "will", "use"],
+    &["we", "ll", "use"],
+    &["we", "chose"],
+    &["we", "settled", "on"],
+    &["we", "picked"],
+    &["i", "opted"],
+    &["i", "ve", "opted"],
+    &["final", "decision"],
+    &["we", "re", "switching"],
+    &["we", "are", "switching"],
+    &["our", "plan", "is"],
+    &["we", "should"],
+    &["we", "must"],
+    &["the", "team", "chose"],
+    &["the", "team", "decided"],
+    &["the", "team", "agreed"],
+];
+
+/// Verbs after "let's" that think aloud rather than decide ("let's see", "let's say").
+pub const LET_US_NOT_DECISIONS: &[&str] = &[
+    "see", "say", "think", "wait", "check", "look", "hope", "find", "just",
+];
+
+/// First-person likes and dislikes beside [`PREFERENCE_PHRASES`], anywhere in a sentence.
+pub const LIKING_PHRASES: &[&[&str]] = &[
+    &["i", "like"],
+    &["i", "love"],
+    &["i", "really", "love"],
+    &["i", "really", "like"],
+    &["i", "hate"],
+    &["i", "enjoy"],
+    &["i", "don", "t", "like"],
+    &["i", "do", "not", "like"],
+    &["i", "m", "not", "a", "fan", "of"],
+    &["i", "m", "more", "of", "a"],
+    &["work", "best", "for", "me"],
+    &["works", "best", "for", "me"],
+    &["my", "favourite"],
+    &["my", "favorite"],
+];
+
+/// Sentence openings of a hypothetical or a thought, not a statement of fact or intent.
+pub const HYPOTHETICAL_OPENINGS: &[&[&str]] = &[
+    &["if"],
+    &["suppose"],
+    &["supposing"],
+    &["imagine"],
+    &["hypothetically"],
+    &["what", "if"],
+    &["in", "case"],
+    &["let", "s", "say"],
+    &["i", "wonder"],
+    &["according", "to"],
+];
+
+/// Words and phrases, anywhere, that take the force out of a sentence: hedges, past
+/// habits, jokes.
+pub const HEDGES: &[&[&str]] = &[
+    &["maybe"],
+    &["might"],
+    &["someday"],
+    &["who", "knows"],
+    &["not", "sure"],
+    &["don", "t", "think"],
+    &["used", "to"],
+    &["lol"],
+    &["haha"],
+    &["just", "kidding"],
+    &["jk"],
+    &["never", "say", "never"],
+    &["never", "mind"],
+];
+
+/// Verbs that report what someone else holds: a sentence with one ("my boss said we
+/// should ship") states another person's view, unless the user or their team reports
+/// themselves ("I said", "we said").
+pub const REPORTING_VERBS: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "tells",
+    "thinks",
+    "believes",
+    "claims",
+    "suggested",
+    "suggests",
+    "reckons",
+];

@@ -14,6 +14,7 @@
 //!   tables ([`en`]): another language is a new table, not a code change.
 
 pub mod en;
+pub mod statements;
 
 use hdv::encode::TextEncoder;
 

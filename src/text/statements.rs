@@ -1,0 +1,167 @@
+//! What a user states, by sentence structure: a preference, a decision, a boundary, a
+//! correction or a standing instruction — what the curator proposes as a candidate belief.
+//!
+//! A sentence counts by its form, from the language data in [`super::en`] (a new language
+//! is a new table): an imperative of permanence or a negated imperative at its opening
+//! (shared with recall's directive detection: [`en::DIRECTIVE_OPENINGS`],
+//! [`en::PREFERENCE_PHRASES`]), a bare imperative with a marker of permanence later on, a
+//! first-person decision or "let's" + a verb, a first-person liking, a correcting opening.
+//! What only looks like one is left out: questions (a sentence ending in `?`),
+//! hypotheticals and reported sources at the opening ("if", "suppose", "according to"),
+//! reported speech ("my boss said ..."), hedges, past habits and jokes anywhere ("maybe",
+//! "used to", "lol"). Third persons never
+//! match: every form is the user's own, or addressed to the agent.
+//!
+//! Measured on `tests/data/statements.tsv` (154 statements written for the purpose, half
+//! of them decoys): see `tests/statements.rs`.
+
+use super::en;
+
+/// What a sentence states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stated {
+    /// A liking or a choice between options ("I prefer short answers").
+    Preference,
+    /// A decision or commitment of the user or their team ("We decided to ship on
+    /// Thursdays", "Let's use Postgres").
+    Decision,
+    /// A limit the agent must respect ("Never share my phone number").
+    Boundary,
+    /// A correction of something said before ("Actually, the deadline is the 14th").
+    Correction,
+    /// A standing instruction ("Going forward, keep answers under 200 words").
+    Instruction,
+}
+
+impl Stated {
+    /// Its name, as in candidate keys (`user.preference`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stated::Preference => "preference",
+            Stated::Decision => "decision",
+            Stated::Boundary => "boundary",
+            Stated::Correction => "correction",
+            Stated::Instruction => "instruction",
+        }
+    }
+}
+
+/// One sentence: its words ([`super::tokens`]) and whether it asks.
+struct Sentence {
+    words: Vec<String>,
+    asks: bool,
+}
+
+/// The sentences of `text`, cut at `.`, `!`, `?`, `;` and line breaks.
+fn sentences(text: &str) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?' | ';' | '\n') {
+            let words = super::tokens(&text[start..i]);
+            if !words.is_empty() {
+                out.push(Sentence {
+                    words,
+                    asks: c == '?',
+                });
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    let words = super::tokens(&text[start..]);
+    if !words.is_empty() {
+        out.push(Sentence { words, asks: false });
+    }
+    out
+}
+
+/// Whether `words` open with `phrase`.
+pub fn opens(words: &[String], phrase: &[&str]) -> bool {
+    words.len() >= phrase.len() && words.iter().zip(phrase).all(|(w, p)| w == p)
+}
+
+/// Whether `phrase` occurs in `words`.
+pub fn contains(words: &[String], phrase: &[&str]) -> bool {
+    (0..words.len()).any(|i| opens(&words[i..], phrase))
+}
+
+/// What one sentence states, if anything.
+fn sentence(s: &Sentence) -> Option<Stated> {
+    let w = &s.words;
+    let any_open = |table: &[&[&str]]| table.iter().any(|p| opens(w, p));
+    let any_in = |table: &[&[&str]]| table.iter().any(|p| contains(w, p));
+    let reported = w.iter().enumerate().any(|(i, v)| {
+        en::REPORTING_VERBS.contains(&v.as_str())
+            && !(i > 0 && matches!(w[i - 1].as_str(), "i" | "we"))
+    });
+    if s.asks || reported || any_open(en::HYPOTHETICAL_OPENINGS) || any_in(en::HEDGES) {
+        return None;
+    }
+    if any_open(en::CORRECTION_OPENINGS)
+        || (opens(w, &["no"]) && contains(w, &["not"]))
+        || (opens(w, &["not"]) && contains(w, &["but"]))
+    {
+        return Some(Stated::Correction);
+    }
+    if any_open(en::BOUNDARY_OPENINGS) {
+        return Some(Stated::Boundary);
+    }
+    let imperative = |at: usize| {
+        w.get(at)
+            .is_some_and(|v| en::IMPERATIVE_VERBS.contains(&v.as_str()))
+    };
+    let standing = (imperative(0) || (opens(w, &["please"]) && imperative(1)))
+        && w.iter()
+            .enumerate()
+            .skip(1)
+            .any(|(i, _)| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
+    if any_open(en::DIRECTIVE_OPENINGS) || any_open(en::INSTRUCTION_OPENINGS) || standing {
+        return Some(Stated::Instruction);
+    }
+    let lets = (opens(w, &["let", "s"]) || opens(w, &["let", "us"]))
+        && w.get(2)
+            .is_some_and(|v| !en::LET_US_NOT_DECISIONS.contains(&v.as_str()));
+    if lets || any_in(en::DECISION_PHRASES) {
+        return Some(Stated::Decision);
+    }
+    if any_in(en::PREFERENCE_PHRASES) || any_in(en::LIKING_PHRASES) {
+        return Some(Stated::Preference);
+    }
+    None
+}
+
+/// What `text` states: the kind of its first sentence that states one.
+pub fn stated(text: &str) -> Option<Stated> {
+    sentences(text).iter().find_map(sentence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_are_read_by_structure() {
+        for (text, want) in [
+            (
+                "Going forward, keep answers under 200 words.",
+                Some(Stated::Instruction),
+            ),
+            (
+                "Let's stop using the staging cluster for demos.",
+                Some(Stated::Decision),
+            ),
+            ("We decided to ship on Thursdays.", Some(Stated::Decision)),
+            ("Please don't use emojis.", Some(Stated::Boundary)),
+            ("Actually, it is the 14th.", Some(Stated::Correction)),
+            ("I'd rather take the train.", Some(Stated::Preference)),
+            ("Should we ship on Thursdays?", None),
+            ("If we decided to ship on Thursdays, would QA cope", None),
+            ("My boss said we should ship, lol", None),
+            ("Let's see what the logs say.", None),
+            ("Show me the last three commits.", None),
+        ] {
+            assert_eq!(stated(text), want, "{text}");
+        }
+    }
+}
