@@ -653,9 +653,10 @@ pub(crate) struct DenseVotes {
     abs_weight: u64,
     /// Whether votes were ever moved into a bundler (then the counters hold only part).
     drained: bool,
+    /// Whether the AVX-512 kernels run them (else the portable ones, AVX2 where present).
+    wide: bool,
     /// Scratch of [`add_xor`](Self::add_xor), kept between texts.
-    #[cfg(target_arch = "x86_64")]
-    carry_save: crate::kernels::x86_64::votes::CarrySaveScratch,
+    carry_save: crate::kernels::votes::CarrySaveScratch,
 }
 
 /// Vectors of one dimension ("slots") stored **tile-major**: the 8 words `8 t .. 8 t + 8`
@@ -777,30 +778,29 @@ impl XorFeature {
 }
 
 impl DenseVotes {
-    /// Dense votes of dimension `dim`, when this process's kernel is AVX-512 (which has
-    /// AVX-512F); `None` elsewhere, where the bit-sliced [`Bundler`] is the faster path.
+    /// Dense votes of dimension `dim`: run by the AVX-512 kernels where this process's
+    /// kernel is AVX-512 (with AVX-512BW), else by the portable ones (compiled for AVX2
+    /// where the CPU has it). Both beat the bit-sliced [`Bundler`]'s walk over every counter
+    /// plane per feature (`docs/EXPERIMENTS.md`).
     pub(crate) fn new(dim: Dim) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
-        {
-            let fast = crate::kernels::try_active()
-                .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
-                && crate::kernels::x86_64::has_avx512bw();
-            if fast {
-                return Some(Self {
-                    dim,
-                    counts: vec![0; dim.bits()],
-                    // Allocated on first use: the text encoder adds features from its arena.
-                    pending: Vec::new(),
-                    pending_weights: Vec::with_capacity(FEATURE_BUFFER),
-                    total_weight: 0,
-                    abs_weight: 0,
-                    drained: false,
-                    carry_save: Default::default(),
-                });
-            }
-        }
-        let _ = dim;
-        None
+        let wide = crate::kernels::try_active()
+            .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
+            && crate::kernels::x86_64::has_avx512bw();
+        #[cfg(not(target_arch = "x86_64"))]
+        let wide = false;
+        Some(Self {
+            dim,
+            counts: vec![0; dim.bits()],
+            // Allocated on first use: the text encoder adds features from its arena.
+            pending: Vec::new(),
+            pending_weights: Vec::with_capacity(FEATURE_BUFFER),
+            total_weight: 0,
+            abs_weight: 0,
+            drained: false,
+            wide,
+            carry_save: Default::default(),
+        })
     }
 
     /// Empties the counters for the next text (keeping every buffer).
@@ -844,14 +844,20 @@ impl DenseVotes {
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` returned `Some` only where AVX-512F and BW are available.
-        unsafe {
-            crate::kernels::x86_64::votes::add_many(
-                &mut self.counts,
-                &self.pending,
-                &self.pending_weights,
-            );
+        if self.wide {
+            // SAFETY: `wide` only where AVX-512F and BW are available.
+            unsafe {
+                crate::kernels::x86_64::votes::add_many(
+                    &mut self.counts,
+                    &self.pending,
+                    &self.pending_weights,
+                );
+            }
+            self.pending.clear();
+            self.pending_weights.clear();
+            return;
         }
+        crate::kernels::votes::add_many(&mut self.counts, &self.pending, &self.pending_weights);
         self.pending.clear();
         self.pending_weights.clear();
     }
@@ -866,16 +872,24 @@ impl DenseVotes {
         }
         assert!(self.abs_weight < i16::MAX as u64, "dense votes overflow");
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` returned `Some` only where AVX-512F and BW are available.
-        unsafe {
-            crate::kernels::x86_64::votes::add_xor_features(
-                &mut self.counts,
-                arena,
-                features,
-                &mut self.carry_save,
-            );
+        if self.wide {
+            // SAFETY: `wide` only where AVX-512F and BW are available.
+            unsafe {
+                crate::kernels::x86_64::votes::add_xor_features(
+                    &mut self.counts,
+                    arena,
+                    features,
+                    &mut self.carry_save,
+                );
+            }
+            return;
         }
-        let _ = arena;
+        crate::kernels::votes::add_xor_features(
+            &mut self.counts,
+            arena,
+            features,
+            &mut self.carry_save,
+        );
     }
 
     /// Adds these votes to `bundler` and clears them.
@@ -891,11 +905,15 @@ impl DenseVotes {
         mine.total_weight = self.total_weight;
         let planes = mine.planes;
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `add_weighted`.
-        unsafe {
-            crate::kernels::x86_64::votes::transpose(&self.counts, planes, &mut mine.slices);
+        if self.wide {
+            // SAFETY: `wide` only where AVX-512F and BW are available.
+            unsafe {
+                crate::kernels::x86_64::votes::transpose(&self.counts, planes, &mut mine.slices);
+            }
         }
-        let _ = planes;
+        if !self.wide {
+            crate::kernels::votes::transpose(&self.counts, planes, &mut mine.slices);
+        }
         bundler.merge(&mine);
         self.counts.fill(0);
         self.total_weight = 0;
@@ -1043,15 +1061,30 @@ impl<'a> VoteSink<'a> {
             let mut out = Hypervector::zeros(d.dim);
             let mut rng = SeededRng::new(seed);
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: dense votes exist only where AVX-512F and BW are available.
-            unsafe {
-                crate::kernels::x86_64::votes::majority(
-                    &d.counts,
-                    d.total_weight,
-                    out.words_mut(),
-                    || rng.next_u64(),
-                );
+            if d.wide {
+                // SAFETY: `wide` only where AVX-512F and BW are available.
+                unsafe {
+                    crate::kernels::x86_64::votes::majority(
+                        &d.counts,
+                        d.total_weight,
+                        out.words_mut(),
+                        || rng.next_u64(),
+                    );
+                }
+                return Ok(out);
             }
+            // 2c > T ⟺ c > ⌊T / 2⌋, and 2c = T only for even T, at c = T / 2; the coins
+            // drawn once per word in order, as the bundler draws them.
+            let half = i16::try_from(d.total_weight.div_euclid(2))
+                .expect("a total within the i16 counters' range");
+            let coins: Vec<u64> = (0..out.words().len()).map(|_| rng.next_u64()).collect();
+            crate::kernels::votes::majority_words(
+                &d.counts,
+                half,
+                d.total_weight.rem_euclid(2) == 0,
+                out.words_mut(),
+                &coins,
+            );
             return Ok(out);
         }
         let bundler = &mut *self.bundler;

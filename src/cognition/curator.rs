@@ -52,7 +52,7 @@ fn key_of(kind: Stated) -> (&'static str, Ownership) {
 }
 
 fn slug(text: &str) -> String {
-    let words: Vec<String> = crate::text::words(text)
+    let words: Vec<String> = crate::text::tokens(text)
         .into_iter()
         .filter(|w| w.chars().count() > 2)
         .take(4)

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 
 pub(crate) mod scalar;
+pub(crate) mod votes;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
 

@@ -71,21 +71,8 @@ pub(crate) fn transpose(counts: &[i16], planes: usize, slices: &mut [u64]) {
     }
 }
 
-/// Counter planes a tile's sums can reach: the caller keeps every counter inside `i16`.
-const LEVELS: usize = 16;
-
-/// Scratch of [`add_xor_features`], kept between texts: the features ordered by the bits of
-/// their weights, and the carry vectors passed from one level of the adder to the next.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CarrySaveScratch {
-    /// The features' parts as blocks of a tile row (slot × 8), level by level: those whose
-    /// weight has bit `l` set are `parts[starts[l] .. starts[l + 1]]`.
-    parts: Vec<[u32; 3]>,
-    starts: [usize; LEVELS + 1],
-    /// Carries into the level being added, and out of it.
-    carries_in: Vec<[u64; 8]>,
-    carries_out: Vec<[u64; 8]>,
-}
+pub(crate) use crate::kernels::votes::CarrySaveScratch;
+use crate::kernels::votes::LEVELS;
 
 /// Adds every feature of `features`, each the XOR of three slots of `arena`:
 /// `counts[64 i + b] += weight` for every bit `b` set in word `i` of the XOR. Weights must
@@ -114,51 +101,8 @@ pub(crate) fn add_xor_features(
         words.div_ceil(8),
         "an arena of the counters' dimension"
     );
-    for f in features {
-        for &p in &f.parts {
-            assert!((p as usize) < arena.len(), "feature part out of the arena");
-        }
-        assert!(
-            (0..1 << (LEVELS - 1)).contains(&f.weight),
-            "a weight within the counters' range"
-        );
-    }
-    // Order the features by the bits of their weights (a counting sort, once per call).
     let s = scratch;
-    // The levels of a weight: its set bits.
-    let levels = |w: i64| {
-        let mut w = w as u64;
-        std::iter::from_fn(move || {
-            (w != 0).then(|| {
-                let l = w.trailing_zeros() as usize;
-                w &= w - 1;
-                l
-            })
-        })
-    };
-    let mut starts = [0usize; LEVELS + 1];
-    for f in features {
-        for l in levels(f.weight) {
-            starts[l + 1] += 1;
-        }
-    }
-    for l in 0..LEVELS {
-        starts[l + 1] += starts[l];
-    }
-    s.parts.clear();
-    s.parts.resize(starts[LEVELS], [0; 3]);
-    let mut next = starts;
-    for f in features {
-        for l in levels(f.weight) {
-            s.parts[next[l]] = f.parts.map(|p| p * 8);
-            next[l] += 1;
-        }
-    }
-    s.starts = starts;
-    // A level emits at most half as many carries as it has inputs.
-    let most = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) + 1;
-    s.carries_in.resize(2 * most, [0; 8]);
-    s.carries_out.resize(2 * most, [0; 8]);
+    s.prepare(arena, features);
     let (data, stride) = (arena.data(), arena.stride());
     for t in 0..arena.tiles() {
         let n = (words - 8 * t).min(8);

@@ -1,0 +1,274 @@
+//! Portable kernels of [`crate::bundle::DenseVotes`] (AVX2 and every other CPU; AVX-512
+//! has its own in `x86_64::votes`): the same exact `i16` counters, from plain `u64` logic
+//! the compiler vectorizes (compiled once more with AVX2 enabled, chosen at run time).
+//!
+//! Features given as XORs of arena slots go through a carry-save adder, one tile of 8
+//! words at a time: a weight is a sum of powers of two, so a feature is one input at each
+//! level where its weight has a bit; a level's inputs and the carries of the level below
+//! are summed by a chain of full adders (sum = a ⊕ b ⊕ c, carry = majority), whose sum bit
+//! is that level's plane of the tile's total. Each plane is then added to the counters
+//! once. A feature costs a handful of word operations per 64 bits instead of a ripple
+//! through every counter plane of a [`crate::Bundler`].
+
+use crate::bundle::{TiledArena, XorFeature};
+
+/// Counter planes a tile's sums can reach: the caller keeps every counter inside `i16`.
+pub(crate) const LEVELS: usize = 16;
+
+/// Scratch of the carry-save adders, kept between texts: the features ordered by the bits
+/// of their weights, and the carry vectors passed from one level of the adder to the next.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CarrySaveScratch {
+    /// The features' parts as blocks of a tile row (slot × 8), level by level: those whose
+    /// weight has bit `l` set are `parts[starts[l] .. starts[l + 1]]`.
+    pub(crate) parts: Vec<[u32; 3]>,
+    pub(crate) starts: [usize; LEVELS + 1],
+    /// Carries into the level being added, and out of it.
+    pub(crate) carries_in: Vec<[u64; 8]>,
+    pub(crate) carries_out: Vec<[u64; 8]>,
+}
+
+impl CarrySaveScratch {
+    /// Orders `features` by the bits of their weights (a counting sort) and sizes the
+    /// carry buffers; checks every part is in `arena` and every weight in range.
+    pub(crate) fn prepare(&mut self, arena: &TiledArena, features: &[XorFeature]) {
+        for f in features {
+            for &p in &f.parts {
+                assert!((p as usize) < arena.len(), "feature part out of the arena");
+            }
+            assert!(
+                (0..1 << (LEVELS - 1)).contains(&f.weight),
+                "a weight within the counters' range"
+            );
+        }
+        let levels = |w: i64| {
+            let mut w = w as u64;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let l = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    l
+                })
+            })
+        };
+        let mut starts = [0usize; LEVELS + 1];
+        for f in features {
+            for l in levels(f.weight) {
+                starts[l + 1] += 1;
+            }
+        }
+        for l in 0..LEVELS {
+            starts[l + 1] += starts[l];
+        }
+        self.parts.clear();
+        self.parts.resize(starts[LEVELS], [0; 3]);
+        let mut next = starts;
+        for f in features {
+            for l in levels(f.weight) {
+                self.parts[next[l]] = f.parts.map(|p| p * 8);
+                next[l] += 1;
+            }
+        }
+        self.starts = starts;
+        // A level emits at most half as many carries as it has inputs.
+        let most = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) + 1;
+        self.carries_in.resize(2 * most, [0; 8]);
+        self.carries_out.resize(2 * most, [0; 8]);
+    }
+}
+
+/// Whether the AVX2 copies can run here.
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Runs `$body` (a call of an `#[inline(always)]` function) compiled with AVX2 where the
+/// CPU has it, else as is.
+macro_rules! dispatch {
+    ($name:ident($($arg:ident: $t:ty),*) $(-> $r:ty)? => $body:ident) => {
+        pub(crate) fn $name($($arg: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                fn wide($($arg: $t),*) $(-> $r)? {
+                    $body($($arg),*)
+                }
+                if avx2() {
+                    // SAFETY: AVX2 was detected at run time.
+                    return unsafe { wide($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+
+dispatch!(add_many(counts: &mut [i16], features: &[u64], weights: &[i16]) => add_many_body);
+dispatch!(transpose(counts: &[i16], planes: usize, slices: &mut [u64]) => transpose_body);
+dispatch!(add_xor_features(counts: &mut [i16], arena: &TiledArena, features: &[XorFeature], scratch: &mut CarrySaveScratch) => add_xor_body);
+dispatch!(majority_words(counts: &[i16], half: i16, even: bool, out: &mut [u64], coins: &[u64]) => majority_body);
+
+/// `counts[64 i + b] += w` for every bit `b` of word `i`.
+#[inline(always)]
+fn add_word(counts: &mut [i16], word: u64, w: i16) {
+    for (b, c) in counts.iter_mut().enumerate().take(64) {
+        *c = c.wrapping_add(w & -(((word >> b) & 1) as i16));
+    }
+}
+
+/// Adds every buffered feature: `features` holds `weights.len()` vectors of
+/// `counts.len() / 64` words each, one after another.
+#[inline(always)]
+fn add_many_body(counts: &mut [i16], features: &[u64], weights: &[i16]) {
+    let words = counts.len() / 64;
+    assert_eq!(features.len(), words * weights.len());
+    for (f, &w) in weights.iter().enumerate() {
+        for (i, &word) in features[f * words..(f + 1) * words].iter().enumerate() {
+            add_word(&mut counts[64 * i..64 * i + 64], word, w);
+        }
+    }
+}
+
+/// Word-major bit planes of the counters: `slices[i * planes + p]` bit `b` = bit `p` of
+/// `counts[64 i + b]` (two's complement, bit 15 standing for every higher plane).
+#[inline(always)]
+fn transpose_body(counts: &[i16], planes: usize, slices: &mut [u64]) {
+    assert_eq!(counts.len() * planes, slices.len() * 64);
+    for (lanes, s) in counts.chunks_exact(64).zip(slices.chunks_exact_mut(planes)) {
+        for (p, plane) in s.iter_mut().enumerate() {
+            let shift = p.min(15);
+            *plane = lanes.iter().enumerate().fold(0u64, |acc, (b, &c)| {
+                acc | ((((c as u16) >> shift) & 1) as u64) << b
+            });
+        }
+    }
+}
+
+/// Majority bits: where `counts > half`, and where equal (for an even total) the coin.
+#[inline(always)]
+fn majority_body(counts: &[i16], half: i16, even: bool, out: &mut [u64], coins: &[u64]) {
+    for ((o, lanes), &coin) in out.iter_mut().zip(counts.chunks_exact(64)).zip(coins) {
+        let (mut above, mut tied) = (0u64, 0u64);
+        for (b, &c) in lanes.iter().enumerate() {
+            above |= u64::from(c > half) << b;
+            tied |= u64::from(c == half) << b;
+        }
+        *o = above | if even { tied & coin } else { 0 };
+    }
+}
+
+/// Adds every feature of `features` (XORs of three `arena` slots) with its weight.
+#[inline(always)]
+fn add_xor_body(
+    counts: &mut [i16],
+    arena: &TiledArena,
+    features: &[XorFeature],
+    s: &mut CarrySaveScratch,
+) {
+    let words = counts.len() / 64;
+    assert_eq!(
+        arena.tiles(),
+        words.div_ceil(8),
+        "an arena of the counters' dimension"
+    );
+    s.prepare(arena, features);
+    let (data, stride) = (arena.data(), arena.stride());
+    for t in 0..arena.tiles() {
+        let n = (words - 8 * t).min(8);
+        let row = &data[t * stride * 8..][..stride * 8];
+        add_tile(&mut counts[512 * t..512 * t + 64 * n], row, s);
+    }
+}
+
+type Tile = [u64; 8];
+
+#[inline(always)]
+fn xor3(a: &Tile, b: &Tile, c: &Tile) -> Tile {
+    std::array::from_fn(|i| a[i] ^ b[i] ^ c[i])
+}
+
+/// One tile of [`add_xor_body`]: `row` holds that tile of every slot (8 words each).
+#[inline(always)]
+fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
+    let block = |at: u32| -> &Tile {
+        row[at as usize..at as usize + 8]
+            .try_into()
+            .expect("8 words")
+    };
+    let feature = |[a, b, c]: [u32; 3]| xor3(block(a), block(b), block(c));
+    let mut planes = [[0u64; 8]; LEVELS];
+    let mut carried = 0;
+    for (l, plane) in planes.iter_mut().enumerate() {
+        let inputs = &s.parts[s.starts[l]..s.starts[l + 1]];
+        if inputs.is_empty() && carried == 0 {
+            continue;
+        }
+        let mut ones = [0u64; 8];
+        let mut emitted = 0;
+        let (carries_in, out) = (&s.carries_in[..carried], &mut s.carries_out);
+        let mut add = |x: &Tile, y: &Tile| {
+            for i in 0..8 {
+                let (o, a, b) = (ones[i], x[i], y[i]);
+                out[emitted][i] = (o & a) | (o & b) | (a & b);
+                ones[i] = o ^ a ^ b;
+            }
+            emitted += 1;
+        };
+        let mut pairs = inputs.chunks_exact(2);
+        for p in &mut pairs {
+            add(&feature(p[0]), &feature(p[1]));
+        }
+        // The odd feature goes with the first carry; then the carries in pairs.
+        let mut held = pairs.remainder().first().map(|&p| feature(p));
+        let mut rest = carries_in;
+        if let (Some(x), Some((c, after))) = (held, rest.split_first()) {
+            add(&x, c);
+            held = None;
+            rest = after;
+        }
+        let mut pairs = rest.chunks_exact(2);
+        for p in &mut pairs {
+            add(&p[0], &p[1]);
+        }
+        if let Some(c) = pairs.remainder().first() {
+            held = Some(*c);
+        }
+        if let Some(h) = held {
+            if emitted == 0 {
+                ones = h;
+            } else {
+                for i in 0..8 {
+                    out[emitted][i] = ones[i] & h[i];
+                    ones[i] ^= h[i];
+                }
+                emitted += 1;
+            }
+        }
+        *plane = ones;
+        std::mem::swap(&mut s.carries_in, &mut s.carries_out);
+        carried = emitted;
+    }
+    debug_assert!(
+        s.carries_in[..carried]
+            .iter()
+            .all(|c| c.iter().all(|&w| w == 0)),
+        "a sum beyond the counters' range"
+    );
+    let n = counts.len() / 64;
+    for (l, plane) in planes.iter().enumerate() {
+        if plane.iter().all(|&w| w == 0) {
+            continue;
+        }
+        let w = 1i16 << l;
+        for (j, &word) in plane.iter().enumerate().take(n) {
+            add_word(&mut counts[64 * j..64 * j + 64], word, w);
+        }
+    }
+}
