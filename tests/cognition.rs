@@ -764,3 +764,26 @@ fn a_working_memory_moved_out_and_restored_keeps_its_order_expiry_and_bound() {
         order[..2]
     );
 }
+
+#[test]
+fn a_tick_counts_the_events_received_since_the_previous_one() {
+    let (l, cog, _) = setup();
+    let p = project("p");
+    for i in 0..3 {
+        event(&l, "p", Role::User, &format!("note {i} about the lathe"));
+    }
+    event(&l, "other", Role::User, "another project's note");
+    let budget = PulseBudget::default();
+    assert_eq!(
+        cog.tick(&p, budget).unwrap().new_events,
+        3,
+        "every event, first"
+    );
+    assert_eq!(cog.tick(&p, budget).unwrap().new_events, 0);
+    event(&l, "p", Role::User, "one more note");
+    event(&l, "other", Role::User, "not this project's");
+    assert_eq!(cog.tick(&p, budget).unwrap().new_events, 1);
+    // A second process (another Cognition over the same ledger) counts from the same mark.
+    let again = Cognition::new(l.clone(), dim(), CognitionConfig::default());
+    assert_eq!(again.tick(&p, budget).unwrap().new_events, 0);
+}

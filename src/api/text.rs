@@ -197,16 +197,17 @@ pub fn render(response: &Response) -> String {
                 .collect(),
         ),
         Response::Pulse(receipt) => lines(
-            receipt
-                .phases
-                .iter()
-                .map(|ph| {
-                    format!(
-                        "{:<24} {:>5} items {:>8.1} ms  {}",
-                        ph.phase, ph.items, ph.elapsed_ms, ph.produced
-                    )
-                })
-                .collect(),
+            std::iter::once(format!(
+                "{} new events since the last tick",
+                receipt.new_events
+            ))
+            .chain(receipt.phases.iter().map(|ph| {
+                format!(
+                    "{:<24} {:>5} items {:>8.1} ms  {}",
+                    ph.phase, ph.items, ph.elapsed_ms, ph.produced
+                )
+            }))
+            .collect(),
         ),
         Response::Stats(stats) if stats.is_empty() => "no projects".to_owned(),
         Response::Stats(stats) => lines(

@@ -51,11 +51,18 @@ pub struct PhaseReceipt {
 pub struct PulseReceipt {
     /// The project.
     pub project: String,
+    /// Events the project received since its previous tick (every event, for its first).
+    #[serde(default)]
+    pub new_events: u64,
     /// Phases, in order.
     pub phases: Vec<PhaseReceipt>,
     /// Total time (ms).
     pub elapsed_ms: f64,
 }
+
+/// The metric under which a tick records the project's newest event, for the next tick's
+/// count of new events.
+const LAST_EVENT_METRIC: &str = "pulse_last_event";
 
 /// The phase order.
 pub const PHASES: [&str; 7] = [
@@ -97,6 +104,7 @@ impl Cognition {
     /// SQLite errors (earlier phases' work stays committed).
     pub fn tick(&self, project: &ProjectId, budget: PulseBudget) -> LedgerResult<PulseReceipt> {
         let start = Instant::now();
+        let new_events = self.events_since_last_tick(project)?;
         let mut phases = Vec::with_capacity(PHASES.len());
         for phase in PHASES {
             let t = Instant::now();
@@ -196,9 +204,45 @@ impl Cognition {
         }
         Ok(PulseReceipt {
             project: project.to_string(),
+            new_events,
             phases,
             elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// How many events `project` received since its previous tick, recording its newest
+    /// event for the next (in `metrics`, so any process's next tick counts from it).
+    fn events_since_last_tick(&self, project: &ProjectId) -> LedgerResult<u64> {
+        let sql = |e| self.ledger.sql(e);
+        let (last, newest, since): (i64, i64, i64) = self.ledger.read(|c| {
+            let last: i64 = c
+                .query_row(
+                    "SELECT COALESCE((SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY id DESC LIMIT 1), 0)",
+                    rusqlite::params![project.as_str(), LAST_EVENT_METRIC],
+                    |r| r.get::<_, f64>(0),
+                )
+                .map_err(sql)? as i64;
+            let (newest, since) = c
+                .query_row(
+                    "SELECT COALESCE(MAX(id), 0), COUNT(*) FROM events WHERE project = ?1 AND id > ?2",
+                    rusqlite::params![project.as_str(), last],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .map_err(sql)?;
+            Ok((last, newest, since))
+        })?;
+        if newest > last {
+            let now = self.ledger.now_ms();
+            self.ledger.write(|tx| {
+                tx.execute(
+                    "INSERT INTO metrics (project, name, value, window, at) VALUES (?1, ?2, ?3, 'tick', ?4)",
+                    rusqlite::params![project.as_str(), LAST_EVENT_METRIC, newest as f64, now],
+                )
+                .map(|_| ())
+                .map_err(sql)
+            })?;
+        }
+        Ok(since as u64)
     }
 }
 
