@@ -38,6 +38,8 @@
 
 use std::collections::HashMap;
 
+use crate::sync::Recover as _;
+
 use rusqlite::params;
 
 use hdv::{Bundler, Hypervector};
@@ -135,22 +137,73 @@ pub struct Concept {
     pub prototype: Hypervector,
 }
 
-/// What distinguishes the episodes of one project, for one consolidation call: the
-/// project's episode frequencies and each episode's gist (module documentation), each
-/// computed once.
-struct Gists<'a> {
-    cognition: &'a Cognition,
-    project: &'a ProjectId,
+/// What consolidation knows of one project's words, kept between calls (in
+/// [`Cognition`]): the episode frequencies, and each episode's comparison form computed
+/// with them. Rebuilt when the project's sealed episodes have grown by a quarter since the
+/// frequencies were counted.
+#[derive(Debug, Default)]
+pub(super) struct GistState {
+    /// Sealed episodes when the frequencies were counted.
+    sealed: usize,
     /// Episodes the frequencies come from, newest first.
     sample: Vec<i64>,
     /// Per content word, in how many of them it occurs.
     df: HashMap<String, usize>,
     reps: HashMap<i64, Option<Rep>>,
     words: HashMap<String, Hypervector>,
+    /// Each episode's content words with their counts ([`Cognition::episode_terms`]).
+    terms: HashMap<i64, std::sync::Arc<HashMap<String, usize>>>,
+}
+
+/// Episodes whose comparison forms a project's [`GistState`] keeps at most.
+const REPS_KEPT: usize = 8192;
+
+/// Word vectors a project's [`GistState`] keeps at most.
+const WORDS_KEPT: usize = 65_536;
+
+/// What distinguishes the episodes of one project (module documentation), for one
+/// consolidation call, over the project's [`GistState`].
+struct Gists<'a> {
+    cognition: &'a Cognition,
+    project: &'a ProjectId,
+    state: GistState,
 }
 
 impl<'a> Gists<'a> {
+    /// The project's kept state, recounted when its sealed episodes grew by a quarter.
     fn new(cognition: &'a Cognition, project: &'a ProjectId) -> LedgerResult<Self> {
+        let sealed: usize = cognition.ledger.read(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed'",
+                [project.as_str()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| cognition.ledger.sql(e))
+        })?;
+        let kept = cognition.gists.locked().remove(project);
+        let mut state = match kept {
+            Some(s) if sealed <= s.sealed + s.sealed / 4 => s,
+            _ => Self::count(cognition, project, sealed)?,
+        };
+        if state.reps.len() > REPS_KEPT {
+            state.reps.clear();
+        }
+        if state.words.len() > WORDS_KEPT {
+            state.words.clear();
+        }
+        if state.terms.len() > REPS_KEPT {
+            state.terms.clear();
+        }
+        Ok(Self {
+            cognition,
+            project,
+            state,
+        })
+    }
+
+    /// Counts the episode frequencies afresh.
+    fn count(cognition: &Cognition, project: &ProjectId, sealed: usize) -> LedgerResult<GistState> {
         let sample: Vec<i64> = cognition.ledger.read(|c| {
             c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2")
                 .and_then(|mut s| s.query_map(params![project.as_str(), VOCABULARY_SAMPLE as i64], |r| r.get(0))?.collect())
@@ -162,28 +215,46 @@ impl<'a> Gists<'a> {
                 *df.entry(w).or_default() += 1;
             }
         }
-        Ok(Self {
-            cognition,
-            project,
+        Ok(GistState {
+            sealed,
             sample,
             df,
             reps: HashMap::new(),
             words: HashMap::new(),
+            terms: HashMap::new(),
         })
+    }
+
+    /// The content words of `episode` with their counts, read once.
+    fn terms(&mut self, episode: i64) -> LedgerResult<std::sync::Arc<HashMap<String, usize>>> {
+        if let Some(t) = self.state.terms.get(&episode) {
+            return Ok(t.clone());
+        }
+        let t = std::sync::Arc::new(self.cognition.episode_terms(self.project, episode)?);
+        self.state.terms.insert(episode, t.clone());
+        Ok(t)
+    }
+
+    /// Hands the state back to the project's cache.
+    fn keep(self) {
+        self.cognition
+            .gists
+            .locked()
+            .insert(self.project.clone(), self.state);
     }
 
     /// A word's weight: its Robertson–Spärck Jones inverse episode frequency, 0 for a
     /// word in half the episodes or more, or in one episode alone.
     fn weight(&self, word: &str) -> f64 {
-        let n = self.sample.len() as f64;
-        let df = self.df.get(word).copied().unwrap_or(0);
+        let n = self.state.sample.len() as f64;
+        let df = self.state.df.get(word).copied().unwrap_or(0);
         let df = df.max(1) as f64;
         ((n - df + 0.5) / (df + 0.5)).ln().max(0.0)
     }
 
     /// `episode` as consolidation compares it (`None`: it has no topic vector).
     fn of(&mut self, episode: i64) -> LedgerResult<Option<Rep>> {
-        if let Some(r) = self.reps.get(&episode) {
+        if let Some(r) = self.state.reps.get(&episode) {
             return Ok(r.clone());
         }
         let Some(topic) = self
@@ -191,20 +262,24 @@ impl<'a> Gists<'a> {
             .episode(self.project, EpisodeId(episode as u64))?
             .topic
         else {
-            self.reps.insert(episode, None);
+            self.state.reps.insert(episode, None);
             return Ok(None);
         };
         let dim = self.cognition.dim;
         let mut bundle = Bundler::new(dim);
-        for (word, tf) in self.cognition.episode_terms(self.project, episode)? {
-            let idf = self.weight(&word);
+        for (word, &tf) in self.terms(episode)?.iter() {
+            let idf = self.weight(word);
             if idf <= 0.0 {
                 continue;
             }
             let weight = (8.0 * idf * (1.0 + (tf as f64).ln())).round() as i64;
-            let v = self.words.entry(word).or_insert_with_key(|w| {
-                Hypervector::random(dim, xxhash_rust::xxh3::xxh3_64(w.as_bytes()))
-            });
+            let v = self
+                .state
+                .words
+                .entry(word.clone())
+                .or_insert_with_key(|w| {
+                    Hypervector::random(dim, xxhash_rust::xxh3::xxh3_64(w.as_bytes()))
+                });
             bundle.add_weighted(v, weight.max(1));
         }
         let gist = if bundle.is_empty() {
@@ -213,7 +288,7 @@ impl<'a> Gists<'a> {
             Some(bundle.binarize(episode as u64)?)
         };
         let rep = Some(Rep { gist, topic });
-        self.reps.insert(episode, rep.clone());
+        self.state.reps.insert(episode, rep.clone());
         Ok(rep)
     }
 
@@ -234,6 +309,7 @@ impl<'a> Gists<'a> {
     /// episodes (those in `exclude` left out); `None` with fewer than four.
     fn baseline(&mut self, exclude: &[i64], g: &Rep) -> LedgerResult<Option<Baseline>> {
         let others: Vec<i64> = self
+            .state
             .sample
             .iter()
             .filter(|id| !exclude.contains(id))
@@ -355,7 +431,8 @@ impl Cognition {
                 live.push(c);
             }
         }
-        self.relabel(project, &gists, &live)?;
+        self.relabel(&mut gists, &live)?;
+        gists.keep();
         let created = created
             .iter()
             .filter(|c| !merged_away.contains(c) && !retired.contains(c))
@@ -651,12 +728,7 @@ impl Cognition {
     /// Labels `concepts` by their most distinctive words: per word, the share of the
     /// concept's episodes whose user events use it times its weight in the project
     /// ([`Gists::weight`]: a word in half the episodes or more scores zero).
-    fn relabel(
-        &self,
-        project: &ProjectId,
-        gists: &Gists<'_>,
-        concepts: &[ConceptId],
-    ) -> LedgerResult<()> {
+    fn relabel(&self, gists: &mut Gists<'_>, concepts: &[ConceptId]) -> LedgerResult<()> {
         for &concept in concepts {
             let members = self.member_ids(concept)?;
             // Per word: in how many of the sampled episodes, and how often in all.
@@ -664,8 +736,8 @@ impl Cognition {
             let mut sampled = 0;
             for id in members.iter().rev().take(LINKAGE_SAMPLE) {
                 sampled += 1;
-                for (w, tf) in self.episode_terms(project, *id)? {
-                    let e = ef.entry(w).or_default();
+                for (w, &tf) in gists.terms(*id)?.iter() {
+                    let e = ef.entry(w.clone()).or_default();
                     *e = (e.0 + 1, e.1 + tf);
                 }
             }

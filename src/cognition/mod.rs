@@ -134,6 +134,8 @@ pub struct Cognition {
     /// Topic vectors of sealed episodes per project (ids, packed words), loaded on first
     /// use and dropped when an episode of the project is sealed: recall ranks them per query.
     topics: Mutex<HashMap<ProjectId, Arc<PackedVectors>>>,
+    /// Per project, what consolidation knows of its words (`concepts::GistState`).
+    gists: Mutex<HashMap<ProjectId, concepts::GistState>>,
 }
 
 impl std::fmt::Debug for Cognition {
@@ -156,6 +158,7 @@ impl Cognition {
             working: Mutex::new(HashMap::new()),
             open: Mutex::new(HashMap::new()),
             topics: Mutex::new(HashMap::new()),
+            gists: Mutex::new(HashMap::new()),
         }
     }
 
@@ -286,6 +289,7 @@ impl Cognition {
         self.working.locked().retain(|(p, _), _| p != project);
         self.open.locked().clear();
         self.topics.locked().remove(project);
+        self.gists.locked().remove(project);
     }
 }
 
