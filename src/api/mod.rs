@@ -18,8 +18,8 @@ pub mod text;
 
 pub use catalog::{Request, Response};
 pub use response::{
-    AuditLine, ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, MemoryShown, Migrated,
-    Observed, ObservedBatch, ProcedureAdded, ProspectiveShown,
+    AuditLine, ConceptShown, EpisodeAppended, EpisodeEnded, EpisodeStarted, Initialized, Listening,
+    MemoryShown, Migrated, Observed, ObservedBatch, ProcedureAdded, ProspectiveShown,
 };
 
 use serde::{Deserialize, Serialize};

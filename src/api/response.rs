@@ -82,6 +82,22 @@ pub struct ProspectiveShown {
     pub history: Vec<ProspectiveChange>,
 }
 
+/// `hypermem init`: the data directory made ready, and its schema version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Initialized {
+    /// The data directory.
+    pub data_dir: std::path::PathBuf,
+    /// The ledger's schema version.
+    pub schema_version: u32,
+}
+
+/// `hypermem serve`: where it listens (the first line it prints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listening {
+    /// The server's URL (`http://host:port`).
+    pub listening: String,
+}
+
 /// `migrate`: what was (or, for a dry run, would be) applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Migrated {

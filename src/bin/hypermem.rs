@@ -31,7 +31,6 @@ use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use hypermem::api::{self, ApiError, local};
 use hypermem::{ErrorClass, Memory, Profile, ProfileKind};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 
 /// jemalloc instead of the system allocator (for SQLite's allocations too): the write path
 /// allocates on one core and frees on the other (the ledger append beside the parallel
@@ -373,11 +372,10 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             let config = api::http::ServeConfig::from_args(&args, &profile.server)?;
             let memory = Memory::open(&profile, Some(&dir))?;
             let served = api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
-                // Other processes on this store learn where its writer is.
                 let url = format!("http://{addr}");
                 local::announce(&dir, &url);
                 let text = format!("listening on {url}");
-                let _ = print(json, &json!({"listening": url}), || text);
+                let _ = print(json, &api::Listening { listening: url }, || text);
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             });
             local::withdraw(&dir);
@@ -386,8 +384,11 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         Command::Init => {
             local::check_data_dir(&dir, true)?;
             let memory = local::open(&profile, &dir, false, true)?;
-            let version = memory.ledger().schema_version()?;
-            let value = json!({"data_dir": memory.data_dir(), "schema_version": version});
+            let (data_dir, version) = (memory.data_dir(), memory.ledger().schema_version()?);
+            let value = api::Initialized {
+                data_dir: data_dir.to_owned(),
+                schema_version: version,
+            };
             print(json, &value, || {
                 format!(
                     "initialized {} (schema version {version})",
