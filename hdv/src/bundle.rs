@@ -782,14 +782,14 @@ impl DenseVotes {
     /// kernel is AVX-512 (with AVX-512BW), else by the portable ones (compiled for AVX2
     /// where the CPU has it). Both beat the bit-sliced [`Bundler`]'s walk over every counter
     /// plane per feature (`docs/EXPERIMENTS.md`).
-    pub(crate) fn new(dim: Dim) -> Option<Self> {
+    pub(crate) fn new(dim: Dim) -> Self {
         #[cfg(target_arch = "x86_64")]
         let wide = crate::kernels::try_active()
             .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
             && crate::kernels::x86_64::has_avx512bw();
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
-        Some(Self {
+        Self {
             dim,
             counts: vec![0; dim.bits()],
             // Allocated on first use: the text encoder adds features from its arena.
@@ -800,7 +800,7 @@ impl DenseVotes {
             drained: false,
             wide,
             carry_save: Default::default(),
-        })
+        }
     }
 
     /// Empties the counters for the next text (keeping every buffer).
@@ -921,10 +921,10 @@ impl DenseVotes {
     }
 }
 
-/// Where an encoder's features go: straight into the caller's [`Bundler`], or, where the
-/// AVX-512 kernel is active, into [`DenseVotes`] first (one masked add per 16 bits instead
-/// of a walk over every counter plane per feature), added to the bundler at the end. Both
-/// give the same counters (exact integer sums).
+/// Where an encoder's features go: into [`DenseVotes`] first (exact `i16` counters, a
+/// carry-save adder instead of a walk over every counter plane per feature), added to the
+/// caller's [`Bundler`] at the end; or, for [`bit_sliced`](Self::bit_sliced), straight into
+/// the bundler. Both give the same counters (exact integer sums).
 pub(crate) struct VoteSink<'a> {
     bundler: &'a mut Bundler,
     dense: Option<DenseVotes>,
@@ -932,7 +932,7 @@ pub(crate) struct VoteSink<'a> {
 
 impl<'a> VoteSink<'a> {
     pub(crate) fn new(bundler: &'a mut Bundler) -> Self {
-        let dense = DenseVotes::new(bundler.dim());
+        let dense = Some(DenseVotes::new(bundler.dim()));
         Self { bundler, dense }
     }
 

@@ -7,8 +7,9 @@
 //! all of it), each weighted by its term frequency and its Robertson–Spärck Jones inverse
 //! episode frequency in the project (`ln((N − df + ½) / (df + ½))`, from up to
 //! [`VOCABULARY_SAMPLE`] recent sealed episodes): a word in half the episodes or more says
-//! nothing about any one of them (weight 0), and a word in one episode alone relates it to
-//! no other (left out). An episode with no word left has no gist and a concept of its own.
+//! nothing about any one of them (weight 0), and a word in one episode alone weighs most:
+//! it keeps an off-topic episode apart from the others, which share only filler with it.
+//! An episode with no word left has no gist and is compared by its topic vector.
 //!
 //! **Every similarity is judged against the project's own baseline**: for an episode, the
 //! median `m` of its gist's similarity to up to [`BASELINE_SAMPLE`] other episodes' gists
@@ -244,7 +245,7 @@ impl<'a> Gists<'a> {
     }
 
     /// A word's weight: its Robertson–Spärck Jones inverse episode frequency, 0 for a
-    /// word in half the episodes or more, or in one episode alone.
+    /// word in half the episodes or more (a word the sample lacks counts as in one).
     fn weight(&self, word: &str) -> f64 {
         let n = self.state.sample.len() as f64;
         let df = self.state.df.get(word).copied().unwrap_or(0);
@@ -565,18 +566,19 @@ impl Cognition {
         if ours.is_empty() {
             return Ok(None);
         }
-        let mut links: Vec<(ConceptId, f64)> = Vec::new();
+        // (concept, mean link, members compared).
+        let mut links: Vec<(ConceptId, f64, usize)> = Vec::new();
         for other in self.concept_ids(project)? {
             if other == concept {
                 continue;
             }
             let theirs = gists.members(other)?;
             if !theirs.is_empty() {
-                links.push((other, mean_similarity(&ours, &theirs)));
+                links.push((other, mean_similarity(&ours, &theirs), theirs.len()));
             }
         }
         let nearest = links.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-        let Some((other, link)) = nearest else {
+        let Some((other, link, theirs)) = nearest else {
             return Ok(None);
         };
         // The baseline of our members (up to four of them), averaged.
@@ -591,7 +593,7 @@ impl Cognition {
             return Ok(None);
         }
         let (m, sigma) = (sum.0 / sum.2 as f64, sum.1 / sum.2 as f64);
-        let n = ours.len().min(gists.members(other)?.len()) as f64;
+        let n = ours.len().min(theirs) as f64;
         let need = self.floor(&ours[0], m + self.config.concept_z * sigma / n.powf(0.25));
         // ... and the nearest concept stands out among all of them: the members of two
         // concepts of one topic are each near-duplicates, so a mean over their pairs is not

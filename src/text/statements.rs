@@ -112,10 +112,7 @@ fn sentence(s: &Sentence) -> Option<Stated> {
             .is_some_and(|v| en::IMPERATIVE_VERBS.contains(&v.as_str()))
     };
     let standing = (imperative(0) || (opens(w, &["please"]) && imperative(1)))
-        && w.iter()
-            .enumerate()
-            .skip(1)
-            .any(|(i, _)| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
+        && (1..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
     if any_open(en::DIRECTIVE_OPENINGS) || any_open(en::INSTRUCTION_OPENINGS) || standing {
         return Some(Stated::Instruction);
     }
