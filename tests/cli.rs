@@ -37,7 +37,10 @@ fn observe_recall_beliefs_plans_and_erasure() {
     let d = dir.path();
     let (ok, out, _) = hm(d, &["--json", "init"]);
     assert!(ok);
-    assert_eq!(json(&out)["schema_version"], 8);
+    assert_eq!(
+        json(&out)["schema_version"],
+        hypermem::ledger::MIGRATIONS.len()
+    );
     let event = observe(
         d,
         "acme",

@@ -428,6 +428,101 @@ fn gaps_cover_weak_recalls_and_open_questions() {
     assert_eq!(open[0].evidence, vec![q.0]);
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Open questions are kept as episodes grow: whatever the interleaving of user and
+    /// other turns across episodes, they are exactly the user questions of each episode
+    /// after its last non-user event, newest first, at most `limit`.
+    #[test]
+    fn open_questions_are_the_unanswered_user_questions(
+        steps in proptest::collection::vec((0usize..3, proptest::bool::ANY, proptest::bool::ANY), 0..40),
+        limit in 1usize..12,
+    ) {
+        let (l, cog, _) = setup();
+        let p = project("p");
+        let episodes: Vec<_> = (0..3)
+            .map(|i| cog.start_episode(&p, &format!("agent{i}")).unwrap())
+            .collect();
+        let vectors: Vec<_> = (0..3).map(|i| Hypervector::random(dim(), i)).collect();
+        // Per episode, its events in order: (id, a user's, a question).
+        let mut held: Vec<Vec<(EventId, bool, bool)>> = vec![Vec::new(); 3];
+        for (n, (e, user, question)) in steps.into_iter().enumerate() {
+            let role = if user { Role::User } else { Role::Assistant };
+            let text = if question {
+                format!("Where did the parcel number {n} go?")
+            } else {
+                format!("The parcel number {n} went north.")
+            };
+            let id = event(&l, "p", role, &text);
+            cog.append_to_episode(&p, episodes[e], id, &vectors[e]).unwrap();
+            held[e].push((id, user, question));
+        }
+        let mut expected: Vec<u64> = held
+            .iter()
+            .flat_map(|events| {
+                let answered = events.iter().rposition(|e| !e.1).map_or(0, |i| i + 1);
+                events[answered..].iter().filter(|e| e.1 && e.2).map(|e| e.0.0)
+            })
+            .collect();
+        expected.sort_unstable_by(|a, b| b.cmp(a));
+        expected.truncate(limit);
+        let found: Vec<u64> = cog
+            .knowledge_gaps(&p, limit)
+            .unwrap()
+            .into_iter()
+            .filter(|g| g.kind == GapKind::OpenQuestion)
+            .map(|g| g.evidence[0])
+            .collect();
+        proptest::prop_assert_eq!(found, expected);
+    }
+}
+
+/// A ledger written before open questions were kept finds its open questions after the
+/// migration that adds them.
+#[test]
+fn the_migration_finds_the_open_questions_already_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.db");
+    let l = Arc::new(Ledger::open_unmigrated(&path, LedgerConfig::default()).unwrap());
+    l.migrate_to(8, false).unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let stored = |role: &str, text: &str| -> i64 {
+        raw.execute(
+            "INSERT INTO events (project, role, kind, content, content_hash, created_at, ingested_at)
+             VALUES ('p', ?1, 'message', ?2, 'h', 1, 1)",
+            [role, text],
+        )
+        .unwrap();
+        raw.last_insert_rowid()
+    };
+    let asked = stored("user", "Which port does the proxy use?");
+    let reply = stored("assistant", "Port 8080.");
+    let open = stored("user", "And the admin console? ");
+    raw.execute(
+        "INSERT INTO episodes (id, project, agent, status, started_at, last_event_at) VALUES (1, 'p', 'a', 'open', 1, 1)",
+        [],
+    )
+    .unwrap();
+    for (position, e) in [asked, reply, open].into_iter().enumerate() {
+        raw.execute(
+            "INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (1, ?1, ?2, x'00', 'p')",
+            [position as i64, e],
+        )
+        .unwrap();
+    }
+    l.migrate(false).unwrap();
+    let cog = Cognition::new(l.clone(), dim(), CognitionConfig::default());
+    let found: Vec<u64> = cog
+        .knowledge_gaps(&project("p"), 10)
+        .unwrap()
+        .into_iter()
+        .filter(|g| g.kind == GapKind::OpenQuestion)
+        .map(|g| g.evidence[0])
+        .collect();
+    assert_eq!(found, vec![open as u64]);
+}
+
 #[test]
 fn curator_candidates_cite_their_own_episode_and_wait_for_governance() {
     let (l, cog, _) = setup();

@@ -46,7 +46,7 @@ use rusqlite::params;
 use hdv::{Bundler, Hypervector};
 
 use super::{Cognition, EpisodeId, similarity};
-use crate::ledger::{LedgerError, LedgerResult, Role};
+use crate::ledger::{LedgerError, LedgerResult};
 use crate::store::ProjectId;
 
 /// Other sealed episodes an episode's baseline is estimated from.
@@ -154,6 +154,18 @@ pub(super) struct GistState {
     words: HashMap<String, Hypervector>,
     /// Each episode's content words with their counts ([`Cognition::episode_terms`]).
     terms: HashMap<i64, std::sync::Arc<HashMap<String, usize>>>,
+    /// Concepts a pass touched whose merge check its deadline postponed: the next pass
+    /// checks them first.
+    unmerged: Vec<ConceptId>,
+    /// What a pass's merges, retirement and labels take (the last pass's time, or three
+    /// quarters of the estimate before it if that is more: the finishing work waits on the
+    /// ledger's writer, so it varies with the load): a pass with a deadline stops taking
+    /// episodes that long before it (a quarter of its time before any pass was timed), so
+    /// its finishing work fits too.
+    finish: std::time::Duration,
+    /// The same estimate for retirement and labels alone: merges stop that long before
+    /// the deadline.
+    labels: std::time::Duration,
 }
 
 /// Episodes whose comparison forms a project's [`GistState`] keeps at most.
@@ -185,7 +197,13 @@ impl<'a> Gists<'a> {
         let kept = cognition.gists.locked().remove(project);
         let mut state = match kept {
             Some(s) if sealed <= s.sealed + s.sealed / 4 => s,
-            _ => Self::count(cognition, project, sealed)?,
+            Some(s) => GistState {
+                unmerged: s.unmerged,
+                finish: s.finish,
+                labels: s.labels,
+                ..Self::count(cognition, project, sealed)?
+            },
+            None => Self::count(cognition, project, sealed)?,
         };
         if state.reps.len() > REPS_KEPT {
             state.reps.clear();
@@ -222,7 +240,7 @@ impl<'a> Gists<'a> {
             df,
             reps: HashMap::new(),
             words: HashMap::new(),
-            terms: HashMap::new(),
+            ..GistState::default()
         })
     }
 
@@ -353,8 +371,11 @@ impl Cognition {
         self.consolidate_until(project, budget, None)
     }
 
-    /// [`consolidate`](Self::consolidate), stopping before the next episode once
-    /// `deadline` has passed (the merges and labels of what it did still run).
+    /// [`consolidate`](Self::consolidate) within `deadline`: it stops taking episodes
+    /// early enough for the finishing work (merges, retirement, labels) to fit, as long as
+    /// that took lately, and leaves the merge checks that would not fit for the next call
+    /// (retirement and the labels of what it touched always run, so the concept limit holds
+    /// after every call).
     ///
     /// # Errors
     /// SQLite errors.
@@ -375,8 +396,18 @@ impl Cognition {
         let mut touched: Vec<ConceptId> = Vec::new();
         let mut created: Vec<ConceptId> = Vec::new();
         let mut done = 0;
+        let before = |d: std::time::Instant, reserve| d.checked_sub(reserve).unwrap_or(d);
+        // Before any pass was timed, a quarter of the time left is the reserve.
+        let finish = match gists.state.finish {
+            std::time::Duration::ZERO => deadline.map_or(std::time::Duration::ZERO, |d| {
+                d.saturating_duration_since(std::time::Instant::now()) / 4
+            }),
+            measured => measured,
+        };
+        let take_until = deadline.map(|d| before(d, finish));
+        let merge_until = deadline.map(|d| before(d, gists.state.labels));
         for (episode, blob, reward) in pending {
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            if take_until.is_some_and(|d| std::time::Instant::now() >= d) {
                 break;
             }
             let v = self.decode(&blob)?;
@@ -405,8 +436,24 @@ impl Cognition {
             }
             done += 1;
         }
+        let finishing = std::time::Instant::now();
         let (mut merged_away, mut merge_targets) = (Vec::new(), Vec::new());
-        for cid in &touched {
+        let mut queue = std::mem::take(&mut gists.state.unmerged);
+        queue.extend(
+            touched
+                .iter()
+                .filter(|c| !queue.contains(c))
+                .collect::<Vec<_>>(),
+        );
+        for (i, cid) in queue.iter().enumerate() {
+            if merge_until.is_some_and(|d| std::time::Instant::now() >= d) {
+                gists.state.unmerged = queue[i..]
+                    .iter()
+                    .filter(|c| !merged_away.contains(*c))
+                    .copied()
+                    .collect();
+                break;
+            }
             let mut current = *cid;
             while !merged_away.contains(&current) {
                 match self.merge_partner(project, &mut gists, current)? {
@@ -420,10 +467,11 @@ impl Cognition {
                 }
             }
         }
+        let labelling = std::time::Instant::now();
         let retired = self.retire(project)?;
         // What the merges kept, touched directly or as a merge target, and not retired.
         let mut live: Vec<ConceptId> = Vec::new();
-        for cid in &touched {
+        for cid in touched.iter().chain(&merge_targets) {
             let mut c = *cid;
             while let Some(i) = merged_away.iter().position(|m| *m == c) {
                 c = merge_targets[i];
@@ -433,6 +481,8 @@ impl Cognition {
             }
         }
         self.relabel(&mut gists, &live)?;
+        gists.state.finish = finishing.elapsed().max(gists.state.finish * 3 / 4);
+        gists.state.labels = labelling.elapsed().max(gists.state.labels * 3 / 4);
         gists.keep();
         let created = created
             .iter()
@@ -490,7 +540,8 @@ impl Cognition {
             c.prepare_cached(
                 "SELECT s.concept_id FROM concept_support s JOIN concepts k ON k.id = s.concept_id
                  WHERE k.project = ?1 AND k.support = 1
-                 AND (SELECT COUNT(*) FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id) >= ?2",
+                 AND (SELECT l.id FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id
+                      ORDER BY l.id LIMIT 1 OFFSET ?2 - 1) IS NOT NULL",
             )
             .and_then(|mut st| st.query_map(params![project.as_str(), RETIRE_AFTER as i64], |r| r.get(0))?.collect())
             .map_err(sql)
@@ -792,17 +843,22 @@ impl Cognition {
         project: &ProjectId,
         episode: i64,
     ) -> LedgerResult<HashMap<String, usize>> {
-        let ep = self.episode(project, EpisodeId(episode as u64))?;
-        let mut events = Vec::new();
-        for id in &ep.events {
-            if let Some(e) = self.ledger.get(project, *id)? {
-                events.push(e);
-            }
-        }
-        let users = events.iter().any(|e| e.role == Role::User);
+        // (is the user's, content) of each event, in one read.
+        let events: Vec<(bool, String)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT ev.role = 'user', ev.content FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
+                 WHERE ee.episode_id = ?1 AND ev.project = ?2 ORDER BY ee.position",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![episode, project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let users = events.iter().any(|e| e.0);
         let mut out: HashMap<String, usize> = HashMap::new();
-        for e in events.iter().filter(|e| !users || e.role == Role::User) {
-            for t in crate::text::tokens(&e.content) {
+        for (_, content) in events.iter().filter(|e| !users || e.0) {
+            for t in crate::text::tokens(content) {
                 if crate::recall::values::is_content_word(&t) && !crate::text::is_stop_word(&t) {
                     *out.entry(t).or_default() += 1;
                 }

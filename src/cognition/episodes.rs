@@ -403,9 +403,31 @@ impl Cognition {
             let mut put = tx
                 .prepare_cached("INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(|e| self.ledger.sql(e))?;
+            // Open questions (`open_questions`, read by gap detection): a user question
+            // joins them; any other role's event answers the episode's earlier ones.
+            let mut kind = tx
+                .prepare_cached("SELECT role = 'user', rtrim(content) LIKE '%?' FROM events WHERE id = ?1")
+                .map_err(|e| self.ledger.sql(e))?;
+            let mut ask = tx
+                .prepare_cached("INSERT INTO open_questions (project, event_id, episode_id, position) VALUES (?1, ?2, ?3, ?4)")
+                .map_err(|e| self.ledger.sql(e))?;
+            let mut answer = tx
+                .prepare_cached("DELETE FROM open_questions WHERE episode_id = ?1 AND position < ?2")
+                .map_err(|e| self.ledger.sql(e))?;
             for (event, vector, pos) in &accepted {
                 put.execute(params![id.0 as i64, *pos as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()])
                     .map_err(|e| self.ledger.sql(e))?;
+                let (user, question): (bool, bool) = kind
+                    .query_row([event.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(|e| self.ledger.sql(e))?
+                    .unwrap_or((true, false));
+                if !user {
+                    answer.execute(params![id.0 as i64, *pos as i64]).map_err(|e| self.ledger.sql(e))?;
+                } else if question {
+                    ask.execute(params![project.as_str(), event.0 as i64, id.0 as i64, *pos as i64])
+                        .map_err(|e| self.ledger.sql(e))?;
+                }
             }
             // A refused event is no activity: the idle clock moves only with appends.
             tx.execute(

@@ -103,14 +103,12 @@ impl Cognition {
                 last_at: Some(last),
             });
         }
-        // A user question is open when no later event of its episode comes from the agent.
+        // A user question is open when no later event of its episode comes from the agent
+        // (kept in `open_questions` as episodes grow: newest first).
         let questions: Vec<(i64, i64, String)> = self.ledger.read(|c| {
             c.prepare_cached(
-                "SELECT ee.episode_id, ev.id, ev.content FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
-                 WHERE ee.project = ?1 AND ev.role = 'user' AND rtrim(ev.content) LIKE '%?'
-                 AND NOT EXISTS (SELECT 1 FROM episode_events later JOIN events le ON le.id = later.event_id
-                     WHERE later.episode_id = ee.episode_id AND later.position > ee.position AND le.role != 'user')
-                 ORDER BY ev.id DESC LIMIT ?2",
+                "SELECT q.episode_id, q.event_id, ev.content FROM open_questions q JOIN events ev ON ev.id = q.event_id
+                 WHERE q.project = ?1 ORDER BY q.event_id DESC, q.episode_id DESC LIMIT ?2",
             )
             .and_then(|mut s| s.query_map(params![project.as_str(), limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
             .map_err(|e| self.ledger.sql(e))

@@ -359,4 +359,33 @@ ALTER TABLE query_log ADD COLUMN gap INTEGER NOT NULL DEFAULT 0;
 UPDATE query_log SET gap = 1 WHERE best_similarity < 0.08;
 "#,
     },
+    Migration {
+        version: 9,
+        name: "open questions kept as episodes grow; consolidated episodes by id",
+        sql: r#"
+-- A user question (a user turn ending in "?") of an episode that no later non-user event
+-- of the same episode answers yet. Kept in the transaction that appends to an episode, so
+-- gap detection reads these rows instead of scanning every episode's events.
+CREATE TABLE open_questions (
+    project    TEXT    NOT NULL,
+    event_id   INTEGER NOT NULL REFERENCES events(id),
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    position   INTEGER NOT NULL,
+    PRIMARY KEY (episode_id, position)
+) WITHOUT ROWID;
+CREATE INDEX open_questions_project ON open_questions(project, event_id);
+CREATE INDEX open_questions_event ON open_questions(event_id);
+INSERT INTO open_questions (project, event_id, episode_id, position)
+SELECT ee.project, ee.event_id, ee.episode_id, ee.position
+FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
+WHERE ev.role = 'user' AND rtrim(ev.content) LIKE '%?'
+AND NOT EXISTS (SELECT 1 FROM episode_events later JOIN events le ON le.id = later.event_id
+    WHERE later.episode_id = ee.episode_id AND later.position > ee.position AND le.role != 'user');
+-- Consolidation's retirement counts the consolidated episodes after a concept's one;
+-- consolidation reads (and pulse counts) the sealed episodes still waiting for it.
+CREATE INDEX episodes_consolidated ON episodes(project, consolidated, id);
+CREATE INDEX episodes_to_consolidate ON episodes(project, id)
+    WHERE status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL;
+"#,
+    },
 ];
