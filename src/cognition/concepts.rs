@@ -140,10 +140,15 @@ pub struct Concept {
 
 /// What consolidation knows of one project's words, kept between calls (in
 /// [`Cognition`]): the episode frequencies, and each episode's comparison form computed
-/// with them. Rebuilt when the project's sealed episodes have grown by a quarter since the
-/// frequencies were counted.
+/// with them. Counted again when the project's sealed episodes have grown by a quarter
+/// since the frequencies were counted (a count a deadline stops goes on in the next call;
+/// the old frequencies serve until it is done).
 #[derive(Debug, Default)]
 pub(super) struct GistState {
+    /// Whether a count completed: before, consolidation waits for one.
+    counted: bool,
+    /// A count in progress.
+    counting: Option<Counting>,
     /// Sealed episodes when the frequencies were counted.
     sealed: usize,
     /// Episodes the frequencies come from, newest first.
@@ -168,6 +173,51 @@ pub(super) struct GistState {
     labels: std::time::Duration,
 }
 
+/// A count of episode frequencies that a deadline may stop and the next call resume.
+#[derive(Debug, Default)]
+struct Counting {
+    /// Sealed episodes when it began.
+    sealed: usize,
+    /// The episodes it counts, newest first, and how many of them are counted.
+    sample: Vec<i64>,
+    counted: usize,
+    df: HashMap<String, usize>,
+}
+
+impl Counting {
+    fn start(cognition: &Cognition, project: &ProjectId, sealed: usize) -> LedgerResult<Self> {
+        let sample: Vec<i64> = cognition.ledger.read(|c| {
+            c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2")
+                .and_then(|mut s| s.query_map(params![project.as_str(), VOCABULARY_SAMPLE as i64], |r| r.get(0))?.collect())
+                .map_err(|e| cognition.ledger.sql(e))
+        })?;
+        Ok(Self {
+            sealed,
+            sample,
+            ..Self::default()
+        })
+    }
+
+    /// Counts until the sample is done (true) or `deadline` has passed (false).
+    fn advance(
+        &mut self,
+        cognition: &Cognition,
+        project: &ProjectId,
+        deadline: Option<std::time::Instant>,
+    ) -> LedgerResult<bool> {
+        while let Some(&id) = self.sample.get(self.counted) {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Ok(false);
+            }
+            for w in cognition.episode_terms(project, id)?.into_keys() {
+                *self.df.entry(w).or_default() += 1;
+            }
+            self.counted += 1;
+        }
+        Ok(true)
+    }
+}
+
 /// Episodes whose comparison forms a project's [`GistState`] keeps at most.
 const REPS_KEPT: usize = 8192;
 
@@ -183,8 +233,16 @@ struct Gists<'a> {
 }
 
 impl<'a> Gists<'a> {
-    /// The project's kept state, recounted when its sealed episodes grew by a quarter.
-    fn new(cognition: &'a Cognition, project: &'a ProjectId) -> LedgerResult<Self> {
+    /// The project's kept state, counted again when its sealed episodes grew by a quarter
+    /// (as far as `deadline` lets it); `None` while the project's first count is not done,
+    /// and when a count done in this call took more than half the time to `deadline` (the
+    /// first episodes after a count compare every concept's members afresh: the next call
+    /// takes them with its whole time).
+    fn new(
+        cognition: &'a Cognition,
+        project: &'a ProjectId,
+        deadline: Option<std::time::Instant>,
+    ) -> LedgerResult<Option<Self>> {
         let sealed: usize = cognition.ledger.read(|c| {
             c.query_row(
                 "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed'",
@@ -194,17 +252,39 @@ impl<'a> Gists<'a> {
             .map(|n| n as usize)
             .map_err(|e| cognition.ledger.sql(e))
         })?;
-        let kept = cognition.gists.locked().remove(project);
-        let mut state = match kept {
-            Some(s) if sealed <= s.sealed + s.sealed / 4 => s,
-            Some(s) => GistState {
-                unmerged: s.unmerged,
-                finish: s.finish,
-                labels: s.labels,
-                ..Self::count(cognition, project, sealed)?
-            },
-            None => Self::count(cognition, project, sealed)?,
-        };
+        let began = std::time::Instant::now();
+        let mut yields = false;
+        let mut state = cognition.gists.locked().remove(project).unwrap_or_default();
+        if !state.counted || sealed > state.sealed + state.sealed / 4 {
+            let mut counting = match state.counting.take() {
+                Some(c) => c,
+                None => Counting::start(cognition, project, sealed)?,
+            };
+            if counting.advance(cognition, project, deadline)? {
+                state = GistState {
+                    counted: true,
+                    sealed: counting.sealed,
+                    sample: counting.sample,
+                    df: counting.df,
+                    // Word vectors and episode word counts do not depend on the
+                    // frequencies: only the comparison forms are made again.
+                    words: state.words,
+                    terms: state.terms,
+                    unmerged: state.unmerged,
+                    finish: state.finish,
+                    labels: state.labels,
+                    ..GistState::default()
+                };
+                yields = deadline
+                    .is_some_and(|d| began.elapsed() > d.saturating_duration_since(began) / 2);
+            } else {
+                state.counting = Some(counting);
+            }
+        }
+        if !state.counted || yields {
+            cognition.gists.locked().insert(project.clone(), state);
+            return Ok(None);
+        }
         if state.reps.len() > REPS_KEPT {
             state.reps.clear();
         }
@@ -214,34 +294,11 @@ impl<'a> Gists<'a> {
         if state.terms.len() > REPS_KEPT {
             state.terms.clear();
         }
-        Ok(Self {
+        Ok(Some(Self {
             cognition,
             project,
             state,
-        })
-    }
-
-    /// Counts the episode frequencies afresh.
-    fn count(cognition: &Cognition, project: &ProjectId, sealed: usize) -> LedgerResult<GistState> {
-        let sample: Vec<i64> = cognition.ledger.read(|c| {
-            c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2")
-                .and_then(|mut s| s.query_map(params![project.as_str(), VOCABULARY_SAMPLE as i64], |r| r.get(0))?.collect())
-                .map_err(|e| cognition.ledger.sql(e))
-        })?;
-        let mut df: HashMap<String, usize> = HashMap::new();
-        for id in &sample {
-            for w in cognition.episode_terms(project, *id)?.into_keys() {
-                *df.entry(w).or_default() += 1;
-            }
-        }
-        Ok(GistState {
-            sealed,
-            sample,
-            df,
-            reps: HashMap::new(),
-            words: HashMap::new(),
-            ..GistState::default()
-        })
+        }))
     }
 
     /// The content words of `episode` with their counts, read once.
@@ -392,7 +449,9 @@ impl Cognition {
             .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
             .map_err(|e| self.ledger.sql(e))
         })?;
-        let mut gists = Gists::new(self, project)?;
+        let Some(mut gists) = Gists::new(self, project, deadline)? else {
+            return Ok((0, 0));
+        };
         let mut touched: Vec<ConceptId> = Vec::new();
         let mut created: Vec<ConceptId> = Vec::new();
         let mut done = 0;
@@ -782,6 +841,7 @@ impl Cognition {
     /// concept's episodes whose user events use it times its weight in the project
     /// ([`Gists::weight`]: a word in half the episodes or more scores zero).
     fn relabel(&self, gists: &mut Gists<'_>, concepts: &[ConceptId]) -> LedgerResult<()> {
+        let mut labels = Vec::with_capacity(concepts.len());
         for &concept in concepts {
             let members = self.member_ids(concept)?;
             // Per word: in how many of the sampled episodes, and how often in all.
@@ -824,16 +884,19 @@ impl Cognition {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            self.ledger.write(|tx| {
-                tx.execute(
-                    "UPDATE concepts SET label = ?2 WHERE id = ?1",
-                    params![concept.0 as i64, label],
-                )
-                .map(|_| ())
-                .map_err(|e| self.ledger.sql(e))
-            })?;
+            labels.push((concept, label));
         }
-        Ok(())
+        // One transaction for all: each write waits for the ledger's writer.
+        self.ledger.write(|tx| {
+            let mut set = tx
+                .prepare_cached("UPDATE concepts SET label = ?2 WHERE id = ?1")
+                .map_err(|e| self.ledger.sql(e))?;
+            for (concept, label) in &labels {
+                set.execute(params![concept.0 as i64, label])
+                    .map_err(|e| self.ledger.sql(e))?;
+            }
+            Ok(())
+        })
     }
 
     /// The content words of an episode with how often each occurs: those of its user
