@@ -457,19 +457,42 @@ fn carry_in(slices: &mut [u64], planes: usize, c: &[u64]) {
     }
 }
 
-/// Adds, per bit, how many of (at most 15 in all) `views` set it, as 4 bit planes of `words`
-/// words each in `c` (plane-major). On AVX-512 machines the same loop is compiled for
-/// 8-lane registers.
-fn group_counters(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+/// Which compilation of a word-parallel loop runs here: the same source, compiled for
+/// 8-lane registers on AVX-512 machines and 4-lane ones on AVX2 machines.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+enum Width {
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+fn width() -> Width {
     #[cfg(target_arch = "x86_64")]
     {
         if crate::kernels::try_active()
             .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
         {
-            // SAFETY: the active kernel is AVX-512 only where the CPU has AVX-512F.
-            unsafe { group_counters_avx512(views, c, words) };
-            return;
+            return Width::Avx512;
         }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Width::Avx2;
+        }
+    }
+    Width::Portable
+}
+
+/// Adds, per bit, how many of (at most 15 in all) `views` set it, as 4 bit planes of `words`
+/// words each in `c` (plane-major). The same loop is compiled for AVX-512 and AVX2
+/// registers.
+fn group_counters(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+    #[cfg(target_arch = "x86_64")]
+    match width() {
+        // SAFETY: `Avx512` only where the active kernel is AVX-512 (the CPU has AVX-512F),
+        // `Avx2` only where the CPU reports AVX2.
+        Width::Avx512 => return unsafe { group_counters_avx512(views, c, words) },
+        Width::Avx2 => return unsafe { group_counters_avx2(views, c, words) },
+        Width::Portable => {}
     }
     group_counters_portable(views, c, words);
 }
@@ -477,6 +500,12 @@ fn group_counters(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn group_counters_avx512(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
+    group_counters_portable(views, c, words);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn group_counters_avx2(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
     group_counters_portable(views, c, words);
 }
 
@@ -506,7 +535,7 @@ fn group_counters_portable(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
 /// The majority bits of word-major counters `settled` (`planes` planes a word): bit set
 /// where `2c − T > 0`, the coin where it is 0. `tb` holds the broadcast bits of T over
 /// `planes + 2` planes. Eight words at a time, as independent subtraction chains (SIMD
-/// lanes on AVX-512 machines).
+/// lanes on AVX-512 and AVX2 machines).
 fn majority_words(
     settled: &[u64],
     planes: usize,
@@ -515,15 +544,24 @@ fn majority_words(
     rng: &mut SeededRng,
 ) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if crate::kernels::try_active()
-            .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
-        {
-            // SAFETY: the active kernel is AVX-512 only where the CPU has AVX-512F.
-            unsafe { majority_words_avx512(settled, planes, tb, out, rng) };
-            return;
-        }
+    match width() {
+        // SAFETY: as in `group_counters`.
+        Width::Avx512 => return unsafe { majority_words_avx512(settled, planes, tb, out, rng) },
+        Width::Avx2 => return unsafe { majority_words_avx2(settled, planes, tb, out, rng) },
+        Width::Portable => {}
     }
+    majority_words_portable(settled, planes, tb, out, rng);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn majority_words_avx2(
+    settled: &[u64],
+    planes: usize,
+    tb: &[u64],
+    out: &mut [u64],
+    rng: &mut SeededRng,
+) {
     majority_words_portable(settled, planes, tb, out, rng);
 }
 
