@@ -488,9 +488,9 @@ fn width() -> Width {
 fn group_counters(views: &[HvRef<'_>], c: &mut [u64], words: usize) {
     #[cfg(target_arch = "x86_64")]
     match width() {
-        // SAFETY: `Avx512` only where the active kernel is AVX-512 (the CPU has AVX-512F),
-        // `Avx2` only where the CPU reports AVX2.
+        // SAFETY: `Avx512` only where the active kernel is AVX-512 (the CPU has AVX-512F).
         Width::Avx512 => return unsafe { group_counters_avx512(views, c, words) },
+        // SAFETY: `Avx2` only where the CPU reports AVX2.
         Width::Avx2 => return unsafe { group_counters_avx2(views, c, words) },
         Width::Portable => {}
     }
@@ -545,8 +545,9 @@ fn majority_words(
 ) {
     #[cfg(target_arch = "x86_64")]
     match width() {
-        // SAFETY: as in `group_counters`.
+        // SAFETY: `Avx512` only where the active kernel is AVX-512 (the CPU has AVX-512F).
         Width::Avx512 => return unsafe { majority_words_avx512(settled, planes, tb, out, rng) },
+        // SAFETY: `Avx2` only where the CPU reports AVX2.
         Width::Avx2 => return unsafe { majority_words_avx2(settled, planes, tb, out, rng) },
         Width::Portable => {}
     }
