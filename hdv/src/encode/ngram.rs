@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use crate::bundle::{Bundler, VoteSink};
+use crate::bundle::{Bundler, TiledArena, VoteSink, XorFeature};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
 use crate::fasthash::FxBuild;
@@ -13,8 +13,9 @@ use crate::hypervector::{Dim, Hypervector};
 /// Each n-gram is exactly [`encode_ngram`](super::encode_ngram) of the item vectors
 /// [`ItemMemory::vector`] gives its symbols, but the permuted item vectors are cached per
 /// (symbol, shift), so an n-gram costs `n` XORs instead of `n` permutations and
-/// allocations, and on the AVX-512 kernel the n-grams are added to dense counters
-/// (the same votes). Unlike [`TextEncoder`](super::TextEncoder), nothing but the n-grams
+/// allocations, and the n-grams are added to dense counters (the same votes); n-grams of up
+/// to three symbols are added straight from the cached vectors by the carry-save kernels,
+/// never computed one by one. Unlike [`TextEncoder`](super::TextEncoder), nothing but the n-grams
 /// is added: no word features, no word boundaries.
 ///
 /// ```
@@ -40,6 +41,10 @@ pub struct NgramEncoder {
     items: ItemMemory,
     /// Per symbol, its item vector permuted by 0..n.
     shifted: HashMap<Box<str>, Vec<Hypervector>, FxBuild>,
+    /// For n ≤ 3, the same permuted vectors as slots of a tiled arena, per symbol (slot of
+    /// shift `k` at `k`), so an n-gram is an [`XorFeature`] of its symbols' slots.
+    slots: HashMap<Box<str>, [u32; 3], FxBuild>,
+    arena: Option<TiledArena>,
 }
 
 impl NgramEncoder {
@@ -58,6 +63,8 @@ impl NgramEncoder {
             n,
             items: ItemMemory::new(dim, seed),
             shifted: HashMap::default(),
+            slots: HashMap::default(),
+            arena: (n <= 3).then(|| TiledArena::new(dim.words())),
         })
     }
 
@@ -85,6 +92,39 @@ impl NgramEncoder {
         let n = self.n;
         if symbols.len() < n {
             return 0;
+        }
+        if let Some(arena) = &mut self.arena {
+            for s in symbols {
+                if !self.slots.contains_key(*s) {
+                    let v = self.items.vector(s);
+                    // Shifts past n are the zero slot: an n-gram of fewer than three
+                    // symbols XORs it in.
+                    let mut row = [0u32; 3];
+                    for (k, slot) in row.iter_mut().enumerate().take(n) {
+                        *slot = arena.push(v.permute(k).words());
+                    }
+                    self.slots.insert((*s).into(), row);
+                }
+            }
+            let rows: Vec<[u32; 3]> = symbols.iter().map(|s| self.slots[*s]).collect();
+            let features: Vec<XorFeature> = rows
+                .windows(n)
+                .map(|w| {
+                    let mut parts = [0u32; 3];
+                    for (i, row) in w.iter().enumerate() {
+                        parts[i] = row[n - 1 - i];
+                    }
+                    XorFeature {
+                        parts,
+                        weight: 1,
+                        total: 1,
+                    }
+                })
+                .collect();
+            let mut sink = VoteSink::new(bundler);
+            sink.add_xor_features(arena, &features);
+            sink.finish();
+            return features.len();
         }
         for s in symbols {
             if !self.shifted.contains_key(*s) {
