@@ -267,3 +267,23 @@ fn search_rejects_wrong_dimension_and_ragged_blocks() {
     let err = Block::new(&data[..3], dim).unwrap_err();
     assert!(err.to_string().contains("cannot hold 3 words"), "{err}");
 }
+
+#[test]
+fn fold_xor_is_the_xor_of_every_word_on_every_tier() {
+    for kernel in kernels() {
+        for n in 0..=200 {
+            let w = words(n as u64, n, n as u8);
+            let expected = w.iter().fold(0, |x, y| x ^ y);
+            assert_eq!(kernel.fold_xor(&w), expected, "{kernel} n={n}");
+            // Misaligned too.
+            if n > 1 {
+                let tail = &w[1..];
+                assert_eq!(
+                    kernel.fold_xor(tail),
+                    tail.iter().fold(0, |x, y| x ^ y),
+                    "{kernel} n={n} offset 1"
+                );
+            }
+        }
+    }
+}

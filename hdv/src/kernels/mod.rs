@@ -133,12 +133,15 @@ impl Kernel {
 
     /// XOR of all `words`, reading each exactly once at the widest width the tier has: the
     /// sequential-read yardstick that scan throughput is compared with (see
-    /// `examples/scan_bandwidth.rs`). The AVX2 tier uses the portable fold.
+    /// `examples/scan_bandwidth.rs`).
     pub fn fold_xor(self, words: &[u64]) -> u64 {
         match self.0 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a `Kernel` of this kind exists only if the CPU supports AVX-512F.
             KernelKind::Avx512 => unsafe { x86_64::avx512::fold_xor(words) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `Kernel` of this kind exists only if the CPU supports AVX2.
+            KernelKind::Avx2 => unsafe { x86_64::avx2::fold_xor(words) },
             _ => scalar::fold_xor(words),
         }
     }
