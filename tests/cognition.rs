@@ -199,6 +199,39 @@ fn topic_shifts_and_idleness_soft_seal_then_seal() {
     assert_eq!(cog.episode(&p, ep).unwrap().status, EpisodeStatus::Sealed);
 }
 
+/// A consolidation pass whose deadline has passed takes no episode (its vocabulary count
+/// stops too), and the work is all there for the next pass: nothing is lost or half done.
+#[test]
+fn consolidation_past_its_deadline_defers_and_loses_nothing() {
+    let (l, cog, _) = setup();
+    let p = project("p");
+    let words = ItemMemory::new(dim(), 3);
+    let mut rng = SeededRng::new(4);
+    for i in 0..12 {
+        let ep = cog.start_episode(&p, "a").unwrap();
+        for j in 0..3 {
+            let text = format!(
+                "the {} harvest needs {} crates",
+                ["apple", "pear"][i % 2],
+                j
+            );
+            let id = event(&l, "p", Role::User, &text);
+            cog.append_to_episode(&p, ep, id, &topic_vector(&words, i % 2, &mut rng))
+                .unwrap();
+        }
+        cog.end_episode(&p, ep, None, None).unwrap();
+    }
+    let past = std::time::Instant::now();
+    assert_eq!(cog.consolidate_until(&p, 100, Some(past)).unwrap(), (0, 0));
+    assert_eq!(cog.unconsolidated(&p).unwrap(), 12);
+    assert!(cog.concepts(&p).unwrap().is_empty());
+    let (done, created) = cog.consolidate(&p, 100).unwrap();
+    assert_eq!(done, 12);
+    assert_eq!(cog.unconsolidated(&p).unwrap(), 0);
+    assert_eq!(cog.concepts(&p).unwrap().len(), created);
+    assert!(created >= 1);
+}
+
 #[test]
 fn consolidation_recovers_synthetic_topics_with_high_purity() {
     let (l, cog, _) = setup();
