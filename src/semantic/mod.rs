@@ -11,6 +11,8 @@
 //! size is refused with a named reason.
 
 pub mod model;
+#[cfg(feature = "sentence")]
+pub mod sentence;
 
 use crate::sync::Recover as _;
 use std::collections::HashMap;
@@ -19,7 +21,9 @@ use std::sync::{Arc, Mutex};
 use hdv::encode::Projector;
 use hdv::{Dim, Hypervector};
 
-pub use model::{ModelError, StaticModel};
+pub use model::{ModelError, StaticModel, WordPiece};
+#[cfg(feature = "sentence")]
+pub use sentence::{SentenceModel, Windows};
 
 /// Seed of the projection hyperplanes (mixed with the input dimension).
 pub const PROJECTION_SEED: u64 = 0x5E4A_17C0_DE00_0001;

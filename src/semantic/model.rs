@@ -1,16 +1,19 @@
-//! A static embedding model in model2vec format, loaded from a directory with no network:
-//! `tokenizer.json` (a Hugging Face WordPiece tokenizer: BERT normalizer and
-//! pre-tokenizer) and `model.safetensors` (one `f32` table, vocabulary × dimensions, under
-//! the key `embeddings`). A text's embedding is the mean of its tokens' rows (unknown
-//! tokens left out), L2-normalized, as model2vec computes it.
+//! Models loaded from a directory with no network, and the WordPiece tokenizer they share.
 //!
-//! The tokenizer is written here rather than taken from the `tokenizers` crate: the model
-//! needs only BERT normalization, punctuation splitting and greedy WordPiece, and the
-//! crate would bring a regex engine and C builds to a lite build that has neither.
+//! A static model in model2vec format: `tokenizer.json` (a Hugging Face WordPiece
+//! tokenizer: BERT normalizer and pre-tokenizer) and `model.safetensors` (one `f32` table,
+//! vocabulary × dimensions, under the key `embeddings`). A text's embedding is the mean of
+//! its tokens' rows (unknown tokens left out), L2-normalized, as model2vec computes it.
+//!
+//! The tokenizer ([`WordPiece`]) is written here rather than taken from the `tokenizers`
+//! crate: BERT-family models need only BERT normalization, punctuation splitting and
+//! greedy WordPiece, and the crate would bring a regex engine and C builds to a lite build
+//! that has neither. The sentence model (`semantic::sentence`) reads the same tokenizer.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
 /// Why a model directory could not be loaded: the file and what is wrong with it.
@@ -23,7 +26,7 @@ pub struct ModelError {
     pub reason: String,
 }
 
-fn model_error(path: &Path, reason: impl Into<String>) -> ModelError {
+pub(crate) fn model_error(path: &Path, reason: impl Into<String>) -> ModelError {
     ModelError {
         path: path.to_owned(),
         reason: reason.into(),
@@ -35,13 +38,175 @@ const MAX_WORD_CHARS: usize = 100;
 /// Tokens read per text (model2vec's `max_length`).
 const MAX_TOKENS: usize = 512;
 
-/// A loaded static model.
+/// A WordPiece tokenizer read from a Hugging Face `tokenizer.json`: BERT normalization,
+/// BERT pre-tokenization, greedy longest-match-first WordPiece.
 #[derive(Clone)]
-pub struct StaticModel {
+pub struct WordPiece {
     vocab: HashMap<String, u32>,
     prefix: String,
     unknown: Option<u32>,
     lowercase: bool,
+}
+
+impl WordPiece {
+    /// Reads the `tokenizer.json` at `path`.
+    ///
+    /// # Errors
+    /// A missing or malformed file, or a model other than WordPiece, naming the file.
+    pub fn load(path: &Path) -> Result<Self, ModelError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| model_error(path, format!("cannot read: {e}")))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| model_error(path, format!("is not JSON ({e})")))?;
+        let model = &json["model"];
+        if model["type"].as_str() != Some("WordPiece") {
+            return Err(model_error(
+                path,
+                format!(
+                    "model type {} is not supported (only WordPiece)",
+                    model["type"]
+                ),
+            ));
+        }
+        let vocab: HashMap<String, u32> = model["vocab"]
+            .as_object()
+            .ok_or_else(|| model_error(path, "has no model.vocab object"))?
+            .iter()
+            .map(|(k, v)| {
+                v.as_u64()
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| (k.clone(), v))
+                    .ok_or_else(|| model_error(path, format!("vocab entry {k:?} is not an id")))
+            })
+            .collect::<Result<_, _>>()?;
+        let prefix = model["continuing_subword_prefix"]
+            .as_str()
+            .unwrap_or("##")
+            .to_owned();
+        let unknown = model["unk_token"]
+            .as_str()
+            .and_then(|u| vocab.get(u).copied());
+        let lowercase = json["normalizer"]["lowercase"].as_bool().unwrap_or(true);
+        Ok(Self {
+            vocab,
+            prefix,
+            unknown,
+            lowercase,
+        })
+    }
+
+    /// Entries in the vocabulary.
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// Whether the vocabulary is empty.
+    pub fn is_empty(&self) -> bool {
+        self.vocab.is_empty()
+    }
+
+    /// The highest token id.
+    pub fn max_id(&self) -> u32 {
+        self.vocab.values().copied().max().unwrap_or(0)
+    }
+
+    /// The id of a token (`[CLS]`, `[SEP]`, a word piece), if the vocabulary has it.
+    pub fn id(&self, token: &str) -> Option<u32> {
+        self.vocab.get(token).copied()
+    }
+
+    /// The token ids of `text`, at most `max`. A word WordPiece cannot split is the
+    /// unknown token when `keep_unknown` (as a BERT encoder reads it), else left out (as a
+    /// static model averages).
+    pub fn encode(&self, text: &str, keep_unknown: bool, max: usize) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for word in pre_tokenize(&self.normalize(text)) {
+            self.wordpiece(&word, keep_unknown, &mut ids);
+            if ids.len() >= max {
+                ids.truncate(max);
+                break;
+            }
+        }
+        ids
+    }
+
+    /// BERT normalization (as Hugging Face's `BertNormalizer`): NUL, U+FFFD and control
+    /// and format characters (general category C*, tab and newlines aside) out,
+    /// whitespace to spaces, CJK ideographs spaced, then accents stripped (NFD, nonspacing
+    /// marks out) and lowercase.
+    fn normalize(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c == '\0' || c == '\u{fffd}' || is_control(c) {
+                continue;
+            }
+            if is_whitespace(c) {
+                out.push(' ');
+            } else if is_cjk(c) {
+                out.push(' ');
+                out.push(c);
+                out.push(' ');
+            } else {
+                out.push(c);
+            }
+        }
+        if self.lowercase {
+            out.nfd()
+                .filter(|&c| get_general_category(c) != GeneralCategory::NonspacingMark)
+                .collect::<String>()
+                .to_lowercase()
+        } else {
+            out
+        }
+    }
+
+    /// Greedy longest-match-first WordPiece of one word; a word it cannot split (or longer
+    /// than [`MAX_WORD_CHARS`]) is the unknown token.
+    fn wordpiece(&self, word: &str, keep_unknown: bool, ids: &mut Vec<u32>) {
+        let unknown = |ids: &mut Vec<u32>| {
+            if keep_unknown && let Some(u) = self.unknown {
+                ids.push(u);
+            }
+        };
+        let chars: Vec<char> = word.chars().collect();
+        if chars.len() > MAX_WORD_CHARS {
+            return unknown(ids);
+        }
+        let start_len = ids.len();
+        let mut piece = String::new();
+        let mut start = 0;
+        while start < chars.len() {
+            let mut end = chars.len();
+            let mut found = None;
+            while start < end {
+                piece.clear();
+                if start > 0 {
+                    piece.push_str(&self.prefix);
+                }
+                piece.extend(&chars[start..end]);
+                if let Some(&id) = self.vocab.get(&piece) {
+                    found = Some(id);
+                    break;
+                }
+                end -= 1;
+            }
+            match found {
+                Some(id) if keep_unknown || Some(id) != self.unknown => ids.push(id),
+                Some(_) => {}
+                None => {
+                    ids.truncate(start_len);
+                    return unknown(ids);
+                }
+            }
+            start = end;
+        }
+    }
+}
+
+/// A loaded static model.
+#[derive(Clone)]
+pub struct StaticModel {
+    tokenizer: WordPiece,
     /// Row-major `vocabulary × dim`.
     table: Vec<f32>,
     dim: usize,
@@ -52,7 +217,7 @@ impl std::fmt::Debug for StaticModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StaticModel")
             .field("dir", &self.dir)
-            .field("vocabulary", &self.vocab.len())
+            .field("vocabulary", &self.tokenizer.len())
             .field("dim", &self.dim)
             .finish()
     }
@@ -68,42 +233,7 @@ impl StaticModel {
         if !dir.is_dir() {
             return Err(model_error(dir, "is not a directory"));
         }
-        let tok_path = dir.join("tokenizer.json");
-        let text = std::fs::read_to_string(&tok_path)
-            .map_err(|e| model_error(&tok_path, format!("cannot read: {e}")))?;
-        let json: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| model_error(&tok_path, format!("is not JSON ({e})")))?;
-        let model = &json["model"];
-        if model["type"].as_str() != Some("WordPiece") {
-            return Err(model_error(
-                &tok_path,
-                format!(
-                    "model type {} is not supported (only WordPiece)",
-                    model["type"]
-                ),
-            ));
-        }
-        let vocab: HashMap<String, u32> = model["vocab"]
-            .as_object()
-            .ok_or_else(|| model_error(&tok_path, "has no model.vocab object"))?
-            .iter()
-            .map(|(k, v)| {
-                v.as_u64()
-                    .and_then(|v| u32::try_from(v).ok())
-                    .map(|v| (k.clone(), v))
-                    .ok_or_else(|| {
-                        model_error(&tok_path, format!("vocab entry {k:?} is not an id"))
-                    })
-            })
-            .collect::<Result<_, _>>()?;
-        let prefix = model["continuing_subword_prefix"]
-            .as_str()
-            .unwrap_or("##")
-            .to_owned();
-        let unknown = model["unk_token"]
-            .as_str()
-            .and_then(|u| vocab.get(u).copied());
-        let lowercase = json["normalizer"]["lowercase"].as_bool().unwrap_or(true);
+        let tokenizer = WordPiece::load(&dir.join("tokenizer.json"))?;
         let st_path = dir.join("model.safetensors");
         let bytes = std::fs::read(&st_path)
             .map_err(|e| model_error(&st_path, format!("cannot read: {e}")))?;
@@ -121,7 +251,7 @@ impl StaticModel {
         let [rows, dim] = view.shape()[..] else {
             return Err(model_error(&st_path, "`embeddings` is not a matrix"));
         };
-        let max_id = vocab.values().copied().max().unwrap_or(0) as usize;
+        let max_id = tokenizer.max_id() as usize;
         if dim == 0 || rows <= max_id {
             return Err(model_error(
                 &st_path,
@@ -143,10 +273,7 @@ impl StaticModel {
             ));
         }
         Ok(Self {
-            vocab,
-            prefix,
-            unknown,
-            lowercase,
+            tokenizer,
             table,
             dim,
             dir: dir.to_owned(),
@@ -165,15 +292,7 @@ impl StaticModel {
 
     /// The token ids of `text` (unknown words left out), at most [`MAX_TOKENS`].
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
-        let mut ids = Vec::new();
-        for word in pre_tokenize(&self.normalize(text)) {
-            self.wordpiece(&word, &mut ids);
-            if ids.len() >= MAX_TOKENS {
-                ids.truncate(MAX_TOKENS);
-                break;
-            }
-        }
-        ids
+        self.tokenizer.encode(text, false, MAX_TOKENS)
     }
 
     /// The embedding of `text` (unit length), `None` when no token of it is known.
@@ -196,66 +315,6 @@ impl StaticModel {
         sum.iter_mut().for_each(|x| *x /= norm);
         Some(sum)
     }
-
-    /// BERT normalization: control characters out, whitespace to spaces, CJK ideographs
-    /// spaced, lowercase with accents stripped (NFD, combining marks out).
-    fn normalize(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        for c in text.chars() {
-            if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
-                continue;
-            }
-            if c.is_whitespace() {
-                out.push(' ');
-            } else if is_cjk(c) {
-                out.push(' ');
-                out.push(c);
-                out.push(' ');
-            } else {
-                out.push(c);
-            }
-        }
-        if self.lowercase {
-            out.to_lowercase()
-                .nfd()
-                .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
-                .collect()
-        } else {
-            out
-        }
-    }
-
-    /// Greedy longest-match-first WordPiece of one word; an unsplittable word is unknown.
-    fn wordpiece(&self, word: &str, ids: &mut Vec<u32>) {
-        let chars: Vec<char> = word.chars().collect();
-        if chars.len() > MAX_WORD_CHARS {
-            return;
-        }
-        let mut pieces = Vec::new();
-        let mut start = 0;
-        while start < chars.len() {
-            let mut end = chars.len();
-            let mut found = None;
-            while start < end {
-                let mut piece: String = chars[start..end].iter().collect();
-                if start > 0 {
-                    piece.insert_str(0, &self.prefix);
-                }
-                if let Some(&id) = self.vocab.get(&piece) {
-                    found = Some(id);
-                    break;
-                }
-                end -= 1;
-            }
-            match found {
-                Some(id) => pieces.push(id),
-                // The whole word is the unknown token, which the embedding leaves out.
-                None => return,
-            }
-            start = end;
-        }
-        ids.extend(pieces.into_iter().filter(|&id| Some(id) != self.unknown));
-    }
 }
 
 fn is_cjk(c: char) -> bool {
@@ -264,8 +323,43 @@ fn is_cjk(c: char) -> bool {
         | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
 }
 
-/// BERT's pre-tokenizer: split on whitespace, and every punctuation character (ASCII
-/// symbols included) is a word of its own.
+/// BERT's whitespace: tab, newlines, space and the space separators (Zs).
+fn is_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+        || get_general_category(c) == GeneralCategory::SpaceSeparator
+}
+
+/// BERT's control characters: general category C* (control, format, unassigned, private
+/// use, surrogate) except tab and newlines.
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r')
+        && matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::Unassigned
+                | GeneralCategory::PrivateUse
+                | GeneralCategory::Surrogate
+        )
+}
+
+/// BERT's punctuation: every ASCII symbol, and Unicode general category P*.
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(
+            get_general_category(c),
+            GeneralCategory::ConnectorPunctuation
+                | GeneralCategory::DashPunctuation
+                | GeneralCategory::OpenPunctuation
+                | GeneralCategory::ClosePunctuation
+                | GeneralCategory::InitialPunctuation
+                | GeneralCategory::FinalPunctuation
+                | GeneralCategory::OtherPunctuation
+        )
+}
+
+/// BERT's pre-tokenizer: split on whitespace, and every punctuation character is a word
+/// of its own.
 fn pre_tokenize(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
@@ -274,7 +368,7 @@ fn pre_tokenize(text: &str) -> Vec<String> {
             if !current.is_empty() {
                 words.push(std::mem::take(&mut current));
             }
-        } else if c.is_ascii_punctuation() || is_unicode_punctuation(c) {
+        } else if is_punctuation(c) {
             if !current.is_empty() {
                 words.push(std::mem::take(&mut current));
             }
@@ -287,11 +381,6 @@ fn pre_tokenize(text: &str) -> Vec<String> {
         words.push(current);
     }
     words
-}
-
-/// Unicode general category P* (approximated by the ranges BERT meets in practice).
-fn is_unicode_punctuation(c: char) -> bool {
-    matches!(c as u32, 0x2000..=0x206F | 0x3000..=0x303F | 0xFF00..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65 | 0x00A1..=0x00BF)
 }
 
 #[cfg(test)]
