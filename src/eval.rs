@@ -57,8 +57,12 @@ pub struct QuestionResult {
 pub struct Report {
     /// Turns ingested.
     pub turns: usize,
-    /// Ingest time (s).
+    /// Ingest time (s), to the last acknowledged observation.
     pub ingest_secs: f64,
+    /// Time the sentence model's background embedding of the ingested turns took after
+    /// ingest (s); 0 without a sentence model. Questions are asked once it is done.
+    #[serde(default)]
+    pub embed_secs: f64,
     /// Query time (s) for all questions.
     pub query_secs: f64,
     /// Per category.
@@ -82,7 +86,11 @@ impl Report {
                 self.overall.questions,
                 self.query_secs,
                 self.query_secs * 1e3 / self.overall.questions.max(1) as f64
-            ),
+            ) + &if self.embed_secs > 0.0 {
+                format!("; sentence embeddings {:.1} s after ingest", self.embed_secs)
+            } else {
+                String::new()
+            },
             format!(
                 "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
                 "category",
@@ -872,6 +880,11 @@ pub fn evaluate(
     let imported = import(memory, dir, episodes, embeddings, progress)?;
     let turns = imported.new + imported.skipped + imported.empty;
     let ingest_secs = t.elapsed().as_secs_f64();
+    // A sentence model embeds off the write path: every turn is embedded before the
+    // questions, so the scores do not depend on how far the worker got.
+    let t = Instant::now();
+    memory.embed_pending(None, usize::MAX, None)?;
+    let embed_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
     #[derive(Default)]
     struct Sums {
@@ -993,6 +1006,7 @@ pub fn evaluate(
     Ok(Report {
         turns,
         ingest_secs,
+        embed_secs,
         query_secs: t.elapsed().as_secs_f64(),
         categories: sums.iter().map(|(k, s)| (k.clone(), score(s))).collect(),
         overall,

@@ -48,6 +48,11 @@ pub fn render(response: &Response) -> String {
             if result.time_hint_ignored {
                 out.push("    time hint ignored: no candidate happened in its window".to_owned());
             }
+            if let Some(n) = result.unembedded.filter(|&n| n > 0) {
+                out.push(format!(
+                    "    {n} of these not yet embedded by the sentence model (queued)"
+                ));
+            }
             lines(out)
         }
         Response::Pack(pack) => format!(

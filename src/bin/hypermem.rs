@@ -371,7 +371,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             local::check_data_dir(&dir, cli.create)?;
             let config = api::http::ServeConfig::from_args(&args, &profile.server)?;
             let memory = Memory::open(&profile, Some(&dir))?;
-            let served = api::http::serve(std::sync::Arc::new(memory), &config, |addr| {
+            let memory = std::sync::Arc::new(memory);
+            memory.spawn_embedder();
+            let served = api::http::serve(memory, &config, |addr| {
                 let url = format!("http://{addr}");
                 local::announce(&dir, &url);
                 let text = format!("listening on {url}");
@@ -399,7 +401,9 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         Command::Mcp => {
             local::check_data_dir(&dir, cli.create)?;
             let memory = local::open(&profile, &dir, false, cli.create)?;
-            api::mcp::serve_stdio(std::sync::Arc::new(memory))
+            let memory = std::sync::Arc::new(memory);
+            memory.spawn_embedder();
+            api::mcp::serve_stdio(memory)
         }
         Command::Import(hypermem::eval::ImportArgs { data, episodes }) => {
             local::check_data_dir(&dir, cli.create)?;

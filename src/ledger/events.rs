@@ -513,7 +513,7 @@ impl Ledger {
     /// [`LedgerError::CrossProject`] for a bad parent, a duplicate `source_id`, SQLite errors.
     pub fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
         Ok(self
-            .append_batch_with(events, &[])?
+            .append_batch_with(events, &[], false)?
             .into_iter()
             .map(|a| a.id)
             .collect())
@@ -522,7 +522,9 @@ impl Ledger {
     /// As [`append_batch`](Self::append_batch), and in the same transaction the semantic
     /// vector of each event that has one (`semantic[i]` belongs to `events[i]`; a shorter
     /// slice leaves the rest without): `(embedding dimensions, projected bits)`. Returns
-    /// each event's id and `prev`, so a caller need not read them back.
+    /// each event's id and `prev`, so a caller need not read them back. With `queue_rest`,
+    /// every event without bits is queued for the background embedder
+    /// ([`semantic_pending`](Self::semantic_pending)) in the same transaction.
     ///
     /// # Errors
     /// As [`append_batch`](Self::append_batch).
@@ -530,6 +532,7 @@ impl Ledger {
         &self,
         events: &[NewEvent],
         semantic: &[Option<(u32, Vec<u8>)>],
+        queue_rest: bool,
     ) -> LedgerResult<Vec<Appended>> {
         let limit = self.config.max_content_bytes;
         if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
@@ -575,6 +578,12 @@ impl Ledger {
                     .and_then(|mut s| {
                         s.execute(params![e.project.as_str(), id.0 as i64, input, bits])
                     })
+                    .map_err(|err| self.sql(err))?;
+                } else if queue_rest {
+                    tx.prepare_cached(
+                        "INSERT INTO semantic_pending (project, event_id) VALUES (?1, ?2)",
+                    )
+                    .and_then(|mut s| s.execute(params![e.project.as_str(), id.0 as i64]))
                     .map_err(|err| self.sql(err))?;
                 }
                 ids.push(Appended { id, prev });
@@ -838,6 +847,129 @@ impl Ledger {
                 .collect()
             })
             .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// Up to `limit` events waiting for the background embedder, oldest first (of
+    /// `project`, or of every project): `(project, event, speaker, content)`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn semantic_pending(
+        &self,
+        project: Option<&ProjectId>,
+        limit: usize,
+    ) -> LedgerResult<Vec<(ProjectId, EventId, Option<String>, String)>> {
+        let rows: Vec<(String, i64, Option<String>, String)> = self.read(|c| {
+            c.prepare_cached(
+                "SELECT p.project, p.event_id, e.speaker, e.content
+                 FROM semantic_pending p JOIN events e ON e.id = p.event_id
+                 WHERE ?1 IS NULL OR p.project = ?1
+                 ORDER BY p.event_id LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(
+                    params![project.map(ProjectId::as_str), limit as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )?
+                .collect()
+            })
+            .map_err(|e| self.sql(e))
+        })?;
+        rows.into_iter()
+            .map(|(p, id, speaker, content)| {
+                let p = ProjectId::new(p).map_err(|e| LedgerError::Invalid {
+                    what: "project",
+                    reason: e.to_string(),
+                })?;
+                Ok((p, EventId(id as u64), speaker, content))
+            })
+            .collect()
+    }
+
+    /// Events of `project` waiting for the background embedder.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn semantic_backlog(&self, project: &ProjectId) -> LedgerResult<u64> {
+        self.read(|c| {
+            c.prepare_cached("SELECT COUNT(*) FROM semantic_pending WHERE project = ?1")
+                .and_then(|mut s| s.query_row([project.as_str()], |r| r.get::<_, i64>(0)))
+                .map(|n| n as u64)
+                .map_err(|e| self.sql(e))
+        })
+    }
+
+    /// Stores the background embedder's results in one transaction: for each queued
+    /// event still queued, its vector (`Some((embedding dimensions, bits))`) or none (it
+    /// cannot be embedded), and takes it off the queue. An event erased meanwhile is not
+    /// queued any more and gets nothing. Returns the events whose vectors were stored.
+    ///
+    /// # Errors
+    /// SQLite errors (nothing is stored then).
+    pub fn store_semantic(
+        &self,
+        done: &[(ProjectId, EventId, Option<(u32, Vec<u8>)>)],
+    ) -> LedgerResult<Vec<EventId>> {
+        self.write(|tx| {
+            let mut stored = Vec::new();
+            for (project, id, vector) in done {
+                let queued = tx
+                    .prepare_cached(
+                        "DELETE FROM semantic_pending WHERE project = ?1 AND event_id = ?2",
+                    )
+                    .and_then(|mut s| s.execute(params![project.as_str(), id.0 as i64]))
+                    .map_err(|e| self.sql(e))?;
+                if let (1, Some((input, bits))) = (queued, vector) {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO semantic_vectors (project, event_id, input_dim, bits)
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![project.as_str(), id.0 as i64, input, bits])
+                    })
+                    .map_err(|e| self.sql(e))?;
+                    stored.push(*id);
+                }
+            }
+            Ok(stored)
+        })
+    }
+
+    /// Queues for the background embedder every event that has no semantic vector and is
+    /// not queued (stored before a sentence model was configured, or by a process without
+    /// one), looking only past the mark the previous call left; returns how many it
+    /// queued.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn queue_unembedded(&self) -> LedgerResult<u64> {
+        self.write(|tx| {
+            let sql = |e| self.sql(e);
+            let after: i64 = tx
+                .query_row("SELECT after FROM semantic_queue_mark WHERE id = 1", [], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(sql)?
+                .unwrap_or(0);
+            let queued = tx
+                .execute(
+                    "INSERT OR IGNORE INTO semantic_pending (project, event_id)
+                     SELECT e.project, e.id FROM events e
+                     WHERE e.id > ?1 AND NOT EXISTS (SELECT 1 FROM semantic_vectors s
+                         WHERE s.project = e.project AND s.event_id = e.id)",
+                    [after],
+                )
+                .map_err(sql)?;
+            tx.execute(
+                "INSERT INTO semantic_queue_mark (id, after)
+                 SELECT 1, COALESCE(MAX(id), 0) FROM events WHERE true
+                 ON CONFLICT (id) DO UPDATE SET after = MAX(after, excluded.after)",
+                [],
+            )
+            .map_err(sql)?;
+            Ok(queued as u64)
         })
     }
 

@@ -16,7 +16,7 @@ pub struct Migration {
 
 /// Tables that hold no project data (everything else has a `project` column and is
 /// covered by erasure).
-pub const GLOBAL_TABLES: &[&str] = &["schema_migrations"];
+pub const GLOBAL_TABLES: &[&str] = &["schema_migrations", "semantic_queue_mark"];
 
 /// Every migration, in order.
 pub const MIGRATIONS: &[Migration] = &[
@@ -386,6 +386,27 @@ AND NOT EXISTS (SELECT 1 FROM episode_events later JOIN events le ON le.id = lat
 CREATE INDEX episodes_consolidated ON episodes(project, consolidated, id);
 CREATE INDEX episodes_to_consolidate ON episodes(project, id)
     WHERE status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL;
+"#,
+    },
+    Migration {
+        version: 10,
+        name: "events waiting for a sentence model's embedding",
+        sql: r#"
+-- An event whose semantic vector a background worker computes (a sentence model embeds
+-- off the write path): queued in the transaction that appends the event, removed in the
+-- one that stores its vector, so a restart resumes where the worker stopped.
+CREATE TABLE semantic_pending (
+    project   TEXT    NOT NULL,
+    event_id  INTEGER NOT NULL REFERENCES events(id),
+    PRIMARY KEY (project, event_id)
+) WITHOUT ROWID;
+CREATE INDEX semantic_pending_event ON semantic_pending(event_id);
+-- Every event up to this id has a semantic vector or is queued: a process with a sentence
+-- model queues only the events after it that have neither (stored by a process without).
+CREATE TABLE semantic_queue_mark (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    after INTEGER NOT NULL
+);
 "#,
     },
 ];

@@ -271,6 +271,21 @@ pub struct ForgetReceipt {
     pub lexical_file_bytes: u64,
 }
 
+/// Events the background embedder reads and stores per transaction.
+pub const EMBED_BATCH: usize = 64;
+/// How long the background embedder sleeps when nothing is queued.
+const EMBED_IDLE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// What [`Memory::embed_pending`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EmbedProgress {
+    /// Queued events taken (embedded, or dropped for a dimension conflict).
+    pub embedded: usize,
+    /// Events still queued (of the project asked about; of every project, 0 or 1 for
+    /// "none" or "some").
+    pub left: u64,
+}
+
 /// The memory of one data directory.
 pub struct Memory {
     profile: Profile,
@@ -506,6 +521,12 @@ impl Memory {
             let memory = Self::assemble(profile, data_dir.clone(), ledger, tiers, false)?;
             memory.repair()?;
             memory.restore_traces()?;
+            if memory.embedder.deferred() {
+                let queued = memory.ledger.queue_unembedded()?;
+                if queued > 0 {
+                    tracing::info!(queued, "events without a semantic vector queued for the sentence model");
+                }
+            }
             Ok(memory)
         })();
         if opened.is_err() && fresh {
@@ -558,7 +579,7 @@ impl Memory {
         }
         let cognition = Arc::new(cognition);
         let model = match &profile.semantic.model {
-            Some(dir) => Some(crate::semantic::StaticModel::load(dir)?),
+            Some(dir) => Some(crate::semantic::Model::load(dir)?),
             None => None,
         };
         Ok(Self {
@@ -880,7 +901,8 @@ impl Memory {
     }
 
     /// The semantic vector of each event: its caller-supplied embedding, else the static
-    /// model's embedding of its content (none without a model), projected to bits, with
+    /// model's embedding of its content (none without a model; a sentence model's comes
+    /// later, from [`embed_pending`](Self::embed_pending)), projected to bits, with
     /// the embedding's dimensions. Every embedding of a project must have the dimensions
     /// of the project's semantic space.
     ///
@@ -889,9 +911,11 @@ impl Memory {
     fn semantic_bits(&self, events: &[NewEvent]) -> Result<Vec<Option<(usize, Hypervector)>>> {
         let mut dims: HashMap<&ProjectId, usize> = HashMap::new();
         for e in events {
-            let input = match (&e.embedding, self.embedder.model()) {
+            let input = match (&e.embedding, self.embedder.model_dim()) {
                 (Some(v), _) => v.len(),
-                (None, Some(m)) => m.dim(),
+                // A deferred model's dimensions are checked when it embeds.
+                (None, Some(_)) if self.embedder.deferred() => continue,
+                (None, Some(d)) => d,
                 (None, None) => continue,
             };
             let have = match dims.get(&e.project) {
@@ -923,7 +947,7 @@ impl Memory {
                     Some(v) => Some(std::borrow::Cow::Borrowed(v.as_slice())),
                     None => self
                         .embedder
-                        .embed_text(&e.content)
+                        .embed_inline(&e.content)
                         .map(std::borrow::Cow::Owned),
                 };
                 match embedding {
@@ -968,6 +992,122 @@ impl Memory {
             .entry(project.clone())
             .or_insert_with(|| Arc::new(RwLock::new(space)))
             .clone())
+    }
+
+    /// Embeds events queued for the sentence model (of `project`, or of every project),
+    /// oldest first, in batches of [`EMBED_BATCH`], until `limit` are done, the queue is
+    /// empty or `deadline` passes (checked between batches): stores their vectors (one
+    /// transaction per batch) and adds them to the loaded semantic spaces. An event whose
+    /// project's space holds embeddings of other dimensions (the caller's own) is taken
+    /// off the queue without a vector, with a warning. Without a sentence model there is
+    /// nothing to do.
+    ///
+    /// # Errors
+    /// `read_only` for a view; SQLite errors (the batch stays queued).
+    pub fn embed_pending(
+        &self,
+        project: Option<&ProjectId>,
+        limit: usize,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<EmbedProgress> {
+        let mut progress = EmbedProgress::default();
+        if !self.embedder.deferred() || limit == 0 {
+            return Ok(progress);
+        }
+        self.writable()?;
+        while progress.embedded < limit {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break;
+            }
+            let batch = self
+                .ledger
+                .semantic_pending(project, EMBED_BATCH.min(limit - progress.embedded))?;
+            if batch.is_empty() {
+                break;
+            }
+            let texts: Vec<(Option<&str>, &str)> = batch
+                .iter()
+                .map(|(_, _, speaker, content)| (speaker.as_deref(), content.as_str()))
+                .collect();
+            let embeddings = self.embedder.embed_documents(&texts);
+            let mut done = Vec::with_capacity(batch.len());
+            let mut bits = HashMap::new();
+            for ((p, id, ..), v) in batch.iter().zip(&embeddings) {
+                let space = self.space(p)?;
+                let input = space.reading().input;
+                if input != 0 && input != v.len() {
+                    tracing::warn!(
+                        project = p.as_str(),
+                        event = id.0,
+                        space = input,
+                        model = v.len(),
+                        "event left without a semantic vector: the project's space holds embeddings of other dimensions"
+                    );
+                    done.push((p.clone(), *id, None));
+                    continue;
+                }
+                let hv = self.embedder.project(v).map_err(|e| {
+                    crate::ledger::LedgerError::Invalid {
+                        what: "embedding",
+                        reason: e.to_string(),
+                    }
+                })?;
+                let bytes = hv.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+                done.push((p.clone(), *id, Some((v.len() as u32, bytes))));
+                bits.insert(id.0, (p.clone(), v.len(), hv));
+            }
+            // Under the append lock, so the spaces take the vectors in event order.
+            let _append = self.append_lock.locked();
+            let stored = self.ledger.store_semantic(&done)?;
+            let spaces = self.spaces.reading();
+            for id in &stored {
+                if let Some((p, input, hv)) = bits.get(&id.0)
+                    && let Some(space) = spaces.get(p)
+                {
+                    space.writing().push(id.0, *input, hv);
+                }
+            }
+            progress.embedded += batch.len();
+        }
+        progress.left = match project {
+            Some(p) => self.ledger.semantic_backlog(p)?,
+            None => self
+                .ledger
+                .semantic_pending(None, 1)?
+                .len() as u64,
+        };
+        Ok(progress)
+    }
+
+    /// Starts a thread that embeds the events queued for the sentence model as they come
+    /// ([`embed_pending`](Self::embed_pending)), and ends when the memory is dropped. A
+    /// server starts it; without a sentence model, or on a view, it starts nothing.
+    pub fn spawn_embedder(self: &Arc<Self>) {
+        if !self.embedder.deferred() || self.read_only {
+            return;
+        }
+        let memory = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("hypermem-embedder".to_owned())
+            .spawn(move || {
+                loop {
+                    let Some(m) = memory.upgrade() else { return };
+                    let idle = match m.embed_pending(None, EMBED_BATCH, None) {
+                        Ok(p) => p.embedded == 0,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "background embedding failed; retrying");
+                            true
+                        }
+                    };
+                    drop(m);
+                    if idle {
+                        std::thread::sleep(EMBED_IDLE);
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "background embedder not started; pulse embeds instead");
+        }
     }
 
     /// Saves every loaded lexical index whose file is missing, damaged or lags it by
@@ -1204,6 +1344,8 @@ impl Memory {
                 .collect()
         };
         let semantic = self.semantic_bits(events)?;
+        // Events without bits wait for the sentence model's background worker.
+        let deferred = self.embedder.deferred();
         let (ids, prevs, prepared) = {
             let _append = self.append_lock.locked();
             // A retry of a batch whose projections failed: events whose source id is
@@ -1243,7 +1385,7 @@ impl Memory {
                 },
                 || {
                     if fresh.iter().all(|f| *f) {
-                        self.ledger.append_batch_with(events, &rows)
+                        self.ledger.append_batch_with(events, &rows, deferred)
                     } else {
                         let new: Vec<NewEvent> = events
                             .iter()
@@ -1251,7 +1393,7 @@ impl Memory {
                             .filter(|(_, f)| **f)
                             .map(|(e, _)| e.clone())
                             .collect();
-                        self.ledger.append_batch_with(&new, &rows)
+                        self.ledger.append_batch_with(&new, &rows, deferred)
                     }
                 },
             );

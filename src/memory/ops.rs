@@ -28,6 +28,8 @@ pub struct ProjectStats {
     pub active_beliefs: usize,
     /// Standing directives recall keeps apart.
     pub directives: usize,
+    /// Events waiting for the sentence model's background embedder (0 without one).
+    pub embedding_backlog: u64,
 }
 
 impl Memory {
@@ -275,6 +277,28 @@ impl Memory {
         self.recover_warm()?;
         let budget = self.profile.pulse.budget;
         let mut receipt = self.cognition().tick(project, budget)?;
+        // A sentence model's queue, bounded like every phase (a server's background
+        // embedder usually leaves nothing here; a command-line user's pulse does the work).
+        if self.embedder.deferred() {
+            let t = std::time::Instant::now();
+            let done = self.embed_pending(
+                Some(project),
+                budget.items_per_phase,
+                Some(t + budget.time_per_phase),
+            )?;
+            let elapsed_ms = t.elapsed().as_secs_f64() * 1e3;
+            receipt.elapsed_ms += elapsed_ms;
+            receipt.phases.push(PhaseReceipt {
+                phase: "embed",
+                items: done.embedded,
+                elapsed_ms,
+                produced: format!(
+                    "{} events embedded by the sentence model; {} still queued",
+                    done.embedded, done.left
+                ),
+                budget_exhausted: done.left > 0,
+            });
+        }
         // Tier placement by LTP strength, bounded like every phase.
         let t = std::time::Instant::now();
         let r = self.tiers.rebalance_bounded(
@@ -341,6 +365,7 @@ impl Memory {
                     .beliefs_with_status(&project, crate::governance::BeliefStatus::Active)?
                     .len(),
                 directives: self.directive_count(&project)?,
+                embedding_backlog: self.ledger().semantic_backlog(&project)?,
                 project: name,
             });
         }

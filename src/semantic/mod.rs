@@ -1,6 +1,12 @@
-//! The semantic vector space: dense embeddings (the caller's own, or a built-in static
-//! model's) kept as their sign random projection to bits, one space per project, searched
-//! with the `hdv` kernels like every other vector.
+//! The semantic vector space: dense embeddings (the caller's own, or a local model's) kept
+//! as their sign random projection to bits, one space per project, searched with the `hdv`
+//! kernels like every other vector.
+//!
+//! Two kinds of local model load from a directory, the kind told by its files ([`Model`]):
+//! a static model (model2vec: one table lookup per token, cheap enough to embed each
+//! observation on the write path) and, with the `sentence` feature, a BERT-family sentence
+//! model (a transformer: milliseconds per turn, so observations are queued and embedded by
+//! a background worker, see `Memory::embed_pending`).
 //!
 //! An embedding of `n` dimensions is projected by [`hdv::encode::Projector`] seeded with
 //! [`PROJECTION_SEED`] and `n`, so equal embeddings always give equal bits and Hamming
@@ -16,6 +22,7 @@ pub mod sentence;
 
 use crate::sync::Recover as _;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use hdv::encode::Projector;
@@ -28,11 +35,66 @@ pub use sentence::{SentenceModel, Windows};
 /// Seed of the projection hyperplanes (mixed with the input dimension).
 pub const PROJECTION_SEED: u64 = 0x5E4A_17C0_DE00_0001;
 
+/// A local embedding model, of the kind its directory holds.
+#[derive(Debug)]
+pub enum Model {
+    /// A static model (model2vec).
+    Static(StaticModel),
+    /// A sentence model (BERT family, sentence-transformers layout).
+    #[cfg(feature = "sentence")]
+    Sentence(SentenceModel),
+}
+
+impl Model {
+    /// Loads the model in `dir`: a sentence model when it has a `config.json`, else a
+    /// static model.
+    ///
+    /// # Errors
+    /// A missing or malformed file, naming it; a sentence model in a build without the
+    /// `sentence` feature.
+    pub fn load(dir: &Path) -> Result<Self, ModelError> {
+        if model::is_sentence_model(dir) {
+            #[cfg(feature = "sentence")]
+            return SentenceModel::load(dir).map(Self::Sentence);
+            #[cfg(not(feature = "sentence"))]
+            return Err(model::model_error(
+                &dir.join("config.json"),
+                "is a sentence-transformers model; this build has no sentence-model support (build hypermem with `--features sentence`)",
+            ));
+        }
+        StaticModel::load(dir).map(Self::Static)
+    }
+
+    /// Embedding dimensions.
+    pub fn dim(&self) -> usize {
+        match self {
+            Self::Static(m) => m.dim(),
+            #[cfg(feature = "sentence")]
+            Self::Sentence(m) => m.dim(),
+        }
+    }
+
+    /// `"static"` or `"sentence"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Static(_) => "static",
+            #[cfg(feature = "sentence")]
+            Self::Sentence(_) => "sentence",
+        }
+    }
+}
+
+/// Questions whose embeddings a sentence model keeps (a repeated question is not embedded
+/// again).
+const QUERY_CACHE: usize = 256;
+
 /// Projects embeddings to bits, and embeds text when a model is loaded.
 pub struct Embedder {
-    model: Option<Arc<StaticModel>>,
+    model: Option<Arc<Model>>,
     bits: Dim,
     projectors: Mutex<HashMap<usize, Arc<Projector>>>,
+    /// Recent questions' embeddings (sentence models only), oldest first.
+    queries: Mutex<std::collections::VecDeque<(String, Arc<[f32]>)>>,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -46,19 +108,23 @@ impl std::fmt::Debug for Embedder {
 
 impl Embedder {
     /// An embedder to `bits` bits, with an optional text model.
-    pub fn new(model: Option<StaticModel>, bits: Dim) -> Self {
+    pub fn new(model: Option<Model>, bits: Dim) -> Self {
         Self {
             model: model.map(Arc::new),
             bits,
             projectors: Mutex::new(HashMap::new()),
+            queries: Mutex::new(std::collections::VecDeque::new()),
         }
     }
 
-    /// The model as a semantic item memory for the HDC text encoder
+    /// A static model as a semantic item memory for the HDC text encoder
     /// ([`hdv::encode::WordVectors`]): each word's vector is the sign projection of its
-    /// embedding at the encoder's dimension. `None` without a model.
+    /// embedding at the encoder's dimension. `None` without a static model.
     pub fn word_vectors(&self) -> Option<Arc<dyn hdv::encode::WordVectors>> {
         let model = self.model.clone()?;
+        if !matches!(*model, Model::Static(_)) {
+            return None;
+        }
         Some(Arc::new(ModelWords {
             model,
             projector: Mutex::new(None),
@@ -66,8 +132,19 @@ impl Embedder {
     }
 
     /// The loaded model, if any.
-    pub fn model(&self) -> Option<&StaticModel> {
+    pub fn model(&self) -> Option<&Model> {
         self.model.as_deref()
+    }
+
+    /// The model's embedding dimensions, if a model is loaded.
+    pub fn model_dim(&self) -> Option<usize> {
+        self.model.as_ref().map(|m| m.dim())
+    }
+
+    /// Whether observations are embedded off the write path (a sentence model): they are
+    /// queued, and [`embed_documents`](Self::embed_documents) embeds them in batches.
+    pub fn deferred(&self) -> bool {
+        self.model.as_ref().is_some_and(|m| m.kind() == "sentence")
     }
 
     /// The projection's output dimension.
@@ -97,29 +174,84 @@ impl Embedder {
         self.projector(embedding.len())?.project(embedding)
     }
 
-    /// The model's embedding of `text` (`None` without a model or known words).
-    pub fn embed_text(&self, text: &str) -> Option<Vec<f32>> {
-        self.model.as_ref()?.embed(text)
+    /// The model's embedding of an observation's `text`, on the write path: a static
+    /// model's (`None` without one, or without a known word); a sentence model embeds
+    /// observations off the write path ([`embed_documents`](Self::embed_documents)).
+    pub fn embed_inline(&self, text: &str) -> Option<Vec<f32>> {
+        match self.model.as_deref()? {
+            Model::Static(m) => m.embed(text),
+            #[cfg(feature = "sentence")]
+            Model::Sentence(_) => None,
+        }
+    }
+
+    /// The model's embedding of a question (`None` without a model, or a static model
+    /// without a known word). A sentence model keeps the last [`QUERY_CACHE`] questions'
+    /// embeddings: a repeated question costs a lookup.
+    pub fn embed_query(&self, text: &str) -> Option<Arc<[f32]>> {
+        match self.model.as_deref()? {
+            Model::Static(m) => m.embed(text).map(Arc::from),
+            #[cfg(feature = "sentence")]
+            Model::Sentence(m) => {
+                if let Some((_, v)) = self.queries.locked().iter().find(|(q, _)| q == text) {
+                    return Some(v.clone());
+                }
+                let v: Arc<[f32]> = Arc::from(m.embed(text));
+                let mut cache = self.queries.locked();
+                if cache.len() >= QUERY_CACHE {
+                    cache.pop_front();
+                }
+                cache.push_back((text.to_owned(), v.clone()));
+                Some(v)
+            }
+        }
+    }
+
+    /// The embeddings of observations queued for a deferred model, in order: each text
+    /// as `speaker: text` when it has a speaker (turns that name each other are then
+    /// found by name). Empty without a sentence model.
+    pub fn embed_documents(&self, texts: &[(Option<&str>, &str)]) -> Vec<Vec<f32>> {
+        match self.model.as_deref() {
+            #[cfg(feature = "sentence")]
+            Some(Model::Sentence(m)) => {
+                let owned: Vec<std::borrow::Cow<'_, str>> = texts
+                    .iter()
+                    .map(|(speaker, text)| match speaker {
+                        Some(s) => std::borrow::Cow::Owned(format!("{s}: {text}")),
+                        None => std::borrow::Cow::Borrowed(*text),
+                    })
+                    .collect();
+                let refs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
+                m.embed_batch(&refs)
+            }
+            _ => {
+                let _ = texts;
+                Vec::new()
+            }
+        }
     }
 }
 
 /// A static model's words as hypervectors (see [`Embedder::word_vectors`]).
 #[derive(Debug)]
 struct ModelWords {
-    model: Arc<StaticModel>,
+    model: Arc<Model>,
     projector: Mutex<Option<Arc<Projector>>>,
 }
 
 impl hdv::encode::WordVectors for ModelWords {
     fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector> {
-        let embedding = self.model.embed(word)?;
+        let Model::Static(model) = &*self.model else {
+            return None;
+        };
+        let embedding = model.embed(word)?;
         let projector = {
             let mut p = self.projector.locked();
             match &*p {
                 Some(pr) if pr.dim() == dim => pr.clone(),
                 _ => {
                     let pr = Arc::new(
-                        Projector::new(self.model.dim(), dim, PROJECTION_SEED ^ 0x17E4).ok()?,
+                        Projector::new(model.dim(), dim, PROJECTION_SEED ^ 0x17E4).ok()?,
                     );
                     *p = Some(pr.clone());
                     pr
@@ -130,28 +262,37 @@ impl hdv::encode::WordVectors for ModelWords {
     }
 }
 
-/// The semantic vectors of one project in RAM: ids and packed bits, in append order.
+/// The semantic vectors of one project in RAM: ids and packed bits, in the order they
+/// arrived (a sentence model's background worker fills in older events after newer
+/// caller-supplied ones), with each id's position.
 #[derive(Debug, Default, Clone)]
 pub struct Space {
     /// The embedding dimension of this project's space (0 while it is empty).
     pub input: usize,
     ids: Vec<u64>,
+    at: HashMap<u64, usize>,
     words: Vec<u64>,
     /// The highest event id held.
     pub last_id: u64,
 }
 
 impl Space {
-    /// Appends the bits of event `id` (an embedding of `input` dimensions).
+    /// Adds the bits of event `id` (an embedding of `input` dimensions); an id it holds
+    /// already keeps its vector.
     pub fn push(&mut self, id: u64, input: usize, bits: &Hypervector) {
-        debug_assert!(
-            self.ids.last().is_none_or(|&last| last < id),
-            "append order"
-        );
+        if self.at.contains_key(&id) {
+            return;
+        }
         self.input = input;
+        self.at.insert(id, self.ids.len());
         self.ids.push(id);
         self.words.extend_from_slice(bits.words());
         self.last_id = self.last_id.max(id);
+    }
+
+    /// Whether it holds a vector of event `id`.
+    pub fn contains(&self, id: u64) -> bool {
+        self.at.contains_key(&id)
     }
 
     /// Vectors held.
@@ -196,7 +337,7 @@ impl Space {
     /// The similarity of `query` to the vector of event `id`, if the space holds it.
     pub fn similarity(&self, query: &Hypervector, id: u64) -> Option<f64> {
         let words = query.words().len();
-        let i = self.ids.binary_search(&id).ok()?;
+        let i = *self.at.get(&id)?;
         let v = self.words.get(i * words..(i + 1) * words)?;
         let h: u32 = v
             .iter()

@@ -33,6 +33,12 @@ pub(crate) fn model_error(path: &Path, reason: impl Into<String>) -> ModelError 
     }
 }
 
+/// Whether `dir` holds a transformer in the sentence-transformers layout (a `config.json`
+/// beside the weights) rather than a static model.
+pub fn is_sentence_model(dir: &Path) -> bool {
+    dir.join("config.json").is_file()
+}
+
 /// Longest word WordPiece splits (longer ones are unknown), as BERT's tokenizer does.
 const MAX_WORD_CHARS: usize = 100;
 /// Tokens read per text (model2vec's `max_length`).

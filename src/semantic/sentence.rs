@@ -118,12 +118,6 @@ impl std::fmt::Debug for SentenceModel {
     }
 }
 
-/// Whether `dir` holds a transformer in the sentence-transformers layout (a `config.json`
-/// beside the weights) rather than a static model.
-pub fn is_sentence_model(dir: &Path) -> bool {
-    dir.join("config.json").is_file()
-}
-
 fn read_json(path: &Path) -> Result<serde_json::Value, ModelError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| model_error(path, format!("cannot read: {e}")))?;

@@ -111,6 +111,11 @@ pub struct RecallResult {
     /// candidate out, they only lift what holds their words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phrases_ignored: Vec<String>,
+    /// With a sentence model (embedding off the write path): how many of the results have
+    /// no sentence vector yet (still queued for the background embedder), so the semantic
+    /// source could not score them. Absent without a sentence model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unembedded: Option<usize>,
 }
 
 impl Memory {
@@ -217,11 +222,24 @@ impl Memory {
         run.truncate(rq.k);
         let items = self.items(&cx, &plan, &mut run)?;
         self.trace(&cx, &plan, &run, &items)?;
+        let unembedded = if self.embedder.deferred() {
+            let space = self.space(project)?;
+            let space = crate::sync::RecoverRw::reading(&*space);
+            Some(
+                items
+                    .iter()
+                    .filter(|i| !space.contains(i.event.id.0))
+                    .count(),
+            )
+        } else {
+            None
+        };
         Ok(RecallResult {
             items,
             suppressed: run.suppressed,
             time_hint_ignored: run.hint_ignored,
             phrases_ignored: run.phrases_ignored,
+            unembedded,
         })
     }
 

@@ -266,20 +266,20 @@ impl Memory {
         }
         let space = self.space(project)?;
         let input = space.reading().input;
-        let owned;
+        if input == 0 {
+            return Ok(None);
+        }
+        let embedded;
         let query = match embedding {
             Some(v) => v,
-            None => match self.embedder.embed_text(text) {
+            None => match self.embedder.embed_query(text) {
                 Some(v) => {
-                    owned = v;
-                    &owned
+                    embedded = v;
+                    &embedded[..]
                 }
                 None => return Ok(None),
             },
         };
-        if input == 0 {
-            return Ok(None);
-        }
         if query.len() != input {
             return Err(crate::ledger::LedgerError::Invalid {
                 what: "embedding",
