@@ -348,6 +348,25 @@ fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
     );
 }
 
+/// A sentence-transformers directory in a build without the `sentence` feature is refused
+/// at open, naming its `config.json` and the feature that runs it.
+#[cfg(not(feature = "sentence"))]
+#[test]
+fn a_sentence_model_without_the_feature_is_refused_by_name() {
+    let models = tempfile::tempdir().unwrap();
+    std::fs::write(models.path().join("config.json"), r#"{"model_type": "bert"}"#).unwrap();
+    let mut p = profile();
+    p.semantic.model = Some(models.path().to_owned());
+    let dir = tempfile::tempdir().unwrap();
+    let err = Memory::open(&p, Some(dir.path())).unwrap_err();
+    assert_eq!(err.reason(), hypermem::Reason::ModelError);
+    let text = err.to_string();
+    assert!(
+        text.contains("config.json") && text.contains("--features sentence"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_pack_carries_the_beliefs_its_recalled_evidence_supports() {
     use hypermem::governance::{Op, Ownership, Plan};
