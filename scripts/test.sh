@@ -4,12 +4,15 @@
 # suites against a real redis-server (installed from Debian if missing) and a real Qdrant
 # (`$QDRANT_URL` if the user runs one, else ../shared/qdrant/qdrant), each started here on
 # free loopback ports and stopped by pid on exit, then the quick-start example as an
-# end-to-end smoke test.
+# end-to-end smoke test. The sentence model's suite runs in the scale build (one compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -d ../shared/models/m2v-minilm-256 ]; then
   echo "!! ../shared/models/m2v-minilm-256 is missing: the test against the shared static model SKIPS (tests with a model they write themselves still run)"
+fi
+if [ ! -d ../shared/models/minilm-l6-v2 ]; then
+  echo "!! ../shared/models/minilm-l6-v2 is missing: the sentence-model tests that need it SKIP (they say so one by one)"
 fi
 
 # The kernel tiers this CPU runs (and so tests); a missing tier is untested here.
@@ -101,8 +104,8 @@ fi
 
 echo "== cargo check --features standard (the standard profile builds on its own)"
 cargo check --features standard --all-targets
-echo "== cargo test --features scale (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites)"
-cargo test --features scale --test redis --test qdrant --test tier_contract --test profiles
+echo "== cargo test --features scale,sentence (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites, and the sentence model's in the same build)"
+cargo test --features scale,sentence --test redis --test qdrant --test tier_contract --test profiles --test sentence
 
 echo "== quick-start example"
 cargo run --example quickstart >/dev/null

@@ -166,8 +166,10 @@ pub struct EvalArgs {
     /// caller-supplied vectors.
     #[arg(long, value_name = "MODEL")]
     pub embeddings: Option<String>,
-    /// Recall with this static embedding model (model2vec format) as the semantic
-    /// source, instead of the profile's.
+    /// Recall with this embedding model as the semantic source, instead of the
+    /// profile's: a static model (model2vec), or a sentence model (BERT family,
+    /// sentence-transformers layout; a build with `--features sentence`), which embeds
+    /// every turn before the questions are asked.
     #[arg(long, value_name = "DIR")]
     pub semantic_model: Option<std::path::PathBuf>,
 }

@@ -34,9 +34,15 @@ pub(crate) fn model_error(path: &Path, reason: impl Into<String>) -> ModelError 
 }
 
 /// Whether `dir` holds a transformer in the sentence-transformers layout (a `config.json`
-/// beside the weights) rather than a static model.
+/// naming a model type other than `model2vec`) rather than a static model (model2vec, with
+/// or without its `config.json`). An unreadable `config.json` counts as a transformer's, so
+/// its loader names the file.
 pub fn is_sentence_model(dir: &Path) -> bool {
-    dir.join("config.json").is_file()
+    let Ok(text) = std::fs::read_to_string(dir.join("config.json")) else {
+        return dir.join("config.json").exists();
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .map_or(true, |c| c["model_type"].as_str() != Some("model2vec"))
 }
 
 /// Longest word WordPiece splits (longer ones are unknown), as BERT's tokenizer does.

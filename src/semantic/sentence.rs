@@ -597,9 +597,17 @@ impl SentenceModel {
     }
 }
 
+/// Rows up to which a product reads the weights where they lie instead of packing them
+/// (a question: packing every weight matrix cost more than the arithmetic).
+const DIRECT_ROWS: usize = 32;
+
 /// `out = x Wᵀ + b` for every row of `x`, row slices in parallel.
 fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
     let rows = x.len() / l.input;
+    #[cfg(target_arch = "x86_64")]
+    if rows <= DIRECT_ROWS && direct::linear(x, l, out) {
+        return;
+    }
     debug_assert_eq!(out.len(), rows * l.output);
     let per = ROWS_PER_TASK.max(rows.div_ceil(rayon::current_num_threads().max(1)));
     out.par_chunks_mut(per * l.output)
@@ -619,6 +627,97 @@ fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
                 (o, l.output),
             );
         });
+}
+
+/// A product of a few rows by a weight matrix read in place, on AVX2 with FMA.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod direct {
+    use std::arch::x86_64::{
+        __m256, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm256_castps256_ps128,
+        _mm256_extractf128_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps,
+    };
+
+    use super::Linear;
+
+    /// `out = x Wᵀ + b` when the CPU has AVX2 and FMA and the shapes suit (input a
+    /// multiple of 8, output even); `false` (nothing written) otherwise.
+    pub(super) fn linear(x: &[f32], l: &Linear, out: &mut [f32]) -> bool {
+        let suits = l.input % 8 == 0
+            && l.output % 2 == 0
+            && x.len() % l.input == 0
+            && out.len() == x.len() / l.input * l.output
+            && l.weight.len() == l.input * l.output
+            && l.bias.len() == l.output;
+        if !suits || !is_x86_feature_detected!("avx2") || !is_x86_feature_detected!("fma") {
+            return false;
+        }
+        // SAFETY: AVX2 and FMA were detected just above.
+        unsafe { linear_avx2(x, l, out) };
+        true
+    }
+
+    /// Two output columns at a time, each pair of weight rows read once and applied to
+    /// every row of `x` in blocks of up to four (eight independent accumulators).
+    #[target_feature(enable = "avx2,fma")]
+    fn linear_avx2(x: &[f32], l: &Linear, out: &mut [f32]) {
+        let rows: Vec<&[f32]> = x.chunks_exact(l.input).collect();
+        for (pair, w) in l.weight.chunks_exact(2 * l.input).enumerate() {
+            let (w0, w1) = w.split_at(l.input);
+            let o = 2 * pair;
+            let mut r = 0;
+            while r < rows.len() {
+                let take = (rows.len() - r).min(4);
+                let block = &rows[r..r + take];
+                let sums: Vec<(f32, f32)> = match take {
+                    4 => dots::<4>(block, w0, w1).to_vec(),
+                    3 => dots::<3>(block, w0, w1).to_vec(),
+                    2 => dots::<2>(block, w0, w1).to_vec(),
+                    _ => dots::<1>(block, w0, w1).to_vec(),
+                };
+                for (i, (a, c)) in sums.into_iter().enumerate() {
+                    out[(r + i) * l.output + o] = l.bias[o] + a;
+                    out[(r + i) * l.output + o + 1] = l.bias[o + 1] + c;
+                }
+                r += take;
+            }
+        }
+    }
+
+    /// The dot products of `R` rows with `w0` and with `w1`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn dots<const R: usize>(rows: &[&[f32]], w0: &[f32], w1: &[f32]) -> [(f32, f32); R] {
+        let (w0, _) = w0.as_chunks::<8>();
+        let (w1, _) = w1.as_chunks::<8>();
+        let n = w0.len().min(w1.len());
+        let xs: [&[[f32; 8]]; R] = std::array::from_fn(|i| &rows[i].as_chunks::<8>().0[..n]);
+        let mut a0 = [_mm256_setzero_ps(); R];
+        let mut a1 = [_mm256_setzero_ps(); R];
+        for k in 0..n {
+            // SAFETY: each chunk holds 8 floats.
+            let (wa, wc) = unsafe { (_mm256_loadu_ps(w0[k].as_ptr()), _mm256_loadu_ps(w1[k].as_ptr())) };
+            for i in 0..R {
+                // SAFETY: each chunk holds 8 floats.
+                let xv = unsafe { _mm256_loadu_ps(xs[i][k].as_ptr()) };
+                a0[i] = _mm256_fmadd_ps(xv, wa, a0[i]);
+                a1[i] = _mm256_fmadd_ps(xv, wc, a1[i]);
+            }
+        }
+        let mut out = [(0.0, 0.0); R];
+        for i in 0..R {
+            out[i] = (sum(a0[i]), sum(a1[i]));
+        }
+        out
+    }
+
+    /// The sum of eight lanes.
+    #[target_feature(enable = "avx2,fma")]
+    fn sum(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let s = _mm_hadd_ps(s, s);
+        _mm_cvtss_f32(_mm_hadd_ps(s, s))
+    }
 }
 
 /// `C = alpha · A B + beta · C` for `[m, k, n]`: `A` is m × k and `B` k × n read with
