@@ -61,7 +61,12 @@ fn turns(path: &std::path::Path) -> Vec<(String, String, Option<String>, String)
                 };
                 let role = t["role"].as_str().map(str::to_owned);
                 let speaker = role.filter(|r| r != "user" && r != "assistant");
-                out.push((conv.clone(), id, speaker, t["text"].as_str().unwrap_or("").to_owned()));
+                out.push((
+                    conv.clone(),
+                    id,
+                    speaker,
+                    t["text"].as_str().unwrap_or("").to_owned(),
+                ));
             }
         }
     }
@@ -74,12 +79,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let model_dir = PathBuf::from(arg("--model").unwrap_or_else(|| "../shared/models/minilm-l6-v2".into()));
+    let model_dir =
+        PathBuf::from(arg("--model").unwrap_or_else(|| "../shared/models/minilm-l6-v2".into()));
     let data = PathBuf::from(arg("--data").unwrap_or_else(|| "../shared/data".into()));
     let sample: usize = arg("--turns").map_or(300, |v| v.parse().expect("--turns N"));
     let t0 = Instant::now();
     let model = SentenceModel::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
-    println!("loaded {} in {:.2} s: {model:?}", model_dir.display(), t0.elapsed().as_secs_f64());
+    println!(
+        "loaded {} in {:.2} s: {model:?}",
+        model_dir.display(),
+        t0.elapsed().as_secs_f64()
+    );
 
     // 1. Agreement with the reference vectors.
     let beam = turns(&data.join("beam100k/conversations.jsonl"));
@@ -100,11 +110,18 @@ fn main() {
             e.iter().zip(r).map(|(a, b)| f64::from(a * b)).sum()
         })
         .collect();
-    let mut worst: Vec<(f64, usize)> = cosines.iter().copied().zip(picked.iter().copied()).collect();
+    let mut worst: Vec<(f64, usize)> = cosines
+        .iter()
+        .copied()
+        .zip(picked.iter().copied())
+        .collect();
     worst.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (c, i) in worst.iter().take(3) {
         let preview: String = beam[*i].3.chars().take(100).collect();
-        println!("  cosine {c:.6} turn {} {}: {preview:?}", beam[*i].0, beam[*i].1);
+        println!(
+            "  cosine {c:.6} turn {} {}: {preview:?}",
+            beam[*i].0, beam[*i].1
+        );
     }
     let min = worst[0].0;
     println!(
@@ -123,7 +140,12 @@ fn main() {
             None => t.clone(),
         })
         .collect();
-    let long: Vec<&str> = beam.iter().step_by(step).take(100).map(|t| t.3.as_str()).collect();
+    let long: Vec<&str> = beam
+        .iter()
+        .step_by(step)
+        .take(100)
+        .map(|t| t.3.as_str())
+        .collect();
     let questions: Vec<String> = std::fs::read_to_string(data.join("locomo/questions.jsonl"))
         .expect("questions")
         .lines()
@@ -133,7 +155,10 @@ fn main() {
         .collect();
     let threads = rayon::current_num_threads();
     for (label, pool) in [("1 thread", 1), ("all threads", threads)] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(pool).build().expect("pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(pool)
+            .build()
+            .expect("pool");
         pool.install(|| {
             let run = |texts: &[&str], batch: usize| {
                 let (c0, w0) = (cpu_seconds(), Instant::now());
@@ -144,7 +169,10 @@ fn main() {
             };
             let s: Vec<&str> = short.iter().map(String::as_str).collect();
             let (wall, cpu) = run(&s, 64);
-            let tokens: usize = s.iter().map(|t| model.windows(t).iter().map(Vec::len).sum::<usize>()).sum();
+            let tokens: usize = s
+                .iter()
+                .map(|t| model.windows(t).iter().map(Vec::len).sum::<usize>())
+                .sum();
             println!(
                 "{label}: short turns ({} turns, {:.1} tokens each): {:.0}/s wall, {:.0} per CPU-s",
                 s.len(),

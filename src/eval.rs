@@ -87,7 +87,10 @@ impl Report {
                 self.query_secs,
                 self.query_secs * 1e3 / self.overall.questions.max(1) as f64
             ) + &if self.embed_secs > 0.0 {
-                format!("; sentence embeddings {:.1} s after ingest", self.embed_secs)
+                format!(
+                    "; sentence embeddings {:.1} s after ingest",
+                    self.embed_secs
+                )
             } else {
                 String::new()
             },

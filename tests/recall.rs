@@ -354,7 +354,11 @@ fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
 #[test]
 fn a_sentence_model_without_the_feature_is_refused_by_name() {
     let models = tempfile::tempdir().unwrap();
-    std::fs::write(models.path().join("config.json"), r#"{"model_type": "bert"}"#).unwrap();
+    std::fs::write(
+        models.path().join("config.json"),
+        r#"{"model_type": "bert"}"#,
+    )
+    .unwrap();
     let mut p = profile();
     p.semantic.model = Some(models.path().to_owned());
     let dir = tempfile::tempdir().unwrap();

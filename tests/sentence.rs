@@ -13,7 +13,9 @@ use hypermem::semantic::{Model, SentenceModel, Windows};
 use hypermem::{Memory, RecallQuery};
 
 fn shared(path: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(path);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(path);
     if p.exists() {
         Some(p)
     } else {
@@ -85,6 +87,13 @@ fn the_sentence_model_agrees_with_sentence_transformers() {
     // Batching does not change an embedding; a long text reads every window.
     let alone = model.embed(texts[1]);
     let batched = &model.embed_batch(&texts[..3])[1];
+    let diff: f32 = alone.iter().zip(batched).map(|(a, b)| (a - b).abs()).sum();
+    assert!(diff < 1e-4, "{diff}");
+    // A question-sized text (its few rows take the direct product) embeds the same alone
+    // as in a batch with long texts (the packed product).
+    let short = "When did she start learning the piano?";
+    let alone = model.embed(short);
+    let batched = &model.embed_batch(&[texts[0], short, texts[2]])[1];
     let diff: f32 = alone.iter().zip(batched).map(|(a, b)| (a - b).abs()).sum();
     assert!(diff < 1e-4, "{diff}");
     let all = SentenceModel::load(&model_dir).unwrap();
@@ -212,8 +221,11 @@ fn a_bad_sentence_model_directory_is_refused_naming_the_file() {
     let err = Model::load(dir.path()).unwrap_err();
     assert!(err.path.ends_with("model.safetensors"), "{err}");
     std::fs::write(dir.path().join("model.safetensors"), b"not tensors").unwrap();
-    let err = Memory::open(&profile_with(dir.path()), Some(tempfile::tempdir().unwrap().path()))
-        .unwrap_err();
+    let err = Memory::open(
+        &profile_with(dir.path()),
+        Some(tempfile::tempdir().unwrap().path()),
+    )
+    .unwrap_err();
     assert_eq!(err.reason(), hypermem::Reason::ModelError, "{err}");
     let loaded = Model::load(&model).unwrap();
     assert_eq!((loaded.kind(), loaded.dim()), ("sentence", 384));

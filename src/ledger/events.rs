@@ -25,6 +25,23 @@ use crate::store::ProjectId;
 )]
 pub struct EventId(pub u64);
 
+/// An event's semantic vector as stored: `(embedding dimensions, projected bits as
+/// little-endian words)`.
+pub type SemanticBits = (u32, Vec<u8>);
+
+/// An event waiting for the background embedder ([`Ledger::semantic_pending`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingEmbedding {
+    /// Its project.
+    pub project: ProjectId,
+    /// The event.
+    pub id: EventId,
+    /// Who spoke it, if named.
+    pub speaker: Option<String>,
+    /// Its content.
+    pub content: String,
+}
+
 /// An event [`Ledger::append_batch_with`] stored: its id and the event it follows in its
 /// thread (without a thread, in its session), as the ledger chained it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -851,7 +868,7 @@ impl Ledger {
     }
 
     /// Up to `limit` events waiting for the background embedder, oldest first (of
-    /// `project`, or of every project): `(project, event, speaker, content)`.
+    /// `project`, or of every project).
     ///
     /// # Errors
     /// SQLite errors.
@@ -859,7 +876,7 @@ impl Ledger {
         &self,
         project: Option<&ProjectId>,
         limit: usize,
-    ) -> LedgerResult<Vec<(ProjectId, EventId, Option<String>, String)>> {
+    ) -> LedgerResult<Vec<PendingEmbedding>> {
         let rows: Vec<(String, i64, Option<String>, String)> = self.read(|c| {
             c.prepare_cached(
                 "SELECT p.project, p.event_id, e.speaker, e.content
@@ -868,10 +885,9 @@ impl Ledger {
                  ORDER BY p.event_id LIMIT ?2",
             )
             .and_then(|mut s| {
-                s.query_map(
-                    params![project.map(ProjectId::as_str), limit as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-                )?
+                s.query_map(params![project.map(ProjectId::as_str), limit as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
                 .collect()
             })
             .map_err(|e| self.sql(e))
@@ -882,7 +898,12 @@ impl Ledger {
                     what: "project",
                     reason: e.to_string(),
                 })?;
-                Ok((p, EventId(id as u64), speaker, content))
+                Ok(PendingEmbedding {
+                    project: p,
+                    id: EventId(id as u64),
+                    speaker,
+                    content,
+                })
             })
             .collect()
     }
@@ -909,11 +930,11 @@ impl Ledger {
     /// SQLite errors (nothing is stored then).
     pub fn store_semantic(
         &self,
-        done: &[(ProjectId, EventId, Option<(u32, Vec<u8>)>)],
+        done: &[(PendingEmbedding, Option<SemanticBits>)],
     ) -> LedgerResult<Vec<EventId>> {
         self.write(|tx| {
             let mut stored = Vec::new();
-            for (project, id, vector) in done {
+            for (PendingEmbedding { project, id, .. }, vector) in done {
                 let queued = tx
                     .prepare_cached(
                         "DELETE FROM semantic_pending WHERE project = ?1 AND event_id = ?2",
@@ -947,9 +968,11 @@ impl Ledger {
         self.write(|tx| {
             let sql = |e| self.sql(e);
             let after: i64 = tx
-                .query_row("SELECT after FROM semantic_queue_mark WHERE id = 1", [], |r| {
-                    r.get(0)
-                })
+                .query_row(
+                    "SELECT after FROM semantic_queue_mark WHERE id = 1",
+                    [],
+                    |r| r.get(0),
+                )
                 .optional()
                 .map_err(sql)?
                 .unwrap_or(0);

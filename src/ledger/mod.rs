@@ -21,7 +21,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
 pub use events::{
-    Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent, Role,
+    Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent,
+    PendingEmbedding, Role, SemanticBits,
 };
 pub(crate) use events::{fts_exists, fts_table, string_enum};
 pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};

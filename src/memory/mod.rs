@@ -524,7 +524,10 @@ impl Memory {
             if memory.embedder.deferred() {
                 let queued = memory.ledger.queue_unembedded()?;
                 if queued > 0 {
-                    tracing::info!(queued, "events without a semantic vector queued for the sentence model");
+                    tracing::info!(
+                        queued,
+                        "events without a semantic vector queued for the sentence model"
+                    );
                 }
             }
             Ok(memory)
@@ -1027,34 +1030,34 @@ impl Memory {
             }
             let texts: Vec<(Option<&str>, &str)> = batch
                 .iter()
-                .map(|(_, _, speaker, content)| (speaker.as_deref(), content.as_str()))
+                .map(|e| (e.speaker.as_deref(), e.content.as_str()))
                 .collect();
             let embeddings = self.embedder.embed_documents(&texts);
             let mut done = Vec::with_capacity(batch.len());
             let mut bits = HashMap::new();
-            for ((p, id, ..), v) in batch.iter().zip(&embeddings) {
-                let space = self.space(p)?;
+            for (e, v) in batch.iter().zip(&embeddings) {
+                let space = self.space(&e.project)?;
                 let input = space.reading().input;
                 if input != 0 && input != v.len() {
                     tracing::warn!(
-                        project = p.as_str(),
-                        event = id.0,
+                        project = e.project.as_str(),
+                        event = e.id.0,
                         space = input,
                         model = v.len(),
                         "event left without a semantic vector: the project's space holds embeddings of other dimensions"
                     );
-                    done.push((p.clone(), *id, None));
+                    done.push((e.clone(), None));
                     continue;
                 }
-                let hv = self.embedder.project(v).map_err(|e| {
+                let hv = self.embedder.project(v).map_err(|err| {
                     crate::ledger::LedgerError::Invalid {
                         what: "embedding",
-                        reason: e.to_string(),
+                        reason: err.to_string(),
                     }
                 })?;
                 let bytes = hv.words().iter().flat_map(|w| w.to_le_bytes()).collect();
-                done.push((p.clone(), *id, Some((v.len() as u32, bytes))));
-                bits.insert(id.0, (p.clone(), v.len(), hv));
+                done.push((e.clone(), Some((v.len() as u32, bytes))));
+                bits.insert(e.id.0, (e.project.clone(), v.len(), hv));
             }
             // Under the append lock, so the spaces take the vectors in event order.
             let _append = self.append_lock.locked();
@@ -1071,10 +1074,7 @@ impl Memory {
         }
         progress.left = match project {
             Some(p) => self.ledger.semantic_backlog(p)?,
-            None => self
-                .ledger
-                .semantic_pending(None, 1)?
-                .len() as u64,
+            None => self.ledger.semantic_pending(None, 1)?.len() as u64,
         };
         Ok(progress)
     }

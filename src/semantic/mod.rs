@@ -250,9 +250,8 @@ impl hdv::encode::WordVectors for ModelWords {
             match &*p {
                 Some(pr) if pr.dim() == dim => pr.clone(),
                 _ => {
-                    let pr = Arc::new(
-                        Projector::new(model.dim(), dim, PROJECTION_SEED ^ 0x17E4).ok()?,
-                    );
+                    let pr =
+                        Arc::new(Projector::new(model.dim(), dim, PROJECTION_SEED ^ 0x17E4).ok()?);
                     *p = Some(pr.clone());
                     pr
                 }
