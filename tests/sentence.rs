@@ -230,3 +230,38 @@ fn a_bad_sentence_model_directory_is_refused_naming_the_file() {
     let loaded = Model::load(&model).unwrap();
     assert_eq!((loaded.kind(), loaded.dim()), ("sentence", 384));
 }
+
+#[test]
+fn a_served_memory_embeds_in_the_background_and_the_worker_ends_with_it() {
+    let Some(model) = shared("models/minilm-l6-v2") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let m = std::sync::Arc::new(Memory::open(&profile_with(&model), Some(dir.path())).unwrap());
+    m.spawn_embedder();
+    for t in [
+        "the boiler was serviced in May",
+        "the roof gutter leaks again",
+    ] {
+        m.observe(say("s", Role::User, t)).unwrap();
+    }
+    let start = std::time::Instant::now();
+    while m.stats().unwrap()[0].embedding_backlog > 0 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the background embedder did not drain the queue"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let weak = std::sync::Arc::downgrade(&m);
+    drop(m);
+    // The worker holds the memory only while it embeds a batch: it lets go.
+    let start = std::time::Instant::now();
+    while weak.upgrade().is_some() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Reopening (the lock is free) finds the vectors stored.
+    let m = Memory::open(&profile_with(&model), Some(dir.path())).unwrap();
+    assert_eq!(m.stats().unwrap()[0].embedding_backlog, 0);
+}
