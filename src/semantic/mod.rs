@@ -74,6 +74,15 @@ impl Model {
         }
     }
 
+    /// The static model, if this is one.
+    pub fn as_static(&self) -> Option<&StaticModel> {
+        match self {
+            Self::Static(m) => Some(m),
+            #[cfg(feature = "sentence")]
+            Self::Sentence(_) => None,
+        }
+    }
+
     /// `"static"` or `"sentence"`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -86,6 +95,7 @@ impl Model {
 
 /// Questions whose embeddings a sentence model keeps (a repeated question is not embedded
 /// again).
+#[cfg(feature = "sentence")]
 const QUERY_CACHE: usize = 256;
 
 /// Projects embeddings to bits, and embeds text when a model is loaded.
@@ -94,6 +104,7 @@ pub struct Embedder {
     bits: Dim,
     projectors: Mutex<HashMap<usize, Arc<Projector>>>,
     /// Recent questions' embeddings (sentence models only), oldest first.
+    #[cfg(feature = "sentence")]
     queries: Mutex<std::collections::VecDeque<(String, Arc<[f32]>)>>,
 }
 
@@ -113,6 +124,7 @@ impl Embedder {
             model: model.map(Arc::new),
             bits,
             projectors: Mutex::new(HashMap::new()),
+            #[cfg(feature = "sentence")]
             queries: Mutex::new(std::collections::VecDeque::new()),
         }
     }
@@ -122,9 +134,7 @@ impl Embedder {
     /// embedding at the encoder's dimension. `None` without a static model.
     pub fn word_vectors(&self) -> Option<Arc<dyn hdv::encode::WordVectors>> {
         let model = self.model.clone()?;
-        if !matches!(*model, Model::Static(_)) {
-            return None;
-        }
+        model.as_static()?;
         Some(Arc::new(ModelWords {
             model,
             projector: Mutex::new(None),
@@ -241,9 +251,7 @@ struct ModelWords {
 
 impl hdv::encode::WordVectors for ModelWords {
     fn vector(&self, word: &str, dim: Dim) -> Option<Hypervector> {
-        let Model::Static(model) = &*self.model else {
-            return None;
-        };
+        let model = self.model.as_static()?;
         let embedding = model.embed(word)?;
         let projector = {
             let mut p = self.projector.locked();
