@@ -64,6 +64,9 @@ enum Activation {
 /// `y = x Wᵀ + b`, `W` kept as stored (`output × input`, row-major).
 struct Linear {
     weight: Vec<f32>,
+    /// The weight as stored when the file holds it in f16 (exact, half the bytes): the
+    /// direct product streams it instead of the f32 copy.
+    half: Option<Vec<u16>>,
     bias: Vec<f32>,
     input: usize,
     output: usize,
@@ -202,8 +205,21 @@ impl Tensors<'_> {
     }
 
     fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, ModelError> {
+        let weight = self.get(&format!("{name}.weight"), &[output, input])?;
+        let half = self
+            .file
+            .tensor(&format!("{}{name}.weight", self.prefix))
+            .ok()
+            .filter(|v| v.dtype() == Dtype::F16)
+            .map(|v| {
+                v.data()
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect()
+            });
         Ok(Linear {
-            weight: self.get(&format!("{name}.weight"), &[output, input])?,
+            weight,
+            half,
             bias: self.get(&format!("{name}.bias"), &[output])?,
             input,
             output,
@@ -375,8 +391,13 @@ impl SentenceModel {
                 let q = t.linear(&format!("{l}.attention.self.query"), hidden, hidden)?;
                 let k = t.linear(&format!("{l}.attention.self.key"), hidden, hidden)?;
                 let v = t.linear(&format!("{l}.attention.self.value"), hidden, hidden)?;
+                let half = match (q.half, k.half, v.half) {
+                    (Some(q), Some(k), Some(v)) => Some([q, k, v].concat()),
+                    _ => None,
+                };
                 let qkv = Linear {
                     weight: [q.weight, k.weight, v.weight].concat(),
+                    half,
                     bias: [q.bias, k.bias, v.bias].concat(),
                     input: hidden,
                     output: 3 * hidden,
@@ -644,13 +665,15 @@ fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
         });
 }
 
-/// A product of a few rows by a weight matrix read in place, on AVX2 with FMA.
+/// A product of a few rows by a weight matrix read in place (f16 weights as stored, else
+/// f32), on AVX2 with FMA and F16C.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod direct {
     use std::arch::x86_64::{
-        __m256, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm256_castps256_ps128,
-        _mm256_extractf128_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps,
+        __m128i, __m256, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm_loadu_si128,
+        _mm256_castps256_ps128, _mm256_cvtph_ps, _mm256_extractf128_ps, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_setzero_ps,
     };
 
     use super::Linear;
@@ -664,31 +687,76 @@ mod direct {
             && out.len() == x.len() / l.input * l.output
             && l.weight.len() == l.input * l.output
             && l.bias.len() == l.output;
-        if !suits || !is_x86_feature_detected!("avx2") || !is_x86_feature_detected!("fma") {
+        // Every CPU with AVX2 and FMA has F16C (Intel from Ivy Bridge, AMD from
+        // Piledriver); all three are checked.
+        if !suits
+            || !is_x86_feature_detected!("avx2")
+            || !is_x86_feature_detected!("fma")
+            || !is_x86_feature_detected!("f16c")
+        {
             return false;
         }
-        // SAFETY: AVX2 and FMA were detected just above.
-        unsafe { linear_avx2(x, l, out) };
+        match &l.half {
+            Some(half) if half.len() == l.weight.len() => {
+                // SAFETY: AVX2, FMA and F16C were detected just above.
+                unsafe { linear_avx2::<u16>(x, half, l, out) };
+            }
+            // SAFETY: AVX2, FMA and F16C were detected just above.
+            _ => unsafe { linear_avx2::<f32>(x, &l.weight, l, out) },
+        }
         true
+    }
+
+    /// A weight element the kernel loads eight at a time as `f32` lanes.
+    pub(super) trait Lanes: Copy {
+        /// Eight values from the start of `chunk` (which holds eight).
+        ///
+        /// # Safety
+        /// The CPU has AVX2, FMA and F16C (`u16` is read as IEEE half precision).
+        unsafe fn load(chunk: &[Self; 8]) -> __m256;
+    }
+
+    impl Lanes for f32 {
+        #[inline]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn load(chunk: &[f32; 8]) -> __m256 {
+            // SAFETY: `chunk` holds 8 floats.
+            unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
+        }
+    }
+
+    impl Lanes for u16 {
+        #[inline]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn load(chunk: &[u16; 8]) -> __m256 {
+            // SAFETY: `chunk` holds 8 halves (16 bytes); F16C is the caller's promise.
+            unsafe { _mm256_cvtph_ps(_mm_loadu_si128(chunk.as_ptr().cast::<__m128i>())) }
+        }
     }
 
     /// Two output columns at a time, each pair of weight rows read once and applied to
     /// every row of `x` in blocks of up to four (eight independent accumulators).
-    #[target_feature(enable = "avx2,fma")]
-    fn linear_avx2(x: &[f32], l: &Linear, out: &mut [f32]) {
+    ///
+    /// # Safety
+    /// The CPU has what `W::load` needs.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn linear_avx2<W: Lanes>(x: &[f32], weight: &[W], l: &Linear, out: &mut [f32]) {
         let rows: Vec<&[f32]> = x.chunks_exact(l.input).collect();
-        for (pair, w) in l.weight.chunks_exact(2 * l.input).enumerate() {
+        for (pair, w) in weight.chunks_exact(2 * l.input).enumerate() {
             let (w0, w1) = w.split_at(l.input);
             let o = 2 * pair;
             let mut r = 0;
             while r < rows.len() {
                 let take = (rows.len() - r).min(4);
                 let block = &rows[r..r + take];
-                let sums: Vec<(f32, f32)> = match take {
-                    4 => dots::<4>(block, w0, w1).to_vec(),
-                    3 => dots::<3>(block, w0, w1).to_vec(),
-                    2 => dots::<2>(block, w0, w1).to_vec(),
-                    _ => dots::<1>(block, w0, w1).to_vec(),
+                // SAFETY: the caller's promise is passed on.
+                let sums: Vec<(f32, f32)> = unsafe {
+                    match take {
+                        4 => dots::<4, W>(block, w0, w1).to_vec(),
+                        3 => dots::<3, W>(block, w0, w1).to_vec(),
+                        2 => dots::<2, W>(block, w0, w1).to_vec(),
+                        _ => dots::<1, W>(block, w0, w1).to_vec(),
+                    }
                 };
                 for (i, (a, c)) in sums.into_iter().enumerate() {
                     out[(r + i) * l.output + o] = l.bias[o] + a;
@@ -700,9 +768,16 @@ mod direct {
     }
 
     /// The dot products of `R` rows with `w0` and with `w1`.
-    #[target_feature(enable = "avx2,fma")]
+    ///
+    /// # Safety
+    /// The CPU has what `W::load` needs.
+    #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
-    fn dots<const R: usize>(rows: &[&[f32]], w0: &[f32], w1: &[f32]) -> [(f32, f32); R] {
+    unsafe fn dots<const R: usize, W: Lanes>(
+        rows: &[&[f32]],
+        w0: &[W],
+        w1: &[W],
+    ) -> [(f32, f32); R] {
         let (w0, _) = w0.as_chunks::<8>();
         let (w1, _) = w1.as_chunks::<8>();
         let n = w0.len().min(w1.len());
@@ -710,13 +785,8 @@ mod direct {
         let mut a0 = [_mm256_setzero_ps(); R];
         let mut a1 = [_mm256_setzero_ps(); R];
         for k in 0..n {
-            // SAFETY: each chunk holds 8 floats.
-            let (wa, wc) = unsafe {
-                (
-                    _mm256_loadu_ps(w0[k].as_ptr()),
-                    _mm256_loadu_ps(w1[k].as_ptr()),
-                )
-            };
+            // SAFETY: the caller's promise covers `W::load`.
+            let (wa, wc) = unsafe { (W::load(&w0[k]), W::load(&w1[k])) };
             for i in 0..R {
                 // SAFETY: each chunk holds 8 floats.
                 let xv = unsafe { _mm256_loadu_ps(xs[i][k].as_ptr()) };
@@ -732,7 +802,7 @@ mod direct {
     }
 
     /// The sum of eight lanes.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn sum(v: __m256) -> f32 {
         let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
         let s = _mm_hadd_ps(s, s);
@@ -903,48 +973,64 @@ mod tests {
         assert_eq!(f16_to_f32(0x8000).to_bits(), 0x8000_0000);
     }
 
-    /// The direct product (few rows, weights in place) and the packed one agree, for
-    /// every remainder of the four-row blocks.
+    /// The direct product (few rows, weights in place, f32 or f16) and the packed one
+    /// agree, for every remainder of the four-row blocks.
     #[test]
     fn the_direct_product_matches_the_packed_one() {
         let (input, output) = (24, 6);
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
+        let mut bits = move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            x
         };
-        let l = Linear {
-            weight: (0..input * output).map(|_| next()).collect(),
-            bias: (0..output).map(|_| next()).collect(),
-            input,
-            output,
-        };
-        for rows in 1..=9 {
-            let xs: Vec<f32> = (0..rows * input).map(|_| next()).collect();
-            let mut packed = vec![0.0f32; rows * output];
-            for r in packed.chunks_exact_mut(output) {
-                r.copy_from_slice(&l.bias);
-            }
-            gemm(
-                [rows, input, output],
-                1.0,
-                (&xs, input, 1),
-                (&l.weight, 1, input),
-                1.0,
-                (&mut packed, output),
-            );
-            let mut direct = vec![f32::NAN; rows * output];
-            #[cfg(target_arch = "x86_64")]
-            if !direct::linear(&xs, &l, &mut direct) {
-                eprintln!("SKIPPED: no AVX2 + FMA: the direct product is not used here");
+        // Halves between 2^-7 and 1, either sign, and the same weights in f32.
+        let half: Vec<u16> = (0..input * output)
+            .map(|_| {
+                let b = bits();
+                (0x2000 + (b % 0x1c00) as u16) | (((b >> 20) & 1) as u16) << 15
+            })
+            .collect();
+        let weight: Vec<f32> = half.iter().map(|&h| f16_to_f32(h)).collect();
+        let mut next = move || (bits() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        let bias: Vec<f32> = (0..output).map(|_| next()).collect();
+        for with_half in [false, true] {
+            let l = Linear {
+                weight: weight.clone(),
+                half: with_half.then(|| half.clone()),
+                bias: bias.clone(),
+                input,
+                output,
+            };
+            for rows in 1..=9 {
+                let xs: Vec<f32> = (0..rows * input).map(|_| next()).collect();
+                let mut packed = vec![0.0f32; rows * output];
+                for r in packed.chunks_exact_mut(output) {
+                    r.copy_from_slice(&l.bias);
+                }
+                gemm(
+                    [rows, input, output],
+                    1.0,
+                    (&xs, input, 1),
+                    (&l.weight, 1, input),
+                    1.0,
+                    (&mut packed, output),
+                );
+                let mut direct = vec![f32::NAN; rows * output];
+                #[cfg(target_arch = "x86_64")]
+                if !direct::linear(&xs, &l, &mut direct) {
+                    eprintln!("SKIPPED: no AVX2 + FMA: the direct product is not used here");
+                    return;
+                }
+                #[cfg(not(target_arch = "x86_64"))]
                 return;
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            return;
-            for (a, b) in direct.iter().zip(&packed) {
-                assert!((a - b).abs() < 1e-5, "{rows} rows: {a} vs {b}");
+                for (a, b) in direct.iter().zip(&packed) {
+                    assert!(
+                        (a - b).abs() < 1e-5,
+                        "{rows} rows, f16 {with_half}: {a} vs {b}"
+                    );
+                }
             }
         }
     }
