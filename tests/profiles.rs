@@ -236,3 +236,17 @@ fn qdrant_settings_are_validated_naming_the_key() {
     let e = err(&format!("{scale}[qdrant]\napi_key = \"secret\"\n"));
     assert!(e.contains("api_key"), "{e}");
 }
+
+#[test]
+fn the_sentence_models_window_reading_is_a_named_choice() {
+    let p = Profile::parse(
+        &format!("{LITE}[semantic]\nwindows = \"first\"\n"),
+        "<test>",
+    )
+    .unwrap();
+    assert_eq!(p.semantic.windows, hypermem::semantic::Windows::First);
+    let p = Profile::parse(LITE, "<test>").unwrap();
+    assert_eq!(p.semantic.windows, hypermem::semantic::Windows::Mean);
+    let e = err(&format!("{LITE}[semantic]\nwindows = \"best\"\n"));
+    assert!(e.contains("best") && e.contains("windows"), "{e}");
+}

@@ -581,6 +581,7 @@ struct RawSemantic {
     model: Option<PathBuf>,
     bits: usize,
     item_memory: bool,
+    windows: crate::semantic::Windows,
 }
 
 impl Default for RawSemantic {
@@ -589,6 +590,7 @@ impl Default for RawSemantic {
             model: None,
             bits: SemanticSettings::default().bits.bits(),
             item_memory: false,
+            windows: crate::semantic::Windows::default(),
         }
     }
 }
@@ -596,15 +598,19 @@ impl Default for RawSemantic {
 /// Semantic recall settings of a profile (`[semantic]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SemanticSettings {
-    /// A static embedding model directory in model2vec format (`tokenizer.json`,
-    /// `model.safetensors`); `None`: only caller-supplied embeddings are semantic. A relative
-    /// path is read from the working directory.
+    /// A local embedding model directory: a static model (model2vec) or a sentence model
+    /// (BERT family, sentence-transformers layout, `--features sentence`); `None`: only
+    /// caller-supplied embeddings are semantic. A relative path is read from the working
+    /// directory.
     pub model: Option<PathBuf>,
     /// Bits of the sign projection every embedding is stored as.
     pub bits: Dim,
     /// Whether the model is also the HDC text encoder's item memory for words (each word's
     /// hypervector the sign projection of its embedding instead of a random vector).
     pub item_memory: bool,
+    /// How a sentence model reads a text longer than its window: every window averaged,
+    /// or the first only.
+    pub windows: crate::semantic::Windows,
 }
 
 impl Default for SemanticSettings {
@@ -613,6 +619,7 @@ impl Default for SemanticSettings {
             model: None,
             bits: Dim::new(8192).expect("a multiple of 64"),
             item_memory: false,
+            windows: crate::semantic::Windows::default(),
         }
     }
 }
@@ -1275,6 +1282,7 @@ impl Profile {
             semantic: SemanticSettings {
                 model: raw.semantic.model,
                 item_memory: raw.semantic.item_memory,
+                windows: raw.semantic.windows,
                 bits: Dim::new(raw.semantic.bits).map_err(|e| {
                     invalid(
                         "semantic.bits",

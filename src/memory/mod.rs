@@ -582,7 +582,9 @@ impl Memory {
         }
         let cognition = Arc::new(cognition);
         let model = match &profile.semantic.model {
-            Some(dir) => Some(crate::semantic::Model::load(dir)?),
+            Some(dir) => {
+                Some(crate::semantic::Model::load(dir)?.with_windows(profile.semantic.windows))
+            }
             None => None,
         };
         Ok(Self {

@@ -30,10 +30,22 @@ use hdv::{Dim, Hypervector};
 
 pub use model::{ModelError, StaticModel, WordPiece};
 #[cfg(feature = "sentence")]
-pub use sentence::{SentenceModel, Windows};
+pub use sentence::SentenceModel;
 
 /// Seed of the projection hyperplanes (mixed with the input dimension).
 pub const PROJECTION_SEED: u64 = 0x5E4A_17C0_DE00_0001;
+
+/// How a text longer than one window is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Windows {
+    /// Every window (up to `sentence::MAX_WINDOWS` (16)), their normalized embeddings averaged.
+    #[default]
+    Mean,
+    /// The first window only: the text truncated at the model's window, as
+    /// sentence-transformers reads it.
+    First,
+}
 
 /// A local embedding model, of the kind its directory holds.
 #[derive(Debug)]
@@ -71,6 +83,20 @@ impl Model {
             Self::Static(m) => m.dim(),
             #[cfg(feature = "sentence")]
             Self::Sentence(m) => m.dim(),
+        }
+    }
+
+    /// The model reading long texts as `windows` says (a sentence model; a static model
+    /// reads every token of a text anyway).
+    #[must_use]
+    pub fn with_windows(self, windows: Windows) -> Self {
+        match self {
+            #[cfg(feature = "sentence")]
+            Self::Sentence(m) => Self::Sentence(m.with_windows(windows)),
+            other => {
+                let _ = windows;
+                other
+            }
         }
     }
 

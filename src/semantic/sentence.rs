@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 
+use super::Windows;
 use super::model::{ModelError, WordPiece, model_error};
 
 /// Windows embedded per text; the rest of a longer text is not read.
@@ -31,18 +32,6 @@ pub const MAX_WINDOWS: usize = 16;
 const BATCH_TOKENS: usize = 4096;
 /// Rows per parallel slice of a matrix product.
 const ROWS_PER_TASK: usize = 64;
-
-/// How a text longer than one window is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Windows {
-    /// Every window (up to [`MAX_WINDOWS`]), their normalized embeddings averaged.
-    #[default]
-    Mean,
-    /// The first window only: the text truncated at the model's window, as
-    /// sentence-transformers reads it.
-    First,
-}
 
 /// How a window's token states become one vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
