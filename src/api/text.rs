@@ -219,8 +219,16 @@ pub fn render(response: &Response) -> String {
             stats
                 .iter()
                 .map(|s| {
+                    let backlog = if s.embedding_backlog > 0 {
+                        format!(
+                            ", {} waiting for the sentence model",
+                            s.embedding_backlog
+                        )
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "{}: {} events, {} vectors ({} hot copies, {} warm, {} cold), {} active beliefs, {} standing directives",
+                        "{}: {} events, {} vectors ({} hot copies, {} warm, {} cold), {} active beliefs, {} standing directives{backlog}",
                         s.project,
                         s.events,
                         s.vectors,
