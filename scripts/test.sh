@@ -30,6 +30,26 @@ cargo test --workspace
 echo "== cargo test -p hypermem-hdv with HDV_KERNEL=scalar"
 HDV_KERNEL=scalar cargo test -p hypermem-hdv
 
+# --- The Python package (python/): its wheel, built here, in a venv; then pytest and the
+# examples as the README runs them. maturin, numpy and pytest come from PyPI.
+echo "== Python package: wheel into target/python-venv, pytest python/tests, python/examples"
+py_venv=target/python-venv
+[ -x "$py_venv/bin/python" ] || python3 -m venv "$py_venv"
+if ! "$py_venv/bin/python" -c "import maturin, numpy, pytest" 2>/dev/null; then
+  "$py_venv/bin/pip" install -q "maturin>=1.8,<2" numpy pytest || {
+    echo "!! could not install maturin, numpy and pytest from PyPI: the Python suite cannot run"
+    exit 1
+  }
+fi
+rm -rf target/python-wheel
+"$py_venv/bin/maturin" build -q -m python/Cargo.toml -o target/python-wheel
+"$py_venv/bin/pip" install -q --force-reinstall --no-deps target/python-wheel/hypermem-*.whl
+# From the repository root, so `import hypermem` is the installed wheel, not python/hypermem.
+"$py_venv/bin/python" -m pytest -q python/tests
+for example in python/examples/*.py; do
+  "$py_venv/bin/python" "$example" >/dev/null
+done
+
 # --- Redis for the standard profile -------------------------------------------------------
 if ! command -v redis-server >/dev/null 2>&1; then
   echo "== installing redis-server (apt-get install -y redis-server)"

@@ -192,6 +192,8 @@ reasons! {
     ChangedTurn = "changed_turn" => Conflict,
     /// The memory was opened as a view.
     ReadOnly = "read_only" => Conflict,
+    /// The memory was closed by its owner (Python's `Memory.close`).
+    Closed = "closed" => Conflict,
     /// The schema needs migrations.
     NeedsMigration = "needs_migration" => Conflict,
     /// The schema is newer than this build.
