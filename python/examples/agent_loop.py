@@ -17,7 +17,7 @@ conversation = [
     ("user", "Budget is 4,000 euros for twelve people."),
     ("user", "Actually, make the budget 4,500 euros: two more people joined."),
 ]
-questions = ["What is the offsite budget?", "Which dietary needs should the caterer know?"]
+questions = ["What is the offsite budget?", "What should the caterer know about Priya?"]
 
 data_dir = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="hypermem-")
 with hypermem.Memory.open(data_dir) as memory:

@@ -18,7 +18,10 @@ use numpy::{PyArray1, PyArray2, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{hdv as hdv_err, invalid};
+use hypermem::Reason;
+use hypermem::api::ApiError;
+
+use crate::errors::{hdv as hdv_err, invalid, refused};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DIM", hdv::DEFAULT_DIM)?;
@@ -99,21 +102,16 @@ impl<'py> Vectors<'py> {
 
     fn same_dim(&self, other: &Vectors<'_>, what: &str) -> PyResult<()> {
         if self.words == other.words {
-            Ok(())
-        } else {
-            Err(hdv_err(hdv::Error::DimensionMismatch {
-                expected: self.words * 64,
-                found: other.words * 64,
-            }))
-            .map_err(|e| {
-                Python::attach(|py| {
-                    let _ = e
-                        .value(py)
-                        .setattr("message", format!("{what}: {}", e.value(py)));
-                });
-                e
-            })
+            return Ok(());
         }
+        Err(refused(ApiError::new(
+            Reason::DimensionMismatch,
+            format!(
+                "{what}: vectors of {} bits against vectors of {} bits",
+                self.words * 64,
+                other.words * 64
+            ),
+        )))
     }
 }
 
@@ -417,7 +415,11 @@ impl PyTextEncoder {
     }
 
     /// One text (shape `(D/64,)`), or a list of texts (shape `(n, D/64)`).
-    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (texts, single) = texts(text)?;
         let data = py
             .detach(|| {
@@ -466,7 +468,11 @@ impl PyNgramEncoder {
 
     /// One text (shape `(D/64,)`), or a list of texts (shape `(n, D/64)`). A text shorter
     /// than `n` characters is refused (`empty_bundle`).
-    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (texts, single) = texts(text)?;
         let data = py
             .detach(|| {

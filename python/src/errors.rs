@@ -109,7 +109,9 @@ pub(crate) fn invalid(message: impl Into<String>) -> PyErr {
 /// bundle, words that are not whole vectors) is, here, the caller's argument.
 pub(crate) fn hdv(e: hdv::Error) -> PyErr {
     match e {
-        hdv::Error::EmptyBundle => invalid("nothing to bundle: no vector, or no feature in the text"),
+        hdv::Error::EmptyBundle => {
+            invalid("nothing to bundle: no vector, or no feature in the text")
+        }
         hdv::Error::RaggedBlock { .. } => invalid(e.to_string()),
         e => refused(ApiError::from(hypermem::Error::from(e))),
     }
