@@ -3,7 +3,8 @@
 //! being bit `i % 64` of word `i / 64`, as `hdv` stores them.
 //!
 //! No copy in: an argument array that is C-contiguous `uint64` is read where it lies
-//! ([`words_address`] shows it). No copy out: results are built in `Vec`s the engine
+//! ([`words_address`] shows it), as is any object exposing the buffer protocol with 64-bit
+//! unsigned items (viewed through `numpy.asarray`). No copy out: results are built in `Vec`s the engine
 //! allocates and handed to NumPy as the array's buffer. Every kernel runs with the GIL
 //! released.
 
@@ -57,12 +58,21 @@ struct Vectors<'py> {
 impl<'py> Vectors<'py> {
     /// `obj` as vectors; `name` names it in a refusal.
     fn read(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
-        let array = obj.extract::<PyReadonlyArrayDyn<'py, u64>>().map_err(|_| {
-            invalid(format!(
-                "{name}: expected a NumPy uint64 array of shape (n, D/64) or (D/64,), got {}",
-                describe(obj)
-            ))
-        })?;
+        // A NumPy array as it is; any other object through `numpy.asarray`, which views
+        // a buffer-protocol object of 64-bit unsigned items (a `memoryview`, an
+        // `array.array('Q')`) without copying it.
+        let array = obj
+            .extract::<PyReadonlyArrayDyn<'py, u64>>()
+            .or_else(|_| {
+                let viewed = obj.py().import("numpy")?.call_method1("asarray", (obj,))?;
+                viewed.extract::<PyReadonlyArrayDyn<'py, u64>>()
+            })
+            .map_err(|_| {
+                invalid(format!(
+                    "{name}: expected uint64 vectors of shape (n, D/64) or (D/64,) (a NumPy array or a buffer of 64-bit unsigned items), got {}",
+                    describe(obj)
+                ))
+            })?;
         let shape = array.shape().to_vec();
         let (rows, words, single) = match shape.as_slice() {
             [w] => (1, *w, true),

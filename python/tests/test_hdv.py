@@ -39,6 +39,14 @@ def test_arguments_are_read_in_place():
     assert hdv.words_address(block) == block.ctypes.data
     row = block[10]
     assert hdv.words_address(row) == block.ctypes.data + 10 * W * 8
+    # Any buffer of 64-bit unsigned items is read in place too.
+    view = memoryview(block)
+    assert hdv.words_address(view) == block.ctypes.data
+    assert np.array_equal(hdv.top_k(view, row, k=1)[0], [10])
+    import array
+
+    words = array.array("Q", block[0].tolist())
+    assert hdv.hamming(words, block[0]) == 0
     ints = np.zeros((2, W), dtype=np.int64)
     with pytest.raises(hypermem.InvalidInput) as refused:
         hdv.words_address(ints)

@@ -94,19 +94,25 @@ impl NgramEncoder {
             return 0;
         }
         if let Some(arena) = &mut self.arena {
+            // One lookup per symbol; a new symbol's permuted vectors join the arena.
+            let mut rows: Vec<[u32; 3]> = Vec::with_capacity(symbols.len());
             for s in symbols {
-                if !self.slots.contains_key(*s) {
-                    let v = self.items.vector(s);
-                    // Shifts past n are the zero slot: an n-gram of fewer than three
-                    // symbols XORs it in.
-                    let mut row = [0u32; 3];
-                    for (k, slot) in row.iter_mut().enumerate().take(n) {
-                        *slot = arena.push(v.permute(k).words());
+                let row = match self.slots.get(*s) {
+                    Some(row) => *row,
+                    None => {
+                        let v = self.items.vector(s);
+                        // Shifts past n are the zero slot: an n-gram of fewer than three
+                        // symbols XORs it in.
+                        let mut row = [0u32; 3];
+                        for (k, slot) in row.iter_mut().enumerate().take(n) {
+                            *slot = arena.push(v.permute(k).words());
+                        }
+                        self.slots.insert((*s).into(), row);
+                        row
                     }
-                    self.slots.insert((*s).into(), row);
-                }
+                };
+                rows.push(row);
             }
-            let rows: Vec<[u32; 3]> = symbols.iter().map(|s| self.slots[*s]).collect();
             let features: Vec<XorFeature> = rows
                 .windows(n)
                 .map(|w| {
@@ -152,11 +158,11 @@ impl NgramEncoder {
     /// # Panics
     /// As [`add_symbols`](Self::add_symbols).
     pub fn add_chars(&mut self, text: &str, bundler: &mut Bundler) -> usize {
-        let mut buf = Vec::new();
-        for c in text.chars() {
-            buf.push(c.to_string());
-        }
-        let symbols: Vec<&str> = buf.iter().map(String::as_str).collect();
+        // Each character as the slice of `text` it occupies: no string per character.
+        let symbols: Vec<&str> = text
+            .char_indices()
+            .map(|(i, c)| &text[i..i + c.len_utf8()])
+            .collect();
         self.add_symbols(&symbols, bundler)
     }
 }

@@ -194,6 +194,19 @@ fn xor3(a: &Tile, b: &Tile, c: &Tile) -> Tile {
     std::array::from_fn(|i| a[i] ^ b[i] ^ c[i])
 }
 
+/// A full adder on every bit of a tile: `ones` becomes the sum bit of `ones + x + y`; the
+/// carry bit is returned.
+#[inline(always)]
+fn full_add(ones: &mut Tile, x: &Tile, y: &Tile) -> Tile {
+    let mut carry = [0u64; 8];
+    for i in 0..8 {
+        let (o, a, b) = (ones[i], x[i], y[i]);
+        carry[i] = (o & a) | (o & b) | (a & b);
+        ones[i] = o ^ a ^ b;
+    }
+    carry
+}
+
 /// One tile of [`add_xor_body`]: `row` holds that tile of every slot (8 words each).
 #[inline(always)]
 fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
@@ -213,29 +226,26 @@ fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
         let mut ones = [0u64; 8];
         let mut emitted = 0;
         let (carries_in, out) = (&s.carries_in[..carried], &mut s.carries_out);
-        let mut add = |x: &Tile, y: &Tile| {
-            for i in 0..8 {
-                let (o, a, b) = (ones[i], x[i], y[i]);
-                out[emitted][i] = (o & a) | (o & b) | (a & b);
-                ones[i] = o ^ a ^ b;
-            }
-            emitted += 1;
-        };
+        // The adders are written out at each call (no closure): a closure the compiler
+        // leaves out of line loses the caller's target features and its registers.
         let mut pairs = inputs.chunks_exact(2);
         for p in &mut pairs {
-            add(&feature(p[0]), &feature(p[1]));
+            out[emitted] = full_add(&mut ones, &feature(p[0]), &feature(p[1]));
+            emitted += 1;
         }
         // The odd feature goes with the first carry; then the carries in pairs.
         let mut held = pairs.remainder().first().map(|&p| feature(p));
         let mut rest = carries_in;
         if let (Some(x), Some((c, after))) = (held, rest.split_first()) {
-            add(&x, c);
+            out[emitted] = full_add(&mut ones, &x, c);
+            emitted += 1;
             held = None;
             rest = after;
         }
         let mut pairs = rest.chunks_exact(2);
         for p in &mut pairs {
-            add(&p[0], &p[1]);
+            out[emitted] = full_add(&mut ones, &p[0], &p[1]);
+            emitted += 1;
         }
         if let Some(c) = pairs.remainder().first() {
             held = Some(*c);
