@@ -781,6 +781,7 @@ impl TiledArena {
     }
 
     /// XORs slot `slot` into `out` (`words` words).
+    #[inline(always)]
     pub(crate) fn xor_into(&self, slot: u32, out: &mut [u64]) {
         for (t, chunk) in out.chunks_mut(8).enumerate() {
             let block = &self.data[(t * self.cap + slot as usize) * 8..][..chunk.len()];

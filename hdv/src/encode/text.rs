@@ -229,22 +229,8 @@ impl TextEncoder {
         let w = self.dim().words();
         let mut out = vec![0u64; planes * w];
         let mut carry = vec![0u64; w];
-        for gram in grams {
-            // The n-gram's vector, then a ripple-carry add of it to the planes, each a pass
-            // over whole vectors (loops the compiler vectorizes).
-            carry.fill(0);
-            for &s in gram {
-                self.arena.xor_into(s, &mut carry);
-            }
-            for plane in out.chunks_exact_mut(w) {
-                for (p, c) in plane.iter_mut().zip(carry.iter_mut()) {
-                    let next = *p & *c;
-                    *p ^= *c;
-                    *c = next;
-                }
-            }
-            debug_assert!(carry.iter().all(|&c| c == 0), "the planes hold the count");
-        }
+        // Whole-vector passes (compiled for AVX2 where the CPU has it).
+        crate::kernels::votes::count_xors(&self.arena, grams, &mut out, &mut carry);
         for plane in out.chunks_exact(w) {
             self.arena.push(plane);
         }

@@ -114,6 +114,29 @@ dispatch!(add_many(counts: &mut [i16], features: &[u64], weights: &[i16]) => add
 dispatch!(transpose(counts: &[i16], planes: usize, slices: &mut [u64]) => transpose_body);
 dispatch!(add_xor_features(counts: &mut [i16], arena: &TiledArena, features: &[XorFeature], scratch: &mut CarrySaveScratch) => add_xor_body);
 dispatch!(majority_words(counts: &[i16], half: i16, even: bool, out: &mut [u64], coins: &[u64]) => majority_body);
+dispatch!(count_xors(arena: &TiledArena, xors: &[Vec<u32>], planes: &mut [u64], carry: &mut [u64]) => count_xors_body);
+
+/// Adds to the bit planes `planes` (plane-major, `carry.len()` words each) the XOR of the
+/// `arena` slots of each entry of `xors`, one ripple-carry pass per plane: the planes end
+/// up holding, per bit, how many of the XORs set it. `carry` is scratch.
+#[inline(always)]
+fn count_xors_body(arena: &TiledArena, xors: &[Vec<u32>], planes: &mut [u64], carry: &mut [u64]) {
+    let w = carry.len();
+    for slots in xors {
+        carry.fill(0);
+        for &s in slots {
+            arena.xor_into(s, carry);
+        }
+        for plane in planes.chunks_exact_mut(w) {
+            for (p, c) in plane.iter_mut().zip(carry.iter_mut()) {
+                let next = *p & *c;
+                *p ^= *c;
+                *c = next;
+            }
+        }
+        debug_assert!(carry.iter().all(|&c| c == 0), "the planes hold the count");
+    }
+}
 
 /// `counts[64 i + b] += w` for every bit `b` of word `i`.
 #[inline(always)]
