@@ -1148,9 +1148,77 @@ pub fn bundle<V: AsHv>(vectors: &[V], seed: u64) -> Result<Hypervector> {
             found: bad.as_hv().dim().bits(),
         });
     }
+    if vectors.len() <= GROUP {
+        return Ok(small_majority(vectors, first, seed));
+    }
     let mut b = Bundler::new(first);
     b.add_all(vectors);
     b.binarize(seed)
+}
+
+/// [`bundle`] of at most [`GROUP`] vectors: their counts fit the 4-plane group counters, so
+/// the majority is read off those planes against the constant threshold, without stored
+/// planes or the general subtraction of [`Bundler::binarize`]. Ties take the same coins
+/// (word `i` the `i`-th draw of `SeededRng::new(seed)`), so the result is the same vector.
+fn small_majority<V: AsHv>(vectors: &[V], dim: Dim, seed: u64) -> Hypervector {
+    let words = dim.words();
+    let views: Vec<HvRef<'_>> = vectors.iter().map(AsHv::as_hv).collect();
+    let mut c = vec![0u64; 4 * words];
+    group_counters(&views, &mut c, words);
+    let n = views.len();
+    let mut out = vec![0u64; words];
+    threshold_planes(&c, n / 2, &mut out);
+    if n.is_multiple_of(2) {
+        // Ties (count = n / 2) take the coin: equal to the threshold is neither above it
+        // nor below, so count n / 2 is where `out` is clear and `n / 2 - 1 < count`.
+        let mut below = vec![0u64; words];
+        threshold_planes(&c, n / 2 - 1, &mut below);
+        let mut rng = SeededRng::new(seed);
+        for (o, b) in out.iter_mut().zip(&below) {
+            let coin = rng.next_u64();
+            *o |= b & !*o & coin;
+        }
+    }
+    Hypervector::from_words(out).expect("a whole vector")
+}
+
+/// `out[i]` bit `b` set where the 4-plane count (plane-major `c`) of that bit exceeds `h`.
+fn threshold_planes(c: &[u64], h: usize, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was detected at run time.
+        return unsafe { threshold_planes_avx2(c, h, out) };
+    }
+    threshold_planes_portable(c, h, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn threshold_planes_avx2(c: &[u64], h: usize, out: &mut [u64]) {
+    threshold_planes_portable(c, h, out);
+}
+
+#[inline(always)]
+fn threshold_planes_portable(c: &[u64], h: usize, out: &mut [u64]) {
+    let words = out.len();
+    let (c0, rest) = c.split_at(words);
+    let (c1, rest) = rest.split_at(words);
+    let (c2, c3) = rest.split_at(words);
+    // Bits of h broadcast to whole words.
+    let hb = |p: usize| if (h >> p) & 1 == 1 { !0u64 } else { 0 };
+    let (h0, h1, h2, h3) = (hb(0), hb(1), hb(2), hb(3));
+    for i in 0..words {
+        // From the top plane down: above once a plane has 1 where h has 0 with every
+        // higher plane equal.
+        let mut gt = c3[i] & !h3;
+        let mut eq = !(c3[i] ^ h3);
+        gt |= eq & c2[i] & !h2;
+        eq &= !(c2[i] ^ h2);
+        gt |= eq & c1[i] & !h1;
+        eq &= !(c1[i] ^ h1);
+        gt |= eq & c0[i] & !h0;
+        out[i] = gt;
+    }
 }
 
 #[cfg(test)]

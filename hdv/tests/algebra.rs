@@ -309,3 +309,28 @@ proptest! {
         }
     }
 }
+
+/// `bundle` of up to 15 vectors takes a shorter path (the majority read off the group
+/// counters); it must give the vector the general accumulator gives, ties and all.
+#[test]
+fn small_bundles_equal_the_accumulators_majority() {
+    for bits in [64, 1_024, 10_048] {
+        let dim = Dim::new(bits).unwrap();
+        for n in 1..=17 {
+            let vs: Vec<Hypervector> = (0..n)
+                .map(|i| Hypervector::random(dim, 1_000 * n + i))
+                .collect();
+            for seed in [0, 7, 99] {
+                let mut b = Bundler::new(dim);
+                for v in &vs {
+                    b.add(v);
+                }
+                assert_eq!(
+                    bundle(&vs, seed).unwrap(),
+                    b.binarize(seed).unwrap(),
+                    "n = {n}, D = {bits}, seed = {seed}"
+                );
+            }
+        }
+    }
+}

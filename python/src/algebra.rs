@@ -249,10 +249,8 @@ fn bundle<'py>(
     let (x, d) = (v.slice(), v.dim());
     let out = py
         .detach(|| {
-            let block = Block::new(x, d)?;
-            let mut b = Bundler::new(d);
-            b.add_all(block.iter());
-            b.binarize(seed)
+            let views: Vec<HvRef<'_>> = Block::new(x, d)?.iter().collect();
+            hdv::bundle(&views, seed)
         })
         .map_err(hdv_err)?;
     Ok(vectors_out(py, out.into_words(), d.words(), true))
