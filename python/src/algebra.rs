@@ -428,19 +428,32 @@ impl PyTextEncoder {
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (texts, single) = texts(text)?;
-        let data = py
-            .detach(|| {
-                let mut enc = self.encoder.lock().unwrap_or_else(|p| p.into_inner());
-                let mut out = Vec::with_capacity(texts.len() * self.dim.words());
-                for t in &texts {
-                    out.extend_from_slice(enc.encode(t, &UniformWeights)?.words());
-                }
-                Ok(out)
-            })
-            .map_err(hdv_err)?;
-        Ok(vectors_out(py, data, self.dim.words(), single))
+        encode_texts(py, text, self.dim, |t| {
+            let mut enc = self.encoder.lock().unwrap_or_else(|p| p.into_inner());
+            enc.encode(t, &UniformWeights)
+        })
     }
+}
+
+/// One text (a vector) or a list of texts (an `(n, D/64)` array), each through `encode`,
+/// with the GIL released.
+fn encode_texts<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    dim: Dim,
+    encode: impl Fn(&str) -> hdv::Result<Hypervector> + Sync,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (texts, single) = texts(text)?;
+    let data = py
+        .detach(|| {
+            let mut out = Vec::with_capacity(texts.len() * dim.words());
+            for t in &texts {
+                out.extend_from_slice(encode(t)?.words());
+            }
+            Ok(out)
+        })
+        .map_err(hdv_err)?;
+    Ok(vectors_out(py, data, dim.words(), single))
 }
 
 fn texts(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<String>, bool)> {
@@ -475,27 +488,18 @@ impl PyNgramEncoder {
     }
 
     /// One text (shape `(D/64,)`), or a list of texts (shape `(n, D/64)`). A text shorter
-    /// than `n` characters is refused (`empty_bundle`).
+    /// than `n` characters has no n-gram and is refused (`invalid_argument`).
     fn encode<'py>(
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (texts, single) = texts(text)?;
-        let data = py
-            .detach(|| {
-                let mut enc = self.encoder.lock().unwrap_or_else(|p| p.into_inner());
-                let mut out = Vec::with_capacity(texts.len() * self.dim.words());
-                let mut bundler = Bundler::new(self.dim);
-                for t in &texts {
-                    bundler.clear();
-                    enc.add_chars(t, &mut bundler);
-                    out.extend_from_slice(bundler.binarize(self.seed)?.words());
-                }
-                Ok(out)
-            })
-            .map_err(hdv_err)?;
-        Ok(vectors_out(py, data, self.dim.words(), single))
+        encode_texts(py, text, self.dim, |t| {
+            let mut enc = self.encoder.lock().unwrap_or_else(|p| p.into_inner());
+            let mut bundler = Bundler::new(self.dim);
+            enc.add_chars(t, &mut bundler);
+            bundler.binarize(self.seed)
+        })
     }
 }
 

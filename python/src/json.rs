@@ -51,18 +51,11 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<Value> {
         }
         return Ok(Value::Object(map));
     }
-    if let Ok(l) = obj.cast::<PyList>() {
-        return l
-            .iter()
+    if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
+        return obj
+            .try_iter()?
             .enumerate()
-            .map(|(i, v)| from_py(&v, &format!("{field}[{i}]")))
-            .collect();
-    }
-    if let Ok(t) = obj.cast::<PyTuple>() {
-        return t
-            .iter()
-            .enumerate()
-            .map(|(i, v)| from_py(&v, &format!("{field}[{i}]")))
+            .map(|(i, v)| from_py(&v?, &format!("{field}[{i}]")))
             .collect();
     }
     // NumPy arrays and scalars (an embedding as a float32 array).

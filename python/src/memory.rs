@@ -39,16 +39,11 @@ fn operations(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// A profile by name (`lite`, `standard`, `scale`: the bundled ones) or by the path of a
 /// TOML file; `None` is `lite`. Environment overrides apply as for the CLI.
 fn profile(name: Option<&str>) -> Result<Profile, ApiError> {
-    let kind = match name {
-        None | Some("lite") => Some(ProfileKind::Lite),
-        Some("standard") => Some(ProfileKind::Standard),
-        Some("scale") => Some(ProfileKind::Scale),
-        Some(_) => None,
-    };
-    Ok(match (kind, name) {
-        (Some(kind), _) => Profile::builtin(kind)?,
-        (None, Some(path)) => Profile::load(path)?,
-        (None, None) => unreachable!("no name is lite"),
+    Ok(match name {
+        None | Some("lite") => Profile::builtin(ProfileKind::Lite)?,
+        Some("standard") => Profile::builtin(ProfileKind::Standard)?,
+        Some("scale") => Profile::builtin(ProfileKind::Scale)?,
+        Some(path) => Profile::load(path)?,
     }
     .with_env())
 }
