@@ -1,6 +1,7 @@
-//! Bundling n = 3, 11, 101, 1,001 vectors of D = 10,048 bits: bit-sliced counters
-//! (`add_all` and one-by-one `add`) against a byte-per-bit counter loop, each followed by
-//! majority binarization with a seeded coin; and reading all counters back at once
+//! Bundling n = 3, 11, 101, 1,001 vectors of D = 10,048 bits: `hdv::bundle` (counts block
+//! by block in registers) and the bit-sliced accumulator (`add_all` and one-by-one `add`)
+//! against a byte-per-bit counter loop, each followed by majority binarization with a
+//! seeded coin; and reading all counters back at once
 //! against a loop of `counter(i)`.
 //!
 //! `cargo bench --bench bundle`
@@ -8,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hypermem::hdv::{Bundler, Dim, Hypervector, SeededRng};
+use hypermem::hdv::{self, Bundler, Dim, Hypervector, SeededRng};
 
 const DIM: usize = 10_048;
 
@@ -53,7 +54,11 @@ fn bundle(c: &mut Criterion) {
             byte_per_bit(&vectors, dim, 7),
             "same majority, same coin"
         );
+        assert_eq!(hdv::bundle(&vectors, 7).unwrap(), sliced);
         g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("bundle", n), &n, |bench, _| {
+            bench.iter(|| hdv::bundle(black_box(&vectors), 7).unwrap())
+        });
         g.bench_with_input(BenchmarkId::new("bitsliced_add_all", n), &n, |bench, _| {
             bench.iter(|| {
                 let mut b = Bundler::new(dim);

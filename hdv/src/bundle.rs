@@ -1135,7 +1135,9 @@ impl<'a> VoteSink<'a> {
     }
 }
 
-/// Majority bundle of `vectors` (unit weights), ties broken by the coin of `seed`.
+/// Majority bundle of `vectors` (unit weights), ties broken by the coin of `seed`: the
+/// vector [`Bundler::add_all`] then [`Bundler::binarize`] give, computed without stored
+/// counters (see [`column_majority`]).
 ///
 /// # Errors
 /// [`Error::EmptyBundle`] if `vectors` is empty, [`Error::DimensionMismatch`] if the
@@ -1148,76 +1150,144 @@ pub fn bundle<V: AsHv>(vectors: &[V], seed: u64) -> Result<Hypervector> {
             found: bad.as_hv().dim().bits(),
         });
     }
-    if vectors.len() <= GROUP {
-        return Ok(small_majority(vectors, first, seed));
-    }
-    let mut b = Bundler::new(first);
-    b.add_all(vectors);
-    b.binarize(seed)
-}
-
-/// [`bundle`] of at most [`GROUP`] vectors: their counts fit the 4-plane group counters, so
-/// the majority is read off those planes against the constant threshold, without stored
-/// planes or the general subtraction of [`Bundler::binarize`]. Ties take the same coins
-/// (word `i` the `i`-th draw of `SeededRng::new(seed)`), so the result is the same vector.
-fn small_majority<V: AsHv>(vectors: &[V], dim: Dim, seed: u64) -> Hypervector {
-    let words = dim.words();
     let views: Vec<HvRef<'_>> = vectors.iter().map(AsHv::as_hv).collect();
-    let mut c = vec![0u64; 4 * words];
-    group_counters(&views, &mut c, words);
-    let n = views.len();
-    let mut out = vec![0u64; words];
-    threshold_planes(&c, n / 2, &mut out);
-    if n.is_multiple_of(2) {
-        // Ties (count = n / 2) take the coin: equal to the threshold is neither above it
-        // nor below, so count n / 2 is where `out` is clear and `n / 2 - 1 < count`.
-        let mut below = vec![0u64; words];
-        threshold_planes(&c, n / 2 - 1, &mut below);
-        let mut rng = SeededRng::new(seed);
-        for (o, b) in out.iter_mut().zip(&below) {
-            let coin = rng.next_u64();
-            *o |= b & !*o & coin;
-        }
-    }
-    Hypervector::from_words(out).expect("a whole vector")
+    let words = column_majority(&views, first.words(), seed);
+    Ok(Hypervector::from_words(words).expect("a whole vector"))
 }
 
-/// `out[i]` bit `b` set where the 4-plane count (plane-major `c`) of that bit exceeds `h`.
-fn threshold_planes(c: &[u64], h: usize, out: &mut [u64]) {
+/// Words per block of [`column_majority`]: one 512-bit register, two 256-bit ones.
+const BLOCK: usize = 8;
+/// Vectors per pass over the words: 120 vectors of 10,048 bits (150 KB) stay in L2 while
+/// their blocks are read one after the other.
+const CHUNK: usize = 8 * GROUP;
+
+/// The majority words of `views` (unit votes), computed block by block: for each block of
+/// [`BLOCK`] words, the count of every bit over a group of [`GROUP`] vectors is summed in
+/// 4 bit planes held in registers (a half-adder chain per vector), then added into a
+/// bit-sliced count of `max(4, ⌈log2(n + 1)⌉)` planes; the majority is that count compared
+/// with `n / 2` from the top plane down. Ties (an even `n`, a count of exactly `n / 2`) take the
+/// coin of word `i`, the `i`-th draw of `SeededRng::new(seed)`, as [`Bundler::binarize`]
+/// does, so the result is the same vector. Nothing is stored but the bit-sliced counts
+/// (`planes` words per word), and no step depends on the data.
+fn column_majority(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec<u64> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was detected at run time.
-        return unsafe { threshold_planes_avx2(c, h, out) };
+    match width() {
+        // SAFETY: `Avx512` only where the active kernel is AVX-512 (the CPU has AVX-512F).
+        Width::Avx512 => return unsafe { column_majority_avx512(views, words, seed) },
+        // SAFETY: `Avx2` only where the CPU reports AVX2.
+        Width::Avx2 => return unsafe { column_majority_avx2(views, words, seed) },
+        Width::Portable => {}
     }
-    threshold_planes_portable(c, h, out);
+    column_majority_portable(views, words, seed)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn column_majority_avx512(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec<u64> {
+    column_majority_portable(views, words, seed)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn threshold_planes_avx2(c: &[u64], h: usize, out: &mut [u64]) {
-    threshold_planes_portable(c, h, out);
+unsafe fn column_majority_avx2(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec<u64> {
+    column_majority_portable(views, words, seed)
 }
 
 #[inline(always)]
-fn threshold_planes_portable(c: &[u64], h: usize, out: &mut [u64]) {
-    let words = out.len();
-    let (c0, rest) = c.split_at(words);
-    let (c1, rest) = rest.split_at(words);
-    let (c2, c3) = rest.split_at(words);
-    // Bits of h broadcast to whole words.
-    let hb = |p: usize| if (h >> p) & 1 == 1 { !0u64 } else { 0 };
-    let (h0, h1, h2, h3) = (hb(0), hb(1), hb(2), hb(3));
-    for i in 0..words {
-        // From the top plane down: above once a plane has 1 where h has 0 with every
-        // higher plane equal.
-        let mut gt = c3[i] & !h3;
-        let mut eq = !(c3[i] ^ h3);
-        gt |= eq & c2[i] & !h2;
-        eq &= !(c2[i] ^ h2);
-        gt |= eq & c1[i] & !h1;
-        eq &= !(c1[i] ^ h1);
-        gt |= eq & c0[i] & !h0;
-        out[i] = gt;
+fn column_majority_portable(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec<u64> {
+    let n = views.len();
+    // Counts run 0..=n; at least the 4 planes a group's count fills.
+    let planes = ((usize::BITS - n.leading_zeros()) as usize).max(4);
+    let blocks = words.div_ceil(BLOCK);
+    // Block-major: `acc[b * planes + p]` is plane `p` of block `b`'s counts.
+    let mut acc = vec![[0u64; BLOCK]; blocks * planes];
+    for chunk in views.chunks(CHUNK) {
+        for (b, a) in acc.chunks_exact_mut(planes).enumerate() {
+            // A short last block reads the last whole block's worth of words (its lanes
+            // shifted up by `shift`), when the vectors have that many.
+            let start = (b * BLOCK).min(words.saturating_sub(BLOCK));
+            let m = BLOCK.min(words - start);
+            for group in chunk.chunks(GROUP) {
+                if m == BLOCK {
+                    count_block(group, a, |w| w[start..start + BLOCK].try_into().expect("8"));
+                } else {
+                    count_block(group, a, |w| {
+                        let mut x = [0u64; BLOCK];
+                        x[..m].copy_from_slice(&w[start..]);
+                        x
+                    });
+                }
+            }
+        }
+    }
+    // Bit set where count > n / 2: from the top plane down, above once a plane has 1 where
+    // h has 0 with every higher plane equal.
+    let h = n / 2;
+    let ties = n.is_multiple_of(2);
+    let mut rng = SeededRng::new(seed);
+    let mut out = vec![0u64; words];
+    for (b, (o, a)) in out
+        .chunks_mut(BLOCK)
+        .zip(acc.chunks_exact(planes))
+        .enumerate()
+    {
+        let shift = b * BLOCK - (b * BLOCK).min(words.saturating_sub(BLOCK));
+        let mut gt = [0u64; BLOCK];
+        let mut eq = [!0u64; BLOCK];
+        for (p, plane) in a.iter().enumerate().rev() {
+            let hb = if (h >> p) & 1 == 1 { !0u64 } else { 0 };
+            for j in 0..BLOCK {
+                gt[j] |= eq[j] & plane[j] & !hb;
+                eq[j] &= !(plane[j] ^ hb);
+            }
+        }
+        for (j, o) in o.iter_mut().enumerate() {
+            *o = gt[j + shift];
+            if ties {
+                *o |= eq[j + shift] & rng.next_u64();
+            }
+        }
+    }
+    out
+}
+
+/// Adds the count of every bit of one block over `group` (at most [`GROUP`] vectors) into
+/// that block's planes `a` (at least 4, enough for every count), `load` reading the block's
+/// words of a vector. The group's count is a half-adder chain per vector into four named
+/// 4-plane accumulators, so they stay in registers; it is carried into `a` once.
+#[inline(always)]
+fn count_block(group: &[HvRef<'_>], a: &mut [[u64; BLOCK]], load: impl Fn(&[u64]) -> [u64; BLOCK]) {
+    let (mut g0, mut g1, mut g2, mut g3) =
+        ([0u64; BLOCK], [0u64; BLOCK], [0u64; BLOCK], [0u64; BLOCK]);
+    for v in group {
+        let x = load(v.words());
+        for j in 0..BLOCK {
+            let c0 = g0[j] & x[j];
+            g0[j] ^= x[j];
+            let c1 = g1[j] & c0;
+            g1[j] ^= c0;
+            let c2 = g2[j] & c1;
+            g2[j] ^= c1;
+            g3[j] ^= c2;
+        }
+    }
+    let (low, high) = a.split_at_mut(4);
+    let mut carry = [0u64; BLOCK];
+    for (plane, y) in low.iter_mut().zip([&g0, &g1, &g2, &g3]) {
+        for j in 0..BLOCK {
+            let s = plane[j];
+            let t = s ^ y[j];
+            plane[j] = t ^ carry[j];
+            carry[j] = (s & y[j]) | (carry[j] & t);
+        }
+    }
+    // Counts never exceed 2^planes - 1, so the last carry is 0.
+    for plane in high {
+        for j in 0..BLOCK {
+            let s = plane[j];
+            plane[j] = s ^ carry[j];
+            carry[j] &= s;
+        }
     }
 }
 

@@ -310,13 +310,15 @@ proptest! {
     }
 }
 
-/// `bundle` of up to 15 vectors takes a shorter path (the majority read off the group
-/// counters); it must give the vector the general accumulator gives, ties and all.
+/// `bundle` counts block by block in registers, never storing the accumulator's planes; it
+/// must give the vector the general accumulator gives, ties and all, for every size.
 #[test]
-fn small_bundles_equal_the_accumulators_majority() {
-    for bits in [64, 1_024, 10_048] {
+fn bundles_equal_the_accumulators_majority() {
+    // Every count of one group, then sizes around the plane and chunk boundaries.
+    let sizes = (1..=17).chain([31, 32, 63, 64, 100, 101, 119, 120, 121, 255, 256, 257]);
+    for bits in [64, 576, 1_024, 10_048] {
         let dim = Dim::new(bits).unwrap();
-        for n in 1..=17 {
+        for n in sizes.clone() {
             let vs: Vec<Hypervector> = (0..n)
                 .map(|i| Hypervector::random(dim, 1_000 * n + i))
                 .collect();
