@@ -99,6 +99,32 @@ fn block_distances_every_word_count_and_offset() {
     }
 }
 
+/// Every bit different in every pair, over more words than a byte counter may hold before
+/// it is folded (31 chunks of 4 words at 8 a byte): a kernel that folds too late wraps.
+#[test]
+fn maximal_distances_do_not_wrap_byte_counters() {
+    for kernel in kernels() {
+        for w in [124, 128, 157, 256, 1_000] {
+            let (nq, nv) = (7, 3);
+            let queries = vec![u64::MAX; nq * w];
+            let block = vec![0u64; nv * w];
+            let mut out = vec![0u32; nq * nv];
+            kernel.distances_many(&queries, &block, w, &mut out);
+            assert!(
+                out.iter().all(|&d| d as usize == 64 * w),
+                "{kernel} w={w}: {out:?}"
+            );
+            let mut single = vec![0u32; nv];
+            kernel.distances(&queries[..w], &block, &mut single);
+            assert!(
+                single.iter().all(|&d| d as usize == 64 * w),
+                "{kernel} w={w}"
+            );
+            assert_eq!(kernel.hamming(&queries[..w], &block[..w]) as usize, 64 * w);
+        }
+    }
+}
+
 #[test]
 fn all_pairs_distances_every_shape() {
     for kernel in kernels() {

@@ -208,4 +208,5 @@ pub(crate) fn hamming(a: &[u64], b: &[u64]) -> u32 {
     _mm512_reduce_add_epi64(sum) as u32
 }
 
-super::block_kernels!("avx512f,avx512vpopcntdq");
+super::scan_kernel!("avx512f,avx512vpopcntdq");
+super::pairs_kernel!("avx512f,avx512vpopcntdq");

@@ -34,12 +34,10 @@ pub(crate) fn prefetch(p: *const i8) {
     unsafe { _mm_prefetch::<_MM_HINT_T0>(p) }
 }
 
-/// Expands, inside a kernel module that defines `tile::<Q, V>`, `scan_tile::<V>`, `hamming`,
-/// `SCAN_V`,
-/// `TILE_Q` and `TILE_V`, the two block kernels built from them: one query against a block,
-/// and all pairs of a query block against a vector block. Both tiers share this driver so
-/// they differ only in their register tile.
-macro_rules! block_kernels {
+/// Expands, inside a kernel module that defines `scan_tile::<V>`, `hamming` and `SCAN_V`, the
+/// single-query block kernel `distances` built from them, with software prefetch. Both tiers
+/// share this driver so they differ only in their register tile.
+macro_rules! scan_kernel {
     ($features:literal) => {
         /// Distances from `query` to each vector of `block` (`out.len()` vectors of
         /// `query.len()` words).
@@ -73,6 +71,15 @@ macro_rules! block_kernels {
             }
         }
 
+    };
+}
+pub(crate) use scan_kernel;
+
+/// Expands, inside a kernel module that defines `tile::<Q, V>`, `distances`, `TILE_Q` and
+/// `TILE_V`, the all-pairs kernel `distances_many`: register tiles of `TILE_Q` queries by
+/// `TILE_V` vectors, leftovers by narrower tiles and the single-query kernel.
+macro_rules! pairs_kernel {
+    ($features:literal) => {
         /// All-pairs distances between `queries` and `block` (both of `words`-word
         /// vectors), row-major: `out[q * nv + v]`.
         #[target_feature(enable = $features)]
@@ -121,4 +128,4 @@ macro_rules! block_kernels {
         }
     };
 }
-pub(crate) use block_kernels;
+pub(crate) use pairs_kernel;
