@@ -1201,11 +1201,12 @@ fn column_majority_portable(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec
     let blocks = words.div_ceil(BLOCK);
     // Block-major: `acc[b * planes + p]` is plane `p` of block `b`'s counts.
     let mut acc = vec![[0u64; BLOCK]; blocks * planes];
+    // The first word block `b` reads: a short last block reads the last whole block's
+    // worth of words (its lanes shifted up by `b * BLOCK - start`), when there are that many.
+    let start_of = |b: usize| (b * BLOCK).min(words.saturating_sub(BLOCK));
     for chunk in views.chunks(CHUNK) {
         for (b, a) in acc.chunks_exact_mut(planes).enumerate() {
-            // A short last block reads the last whole block's worth of words (its lanes
-            // shifted up by `shift`), when the vectors have that many.
-            let start = (b * BLOCK).min(words.saturating_sub(BLOCK));
+            let start = start_of(b);
             let m = BLOCK.min(words - start);
             for group in chunk.chunks(GROUP) {
                 if m == BLOCK {
@@ -1231,7 +1232,7 @@ fn column_majority_portable(views: &[HvRef<'_>], words: usize, seed: u64) -> Vec
         .zip(acc.chunks_exact(planes))
         .enumerate()
     {
-        let shift = b * BLOCK - (b * BLOCK).min(words.saturating_sub(BLOCK));
+        let shift = b * BLOCK - start_of(b);
         let mut gt = [0u64; BLOCK];
         let mut eq = [!0u64; BLOCK];
         for (p, plane) in a.iter().enumerate().rev() {

@@ -19,14 +19,21 @@ const LOW_NIBBLES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
 /// Vectors per tile in the single-query scan.
 const SCAN_V: usize = 2;
 
+/// The popcount of each nibble value 0..16, in both 128-bit lanes (a `VPSHUFB` table).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn nibble_counts() -> __m256i {
+    _mm256_setr_epi8(
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, //
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+    )
+}
+
 /// Per-byte popcount of `x` (each byte 0..=8).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn popcnt_bytes(x: __m256i) -> __m256i {
-    let lut = _mm256_setr_epi8(
-        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, //
-        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
-    );
+    let lut = nibble_counts();
     let low = _mm256_set1_epi8(0x0f);
     let lo = _mm256_and_si256(x, low);
     let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(x), low);
@@ -203,10 +210,7 @@ unsafe fn nibble_tile<const Q: usize>(
     words: usize,
 ) -> [u32; Q] {
     let zero = _mm256_setzero_si256();
-    let lut = _mm256_setr_epi8(
-        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, //
-        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
-    );
+    let lut = nibble_counts();
     let low = _mm256_set1_epi8(0x0f);
     let mut acc = [zero; Q];
     let mut i = 0;

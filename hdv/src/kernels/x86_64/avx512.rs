@@ -209,4 +209,46 @@ pub(crate) fn hamming(a: &[u64], b: &[u64]) -> u32 {
 }
 
 super::scan_kernel!("avx512f,avx512vpopcntdq");
-super::pairs_kernel!("avx512f,avx512vpopcntdq");
+
+/// All-pairs distances between `queries` and `block` (both of `words`-word
+/// vectors), row-major: `out[q * nv + v]`: register tiles of [`TILE_Q`] queries by
+/// [`TILE_V`] vectors, leftovers by narrower tiles and the single-query kernel.
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+pub(crate) fn distances_many(queries: &[u64], block: &[u64], words: usize, out: &mut [u32]) {
+    let nq = queries.len() / words;
+    let nv = block.len() / words;
+    assert_eq!(out.len(), nq * nv);
+    let (qp, bp) = (queries.as_ptr(), block.as_ptr());
+    // SAFETY: callers pass i < nq, so the pointer stays inside `queries`.
+    let qptr = |i: usize| unsafe { qp.add(i * words) };
+    // SAFETY: callers pass i < nv, so the pointer stays inside `block`.
+    let vptr = |i: usize| unsafe { bp.add(i * words) };
+    let full_q = nq - nq % TILE_Q;
+    let full_v = nv - nv % TILE_V;
+    for q0 in (0..full_q).step_by(TILE_Q) {
+        let qs: [*const u64; TILE_Q] = core::array::from_fn(|j| qptr(q0 + j));
+        for v0 in (0..full_v).step_by(TILE_V) {
+            let vs: [*const u64; TILE_V] = core::array::from_fn(|j| vptr(v0 + j));
+            // SAFETY: all pointers address `words` readable words.
+            let d = unsafe { tile::<TILE_Q, TILE_V>(qs, vs, words) };
+            for (j, row) in d.iter().enumerate() {
+                let at = (q0 + j) * nv + v0;
+                out[at..at + TILE_V].copy_from_slice(row);
+            }
+        }
+        for v in full_v..nv {
+            // SAFETY: all pointers address `words` readable words.
+            let d = unsafe { tile::<TILE_Q, 1>(qs, [vptr(v)], words) };
+            for (j, row) in d.iter().enumerate() {
+                out[(q0 + j) * nv + v] = row[0];
+            }
+        }
+    }
+    for q in full_q..nq {
+        distances(
+            &queries[q * words..(q + 1) * words],
+            block,
+            &mut out[q * nv..(q + 1) * nv],
+        );
+    }
+}
