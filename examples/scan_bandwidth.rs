@@ -8,10 +8,14 @@
 //!
 //! It prints the medians and their ratio; the last line is `ratio <scan GB/s ÷ read GB/s>`.
 //! With `--batch Q` it also reports a batch of Q queries over the first `--batch-n` vectors.
+//! With `--threads T` (T > 1) both the read and the scan are split over T rayon threads
+//! (the read as T × 4 `fold_xor` slices, the scan as `Scan::par_top_k`), so the ratio is the
+//! parallel scan against the parallel read limit of the same run.
 //!
 //! ```sh
 //! cargo run --release --example scan_bandwidth -- --n 1000000 --dim 10048 --reps 7
 //! HDV_KERNEL=avx2 cargo run --release --example scan_bandwidth
+//! cargo run --release --example scan_bandwidth -- --threads 2 --batch 0
 //! ```
 
 use std::hint::black_box;
@@ -27,6 +31,7 @@ struct Args {
     k: usize,
     batch: usize,
     batch_n: usize,
+    threads: usize,
 }
 
 fn parse_args() -> Args {
@@ -37,6 +42,7 @@ fn parse_args() -> Args {
         k: 10,
         batch: 100,
         batch_n: 100_000,
+        threads: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -53,8 +59,10 @@ fn parse_args() -> Args {
             "--k" => args.k = value(),
             "--batch" => args.batch = value(),
             "--batch-n" => args.batch_n = value(),
+            "--threads" => args.threads = value().max(1),
             other => panic!(
-                "unknown flag {other}; flags: --n --dim --reps --k --batch (0 = skip) --batch-n"
+                "unknown flag {other}; flags: --n --dim --reps --k --batch (0 = skip) --batch-n \
+                 --threads"
             ),
         }
     }
@@ -87,22 +95,47 @@ fn main() {
     let block = Block::new(&data, dim).expect("whole vectors");
     let scan = Scan::new(args.k);
     let kernel = hypermem::hdv::kernels::active();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .expect("a thread pool");
+    // The read limit: one pass over the buffer, in as many slices as the scan's tasks.
+    let slice = (data.len() / (args.threads * 4)).max(w);
+    let read_all = || {
+        if args.threads == 1 {
+            kernel.fold_xor(black_box(&data))
+        } else {
+            pool.install(|| {
+                data.par_chunks(slice)
+                    .map(|c| kernel.fold_xor(black_box(c)))
+                    .reduce(|| 0, |a, b| a ^ b)
+            })
+        }
+    };
+    let scan_all = |query: &Hypervector| {
+        if args.threads == 1 {
+            scan.top_k(&block, query)
+        } else {
+            pool.install(|| scan.par_top_k(&block, query))
+        }
+    };
 
     let (mut read, mut single) = (Vec::new(), Vec::new());
     for rep in 0..args.reps {
         let t = Instant::now();
-        black_box(kernel.fold_xor(black_box(&data)));
+        black_box(read_all());
         read.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
 
         let query = Hypervector::random(dim, 1_000_000 + rep as u64);
         let t = Instant::now();
-        let hits = scan.top_k(&block, &query).expect("same dimension");
+        let hits = scan_all(&query).expect("same dimension");
         single.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
         assert_eq!(hits.len(), args.k.min(args.n));
     }
     let (read_gbs, scan_gbs) = (median(read), median(single));
     let per_query = bytes as f64 / (scan_gbs * 1e9);
     println!("kernel {}", hypermem::hdv::kernel_name());
+    println!("threads {}", args.threads);
     println!("vectors {} dim {} bytes {}", args.n, args.dim, bytes);
     println!("read_gbs {read_gbs:.2}");
     println!("scan_gbs {scan_gbs:.2}");
