@@ -855,6 +855,47 @@ impl DenseVotes {
         self.drained = false;
     }
 
+    /// The majority vector of `features` alone (XORs of `arena` slots), ties broken by the
+    /// coins of `seed` as [`Bundler::binarize`] breaks them: the vector that adding them to
+    /// empty counters and binarizing gives, read from each tile's carry-save sum planes
+    /// without writing a counter (the counters are left as they were). `None` where that
+    /// path does not apply: their absolute weights reach the `i16` range (one carry-save
+    /// pass cannot hold them), or the AVX-512 kernels run these votes (they keep their
+    /// measured path).
+    ///
+    /// # Errors
+    /// [`Error::EmptyBundle`] if no feature has a vote.
+    pub(crate) fn majority_of_xor(
+        &mut self,
+        arena: &TiledArena,
+        features: &[XorFeature],
+        seed: u64,
+    ) -> Option<Result<Hypervector>> {
+        let abs: u64 = features.iter().map(|f| f.weight.unsigned_abs()).sum();
+        if self.wide || abs >= i16::MAX as u64 || features.iter().any(|f| f.weight < 0) {
+            return None;
+        }
+        let total: i64 = features.iter().map(|f| f.total).sum();
+        if abs == 0 && total == 0 {
+            return Some(Err(Error::EmptyBundle));
+        }
+        let half = i16::try_from(total.div_euclid(2)).ok()?;
+        let mut out = Hypervector::zeros(self.dim);
+        let mut rng = SeededRng::new(seed);
+        // The coins drawn once per word in order, as the bundler draws them.
+        let coins: Vec<u64> = (0..out.words().len()).map(|_| rng.next_u64()).collect();
+        crate::kernels::votes::majority_of_xor_features(
+            arena,
+            features,
+            half,
+            total.rem_euclid(2) == 0,
+            out.words_mut(),
+            &coins,
+            &mut self.carry_save,
+        );
+        Some(Ok(out))
+    }
+
     /// Whether `weight` more can be added without leaving the `i16` range.
     pub(crate) fn has_room(&self, weight: i64) -> bool {
         self.abs_weight.saturating_add(weight.unsigned_abs()) < i16::MAX as u64

@@ -369,6 +369,34 @@ proptest::proptest! {
             proptest::prop_assert_eq!(fast.binarize(3).unwrap(), slow.binarize(3).unwrap());
         }
     }
+
+    /// `encode` (read from the carry-save sum planes where the votes fit them) gives the
+    /// vector the bit-sliced counters give, ties broken by the text's own seed.
+    #[test]
+    fn encode_equals_the_bit_sliced_majority(
+        picks in proptest::collection::vec(0usize..WORDS.len(), 1..120),
+        weights in proptest::collection::vec(0.0f32..9.0, WORDS.len()),
+        words in 1usize..200,
+        order in proptest::bool::ANY,
+    ) {
+        let dim = Dim::from_words(words).unwrap();
+        let text: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+        let text = text.join(" ");
+        let config = TextConfig {
+            order_weight: if order { 0.5 } else { 0.0 },
+            ..TextConfig::default()
+        };
+        let weight = |t: &str| weight_of(&weights, t);
+        let mut encoder = TextEncoder::new(dim, config);
+        let mut slow = hdv::Bundler::new(dim);
+        encoder.encode_into_bit_sliced(&text, &weight, &mut slow).unwrap();
+        let expected = if slow.is_empty() {
+            Err(hdv::Error::EmptyBundle)
+        } else {
+            slow.binarize(encoder.tie_seed(&text))
+        };
+        proptest::prop_assert_eq!(encoder.encode(&text, &weight), expected);
+    }
 }
 
 #[test]
@@ -388,6 +416,11 @@ fn a_long_heavy_text_encodes_identically_across_dense_overflow() {
         .encode_into_bit_sliced(&text, &heavy, &mut slow)
         .unwrap();
     assert_eq!(fast.to_bytes(), slow.to_bytes());
+    // `encode` takes the counters' path for a text this heavy: the same vector.
+    assert_eq!(
+        encoder.encode(&text, &heavy).unwrap(),
+        slow.binarize(encoder.tie_seed(&text)).unwrap()
+    );
 }
 
 proptest::proptest! {

@@ -5,7 +5,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::bundle::{Bundler, TiledArena, VoteSink, XorFeature};
+use crate::bundle::{Bundler, DenseVotes, TiledArena, VoteSink, XorFeature};
 use crate::encode::ItemMemory;
 use crate::error::{Error, Result};
 use crate::hypervector::{Dim, Hypervector};
@@ -114,7 +114,7 @@ pub struct TextEncoder {
     /// Slots the cache holds before it is cleared (at the start of a text).
     cache_cap: usize,
     /// Dense vote counters (and their scratch) kept between texts.
-    dense: Option<crate::bundle::DenseVotes>,
+    dense: Option<DenseVotes>,
 }
 
 /// Where a word's vectors sit in the encoder's arena: `W(t)` at `slot`, `ρ(W(t))` at
@@ -489,10 +489,22 @@ impl TextEncoder {
         // slices of the normalized text.
         let normalized = Self::normalize(text);
         let tokens = Self::token_slices(&normalized);
-        let mut bundler = Bundler::new(self.dim());
+        let seed = self.seed_of_tokens(&tokens);
+        if self.slots() >= self.cache_cap {
+            self.clear_cache();
+        }
+        let (features, _) = self.features(&tokens, weights);
+        // A text whose votes fit one carry-save pass (any chat turn) is read straight from
+        // its sum planes; a heavier one goes through the counters.
+        let dim = self.dim();
+        let dense = self.dense.get_or_insert_with(|| DenseVotes::new(dim));
+        if let Some(v) = dense.majority_of_xor(&self.arena, &features, seed) {
+            return v;
+        }
+        let mut bundler = Bundler::new(dim);
         let mut sink = VoteSink::reusing(&mut bundler, self.dense.take());
-        self.add_features(&tokens, weights, &mut sink);
-        let (v, dense) = sink.binarize_keeping(self.seed_of_tokens(&tokens));
+        sink.add_xor_features(&self.arena, &features);
+        let (v, dense) = sink.binarize_keeping(seed);
         self.dense = dense;
         v
     }

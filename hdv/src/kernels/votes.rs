@@ -115,6 +115,7 @@ dispatch!(transpose(counts: &[i16], planes: usize, slices: &mut [u64]) => transp
 dispatch!(add_xor_features(counts: &mut [i16], arena: &TiledArena, features: &[XorFeature], scratch: &mut CarrySaveScratch) => add_xor_body);
 dispatch!(majority_words(counts: &[i16], half: i16, even: bool, out: &mut [u64], coins: &[u64]) => majority_body);
 dispatch!(count_xors(arena: &TiledArena, xors: &[Vec<u32>], planes: &mut [u64], carry: &mut [u64]) => count_xors_body);
+dispatch!(majority_of_xor_features(arena: &TiledArena, features: &[XorFeature], half: i16, even: bool, out: &mut [u64], coins: &[u64], scratch: &mut CarrySaveScratch) => majority_xor_body);
 
 /// Adds to the bit planes `planes` (plane-major, `carry.len()` words each) the XOR of the
 /// `arena` slots of each entry of `xors`, one ripple-carry pass per plane: the planes end
@@ -230,9 +231,72 @@ fn full_add(ones: &mut Tile, x: &Tile, y: &Tile) -> Tile {
     carry
 }
 
+/// The majority of `features` alone (XORs of `arena` slots) into `out`: bit `b` set where
+/// their weighted count is above `half`, and where it equals `half` (for an `even` total)
+/// the coin, `coins` holding one per word. The count is compared with `half` on each
+/// tile's carry-save sum planes, from the top plane down, so no counter is written: the
+/// vector [`add_xor_body`] into zeroed counters and then [`majority_body`] give.
+#[inline(always)]
+fn majority_xor_body(
+    arena: &TiledArena,
+    features: &[XorFeature],
+    half: i16,
+    even: bool,
+    out: &mut [u64],
+    coins: &[u64],
+    s: &mut CarrySaveScratch,
+) {
+    let words = out.len();
+    assert_eq!(arena.tiles(), words.div_ceil(8), "an arena of the output's dimension");
+    assert_eq!(coins.len(), words, "one coin per word");
+    assert!(half >= 0, "a non-negative threshold");
+    s.prepare(arena, features);
+    let (data, stride) = (arena.data(), arena.stride());
+    for t in 0..arena.tiles() {
+        let n = (words - 8 * t).min(8);
+        let planes = tile_planes(&data[t * stride * 8..][..stride * 8], s);
+        // Above: a higher plane where the count has a 1 and `half` a 0, all planes above
+        // equal. Equal: every plane so far agrees with `half`.
+        let (mut above, mut equal) = ([0u64; 8], [!0u64; 8]);
+        for (l, plane) in planes.iter().enumerate().rev() {
+            if (half >> l) & 1 == 1 {
+                for i in 0..8 {
+                    equal[i] &= plane[i];
+                }
+            } else {
+                for i in 0..8 {
+                    above[i] |= equal[i] & plane[i];
+                    equal[i] &= !plane[i];
+                }
+            }
+        }
+        for j in 0..n {
+            let tied = if even { equal[j] & coins[8 * t + j] } else { 0 };
+            out[8 * t + j] = above[j] | tied;
+        }
+    }
+}
+
 /// One tile of [`add_xor_body`]: `row` holds that tile of every slot (8 words each).
 #[inline(always)]
 fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
+    let planes = tile_planes(row, s);
+    let n = counts.len() / 64;
+    for (l, plane) in planes.iter().enumerate() {
+        if plane.iter().all(|&w| w == 0) {
+            continue;
+        }
+        let w = 1i16 << l;
+        for (j, &word) in plane.iter().enumerate().take(n) {
+            add_word(&mut counts[64 * j..64 * j + 64], word, w);
+        }
+    }
+}
+
+/// The sum of the prepared features over one tile as bit planes (plane `l` holds bit `l`
+/// of each count): `row` holds that tile of every arena slot (8 words each).
+#[inline(always)]
+fn tile_planes(row: &[u64], s: &mut CarrySaveScratch) -> [Tile; LEVELS] {
     let block = |at: u32| -> &Tile {
         row[at as usize..at as usize + 8]
             .try_into()
@@ -294,14 +358,5 @@ fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
             .all(|c| c.iter().all(|&w| w == 0)),
         "a sum beyond the counters' range"
     );
-    let n = counts.len() / 64;
-    for (l, plane) in planes.iter().enumerate() {
-        if plane.iter().all(|&w| w == 0) {
-            continue;
-        }
-        let w = 1i16 << l;
-        for (j, &word) in plane.iter().enumerate().take(n) {
-            add_word(&mut counts[64 * j..64 * j + 64], word, w);
-        }
-    }
+    planes
 }
