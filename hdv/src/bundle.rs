@@ -858,10 +858,11 @@ impl DenseVotes {
     /// The majority vector of `features` alone (XORs of `arena` slots), ties broken by the
     /// coins of `seed` as [`Bundler::binarize`] breaks them: the vector that adding them to
     /// empty counters and binarizing gives, read from each tile's carry-save sum planes
-    /// without writing a counter (the counters are left as they were). `None` where that
-    /// path does not apply: their absolute weights reach the `i16` range (one carry-save
-    /// pass cannot hold them), or the AVX-512 kernels run these votes (they keep their
-    /// measured path).
+    /// without writing a counter (the counters are left as they were), so a long text needs
+    /// no drain into a [`Bundler`] when its votes pass the `i16` range. `None` where that
+    /// path does not apply: their absolute weights reach `2^24` (the planes it reads), one
+    /// feature's reaches `2^15` (a carry-save input level), or the AVX-512 kernels run these
+    /// votes (they keep their measured path).
     ///
     /// # Errors
     /// [`Error::EmptyBundle`] if no feature has a vote.
@@ -872,14 +873,17 @@ impl DenseVotes {
         seed: u64,
     ) -> Option<Result<Hypervector>> {
         let abs: u64 = features.iter().map(|f| f.weight.unsigned_abs()).sum();
-        if self.wide || abs >= i16::MAX as u64 || features.iter().any(|f| f.weight < 0) {
+        let most = 1u64 << crate::kernels::votes::MAJORITY_LEVELS;
+        let heaviest = 1i64 << (crate::kernels::votes::LEVELS - 1);
+        if self.wide || abs >= most || features.iter().any(|f| !(0..heaviest).contains(&f.weight))
+        {
             return None;
         }
         let total: i64 = features.iter().map(|f| f.total).sum();
         if abs == 0 && total == 0 {
             return Some(Err(Error::EmptyBundle));
         }
-        let half = i16::try_from(total.div_euclid(2)).ok()?;
+        let half = i32::try_from(total.div_euclid(2)).ok()?;
         let mut out = Hypervector::zeros(self.dim);
         let mut rng = SeededRng::new(seed);
         // The coins drawn once per word in order, as the bundler draws them.

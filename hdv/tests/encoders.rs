@@ -400,6 +400,28 @@ proptest::proptest! {
 }
 
 #[test]
+fn a_turn_past_the_i16_range_encodes_as_the_bit_sliced_counters_do() {
+    // 600 tokens at weight 3: about 100,000 votes in all, far past what the `i16`
+    // counters hold, each feature well inside it (the sum planes' path).
+    let mut rng = SeededRng::new(9);
+    let text: Vec<&str> = (0..600)
+        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+        .collect();
+    let text = text.join(" ");
+    let mut encoder = TextEncoder::new(dim(), TextConfig::default());
+    let weight = |_: &str| 3.0;
+    let mut slow = hdv::Bundler::new(dim());
+    encoder
+        .encode_into_bit_sliced(&text, &weight, &mut slow)
+        .unwrap();
+    assert!(slow.total_weight() > i64::from(i16::MAX));
+    assert_eq!(
+        encoder.encode(&text, &weight).unwrap(),
+        slow.binarize(encoder.tie_seed(&text)).unwrap()
+    );
+}
+
+#[test]
 fn a_long_heavy_text_encodes_identically_across_dense_overflow() {
     // 3,000 tokens at weight 8 (128 votes each plus n-grams and pairs): far past the
     // 2^15 a dense counter holds, so the fast path drains into the bundler repeatedly.

@@ -13,7 +13,11 @@
 use crate::bundle::{TiledArena, XorFeature};
 
 /// Counter planes a tile's sums can reach: the caller keeps every counter inside `i16`.
+/// Weights are below `2^(LEVELS - 1)`, so features are inputs to the first `LEVELS` levels.
 pub(crate) const LEVELS: usize = 16;
+
+/// Sum planes a majority read straight from them uses (no counters): sums below `2^24`.
+pub(crate) const MAJORITY_LEVELS: usize = 24;
 
 /// Scratch of the carry-save adders, kept between texts: the features ordered by the bits
 /// of their weights, and the carry vectors passed from one level of the adder to the next.
@@ -115,7 +119,7 @@ dispatch!(transpose(counts: &[i16], planes: usize, slices: &mut [u64]) => transp
 dispatch!(add_xor_features(counts: &mut [i16], arena: &TiledArena, features: &[XorFeature], scratch: &mut CarrySaveScratch) => add_xor_body);
 dispatch!(majority_words(counts: &[i16], half: i16, even: bool, out: &mut [u64], coins: &[u64]) => majority_body);
 dispatch!(count_xors(arena: &TiledArena, xors: &[Vec<u32>], planes: &mut [u64], carry: &mut [u64]) => count_xors_body);
-dispatch!(majority_of_xor_features(arena: &TiledArena, features: &[XorFeature], half: i16, even: bool, out: &mut [u64], coins: &[u64], scratch: &mut CarrySaveScratch) => majority_xor_body);
+dispatch!(majority_of_xor_features(arena: &TiledArena, features: &[XorFeature], half: i32, even: bool, out: &mut [u64], coins: &[u64], scratch: &mut CarrySaveScratch) => majority_xor_body);
 
 /// Adds to the bit planes `planes` (plane-major, `carry.len()` words each) the XOR of the
 /// `arena` slots of each entry of `xors`, one ripple-carry pass per plane: the planes end
@@ -240,7 +244,7 @@ fn full_add(ones: &mut Tile, x: &Tile, y: &Tile) -> Tile {
 fn majority_xor_body(
     arena: &TiledArena,
     features: &[XorFeature],
-    half: i16,
+    half: i32,
     even: bool,
     out: &mut [u64],
     coins: &[u64],
@@ -249,12 +253,15 @@ fn majority_xor_body(
     let words = out.len();
     assert_eq!(arena.tiles(), words.div_ceil(8), "an arena of the output's dimension");
     assert_eq!(coins.len(), words, "one coin per word");
-    assert!(half >= 0, "a non-negative threshold");
+    assert!(
+        (0..1 << MAJORITY_LEVELS).contains(&half),
+        "a threshold within the sum planes"
+    );
     s.prepare(arena, features);
     let (data, stride) = (arena.data(), arena.stride());
     for t in 0..arena.tiles() {
         let n = (words - 8 * t).min(8);
-        let planes = tile_planes(&data[t * stride * 8..][..stride * 8], s);
+        let planes = tile_planes::<MAJORITY_LEVELS>(&data[t * stride * 8..][..stride * 8], s);
         // Above: a higher plane where the count has a 1 and `half` a 0, all planes above
         // equal. Equal: every plane so far agrees with `half`.
         let (mut above, mut equal) = ([0u64; 8], [!0u64; 8]);
@@ -280,7 +287,7 @@ fn majority_xor_body(
 /// One tile of [`add_xor_body`]: `row` holds that tile of every slot (8 words each).
 #[inline(always)]
 fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
-    let planes = tile_planes(row, s);
+    let planes = tile_planes::<LEVELS>(row, s);
     let n = counts.len() / 64;
     for (l, plane) in planes.iter().enumerate() {
         if plane.iter().all(|&w| w == 0) {
@@ -293,20 +300,25 @@ fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
     }
 }
 
-/// The sum of the prepared features over one tile as bit planes (plane `l` holds bit `l`
-/// of each count): `row` holds that tile of every arena slot (8 words each).
+/// The sum of the prepared features over one tile as `L` bit planes (plane `l` holds bit
+/// `l` of each count; the sums must stay below `2^L`): `row` holds that tile of every
+/// arena slot (8 words each). Levels past [`LEVELS`] take only carries.
 #[inline(always)]
-fn tile_planes(row: &[u64], s: &mut CarrySaveScratch) -> [Tile; LEVELS] {
+fn tile_planes<const L: usize>(row: &[u64], s: &mut CarrySaveScratch) -> [Tile; L] {
     let block = |at: u32| -> &Tile {
         row[at as usize..at as usize + 8]
             .try_into()
             .expect("8 words")
     };
     let feature = |[a, b, c]: [u32; 3]| xor3(block(a), block(b), block(c));
-    let mut planes = [[0u64; 8]; LEVELS];
+    let mut planes = [[0u64; 8]; L];
     let mut carried = 0;
     for (l, plane) in planes.iter_mut().enumerate() {
-        let inputs = &s.parts[s.starts[l]..s.starts[l + 1]];
+        let inputs = if l < LEVELS {
+            &s.parts[s.starts[l]..s.starts[l + 1]]
+        } else {
+            &[]
+        };
         if inputs.is_empty() && carried == 0 {
             continue;
         }
