@@ -1,5 +1,6 @@
-//! Encoders: text (IDF-weighted words, character trigrams, order), item memory, levels and
-//! the dense-embedding projector, at D = 8,192.
+//! Encoders: text (IDF-weighted words, character trigrams, order; a 2 KB turn also over a
+//! warm arena of 2,000 words, as during an import), item memory, levels and the
+//! dense-embedding projector, at D = 8,192.
 //!
 //! `cargo bench --bench encode`
 
@@ -45,6 +46,41 @@ fn encode(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(turn.len() as u64));
     g.bench_function("text_2kb_turn", |b| {
         b.iter(|| text.encode(black_box(&turn), &idf).unwrap())
+    });
+
+    // 2 KB turns over a vocabulary of 2,000 words, every word already cached: an arena of
+    // about 12 MB (as an import's), so each text's slots lie far apart in it.
+    let mut rng = SeededRng::new(11);
+    let syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "de"];
+    let vocabulary: Vec<String> = (0..2000)
+        .map(|i: usize| {
+            let (mut w, mut x) = (String::new(), i + 150);
+            while x > 0 {
+                w.push_str(syllables[x % syllables.len()]);
+                x /= syllables.len();
+            }
+            w
+        })
+        .collect();
+    let turns: Vec<String> = (0..64)
+        .map(|_| {
+            let mut t = String::new();
+            while t.len() < 2048 {
+                t.push_str(&vocabulary[rng.below(vocabulary.len() as u64) as usize]);
+                t.push(' ');
+            }
+            t
+        })
+        .collect();
+    let mut wide = TextEncoder::new(dim, TextConfig::default());
+    wide.encode(&vocabulary.join(" "), &idf).unwrap();
+    g.throughput(Throughput::Bytes(2048));
+    let mut next = 0;
+    g.bench_function("text_2kb_turn_large_arena", |b| {
+        b.iter(|| {
+            next = (next + 1) % turns.len();
+            wide.encode(black_box(&turns[next]), &idf).unwrap()
+        })
     });
 
     // The same two texts on the portable bit-sliced path (what CPUs without AVX-512 run).
