@@ -760,10 +760,20 @@ impl TiledArena {
             self.grow();
         }
         let slot = self.len;
-        for (t, chunk) in v.chunks(8).enumerate() {
-            let block = &mut self.data[(t * self.cap + slot) * 8..][..8];
-            block[..chunk.len()].copy_from_slice(chunk);
-            block[chunk.len()..].fill(0);
+        // Whole tiles as fixed-size copies (two register moves each, not a `memcpy` call
+        // per 64 bytes); the last, short tile padded with zeros.
+        let (whole, tail) = v.as_chunks::<8>();
+        for (t, chunk) in whole.iter().enumerate() {
+            let at = (t * self.cap + slot) * 8;
+            let block: &mut [u64; 8] = (&mut self.data[at..at + 8])
+                .try_into()
+                .expect("8 words");
+            *block = *chunk;
+        }
+        if !tail.is_empty() {
+            let block = &mut self.data[(whole.len() * self.cap + slot) * 8..][..8];
+            block[..tail.len()].copy_from_slice(tail);
+            block[tail.len()..].fill(0);
         }
         self.len += 1;
         slot as u32
