@@ -149,8 +149,13 @@ impl Cognition {
                 "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
             )
             .map_err(|e| self.ledger.sql(e))?;
-        let mut put = tx
-            .prepare_cached("INSERT OR REPLACE INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+        // A synapse that exists is updated in place (its key, and so its entry in
+        // `synapses_b`, stays); a new one is inserted.
+        let mut insert = tx
+            .prepare_cached("INSERT INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(|e| self.ledger.sql(e))?;
+        let mut update = tx
+            .prepare_cached("UPDATE synapses SET weight = ?4, updated_at = ?5 WHERE project = ?1 AND a = ?2 AND b = ?3")
             .map_err(|e| self.ledger.sql(e))?;
         for &(x, y) in pairs {
             if x == y {
@@ -164,6 +169,11 @@ impl Cognition {
                 .optional()
                 .map_err(|e| self.ledger.sql(e))?;
             let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
+            let put = if old.is_some() {
+                &mut update
+            } else {
+                &mut insert
+            };
             put.execute(params![
                 project.as_str(),
                 a as i64,
