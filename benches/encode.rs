@@ -51,7 +51,9 @@ fn encode(c: &mut Criterion) {
     // 2 KB turns over a vocabulary of 2,000 words, every word already cached: an arena of
     // about 12 MB (as an import's), so each text's slots lie far apart in it.
     let mut rng = SeededRng::new(11);
-    let syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "de"];
+    let syllables = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "de",
+    ];
     let vocabulary: Vec<String> = (0..2000)
         .map(|i: usize| {
             let (mut w, mut x) = (String::new(), i + 150);

@@ -765,9 +765,7 @@ impl TiledArena {
         let (whole, tail) = v.as_chunks::<8>();
         for (t, chunk) in whole.iter().enumerate() {
             let at = (t * self.cap + slot) * 8;
-            let block: &mut [u64; 8] = (&mut self.data[at..at + 8])
-                .try_into()
-                .expect("8 words");
+            let block: &mut [u64; 8] = (&mut self.data[at..at + 8]).try_into().expect("8 words");
             *block = *chunk;
         }
         if !tail.is_empty() {
@@ -885,8 +883,7 @@ impl DenseVotes {
         let abs: u64 = features.iter().map(|f| f.weight.unsigned_abs()).sum();
         let most = 1u64 << crate::kernels::votes::MAJORITY_LEVELS;
         let heaviest = 1i64 << (crate::kernels::votes::LEVELS - 1);
-        if self.wide || abs >= most || features.iter().any(|f| !(0..heaviest).contains(&f.weight))
-        {
+        if self.wide || abs >= most || features.iter().any(|f| !(0..heaviest).contains(&f.weight)) {
             return None;
         }
         let total: i64 = features.iter().map(|f| f.total).sum();

@@ -271,7 +271,11 @@ fn majority_xor_body(
     s: &mut CarrySaveScratch,
 ) {
     let words = out.len();
-    assert_eq!(arena.tiles(), words.div_ceil(8), "an arena of the output's dimension");
+    assert_eq!(
+        arena.tiles(),
+        words.div_ceil(8),
+        "an arena of the output's dimension"
+    );
     assert_eq!(coins.len(), words, "one coin per word");
     assert!(
         (0..1 << MAJORITY_LEVELS).contains(&half),
