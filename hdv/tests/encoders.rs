@@ -303,6 +303,27 @@ fn a_semantic_item_memory_makes_synonyms_shared_features() {
 
 /// The weight a generated test gives token `t`: `weights[i]` for the `i`-th of [`WORDS`],
 /// 1 for any other token.
+/// A generated case: the dimension of `words` words, the text of `picks` (indexes into
+/// [`WORDS`]), and an encoder with or without `order` pairs.
+fn text_case(picks: &[usize], words: usize, order: bool) -> (Dim, String, TextEncoder) {
+    let dim = Dim::from_words(words).unwrap();
+    let text: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+    let config = TextConfig {
+        order_weight: if order { 0.5 } else { 0.0 },
+        ..TextConfig::default()
+    };
+    (dim, text.join(" "), TextEncoder::new(dim, config))
+}
+
+/// `n` words of [`WORDS`] drawn with `seed`, as one text.
+fn random_text(seed: u64, n: usize) -> String {
+    let mut rng = SeededRng::new(seed);
+    let text: Vec<&str> = (0..n)
+        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+        .collect();
+    text.join(" ")
+}
+
 fn weight_of(weights: &[f32], t: &str) -> f32 {
     WORDS
         .iter()
@@ -345,15 +366,8 @@ proptest::proptest! {
         order in proptest::bool::ANY,
         prefill in proptest::bool::ANY,
     ) {
-        let dim = Dim::from_words(words).unwrap();
-        let text: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
-        let text = text.join(" ");
-        let config = TextConfig {
-            order_weight: if order { 0.5 } else { 0.0 },
-            ..TextConfig::default()
-        };
+        let (dim, text, mut encoder) = text_case(&picks, words, order);
         let weight = |t: &str| weight_of(&weights, t);
-        let mut encoder = TextEncoder::new(dim, config);
         let (mut fast, mut slow) = (hdv::Bundler::new(dim), hdv::Bundler::new(dim));
         if prefill {
             // Counters that already hold votes, as an open episode's do.
@@ -379,15 +393,8 @@ proptest::proptest! {
         words in 1usize..200,
         order in proptest::bool::ANY,
     ) {
-        let dim = Dim::from_words(words).unwrap();
-        let text: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
-        let text = text.join(" ");
-        let config = TextConfig {
-            order_weight: if order { 0.5 } else { 0.0 },
-            ..TextConfig::default()
-        };
+        let (dim, text, mut encoder) = text_case(&picks, words, order);
         let weight = |t: &str| weight_of(&weights, t);
-        let mut encoder = TextEncoder::new(dim, config);
         let mut slow = hdv::Bundler::new(dim);
         encoder.encode_into_bit_sliced(&text, &weight, &mut slow).unwrap();
         let expected = if slow.is_empty() {
@@ -403,11 +410,7 @@ proptest::proptest! {
 fn a_turn_past_the_i16_range_encodes_as_the_bit_sliced_counters_do() {
     // 600 tokens at weight 3: about 100,000 votes in all, far past what the `i16`
     // counters hold, each feature well inside it (the sum planes' path).
-    let mut rng = SeededRng::new(9);
-    let text: Vec<&str> = (0..600)
-        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
-        .collect();
-    let text = text.join(" ");
+    let text = random_text(9, 600);
     let mut encoder = TextEncoder::new(dim(), TextConfig::default());
     let weight = |_: &str| 3.0;
     let mut slow = hdv::Bundler::new(dim());
@@ -425,11 +428,7 @@ fn a_turn_past_the_i16_range_encodes_as_the_bit_sliced_counters_do() {
 fn a_long_heavy_text_encodes_identically_across_dense_overflow() {
     // 3,000 tokens at weight 8 (128 votes each plus n-grams and pairs): far past the
     // 2^15 a dense counter holds, so the fast path drains into the bundler repeatedly.
-    let mut rng = SeededRng::new(4);
-    let text: Vec<&str> = (0..3000)
-        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
-        .collect();
-    let text = text.join(" ");
+    let text = random_text(4, 3000);
     let mut encoder = TextEncoder::new(dim(), TextConfig::default());
     let heavy = |_: &str| 8.0;
     let (mut fast, mut slow) = (hdv::Bundler::new(dim()), hdv::Bundler::new(dim()));
