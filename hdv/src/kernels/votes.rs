@@ -200,21 +200,70 @@ fn add_xor_body(
     features: &[XorFeature],
     s: &mut CarrySaveScratch,
 ) {
-    let words = counts.len() / 64;
-    assert_eq!(
-        arena.tiles(),
-        words.div_ceil(8),
-        "an arena of the counters' dimension"
-    );
-    s.prepare(arena, features);
-    let (data, stride) = (arena.data(), arena.stride());
-    let row = |t: usize| &data[t * stride * 8..][..stride * 8];
-    for t in 0..arena.tiles() {
-        let n = (words - 8 * t).min(8);
-        if t + 1 < arena.tiles() {
-            prefetch_blocks(row(t + 1), s);
+    let mut tiles = TileSums::new(arena, features, counts.len() / 64, s);
+    while let Some((t, n, planes)) = tiles.next::<LEVELS>(s) {
+        add_planes(&mut counts[512 * t..512 * t + 64 * n], &planes);
+    }
+}
+
+/// The tiles of a prepared feature list, one after another: each tile's index, how many
+/// of its 8 words the vectors have, and the features' sum over it as bit planes
+/// ([`tile_planes`]). The next tile's blocks are prefetched while one is summed. An
+/// iterator with an inlined `next` rather than a closure per tile, so the caller's
+/// consumer stays in its AVX2 compilation.
+struct TileSums<'a> {
+    data: &'a [u64],
+    stride: usize,
+    tiles: usize,
+    words: usize,
+    next: usize,
+}
+
+impl<'a> TileSums<'a> {
+    /// Prepares `features` into `s` for vectors of `words` words.
+    #[inline(always)]
+    fn new(
+        arena: &'a TiledArena,
+        features: &[XorFeature],
+        words: usize,
+        s: &mut CarrySaveScratch,
+    ) -> Self {
+        assert_eq!(
+            arena.tiles(),
+            words.div_ceil(8),
+            "an arena of the vectors' dimension"
+        );
+        s.prepare(arena, features);
+        Self {
+            data: arena.data(),
+            stride: arena.stride(),
+            tiles: arena.tiles(),
+            words,
+            next: 0,
         }
-        add_tile(&mut counts[512 * t..512 * t + 64 * n], row(t), s);
+    }
+
+    #[inline(always)]
+    fn row(&self, t: usize) -> &'a [u64] {
+        &self.data[t * self.stride * 8..][..self.stride * 8]
+    }
+
+    /// The next tile summed into `L` planes, or `None` after the last.
+    #[inline(always)]
+    fn next<const L: usize>(
+        &mut self,
+        s: &mut CarrySaveScratch,
+    ) -> Option<(usize, usize, [Tile; L])> {
+        let t = self.next;
+        if t == self.tiles {
+            return None;
+        }
+        self.next += 1;
+        if self.next < self.tiles {
+            prefetch_blocks(self.row(self.next), s);
+        }
+        let n = (self.words - 8 * t).min(8);
+        Some((t, n, tile_planes::<L>(self.row(t), s)))
     }
 }
 
@@ -236,6 +285,18 @@ fn prefetch_blocks(row: &[u64], s: &CarrySaveScratch) {
 }
 
 type Tile = [u64; 8];
+
+/// One tile of a feature: the XOR of its three parts' blocks in `row`. A function, not a
+/// closure: a closure the compiler leaves out of line runs without the caller's AVX2.
+#[inline(always)]
+fn feature_block(row: &[u64], [a, b, c]: [u32; 3]) -> Tile {
+    let block = |at: u32| -> &Tile {
+        row[at as usize..at as usize + 8]
+            .try_into()
+            .expect("8 words")
+    };
+    xor3(block(a), block(b), block(c))
+}
 
 #[inline(always)]
 fn xor3(a: &Tile, b: &Tile, c: &Tile) -> Tile {
@@ -271,25 +332,13 @@ fn majority_xor_body(
     s: &mut CarrySaveScratch,
 ) {
     let words = out.len();
-    assert_eq!(
-        arena.tiles(),
-        words.div_ceil(8),
-        "an arena of the output's dimension"
-    );
     assert_eq!(coins.len(), words, "one coin per word");
     assert!(
         (0..1 << MAJORITY_LEVELS).contains(&half),
         "a threshold within the sum planes"
     );
-    s.prepare(arena, features);
-    let (data, stride) = (arena.data(), arena.stride());
-    let row = |t: usize| &data[t * stride * 8..][..stride * 8];
-    for t in 0..arena.tiles() {
-        let n = (words - 8 * t).min(8);
-        if t + 1 < arena.tiles() {
-            prefetch_blocks(row(t + 1), s);
-        }
-        let planes = tile_planes::<MAJORITY_LEVELS>(row(t), s);
+    let mut tiles = TileSums::new(arena, features, words, s);
+    while let Some((t, n, planes)) = tiles.next::<MAJORITY_LEVELS>(s) {
         // Above: a higher plane where the count has a 1 and `half` a 0, all planes above
         // equal. Equal: every plane so far agrees with `half`.
         let (mut above, mut equal) = ([0u64; 8], [!0u64; 8]);
@@ -312,10 +361,9 @@ fn majority_xor_body(
     }
 }
 
-/// One tile of [`add_xor_body`]: `row` holds that tile of every slot (8 words each).
+/// Adds one tile's sum planes to its counters (`counts`: 64 per word the tile holds).
 #[inline(always)]
-fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
-    let planes = tile_planes::<LEVELS>(row, s);
+fn add_planes(counts: &mut [i16], planes: &[Tile; LEVELS]) {
     let n = counts.len() / 64;
     for (l, plane) in planes.iter().enumerate() {
         if plane.iter().all(|&w| w == 0) {
@@ -333,12 +381,6 @@ fn add_tile(counts: &mut [i16], row: &[u64], s: &mut CarrySaveScratch) {
 /// arena slot (8 words each). Levels past [`LEVELS`] take only carries.
 #[inline(always)]
 fn tile_planes<const L: usize>(row: &[u64], s: &mut CarrySaveScratch) -> [Tile; L] {
-    let block = |at: u32| -> &Tile {
-        row[at as usize..at as usize + 8]
-            .try_into()
-            .expect("8 words")
-    };
-    let feature = |[a, b, c]: [u32; 3]| xor3(block(a), block(b), block(c));
     let mut planes = [[0u64; 8]; L];
     let mut carried = 0;
     for (l, plane) in planes.iter_mut().enumerate() {
@@ -357,11 +399,15 @@ fn tile_planes<const L: usize>(row: &[u64], s: &mut CarrySaveScratch) -> [Tile; 
         // leaves out of line loses the caller's target features and its registers.
         let mut pairs = inputs.chunks_exact(2);
         for p in &mut pairs {
-            out[emitted] = full_add(&mut ones, &feature(p[0]), &feature(p[1]));
+            out[emitted] = full_add(
+                &mut ones,
+                &feature_block(row, p[0]),
+                &feature_block(row, p[1]),
+            );
             emitted += 1;
         }
         // The odd feature goes with the first carry; then the carries in pairs.
-        let mut held = pairs.remainder().first().map(|&p| feature(p));
+        let mut held = pairs.remainder().first().map(|&p| feature_block(row, p));
         let mut rest = carries_in;
         if let (Some(x), Some((c, after))) = (held, rest.split_first()) {
             out[emitted] = full_add(&mut ones, &x, c);
