@@ -366,15 +366,24 @@ impl TextEncoder {
         weights: &impl TermWeights,
         sink: &mut VoteSink<'_>,
     ) -> usize {
-        if self.slots() >= self.cache_cap {
-            // Bounded caches: a long-lived encoder meets an unbounded vocabulary (names,
-            // numbers, identifiers), and a vector is cheap to derive again from its seed.
-            // Cleared between texts only, so a text's slots stay valid while it is added.
-            self.clear_cache();
-        }
-        let (features, count) = self.features(tokens, weights);
+        let (features, count) = self.features_within_cache(tokens, weights);
         sink.add_xor_features(&self.arena, &features);
         count
+    }
+
+    /// [`features`](Self::features), the caches cleared first when full: a long-lived
+    /// encoder meets an unbounded vocabulary (names, numbers, identifiers), and a vector is
+    /// cheap to derive again from its seed. Cleared between texts only, so a text's slots
+    /// stay valid while it is added.
+    fn features_within_cache<T: AsRef<str>>(
+        &mut self,
+        tokens: &[T],
+        weights: &impl TermWeights,
+    ) -> (Vec<XorFeature>, usize) {
+        if self.slots() >= self.cache_cap {
+            self.clear_cache();
+        }
+        self.features(tokens, weights)
     }
 
     /// The features of `tokens` as XORs of arena slots, and how many features they count
@@ -490,12 +499,9 @@ impl TextEncoder {
         let normalized = Self::normalize(text);
         let tokens = Self::token_slices(&normalized);
         let seed = self.seed_of_tokens(&tokens);
-        if self.slots() >= self.cache_cap {
-            self.clear_cache();
-        }
-        let (features, _) = self.features(&tokens, weights);
-        // A text whose votes fit one carry-save pass (any chat turn) is read straight from
-        // its sum planes; a heavier one goes through the counters.
+        let (features, _) = self.features_within_cache(&tokens, weights);
+        // A text whose votes fit the sum planes (below 2^24 in all, any chat turn) is read
+        // straight from them; a heavier one, or AVX-512, goes through the counters.
         let dim = self.dim();
         let dense = self.dense.get_or_insert_with(|| DenseVotes::new(dim));
         if let Some(v) = dense.majority_of_xor(&self.arena, &features, seed) {
