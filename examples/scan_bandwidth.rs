@@ -44,13 +44,26 @@ fn parse_args() -> Args {
         batch_n: 100_000,
         threads: 1,
     };
+    const USAGE: &str = "usage: scan_bandwidth [--n N] [--dim BITS] [--reps R] [--k K] \
+                         [--batch Q (0 = skip)] [--batch-n N] [--threads T]";
+    // A bad command line prints the usage and exits 2; `--help` prints it and exits 0.
+    let refuse = |why: String| -> ! {
+        eprintln!("scan_bandwidth: {why}\n{USAGE}");
+        std::process::exit(2)
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
         let mut value = || -> usize {
-            let v = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+            let v = it
+                .next()
+                .unwrap_or_else(|| refuse(format!("{flag} needs a value")));
             v.replace('_', "")
                 .parse()
-                .unwrap_or_else(|_| panic!("{flag}: not a number: {v}"))
+                .unwrap_or_else(|_| refuse(format!("{flag}: not a number: {v}")))
         };
         match flag.as_str() {
             "--n" => args.n = value(),
@@ -60,10 +73,7 @@ fn parse_args() -> Args {
             "--batch" => args.batch = value(),
             "--batch-n" => args.batch_n = value(),
             "--threads" => args.threads = value().max(1),
-            other => panic!(
-                "unknown flag {other}; flags: --n --dim --reps --k --batch (0 = skip) --batch-n \
-                 --threads"
-            ),
+            other => refuse(format!("unknown flag {other}")),
         }
     }
     args

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test command (README "Testing"): the whole default (lite) suite, then the hdv suite
-# again with the portable scalar kernel forced, then the standard and scale profiles'
-# suites against a real redis-server (installed from Debian if missing) and a real Qdrant
-# (`$QDRANT_URL` if the user runs one, else ../shared/qdrant/qdrant), each started here on
-# free loopback ports and stopped by pid on exit, then the quick-start example as an
-# end-to-end smoke test. The sentence model's suite runs in the scale build (one compile).
+# again with the portable scalar kernel forced (and with AVX2 on an AVX-512 CPU), then the
+# standard and scale profiles' suites against a real redis-server (installed from Debian
+# if missing) and a real Qdrant (`$QDRANT_URL` if the user runs one, else
+# ../shared/qdrant/qdrant), each started here on free loopback ports and stopped by pid on
+# exit, then the quick-start example as an end-to-end smoke test. The sentence model's
+# suite runs in the scale build (one compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,11 @@ cargo test --workspace
 
 echo "== cargo test -p hypermem-hdv with HDV_KERNEL=scalar"
 HDV_KERNEL=scalar cargo test -p hypermem-hdv
+if grep -q avx512vpopcntdq /proc/cpuinfo 2>/dev/null; then
+  # The auto-detected run above took the AVX-512 copies; the AVX2 ones run here.
+  echo "== cargo test -p hypermem-hdv with HDV_KERNEL=avx2"
+  HDV_KERNEL=avx2 cargo test -p hypermem-hdv
+fi
 
 # --- The Python package (python/): its wheel, built here, in a venv; then pytest and the
 # examples as the README runs them. maturin, numpy and pytest come from PyPI.

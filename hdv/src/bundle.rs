@@ -868,9 +868,9 @@ impl DenseVotes {
     /// empty counters and binarizing gives, read from each tile's carry-save sum planes
     /// without writing a counter (the counters are left as they were), so a long text needs
     /// no drain into a [`Bundler`] when its votes pass the `i16` range. `None` where that
-    /// path does not apply: their absolute weights reach `2^24` (the planes it reads), one
-    /// feature's reaches `2^15` (a carry-save input level), or the AVX-512 kernels run these
-    /// votes (they keep their measured path).
+    /// path does not apply: their absolute weights reach `2^24` (the planes it reads) or one
+    /// feature's reaches `2^15` (a carry-save input level). On AVX-512 too it beats adding
+    /// to counters and reading them (`docs/EXPERIMENTS.md`).
     ///
     /// # Errors
     /// [`Error::EmptyBundle`] if no feature has a vote.
@@ -883,7 +883,7 @@ impl DenseVotes {
         let abs: u64 = features.iter().map(|f| f.weight.unsigned_abs()).sum();
         let most = 1u64 << crate::kernels::votes::MAJORITY_LEVELS;
         let heaviest = 1i64 << (crate::kernels::votes::LEVELS - 1);
-        if self.wide || abs >= most || features.iter().any(|f| !(0..heaviest).contains(&f.weight)) {
+        if abs >= most || features.iter().any(|f| !(0..heaviest).contains(&f.weight)) {
             return None;
         }
         let total: i64 = features.iter().map(|f| f.total).sum();

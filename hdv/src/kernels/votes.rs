@@ -1,6 +1,8 @@
-//! Portable kernels of [`crate::bundle::DenseVotes`] (AVX2 and every other CPU; AVX-512
-//! has its own in `x86_64::votes`): the same exact `i16` counters, from plain `u64` logic
-//! the compiler vectorizes (compiled once more with AVX2 enabled, chosen at run time).
+//! Portable kernels of [`crate::bundle::DenseVotes`]: the same exact `i16` counters (and
+//! a text's majority straight from its sum planes), from plain `u64` logic the compiler
+//! vectorizes, compiled once as is and once each with AVX2 and AVX-512 enabled, chosen at
+//! run time by the process's kernel tier. AVX-512 keeps its own counter kernels in
+//! `x86_64::votes`.
 //!
 //! Features given as XORs of arena slots go through a carry-save adder, one tile of 8
 //! words at a time: a weight is a sum of powers of two, so a feature is one input at each
@@ -81,32 +83,42 @@ impl CarrySaveScratch {
     }
 }
 
-/// Whether the AVX2 copies can run here.
-fn avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+/// The copy of the portable kernels this process runs: the tier of its kernel (detected,
+/// or forced by `HDV_KERNEL`, so forcing `avx2` or `scalar` on a wider CPU runs what a
+/// narrower one runs); AVX-512 only with BW, as [`crate::bundle::DenseVotes`] decides.
+#[cfg(target_arch = "x86_64")]
+fn tier() -> crate::kernels::KernelKind {
+    use crate::kernels::KernelKind;
+    match crate::kernels::try_active().map(|k| k.kind()) {
+        Ok(KernelKind::Avx512) if crate::kernels::x86_64::has_avx512bw() => KernelKind::Avx512,
+        Ok(KernelKind::Avx512 | KernelKind::Avx2) => KernelKind::Avx2,
+        _ => KernelKind::Scalar,
     }
 }
 
-/// Runs `$body` (a call of an `#[inline(always)]` function) compiled with AVX2 where the
-/// CPU has it, else as is.
+/// Runs `$body` (a call of an `#[inline(always)]` function) compiled for this process's
+/// [`tier`]: with AVX-512, with AVX2, or as is. It is plain `u64` logic on tiles of 8
+/// words, which each compiles into whole registers.
 macro_rules! dispatch {
     ($name:ident($($arg:ident: $t:ty),*) $(-> $r:ty)? => $body:ident) => {
         pub(crate) fn $name($($arg: $t),*) $(-> $r)? {
             #[cfg(target_arch = "x86_64")]
             {
+                #[target_feature(enable = "avx512f,avx512bw")]
+                fn widest($($arg: $t),*) $(-> $r)? {
+                    $body($($arg),*)
+                }
                 #[target_feature(enable = "avx2")]
                 fn wide($($arg: $t),*) $(-> $r)? {
                     $body($($arg),*)
                 }
-                if avx2() {
-                    // SAFETY: AVX2 was detected at run time.
-                    return unsafe { wide($($arg),*) };
+                match tier() {
+                    // SAFETY: that tier's kernel runs only where the CPU has AVX-512F and
+                    // BW (checked by `tier`).
+                    crate::kernels::KernelKind::Avx512 => return unsafe { widest($($arg),*) },
+                    // SAFETY: the AVX2 (or AVX-512) kernel runs only where the CPU has AVX2.
+                    crate::kernels::KernelKind::Avx2 => return unsafe { wide($($arg),*) },
+                    crate::kernels::KernelKind::Scalar => {}
                 }
             }
             $body($($arg),*)
