@@ -521,6 +521,50 @@ mod tests {
     }
 
     #[test]
+    fn k1_rises_with_the_turn_length_without_a_jump() {
+        assert_eq!(k1(1.0), K1_SHORT);
+        assert_eq!(k1(SHORT_TURNS), K1_SHORT);
+        assert_eq!(k1(LONG_TURNS), K1);
+        assert_eq!(k1(10_000.0), K1);
+        let mut last = k1(0.0);
+        for step in 1..=2_000 {
+            let next = k1(step as f32 * 0.1);
+            assert!(next >= last, "k1 falls at {} tokens", step as f32 * 0.1);
+            assert!(
+                next - last < 0.01,
+                "k1 jumps at {} tokens",
+                step as f32 * 0.1
+            );
+            last = next;
+        }
+    }
+
+    #[test]
+    fn a_chat_of_short_turns_penalizes_the_fuller_turn_less() {
+        // The same one-occurrence match in a turn three times longer than another: the
+        // longer one's score relative to the shorter one's is higher where turns are
+        // short (k1 0.5) than BM25's usual 1.2 would make it.
+        let docs = [
+            (1, "pottery class"),
+            (2, "pottery class today with the kids again"),
+        ];
+        let p = index(&docs);
+        let hits = p.search(&["pottery".to_owned()], 10);
+        let ratio = hits[1].1 / hits[0].1;
+        let usual = {
+            let (short, long) = (
+                tokens(docs[0].1).len() as f32,
+                tokens(docs[1].1).len() as f32,
+            );
+            let avg = (short + long) / 2.0;
+            let score = |len: f32| (K1 + 1.0) / (1.0 + K1 * len / avg);
+            score(long) / score(short)
+        };
+        assert_eq!(hits[0].0, 1, "the shorter turn still ranks first");
+        assert!(ratio > usual * 1.1, "{ratio} against {usual} with k1 = {K1}");
+    }
+
+    #[test]
     fn reply_context_counts_half_a_token_in_frequency_and_length() {
         let mut p = Postings::default();
         p.add(1, &tokens("dog park today"));
