@@ -561,7 +561,10 @@ mod tests {
             score(long) / score(short)
         };
         assert_eq!(hits[0].0, 1, "the shorter turn still ranks first");
-        assert!(ratio > usual * 1.1, "{ratio} against {usual} with k1 = {K1}");
+        assert!(
+            ratio > usual * 1.1,
+            "{ratio} against {usual} with k1 = {K1}"
+        );
     }
 
     #[test]
