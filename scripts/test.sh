@@ -16,8 +16,10 @@ if [ ! -d ../shared/models/minilm-l6-v2 ]; then
   echo "!! ../shared/models/minilm-l6-v2 is missing: the sentence-model tests that need it SKIP (they say so one by one)"
 fi
 
-# The kernel tiers this CPU runs (and so tests); a missing tier is untested here.
-if grep -q avx512vpopcntdq /proc/cpuinfo 2>/dev/null; then
+# The kernel tiers this CPU runs (and so tests); a missing tier is untested here. Linux
+# lists the flag as `avx512_vpopcntdq`.
+has_avx512() { grep -qE '\bavx512_?vpopcntdq\b' /proc/cpuinfo 2>/dev/null; }
+if has_avx512; then
   echo "== this CPU runs the AVX-512 (VPOPCNTDQ), AVX2 and scalar kernels: all three are tested"
 elif grep -q avx2 /proc/cpuinfo 2>/dev/null; then
   echo "!! this CPU has no AVX-512 VPOPCNTDQ: the AVX-512 kernels are NOT tested here (AVX2 and scalar are)"
@@ -30,7 +32,7 @@ cargo test --workspace
 
 echo "== cargo test -p hypermem-hdv with HDV_KERNEL=scalar"
 HDV_KERNEL=scalar cargo test -p hypermem-hdv
-if grep -q avx512vpopcntdq /proc/cpuinfo 2>/dev/null; then
+if has_avx512; then
   # The auto-detected run above took the AVX-512 copies; the AVX2 ones run here.
   echo "== cargo test -p hypermem-hdv with HDV_KERNEL=avx2"
   HDV_KERNEL=avx2 cargo test -p hypermem-hdv
