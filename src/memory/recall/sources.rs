@@ -18,6 +18,8 @@ use crate::sync::RecoverRw as _;
 /// Candidates each direct source of recall returns to fusion: deep enough that the last
 /// one (normalized to 0) is background, not a near miss. Measured on both development
 /// sets: 200 beat 100 on both (recall@10 +0.002 / 0, MRR +0.003 / +0.003); 400 lost.
+/// Again on all three (nineteenth session, `docs/EXPERIMENTS.md`): 100 lost on LoCoMo and
+/// BEAM-100K, 400 lost 0.016 recall@10 on BEAM-100K while it gained on the other two.
 const SOURCE_DEPTH: usize = 200;
 /// Events the episodic source returns.
 const EPISODE_EVENTS: usize = 50;
