@@ -827,14 +827,12 @@ impl XorFeature {
 
 impl DenseVotes {
     /// Dense votes of dimension `dim`: run by the AVX-512 kernels where this process's
-    /// kernel is AVX-512 (with AVX-512BW), else by the portable ones (compiled for AVX2
-    /// where the CPU has it). Both beat the bit-sliced [`Bundler`]'s walk over every counter
-    /// plane per feature (`docs/EXPERIMENTS.md`).
+    /// kernel is AVX-512 (with AVX-512BW), else by the portable ones (in the copy compiled
+    /// for that tier: `kernels::votes::tier`). Both beat the bit-sliced [`Bundler`]'s walk
+    /// over every counter plane per feature (`docs/EXPERIMENTS.md`).
     pub(crate) fn new(dim: Dim) -> Self {
         #[cfg(target_arch = "x86_64")]
-        let wide = crate::kernels::try_active()
-            .is_ok_and(|k| k.kind() == crate::kernels::KernelKind::Avx512)
-            && crate::kernels::x86_64::has_avx512bw();
+        let wide = crate::kernels::votes::tier() == crate::kernels::KernelKind::Avx512;
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
         Self {

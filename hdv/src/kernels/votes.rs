@@ -83,11 +83,12 @@ impl CarrySaveScratch {
     }
 }
 
-/// The copy of the portable kernels this process runs: the tier of its kernel (detected,
-/// or forced by `HDV_KERNEL`, so forcing `avx2` or `scalar` on a wider CPU runs what a
-/// narrower one runs); AVX-512 only with BW, as [`crate::bundle::DenseVotes`] decides.
+/// The tier the vote kernels run at in this process: that of its kernel (detected, or
+/// forced by `HDV_KERNEL`, so forcing `avx2` or `scalar` on a wider CPU runs what a
+/// narrower one runs), AVX-512 only with BW. It picks the copy of these portable kernels
+/// and whether [`crate::bundle::DenseVotes`] uses the AVX-512 counter kernels.
 #[cfg(target_arch = "x86_64")]
-fn tier() -> crate::kernels::KernelKind {
+pub(crate) fn tier() -> crate::kernels::KernelKind {
     use crate::kernels::KernelKind;
     match crate::kernels::try_active().map(|k| k.kind()) {
         Ok(KernelKind::Avx512) if crate::kernels::x86_64::has_avx512bw() => KernelKind::Avx512,
