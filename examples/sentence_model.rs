@@ -3,6 +3,8 @@
 //! ```text
 //! cargo run --release --features sentence --example sentence_model -- \
 //!     [--model ../shared/models/minilm-l6-v2] [--data ../shared/data] [--turns 300]
+//! cargo run --release --features sentence --example sentence_model -- \
+//!     --pooling beam100k [--conversations N]
 //! ```
 //!
 //! 1. Agreement: `--turns` turns of `beam100k` spread over the set, embedded as
@@ -11,6 +13,14 @@
 //! 2. Throughput on one thread and on all: short chat turns (LoCoMo, "Speaker: text"),
 //!    long turns (beam100k, every window), and single questions (CPU ms per question, as
 //!    recall embeds them). Rates per CPU-second beside wall rates.
+//!
+//! With `--pooling SET` it measures instead how a long turn's windows should make its
+//! vector, by the semantic source alone: every turn of `SET` (the first `--conversations`)
+//! is embedded window by window once, then each question ranks the turns of its own
+//! conversation by cosine with the turn vector made three ways: the first window only
+//! (truncation), the mean of the windows (the engine's default), and the best window (the
+//! highest cosine of any window). Prints recall@10 and MRR of each, overall and for the
+//! questions whose evidence includes a turn of more than one window.
 
 mod common;
 
@@ -82,6 +92,12 @@ fn main() {
     let model_dir =
         PathBuf::from(arg("--model").unwrap_or_else(|| "../shared/models/minilm-l6-v2".into()));
     let data = PathBuf::from(arg("--data").unwrap_or_else(|| "../shared/data".into()));
+    if let Some(set) = arg("--pooling") {
+        let model = SentenceModel::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
+        let conversations = arg("--conversations").map(|v| v.parse().expect("--conversations N"));
+        pooling(&model, &data.join(set), conversations);
+        return;
+    }
     let sample: usize = arg("--turns").map_or(300, |v| v.parse().expect("--turns N"));
     let t0 = Instant::now();
     let model = SentenceModel::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
@@ -205,5 +221,152 @@ fn main() {
                 cpu_total / per.len() as f64
             );
         });
+    }
+}
+
+/// Recall@10 and MRR of the semantic source alone with three ways of pooling a long
+/// turn's windows (see the module's documentation).
+fn pooling(model: &SentenceModel, set: &std::path::Path, conversations: Option<usize>) {
+    let mut all = turns(&set.join("conversations.jsonl"));
+    let kept: Vec<String> = {
+        let mut seen: Vec<String> = Vec::new();
+        for t in &all {
+            if seen.last() != Some(&t.0) {
+                seen.push(t.0.clone());
+            }
+        }
+        seen.truncate(conversations.unwrap_or(usize::MAX));
+        seen
+    };
+    all.retain(|t| kept.contains(&t.0));
+    let texts: Vec<String> = all
+        .iter()
+        .map(|(_, _, s, t)| match s {
+            Some(s) => format!("{s}: {t}"),
+            None => t.clone(),
+        })
+        .collect();
+    let (c0, w0) = (cpu_seconds(), Instant::now());
+    let mut windows: Vec<Vec<Vec<f32>>> = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(64) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        windows.extend(model.embed_windows(&refs));
+    }
+    let count: usize = windows.iter().map(Vec::len).sum();
+    println!(
+        "embedded {} turns ({count} windows) of {} conversations in {:.0} s wall, {:.0} CPU-s",
+        texts.len(),
+        kept.len(),
+        w0.elapsed().as_secs_f64(),
+        cpu_seconds() - c0
+    );
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum::<f64>();
+    let unit = |v: Vec<f32>| {
+        let n = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::EPSILON);
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let mean: Vec<Vec<f32>> = windows
+        .iter()
+        .map(|w| {
+            let mut s = vec![0.0f32; w[0].len()];
+            for v in w {
+                s.iter_mut().zip(v).for_each(|(a, b)| *a += b);
+            }
+            unit(s)
+        })
+        .collect();
+    let questions: Vec<serde_json::Value> = std::fs::read_to_string(set.join("questions.jsonl"))
+        .expect("questions")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|q: &serde_json::Value| {
+            q["conversation_id"]
+                .as_str()
+                .is_some_and(|c| kept.iter().any(|k| k == c))
+                && q["evidence"].as_array().is_some_and(|e| !e.is_empty())
+        })
+        .collect();
+    // The first window counted as much as all the others together, and windows weighted
+    // 1 / (position + 1): a long turn read whole, its opening (where the topic is named)
+    // weighing most.
+    let pooled = |weight: &dyn Fn(usize, usize) -> f32| -> Vec<Vec<f32>> {
+        windows
+            .iter()
+            .map(|w| {
+                let mut s = vec![0.0f32; w[0].len()];
+                for (i, v) in w.iter().enumerate() {
+                    let k = weight(i, w.len());
+                    s.iter_mut().zip(v).for_each(|(a, b)| *a += k * b);
+                }
+                unit(s)
+            })
+            .collect()
+    };
+    let opening = pooled(&|i, n| if i == 0 { (n - 1).max(1) as f32 } else { 1.0 });
+    let decaying = pooled(&|i, _| 1.0 / (i + 1) as f32);
+    let ways: [(&str, &dyn Fn(usize, &[f32]) -> f64); 5] = [
+        ("first window", &|i, q| dot(&windows[i][0], q)),
+        ("mean of windows", &|i, q| dot(&mean[i], q)),
+        ("best window", &|i, q| {
+            windows[i]
+                .iter()
+                .map(|w| dot(w, q))
+                .fold(f64::MIN, f64::max)
+        }),
+        ("first = rest", &|i, q| dot(&opening[i], q)),
+        ("1/(i+1) weights", &|i, q| dot(&decaying[i], q)),
+    ];
+    // (recall@10 sum, MRR sum, questions) overall and over questions with a long evidence turn.
+    let mut totals = [[(0.0f64, 0.0f64, 0usize); 2]; 5];
+    for q in &questions {
+        let conv = q["conversation_id"].as_str().unwrap_or("");
+        let evidence: Vec<String> = q["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned))
+            .collect();
+        let qv = model.embed(q["question"].as_str().unwrap_or(""));
+        let own: Vec<usize> = (0..all.len()).filter(|&i| all[i].0 == conv).collect();
+        let long = own
+            .iter()
+            .any(|&i| windows[i].len() > 1 && evidence.contains(&all[i].1));
+        for (way, (_, score)) in ways.iter().enumerate() {
+            let mut ranked: Vec<(f64, usize)> = own.iter().map(|&i| (score(i, &qv), i)).collect();
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let found = ranked
+                .iter()
+                .take(10)
+                .filter(|(_, i)| evidence.contains(&all[*i].1))
+                .count();
+            let first = ranked
+                .iter()
+                .position(|(_, i)| evidence.contains(&all[*i].1))
+                .map_or(0.0, |r| 1.0 / (r + 1) as f64);
+            let recall = found as f64 / evidence.len() as f64;
+            for (slot, counts) in [true, long].into_iter().enumerate() {
+                if counts {
+                    let t = &mut totals[way][slot];
+                    *t = (t.0 + recall, t.1 + first, t.2 + 1);
+                }
+            }
+        }
+    }
+    for (way, (name, _)) in ways.iter().enumerate() {
+        let [all_q, long_q] = totals[way];
+        println!(
+            "{name:>16}: recall@10 {:.3}, MRR {:.3} over {} questions; with a long evidence turn {:.3} / {:.3} over {}",
+            all_q.0 / all_q.2.max(1) as f64,
+            all_q.1 / all_q.2.max(1) as f64,
+            all_q.2,
+            long_q.0 / long_q.2.max(1) as f64,
+            long_q.1 / long_q.2.max(1) as f64,
+            long_q.2
+        );
     }
 }

@@ -619,3 +619,55 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// `encode_with_ngram_weight` is `encode` on an encoder configured with that n-gram
+    /// weight, bit for bit, and leaves the encoder as it was: a text encoded afterwards
+    /// (its words' slots made during the call) gets the configured encoding.
+    #[test]
+    fn a_per_call_ngram_weight_is_the_configured_encoding_at_that_weight(
+        picks in proptest::collection::vec(0usize..WORDS.len(), 1..60),
+        weights in proptest::collection::vec(0.0f32..9.0, WORDS.len()),
+        words in 1usize..160,
+        ngram_weight in 0.0f32..3.0,
+        order in proptest::bool::ANY,
+    ) {
+        let (dim, text, mut encoder) = text_case(&picks, words, order);
+        let weight = |t: &str| weight_of(&weights, t);
+        let configured = *encoder.config();
+        let mut at_weight = TextEncoder::new(dim, TextConfig { ngram_weight, ..configured });
+        let mut fresh = TextEncoder::new(dim, configured);
+        proptest::prop_assert_eq!(
+            encoder.encode_with_ngram_weight(&text, &weight, ngram_weight),
+            at_weight.encode(&text, &weight)
+        );
+        proptest::prop_assert_eq!(encoder.encode(&text, &weight), fresh.encode(&text, &weight));
+    }
+}
+
+/// A query whose n-grams weigh more is closer to a text that shares its words' stems but
+/// not the words themselves, and no closer to an unrelated one.
+#[test]
+fn heavier_query_ngrams_favour_a_text_with_other_forms_of_its_words() {
+    let mut enc = TextEncoder::new(dim(), TextConfig::default());
+    let inflected = enc
+        .encode("she painted landscapes near harbours", &UniformWeights)
+        .unwrap();
+    let unrelated = enc
+        .encode("the invoice total was wrong", &UniformWeights)
+        .unwrap();
+    let query = |enc: &mut TextEncoder, w: f32| {
+        enc.encode_with_ngram_weight("painting a landscape at the harbour", &UniformWeights, w)
+            .unwrap()
+    };
+    let (light, heavy) = (query(&mut enc, 0.5), query(&mut enc, 1.0));
+    assert!(
+        heavy.similarity(&inflected) > light.similarity(&inflected) + 0.01,
+        "{} vs {}",
+        heavy.similarity(&inflected),
+        light.similarity(&inflected)
+    );
+    assert!((heavy.similarity(&unrelated) - light.similarity(&unrelated)).abs() < 0.03);
+}

@@ -1171,10 +1171,19 @@ impl Memory {
             .collect()
     }
 
-    /// Encodes text with IDF weights of `project`.
-    fn encode_idf(&self, text: &str, idf: &HashMap<String, f32>) -> Option<Hypervector> {
+    /// Encodes a query with IDF weights of its project and its character n-grams at
+    /// `ngram_weight`.
+    fn encode_query(
+        &self,
+        text: &str,
+        idf: &HashMap<String, f32>,
+        ngram_weight: f32,
+    ) -> Option<Hypervector> {
         let weights = |t: &str| idf.get(t).copied().unwrap_or(1.0);
-        self.with_encoder(|e| e.encode(text, &weights).ok())
+        self.with_encoder(|e| {
+            e.encode_with_ngram_weight(text, &weights, ngram_weight)
+                .ok()
+        })
     }
 
     /// Events appended to the ledger whose vectors are missing (an observation interrupted

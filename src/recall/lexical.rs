@@ -35,18 +35,26 @@ pub const SHORT_TURNS: f32 = 60.0;
 pub const LONG_TURNS: f32 = 120.0;
 
 /// BM25's `k1` for an index whose documents average `tokens` tokens: [`K1_SHORT`] for
-/// short turns, [`K1`] for long ones, log-linear between [`SHORT_TURNS`] and
-/// [`LONG_TURNS`].
+/// short turns, [`K1`] for long ones ([`by_turn_length`]).
 pub fn k1(tokens: f32) -> f32 {
+    by_turn_length(tokens, K1_SHORT, K1)
+}
+
+/// A setting that differs between chats of short turns and conversations of long ones:
+/// `short` where the documents average [`SHORT_TURNS`] tokens or fewer, `long` at
+/// [`LONG_TURNS`] and above, and between them moving with the logarithm of the length (no
+/// jump as a project grows from one regime into the other).
+pub fn by_turn_length(tokens: f32, short: f32, long: f32) -> f32 {
     if tokens <= SHORT_TURNS {
-        K1_SHORT
+        short
     } else if tokens >= LONG_TURNS {
-        K1
+        long
     } else {
         let t = (tokens / SHORT_TURNS).ln() / (LONG_TURNS / SHORT_TURNS).ln();
-        K1_SHORT + t * (K1 - K1_SHORT)
+        short + t * (long - short)
     }
 }
+
 /// BM25 length normalization: full (1.0, not FTS5's 0.75). Conversations mix one-line
 /// turns with long replies that restate the question; on both development sets full
 /// normalization helped recall and MRR (`docs/EXPERIMENTS.md`).
@@ -191,6 +199,15 @@ impl Postings {
         self.total_length += u64::from(length);
     }
 
+    /// Tokens per indexed document on average (reply context at half weight; 0 when
+    /// empty).
+    pub fn average_tokens(&self) -> f32 {
+        if self.ids.is_empty() {
+            return 0.0;
+        }
+        self.total_length as f32 / self.ids.len() as f32 / HALVES as f32
+    }
+
     /// Documents indexed.
     pub fn documents(&self) -> u64 {
         self.ids.len() as u64
@@ -294,7 +311,7 @@ impl Postings {
             return Vec::new();
         }
         let avg = self.total_length as f32 / n as f32;
-        let k1 = k1(avg / HALVES as f32);
+        let k1 = k1(self.average_tokens());
         // Per-document accumulators: a buffer of the thread's, kept between calls (a
         // project's worth of f32, zero between calls: only the touched entries are reset).
         let heap = SCORES.with_borrow_mut(|acc| {
@@ -517,6 +534,20 @@ mod tests {
                 Postings::read_from(&mut &bytes[..cut]).is_none(),
                 "cut at {cut}"
             );
+        }
+    }
+
+    #[test]
+    fn a_turn_length_setting_moves_either_way_between_its_ends() {
+        assert_eq!(by_turn_length(0.0, 1.0, 0.5), 1.0);
+        assert_eq!(by_turn_length(SHORT_TURNS, 1.0, 0.5), 1.0);
+        assert_eq!(by_turn_length(LONG_TURNS, 1.0, 0.5), 0.5);
+        assert_eq!(by_turn_length(1e6, 1.0, 0.5), 0.5);
+        let mut last = 1.0;
+        for tokens in (61..120).map(|t| t as f32) {
+            let v = by_turn_length(tokens, 1.0, 0.5);
+            assert!(v <= last && v > 0.5 && last - v < 0.02, "{tokens}: {v}");
+            last = v;
         }
     }
 

@@ -483,14 +483,32 @@ impl SentenceModel {
             .expect("one text, one embedding")
     }
 
-    /// The embeddings of `texts`, in order (one batch of windows per [`BATCH_TOKENS`]).
+    /// The embeddings of `texts`, in order: each the mean of its windows' normalized
+    /// embeddings ([`embed_windows`](Self::embed_windows)), normalized when the model says.
     pub fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        self.embed_windows(texts)
+            .into_iter()
+            .map(|windows| {
+                let mut sum = vec![0.0f32; self.hidden];
+                for w in &windows {
+                    for (s, x) in sum.iter_mut().zip(w) {
+                        *s += x;
+                    }
+                }
+                if self.normalize { normalized(sum) } else { sum }
+            })
+            .collect()
+    }
+
+    /// The normalized embedding of every window of each of `texts` ([`windows`](Self::windows)),
+    /// in order (one forward pass per [`BATCH_TOKENS`] of windows).
+    pub fn embed_windows(&self, texts: &[&str]) -> Vec<Vec<Vec<f32>>> {
         let windows: Vec<(usize, Vec<u32>)> = texts
             .par_iter()
             .enumerate()
             .flat_map_iter(|(i, t)| self.windows(t).into_iter().map(move |w| (i, w)))
             .collect();
-        let mut sums = vec![vec![0.0f32; self.hidden]; texts.len()];
+        let mut embedded: Vec<Vec<Vec<f32>>> = vec![Vec::new(); texts.len()];
         let mut start = 0;
         while start < windows.len() {
             let mut end = start;
@@ -506,16 +524,11 @@ impl SentenceModel {
                 .map(|(_, w)| w.as_slice())
                 .collect();
             for ((text, _), pooled) in windows[start..end].iter().zip(self.forward(&group)) {
-                let pooled = normalized(pooled);
-                for (s, x) in sums[*text].iter_mut().zip(&pooled) {
-                    *s += x;
-                }
+                embedded[*text].push(normalized(pooled));
             }
             start = end;
         }
-        sums.into_iter()
-            .map(|s| if self.normalize { normalized(s) } else { s })
-            .collect()
+        embedded
     }
 
     /// The pooled states of `windows`, one forward pass over all their tokens.

@@ -115,6 +115,9 @@ pub struct TextEncoder {
     cache_cap: usize,
     /// Dense vote counters (and their scratch) kept between texts.
     dense: Option<DenseVotes>,
+    /// The n-gram weight of the text being encoded, when it is not the configured one
+    /// ([`TextEncoder::encode_with_ngram_weight`]); words' slots are made as configured.
+    ngram_weight: Option<f32>,
 }
 
 /// Where a word's vectors sit in the encoder's arena: `W(t)` at `slot`, `ρ(W(t))` at
@@ -142,6 +145,7 @@ impl TextEncoder {
             key: String::new(),
             cache_cap: (ITEM_CACHE_BYTES / dim.bytes()).max(ITEM_CACHE_MIN),
             dense: None,
+            ngram_weight: None,
         }
     }
 
@@ -428,7 +432,8 @@ impl TextEncoder {
                 total: votes,
             });
             count += run.len();
-            let gram_votes = self.votes(self.config.ngram_weight * w) * occurrences;
+            let ngram_weight = self.ngram_weight.unwrap_or(self.config.ngram_weight);
+            let gram_votes = self.votes(ngram_weight * w) * occurrences;
             if gram_votes > 0 && e.grams > 0 {
                 for p in 0..e.planes {
                     out.push(XorFeature {
@@ -487,6 +492,28 @@ impl TextEncoder {
     fn seed_of_tokens(&self, tokens: &[&str]) -> u64 {
         let joined = tokens.join("\u{1f}");
         xxh3_64_with_seed(joined.as_bytes(), self.config.seed)
+    }
+
+    /// The vector of `text` with the caller's term weights and its character n-grams at
+    /// `ngram_weight` (relative to their word) instead of the configured weight: a query
+    /// may weigh sub-word evidence differently from the texts it is compared with. With
+    /// n-grams disabled (`ngram` 0 or a configured weight of 0) it is [`encode`](Self::encode).
+    ///
+    /// # Errors
+    /// [`Error::EmptyBundle`] if the text has no token with a positive weight.
+    pub fn encode_with_ngram_weight(
+        &mut self,
+        text: &str,
+        weights: &impl TermWeights,
+        ngram_weight: f32,
+    ) -> Result<Hypervector> {
+        if self.config.ngram == 0 || self.config.ngram_weight <= 0.0 {
+            return self.encode(text, weights);
+        }
+        self.ngram_weight = Some(ngram_weight.max(0.0));
+        let v = self.encode(text, weights);
+        self.ngram_weight = None;
+        v
     }
 
     /// The vector of `text` with the caller's term weights.
