@@ -309,7 +309,9 @@ fn pooling(model: &SentenceModel, set: &std::path::Path, conversations: Option<u
     };
     let opening = pooled(&|i, n| if i == 0 { (n - 1).max(1) as f32 } else { 1.0 });
     let decaying = pooled(&|i, _| 1.0 / (i + 1) as f32);
-    let ways: [(&str, &dyn Fn(usize, &[f32]) -> f64); 5] = [
+    /// A turn's score for a question: (turn index, question vector) → cosine.
+    type Score<'a> = &'a dyn Fn(usize, &[f32]) -> f64;
+    let ways: [(&str, Score<'_>); 5] = [
         ("first window", &|i, q| dot(&windows[i][0], q)),
         ("mean of windows", &|i, q| dot(&mean[i], q)),
         ("best window", &|i, q| {
