@@ -109,6 +109,33 @@ fn a_verbatim_sentence_and_a_rare_token_come_first() {
     }
     assert!(first(&m, "ORD-88213").contains("ORD-88213"));
     assert!(first(&m, "ORD-88214").contains("ORD-88214"));
+    // A turn with no word (only the HDC vector can find it) in a chat of short turns,
+    // where the query's n-grams weigh more than the stored turns' do.
+    m.observe(say("c", Role::User, "🎉🎉🎉")).unwrap();
+    assert_eq!(first(&m, "🎉🎉🎉"), "🎉🎉🎉");
+}
+
+/// A wordless turn is found again by repeating it: in a project too small to calibrate
+/// its floor (the prior judges), then in the same project grown into a chat of short
+/// turns (a calibrated floor, the query's n-grams weighing more than the turns'), at the
+/// test dimension and at the lite profile's own.
+#[test]
+fn a_wordless_turn_is_found_again_in_a_small_and_in_a_grown_project() {
+    let lite =
+        hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
+            .unwrap();
+    for profile in [profile(), lite] {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::open(&profile, Some(dir.path())).unwrap();
+        m.observe(say("a", Role::User, "deploy the blue build"))
+            .unwrap();
+        m.observe(say("a", Role::User, "🎉🎉🎉")).unwrap();
+        assert_eq!(first(&m, "🎉🎉🎉"), "🎉🎉🎉");
+        for (session, text) in CONVERSATION {
+            m.observe(say(session, Role::User, text)).unwrap();
+        }
+        assert_eq!(first(&m, "🎉🎉🎉"), "🎉🎉🎉");
+    }
 }
 
 #[test]

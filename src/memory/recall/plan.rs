@@ -191,21 +191,23 @@ impl Memory {
         compiled: &'a CompiledQuery,
     ) -> Result<Plan<'a>> {
         let query = compiled.text.as_str();
-        let vector = {
-            let text = cx.text.reading();
-            let idf = self.idf(&text.postings, query);
-            let ngram_weight = lexical::by_turn_length(
-                text.postings.average_tokens(),
-                QUERY_NGRAMS_SHORT.max(self.profile.text.ngram_weight),
-                self.profile.text.ngram_weight,
-            );
-            drop(text);
-            self.encode_query(query, &idf, ngram_weight)
-        };
+        let idf = self.idf(&cx.text.reading().postings, query);
+        let stored = self.profile.text.ngram_weight;
+        let ngram_weight = lexical::by_turn_length(
+            cx.text.reading().postings.average_tokens(),
+            QUERY_NGRAMS_SHORT.max(stored),
+            stored,
+        );
+        let mut vector = self.encode_query(query, &idf, ngram_weight);
         let baseline = match &vector {
             Some(v) => self.baseline(cx.project, &cx.text, v)?,
             None => None,
         };
+        if baseline.is_none() && ngram_weight != stored {
+            // A project too small to sample is judged by the prior, a similarity between
+            // texts encoded alike: a restatement of a memory must reach it.
+            vector = self.encode_query(query, &idf, stored);
+        }
         let text = cx.text.reading();
         let documents = text.postings.documents();
         let (terms, lexical_answers) = lexical_terms(&text, query, baseline.is_some());
