@@ -42,6 +42,7 @@ fn byte_per_bit(vectors: &[Hypervector], dim: Dim, seed: u64) -> Hypervector {
 }
 
 fn bundle(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let dim = Dim::new(DIM).unwrap();
     let mut g = c.benchmark_group("bundle");
     for n in [3usize, 11, 101, 1001] {

@@ -28,6 +28,7 @@ fn topic_vector(words: &ItemMemory, dim: Dim, topic: u64, rng: &mut SeededRng) -
 }
 
 fn cognition(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let quick = std::env::var_os("HDV_BENCH_QUICK").is_some();
     let (episodes, edges) = if quick {
         (1_000, 100_000)

@@ -19,6 +19,7 @@ const SENTENCE: &str = "The deployment pipeline for the billing service runs nig
     integration tests against a staging Postgres database before promoting the build.";
 
 fn encode(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let dim = Dim::default();
     let mut g = c.benchmark_group("encode");
 

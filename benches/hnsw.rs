@@ -159,6 +159,7 @@ fn report_and_bench(c: &mut Criterion, data: &DataSet) {
 }
 
 fn hnsw(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let sets: Vec<DataSet> = match std::env::var_os("HYPERMEM_ANN_DATA") {
         Some(dir) => ["clustered_100000", "random_100000"]
             .iter()

@@ -111,6 +111,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn main() {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     if std::env::args().any(|a| a == "--list") {
         println!("qdrant: report");
         return;

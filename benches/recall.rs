@@ -111,6 +111,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn recall(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let mut profile = Profile::load(Profile::bundled_path(ProfileKind::Lite)).unwrap();
     // HYPERMEM_BENCH_MODEL=<dir>: the same with an embedding model for the semantic
     // source. A static model (model2vec) embeds every observation and query. A sentence

@@ -97,6 +97,7 @@ fn fill(t: &dyn VectorTier, p: &ProjectId, first: u64, vs: &[Hypervector]) {
 }
 
 fn bench(c: &mut Criterion) {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let server = server();
     let dim = Dim::new(DIM).unwrap();
     let p = ProjectId::new("bench").unwrap();

@@ -15,6 +15,7 @@ use hypermem::ledger::{EventKind, Ledger, LedgerConfig, NewEvent, Role};
 use hypermem::store::ProjectId;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| a.parse())

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use hypermem::recall::lexical::{self, Postings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let data = std::path::PathBuf::from(
         std::env::args()
             .nth(1)

@@ -14,6 +14,7 @@ use hypermem::eval::{import, project_of};
 use hypermem::{Memory, Profile, ProfileKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let data = PathBuf::from(
         std::env::args()
             .nth(1)

@@ -72,6 +72,7 @@ fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let n: usize = std::env::args().nth(1).map_or(Ok(100_000), |a| a.parse())?;
     let dir = tempfile::tempdir()?;
     let profile = Profile::builtin(ProfileKind::Lite)?;

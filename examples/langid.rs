@@ -101,6 +101,7 @@ fn windows(text: &str, len: usize) -> Vec<String> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next() else {
         eprintln!(

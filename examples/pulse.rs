@@ -35,6 +35,7 @@ fn word(rng: &mut SeededRng) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let events: usize = std::env::args().nth(1).map_or(Ok(20_000), |a| a.parse())?;
     let dir = tempfile::tempdir()?;
     let profile = Profile::builtin(ProfileKind::Lite)?;

@@ -21,6 +21,7 @@ use hypermem::hdv::encode::{ItemMemory, RecordEncoder};
 use hypermem::hdv::{Dim, Hypervector, Resonator};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let dim = Dim::round_up(10_000)?;
     let symbols = ItemMemory::new(dim, 7);
     let mut records = RecordEncoder::new(dim, 42);

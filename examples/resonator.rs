@@ -31,6 +31,7 @@ const PUBLISHED: &[Published] = &[
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let trials: u64 = std::env::args().nth(1).map_or(Ok(100), |a| a.parse())?;
     println!("{trials} trials per row; k = 0.001 · M^F iterations (at least 100)");
     println!(

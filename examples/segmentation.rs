@@ -13,6 +13,7 @@ use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::{Memory, Profile, ProfileKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let data = std::path::PathBuf::from(
         std::env::args()
             .nth(1)

@@ -83,6 +83,7 @@ impl Arm {
 }
 
 fn main() -> Res<()> {
+    eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
     let mut args = std::env::args().skip(1);
     let data = std::path::PathBuf::from(
         args.next()
