@@ -270,16 +270,6 @@ fn pooling(model: &SentenceModel, set: &std::path::Path, conversations: Option<u
             .max(f32::EPSILON);
         v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
     };
-    let mean: Vec<Vec<f32>> = windows
-        .iter()
-        .map(|w| {
-            let mut s = vec![0.0f32; w[0].len()];
-            for v in w {
-                s.iter_mut().zip(v).for_each(|(a, b)| *a += b);
-            }
-            unit(s)
-        })
-        .collect();
     let questions: Vec<serde_json::Value> = std::fs::read_to_string(set.join("questions.jsonl"))
         .expect("questions")
         .lines()
@@ -291,9 +281,10 @@ fn pooling(model: &SentenceModel, set: &std::path::Path, conversations: Option<u
                 && q["evidence"].as_array().is_some_and(|e| !e.is_empty())
         })
         .collect();
-    // The first window counted as much as all the others together, and windows weighted
-    // 1 / (position + 1): a long turn read whole, its opening (where the topic is named)
-    // weighing most.
+    // A turn's vector as a weighted mean of its windows (weight by position and count):
+    // the plain mean, the first window counted as much as all the others together, and
+    // windows weighted 1 / (position + 1) (a long turn read whole, its opening, where the
+    // topic is named, weighing most).
     let pooled = |weight: &dyn Fn(usize, usize) -> f32| -> Vec<Vec<f32>> {
         windows
             .iter()
@@ -307,6 +298,7 @@ fn pooling(model: &SentenceModel, set: &std::path::Path, conversations: Option<u
             })
             .collect()
     };
+    let mean = pooled(&|_, _| 1.0);
     let opening = pooled(&|i, n| if i == 0 { (n - 1).max(1) as f32 } else { 1.0 });
     let decaying = pooled(&|i, _| 1.0 / (i + 1) as f32);
     /// A turn's score for a question: (turn index, question vector) → cosine.

@@ -191,13 +191,16 @@ impl Memory {
         compiled: &'a CompiledQuery,
     ) -> Result<Plan<'a>> {
         let query = compiled.text.as_str();
-        let idf = self.idf(&cx.text.reading().postings, query);
         let stored = self.profile.text.ngram_weight;
-        let ngram_weight = lexical::by_turn_length(
-            cx.text.reading().postings.average_tokens(),
-            QUERY_NGRAMS_SHORT.max(stored),
-            stored,
-        );
+        let (idf, ngram_weight) = {
+            let text = cx.text.reading();
+            let weight = lexical::by_turn_length(
+                text.postings.average_tokens(),
+                QUERY_NGRAMS_SHORT.max(stored),
+                stored,
+            );
+            (self.idf(&text.postings, query), weight)
+        };
         let mut vector = self.encode_query(query, &idf, ngram_weight);
         let baseline = match &vector {
             Some(v) => self.baseline(cx.project, &cx.text, v)?,
