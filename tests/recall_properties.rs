@@ -239,6 +239,53 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     assert_eq!(hits[0].event.id, march, "without a time, the newer value");
 }
 
+/// A new user's first project: eight short notes in one session, some of them a value and
+/// its later update.
+#[test]
+fn a_small_project_of_notes_answers_questions_about_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let notes = [
+        "The garage code is 1180.",
+        "We had pasta for dinner with the neighbours.",
+        "The back-gate code is now 5521.",
+        "Sofia runs the stand-up at 9:15 every morning.",
+        "My rent in January was 1450 dollars.",
+        "The rent went up; it is now 1600 dollars.",
+        "Sofia moved the stand-up; from now on it is at 10:30.",
+        "I ordered a replacement filter, order number ZX-99817.",
+    ];
+    let ids: Vec<_> = notes
+        .iter()
+        .map(|t| m.observe(say("s", Role::User, t)).unwrap())
+        .collect();
+    let top = |q: &str| {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
+        assert!(!r.items.is_empty(), "{q}: answered by nothing");
+        (r.items[0].event.id, r.items[0].supersedes)
+    };
+    // "time" says how the question asks, and a subject two of eight notes share is not
+    // common: neither makes these questions about something never stored.
+    for q in [
+        "what time is the stand-up?",
+        "when is the stand-up?",
+        "stand-up time",
+    ] {
+        let (first, _) = top(q);
+        assert!(first == ids[3] || first == ids[6], "{q}");
+    }
+    // "when" asks for a time of day as well as a date: the moved stand-up revises it.
+    assert_eq!(top("when is the stand-up?"), (ids[6], Some(ids[3])));
+    // A month the question names picks the statement of that month over a later value.
+    assert_eq!(top("what was the rent in January?").0, ids[4]);
+    assert_eq!(top("how much is the rent now?").0, ids[5]);
+    let r = m
+        .recall_with(&p, &RecallQuery::new("what is the capital of Mongolia?", 5))
+        .unwrap();
+    assert!(r.items.is_empty(), "nothing here is about Mongolia");
+}
+
 #[test]
 fn floor_and_gaps_agree_from_the_first_event() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rusqlite::params;
 
-use super::{COMMON_IDF, Memory};
+use super::{Memory, common};
 use crate::Result;
 use crate::ledger::{EventId, LedgerError};
 use crate::recall::lexical;
@@ -315,9 +315,8 @@ fn topic(postings: &lexical::Postings, contents: &[String]) -> Vec<String> {
                 continue;
             }
             let df = postings.df(&t);
-            let idf = lexical::idf(n, df);
-            if df > 0 && idf >= COMMON_IDF {
-                *score.entry(t).or_default() += idf;
+            if df > 0 && !common(n, df) {
+                *score.entry(t).or_default() += lexical::idf(n, df);
             }
         }
     }

@@ -42,6 +42,16 @@ pub use recall::{RecallItem, RecallQuery, RecallResult};
 const BASELINE_SAMPLE: usize = 64;
 /// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
 const COMMON_IDF: f64 = 1.386;
+/// Events a word can be held by and still tell them apart, however small the project: in
+/// a project of eight events, a subject two of them share (a value and its update) is in a
+/// quarter of them without being common.
+const FEW_EVENTS: u64 = 2;
+
+/// Whether a word `df` of a project's `documents` events hold is common: more than
+/// [`FEW_EVENTS`] hold it and its IDF is under [`COMMON_IDF`] (a quarter of them or more).
+fn common(documents: u64, df: u64) -> bool {
+    df > FEW_EVENTS && crate::recall::lexical::idf(documents, df) < COMMON_IDF
+}
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.

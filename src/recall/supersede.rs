@@ -75,11 +75,14 @@ pub struct Query {
     asked: Vec<Kind>,
     /// The values the question itself states ("note 417", "the 3 PM slot").
     stated: Vec<Value>,
+    /// The months the question names ("the rent in January").
+    months: Vec<&'static str>,
 }
 
 impl Query {
     /// `question` is the query text, `terms` the lexical terms recall searched with.
     pub fn new(question: &str, terms: &[String]) -> Self {
+        let scan = values::scan(question);
         Self {
             terms: terms.iter().map(|t| values::singular(t)).collect(),
             content: terms
@@ -88,23 +91,28 @@ impl Query {
                 .map(|t| values::singular(t))
                 .collect(),
             asked: values::asked_kinds(question),
-            stated: values::scan(question).values,
+            months: values::months(&scan),
+            stated: scan.values,
         }
     }
 
     /// Whether the question names a value `older` states that `newer` does not mention at
-    /// all (neither as a value nor as what it changed): the question is about the older
-    /// statement itself, so a different value later does not answer it better.
+    /// all (neither as a value nor as what it changed), or a month `older` names and
+    /// `newer` does not: the question is about the older statement itself (a time the
+    /// question names selects the value valid then), so a different value later does not
+    /// answer it better.
     fn pins(&self, older: &Candidate, newer: &Candidate) -> bool {
         let same = |a: &Value, b: &Value| a.kind == b.kind && a.value == b.value;
-        self.stated.iter().any(|q| {
-            older.values.iter().any(|v| same(v, q))
-                && !newer
-                    .values
-                    .iter()
-                    .chain(&newer.origins)
-                    .any(|v| same(v, q))
-        })
+        let month = |m: &&str| older.months.contains(m) && !newer.months.contains(m);
+        self.months.iter().any(month)
+            || self.stated.iter().any(|q| {
+                older.values.iter().any(|v| same(v, q))
+                    && !newer
+                        .values
+                        .iter()
+                        .chain(&newer.origins)
+                        .any(|v| same(v, q))
+            })
     }
 }
 
@@ -133,13 +141,17 @@ pub struct Candidate {
     updates: Vec<Value>,
     /// The values it says something was changed from (the `X` of "from X to Y").
     origins: Vec<Value>,
+    /// The months it names.
+    months: Vec<&'static str>,
 }
 
 impl Candidate {
     /// Reads the speaker, values and update statements of `content`, said in `role` by
     /// `agent`.
     pub fn new(id: u64, role: Role, agent: Option<&str>, content: &str, evidence: f64) -> Self {
-        let values::Scan { raw, words, values } = values::scan(content);
+        let scan = values::scan(content);
+        let months = values::months(&scan);
+        let values::Scan { raw, words, values } = scan;
         let after = |v: &Value, word: &str| v.word > 0 && words[v.word - 1] == word;
         let origins: Vec<Value> = values
             .iter()
@@ -207,6 +219,7 @@ impl Candidate {
             predicates,
             updates,
             origins,
+            months,
         }
     }
 
@@ -695,6 +708,45 @@ mod tests {
         assert_eq!(
             reorder(&query("is the locker code still 1234"), &mut r, 0.2),
             [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn a_month_the_question_names_keeps_the_statement_of_that_month_in_place() {
+        let ranked = || {
+            vec![
+                cand(1, "My rent in January was 1450 dollars.", 1.0),
+                cand(6, "The rent went up; it is now 1600 dollars.", 0.8),
+            ]
+        };
+        // Not named: the newer value moves up.
+        let mut r = ranked();
+        assert_eq!(
+            reorder(&query("how much is the rent"), &mut r, 0.2),
+            [(6, 1)]
+        );
+        // Named, in any case: the January statement answers it.
+        for q in ["what was the rent in January?", "rent in january"] {
+            let mut r = ranked();
+            assert!(reorder(&query(q), &mut r, 0.2).is_empty(), "{q}");
+            assert_eq!(ids(&r), [1, 6]);
+        }
+        // A month both statements name pins neither; "may" in lower case is a verb.
+        let mut r = vec![
+            cand(1, "In March the gym fee was $40.", 1.0),
+            cand(6, "Since March the gym fee is now $55.", 0.8),
+        ];
+        assert_eq!(
+            reorder(&query("what was the gym fee in March"), &mut r, 0.2),
+            [(6, 1)]
+        );
+        let mut r = vec![
+            cand(1, "In May the gym fee was $40.", 1.0),
+            cand(6, "The gym fee is now $55.", 0.8),
+        ];
+        assert_eq!(
+            reorder(&query("what may the gym fee be"), &mut r, 0.2),
+            [(6, 1)]
         );
     }
 

@@ -6,7 +6,9 @@
 //! `%` and `:` that carry this, so values are read from the raw text with a small
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
-use crate::text::en::{DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, NUMBER_WORDS};
+use crate::text::en::{
+    ASKING_WORDS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS, NUMBER_WORDS,
+};
 
 /// What a number measures.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,6 +133,20 @@ pub fn is_month(word: &str) -> bool {
     month_of(word).is_some()
 }
 
+/// The months `scan` names, as three-letter names, in order: a word naming a month
+/// counts when it is written with a capital or is not also an English word ("may",
+/// "march": [`MONTH_HOMOGRAPHS`]).
+pub fn months(scan: &Scan<'_>) -> Vec<&'static str> {
+    scan.words
+        .iter()
+        .zip(&scan.raw)
+        .filter(|(w, raw)| {
+            !MONTH_HOMOGRAPHS.contains(&w.as_str()) || raw.starts_with(char::is_uppercase)
+        })
+        .filter_map(|(w, _)| month_of(w))
+        .collect()
+}
+
 /// The three-letter name of the month `word` names ([`crate::clock::month_number`]).
 fn month_of(word: &str) -> Option<&'static str> {
     crate::clock::month_number(word).map(|m| &crate::clock::MONTHS[m as usize - 1][..3])
@@ -210,9 +226,9 @@ fn clock(hour: &str, minute: &str, meridiem: Option<&str>) -> Option<String> {
 }
 
 /// The kinds of value a question asks for, from its wording: "how long" and "how many
-/// hours" a duration, "when" and "what date" a date, "what time" a clock time, "how much"
-/// with a money word an amount, "percentage" a percentage, "deadline" a date, "budget" an
-/// amount and "rate" either a percentage or an amount. Empty when the question does not
+/// hours" a duration, "when" a date or a time of day, "what date" a date, "what time" a
+/// clock time, "how much" with a money word an amount, "percentage" a percentage,
+/// "deadline" a date, "budget" an amount and "rate" either a percentage or an amount. Empty when the question does not
 /// say.
 pub fn asked_kinds(question: &str) -> Vec<Kind> {
     let w = words(question);
@@ -229,7 +245,7 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     if has("when") || has("deadline") || pair("what", &|t| matches!(t, "date" | "day")) {
         out.push(Kind::Date);
     }
-    if pair("what", &|t| t == "time") {
+    if has("when") || pair("what", &|t| t == "time") {
         out.push(Kind::Clock);
     }
     let money = |t: &str| MONEY_WORDS.contains(&t) || t.starts_with('$');
@@ -242,6 +258,21 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
         out.push(Kind::Percent);
     }
     out
+}
+
+/// The words of `question` that say what kind of answer it wants ("time" in "what time
+/// is the stand-up", [`ASKING_WORDS`]), as lexical tokens: a question about a subject the
+/// project holds is not about something unseen because the word "time" is.
+pub fn asking_words(question: &str) -> Vec<String> {
+    words(question)
+        .windows(2)
+        .filter(|p| {
+            ASKING_WORDS
+                .iter()
+                .any(|(first, next)| p[0] == *first && next.contains(&p[1].as_str()))
+        })
+        .flat_map(|p| crate::text::tokens(&p[1]))
+        .collect()
 }
 
 /// Every value in `text`, in order.
@@ -528,6 +559,17 @@ mod tests {
                 (Count(Some("word".into())), "1500".into())
             ]
         );
+    }
+
+    #[test]
+    fn months_and_asking_words() {
+        let months = |t: &str| super::months(&scan(t));
+        assert_eq!(months("the rent in January and in feb"), ["jan", "feb"]);
+        assert_eq!(months("I may march in May or in March"), ["may", "mar"]);
+        assert!(months("we decided on the mayor").is_empty());
+        assert_eq!(asking_words("What time is the stand-up?"), ["time"]);
+        assert_eq!(asking_words("how long and how many days"), ["long", "many"]);
+        assert!(asking_words("the time we met").is_empty());
     }
 
     #[test]

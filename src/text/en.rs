@@ -37,6 +37,17 @@ pub const STOP_WORDS: &[&str] = &[
     "will", "with", "would", "yes", "you", "your", "yours",
 ];
 
+/// Question words and the words after them that say what kind of answer is wanted ("what
+/// *time*", "how *long*"): how a question asks, not what it is about.
+pub const ASKING_WORDS: &[(&str, &[&str])] = &[
+    ("what", &["time", "date", "day", "year"]),
+    ("which", &["time", "date", "day", "year"]),
+    (
+        "how",
+        &["long", "much", "many", "often", "far", "old", "soon"],
+    ),
+];
+
 /// Words that announce a changed value in the words after them.
 pub const REVISION_CUES: &[&str] = &[
     "adjusted",
@@ -74,6 +85,10 @@ pub const REVISION_CUES: &[&str] = &[
 /// Adjectives that announce a changed value only shortly before it, and not as part of a
 /// name ("the new sprint deadline of April 5", not "New Balance 990v5 costs $250").
 pub const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
+
+/// Month names that are also everyday words ("I may", "march on"): read as a month only
+/// when written with a capital.
+pub const MONTH_HOMOGRAPHS: &[&str] = &["may", "march"];
 
 /// Words before a number that relate it to another number, not to what it counts.
 pub const NOT_PREDICATES: &[&str] = &["and", "by", "from", "or", "than", "to"];

@@ -11,10 +11,10 @@ use super::RecallQuery;
 use crate::cognition::Cognition;
 use crate::config::RecallSettings;
 use crate::ledger::{Event, Ledger};
-use crate::memory::{BASELINE_SAMPLE, COMMON_IDF, ProjectText};
+use crate::memory::{BASELINE_SAMPLE, ProjectText, common};
 use crate::recall::fusion::{Candidate, FusionParams};
-use crate::recall::lexical;
 use crate::recall::query::CompiledQuery;
+use crate::recall::{lexical, values};
 use crate::store::{ProjectId, TierManager, VectorId};
 use crate::sync::RecoverRw as _;
 use crate::{Memory, Result};
@@ -343,10 +343,11 @@ impl Memory {
 /// looked at only when no query word is distinctive as it is.
 fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<String>, bool) {
     let documents = text.postings.documents();
-    let distinctive = |t: &str, df: u64| {
-        df > 0 && (lexical::idf(documents, df) >= COMMON_IDF || text.speakers.contains(t))
-    };
+    let distinctive =
+        |t: &str, df: u64| df > 0 && (!common(documents, df) || text.speakers.contains(t));
     let terms = lexical::query_terms(query);
+    // "time" in "what time ...": how the question asks, not what it is about.
+    let asking = values::asking_words(query);
     let kept: Vec<String> = terms
         .iter()
         .filter(|t| distinctive(t, text.postings.df(t)))
@@ -358,7 +359,7 @@ fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<Stri
     let answers = !calibrated || {
         let mut unseen = false;
         let mut form_distinctive = false;
-        for t in &terms {
+        for t in terms.iter().filter(|t| !asking.contains(t)) {
             let held: Vec<(String, u64)> = crate::text::word_forms(t)
                 .into_iter()
                 .map(|f| {
