@@ -295,6 +295,16 @@ impl hdv::encode::WordVectors for ModelWords {
     }
 }
 
+/// The mean and sample standard deviation of a baseline sample of similarities (at least
+/// two): what a relevance floor is set from, for the HDC and the semantic vectors alike.
+/// A median and MAD were measured instead and gained nothing (`docs/EXPERIMENTS.md`).
+pub fn mean_sd(sims: &[f64]) -> (f64, f64) {
+    let m = sims.len() as f64;
+    let mean = sims.iter().sum::<f64>() / m;
+    let var = sims.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (m - 1.0);
+    (mean, var.sqrt())
+}
+
 /// The semantic vectors of one project in RAM: ids and packed bits, in the order they
 /// arrived (a sentence model's background worker fills in older events after newer
 /// caller-supplied ones), with each id's position.
@@ -361,10 +371,7 @@ impl Space {
                 1.0 - 2.0 * f64::from(h) / d
             })
             .collect();
-        let m = sims.len() as f64;
-        let mean = sims.iter().sum::<f64>() / m;
-        let var = sims.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (m - 1.0);
-        Some((mean, var.sqrt()))
+        Some(mean_sd(&sims))
     }
 
     /// The similarity of `query` to the vector of event `id`, if the space holds it.

@@ -268,10 +268,7 @@ impl Memory {
             return Ok(None);
         };
         let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
-        let n = sims.len() as f64;
-        let mean = sims.iter().sum::<f64>() / n;
-        let var = sims.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        Ok(Some((mean, var.sqrt())))
+        Ok(Some(crate::semantic::mean_sd(&sims)))
     }
 
     /// The project's semantic space and the bits of the query in it: the caller's
