@@ -218,6 +218,18 @@ fn routes_answer_with_statuses_and_named_reasons() {
         message.contains("`text`") && message.contains("string"),
         "{message}"
     );
+    // So does one inside an array, in the caller's words, not serde's.
+    let (st, v) = post(
+        &u("/v1/projects/acme/observe"),
+        None,
+        r#"{"text":"x","embedding":[0.5,"a"]}"#,
+    );
+    let message = v["error"]["message"].as_str().unwrap();
+    assert_eq!((st, reason(&v)), (400, "invalid_request"));
+    assert!(
+        message.contains("`embedding[1]`") && !message.contains("f32"),
+        "{message}"
+    );
     let (st, v) = post(
         &u("/v1/projects/acme/forget_project"),
         None,

@@ -124,6 +124,9 @@ macro_rules! operations {
         pub fn catalog() -> Vec<Operation> {
             vec![$(op::<$request>($name, $description, operations!(@writes $access)),)*]
         }
+
+        /// Every operation's name, in catalog order (no schema is built).
+        pub const OPERATION_NAMES: &[&str] = &[$($name,)*];
     };
 }
 
@@ -211,42 +214,145 @@ operations! {
 }
 
 /// Why `object` does not fit the request of operation `op`, naming the field: an unknown
-/// field, a field of the wrong JSON type, or a missing one (`None` when the top-level
-/// fields fit, or `op` is not in the catalog). serde's own message for a tagged request
-/// names no field.
+/// field, a value of the wrong JSON type or outside its enumeration, or a missing field,
+/// at any depth (`events[2].text`, `embedding[3]`); `None` when it fits the schema as far
+/// as these checks reach, or `op` is not in the catalog. serde's own message for a tagged
+/// request names no field.
 pub fn misfit(op: &str, object: &Map<String, Value>) -> Option<String> {
     let schema = catalog().into_iter().find(|o| o.name == op)?.schema;
-    let properties = schema.get("properties")?.as_object()?;
-    for (key, value) in object.iter().filter(|(k, _)| *k != "op") {
-        let Some(field) = properties.get(key) else {
-            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
-            return Some(format!(
-                "`{op}` has no field `{key}` (its fields: {})",
-                known.join(", ")
-            ));
+    let mut fields = object.clone();
+    fields.remove("op");
+    Misfit { op, root: &schema }.object(&schema, &fields, "")
+}
+
+/// The schema of one operation's request, checked against a value.
+struct Misfit<'a> {
+    op: &'a str,
+    root: &'a Value,
+}
+
+impl Misfit<'_> {
+    /// `schema` with a `$ref` into the root's `$defs` followed.
+    fn resolve<'s>(&'s self, schema: &'s Value) -> &'s Value {
+        schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| self.root.get("$defs")?.get(name))
+            .unwrap_or(schema)
+    }
+
+    /// The fields of an object against an object schema.
+    fn object(&self, schema: &Value, object: &Map<String, Value>, path: &str) -> Option<String> {
+        let op = self.op;
+        let empty = Map::new();
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let at = |key: &str| {
+            if path.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{path}.{key}")
+            }
         };
-        let allowed: Vec<&str> = match field.get("type") {
+        for (key, value) in object {
+            let Some(field) = properties.get(key) else {
+                if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+                    let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                    let whose = if path.is_empty() {
+                        format!("`{op}`")
+                    } else {
+                        format!("`{path}` of `{op}`")
+                    };
+                    return Some(format!(
+                        "{whose} has no field `{key}` (its fields: {})",
+                        known.join(", ")
+                    ));
+                }
+                continue;
+            };
+            if let Some(m) = self.value(field, value, &at(key)) {
+                return Some(m);
+            }
+        }
+        schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|r| !object.contains_key(*r))
+            .map(|r| format!("`{op}` needs the field `{}`", at(r)))
+    }
+
+    /// One value against its schema.
+    fn value(&self, schema: &Value, value: &Value, path: &str) -> Option<String> {
+        let op = self.op;
+        let schema = self.resolve(schema);
+        if let Some(Value::Array(alternatives)) = schema.get("anyOf").or(schema.get("oneOf")) {
+            // A union (an optional object is one with null): the value is checked against
+            // the first alternative of its JSON type; of none, it is left to the operation.
+            return alternatives
+                .iter()
+                .find(|a| match self.resolve(a).get("type") {
+                    Some(Value::String(t)) => fits(t, value),
+                    Some(Value::Array(ts)) => {
+                        ts.iter().filter_map(Value::as_str).any(|t| fits(t, value))
+                    }
+                    _ => false,
+                })
+                .and_then(|a| self.value(a, value, path));
+        }
+        let allowed: Vec<&str> = match schema.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-            // A reference or a union: its shape is checked by the operation itself.
-            _ => continue,
+            _ => Vec::new(),
         };
-        if !allowed.iter().any(|t| fits(t, value)) {
+        if !allowed.is_empty() && !allowed.iter().any(|t| fits(t, value)) {
             return Some(format!(
-                "field `{key}` of `{op}` must be {}, not {}",
+                "field `{path}` of `{op}` must be {}, not {}",
                 allowed.join(" or "),
                 kind(value)
             ));
         }
+        if let Some(Value::Array(choices)) = schema.get("enum")
+            && !choices.contains(value)
+        {
+            let names: Vec<String> = choices.iter().map(Value::to_string).collect();
+            return Some(format!(
+                "field `{path}` of `{op}` must be one of {}, not {value}",
+                names.join(", ")
+            ));
+        }
+        if let Some(n) = value.as_f64() {
+            let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+            if let Some(min) = bound("minimum").filter(|&min| n < min) {
+                return Some(format!(
+                    "field `{path}` of `{op}` must be at least {min}, not {value}"
+                ));
+            }
+            if let Some(max) = bound("maximum").filter(|&max| n > max) {
+                return Some(format!(
+                    "field `{path}` of `{op}` must be at most {max}, not {value}"
+                ));
+            }
+        }
+        match value {
+            Value::Array(items) => {
+                let item = schema.get("items")?;
+                items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, v)| self.value(item, v, &format!("{path}[{i}]")))
+            }
+            Value::Object(object) if schema.get("properties").is_some() => {
+                self.object(schema, object, path)
+            }
+            _ => None,
+        }
     }
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find(|r| !object.contains_key(*r))
-        .map(|r| format!("`{op}` needs the field `{r}`"))
 }
 
 /// Whether `value` is of JSON Schema type `t`.
@@ -301,6 +407,53 @@ mod tests {
             misfit(
                 "observe",
                 &object(json!({"project": "p", "text": "t", "thread": null}))
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_misfit_inside_an_array_or_a_nested_object_names_its_place() {
+        let object = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let m = misfit(
+            "observe",
+            &object(json!({"project": "p", "text": "t", "embedding": [1, 2, "a"]})),
+        )
+        .unwrap();
+        assert!(
+            m.contains("`embedding[2]`") && m.contains("number") && m.contains("a string"),
+            "{m}"
+        );
+        let m = misfit(
+            "observe_batch",
+            &object(
+                json!({"events": [{"project": "p", "text": "t"}, {"project": "p", "text": 5}]}),
+            ),
+        )
+        .unwrap();
+        assert!(m.contains("`events[1].text`"), "{m}");
+        let m = misfit(
+            "observe_batch",
+            &object(json!({"events": [{"project": "p", "text": "t", "colour": "red"}]})),
+        )
+        .unwrap();
+        assert!(m.contains("`colour`"), "{m}");
+        let m = misfit(
+            "observe_batch",
+            &object(json!({"events": [{"project": "p"}]})),
+        )
+        .unwrap();
+        assert!(m.contains("`events[0].text`"), "{m}");
+        let m = misfit(
+            "recall",
+            &object(json!({"project": "p", "query": "q", "k": -1})),
+        )
+        .unwrap();
+        assert!(m.contains("`k`") && m.contains("at least 0"), "{m}");
+        assert_eq!(
+            misfit(
+                "observe_batch",
+                &object(json!({"events": [{"project": "p", "text": "t", "embedding": [0.5]}]}))
             ),
             None
         );

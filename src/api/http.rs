@@ -426,16 +426,7 @@ async fn map_post(
 
 /// A request from a route's project and operation and its body.
 fn request_of(object: serde_json::Map<String, Value>) -> Result<Request, ApiError> {
-    Request::from_json(Value::Object(object)).map_err(|e| {
-        // serde names an unknown tag "unknown variant `x`, expected one of ...".
-        match e.message.split_once("unknown variant ") {
-            Some((_, rest)) => ApiError::new(
-                crate::Reason::UnknownOperation,
-                format!("no operation {rest}"),
-            ),
-            None => e,
-        }
-    })
+    Request::from_json(Value::Object(object))
 }
 
 async fn route_op(

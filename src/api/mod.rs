@@ -796,17 +796,39 @@ impl Request {
     /// # Errors
     /// `invalid_request`.
     pub fn from_json(value: Value) -> ApiResult<Self> {
+        let op = value.get("op").and_then(Value::as_str).map(str::to_owned);
+        let known = catalog::OPERATION_NAMES;
+        match &op {
+            None => {
+                return Err(ApiError::new(
+                    crate::Reason::InvalidRequest,
+                    "a request names its operation as a string in `op`",
+                ));
+            }
+            Some(op) if !known.contains(&op.as_str()) => {
+                let names: Vec<String> = known.iter().map(|o| format!("`{o}`")).collect();
+                return Err(ApiError::new(
+                    crate::Reason::UnknownOperation,
+                    format!("no operation `{op}`, expected one of {}", names.join(", ")),
+                ));
+            }
+            Some(_) => {}
+        }
+        let op = op.unwrap_or_default();
         Self::deserialize(&value).map_err(|e| {
-            // serde's message for a tagged request names no field: the catalog's schema
-            // of the operation does.
+            // serde's message for a tagged request names no field, and its words name
+            // Rust types: the catalog's schema of the operation names the field.
             let named = value
-                .get("op")
-                .and_then(Value::as_str)
-                .zip(value.as_object())
-                .and_then(|(op, object)| catalog::misfit(op, object));
+                .as_object()
+                .and_then(|object| catalog::misfit(&op, object));
             ApiError::new(
                 crate::Reason::InvalidRequest,
-                named.unwrap_or_else(|| format!("the request does not fit its operation: {e}")),
+                named.unwrap_or_else(|| {
+                    tracing::debug!("request misfit: {e}");
+                    format!(
+                        "the request does not fit operation `{op}`: see its schema (`GET /v1/openapi.json`, or the MCP tool's input schema)"
+                    )
+                }),
             )
         })
     }
@@ -1581,13 +1603,15 @@ mod tests {
         assert_eq!(back, r);
         for bad in [
             r#"{"op":"recall","project":"acme","query":"x","kk":5}"#,
-            r#"{"op":"nope"}"#,
             r#"{"project":"acme"}"#,
             r#"{"op":"observe","project":"acme","text":42}"#,
         ] {
             let e = Request::from_json(serde_json::from_str(bad).unwrap()).unwrap_err();
             assert_eq!(e.reason, "invalid_request", "{bad}");
         }
+        let e = Request::from_json(serde_json::json!({"op": "nope"})).unwrap_err();
+        assert_eq!(e.reason, "unknown_operation");
+        assert!(e.message.contains("`recall`"), "{}", e.message);
         let t: Observe =
             serde_json::from_str(r#"{"project":"p","text":"x","at":"2025-02-01T00:00:00Z"}"#)
                 .unwrap();
