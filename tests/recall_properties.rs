@@ -286,6 +286,42 @@ fn a_small_project_of_notes_answers_questions_about_what_it_holds() {
     assert!(r.items.is_empty(), "nothing here is about Mongolia");
 }
 
+/// A chat of short turns says a query's word in another inflection: it is found, and a
+/// word that only looks like a stem ("planes" / "plan") is not taken for one.
+#[test]
+fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let mut ids = Vec::new();
+    for t in [
+        "I prefer window seats on flights.",
+        "I switched my phone plan to the 20 GB one.",
+        "The kids' school starts at 8:10.",
+        "The spare key is under the blue flower pot.",
+        "My blood type is O negative.",
+        "Grandma's lasagna uses nutmeg in the sauce.",
+        "The book club meets on the first Thursday.",
+        "We deploy the billing service every Tuesday.",
+        "I paid 1,240 euros for the new laptop.",
+        "Lena's birthday is on June 3.",
+    ] {
+        ids.push(m.observe(say("s", Role::User, t)).unwrap());
+    }
+    let r = m
+        .recall_with(&p, &RecallQuery::new("which seat do I want on planes?", 5))
+        .unwrap();
+    assert_eq!(r.items[0].event.id, ids[0]);
+    assert!(
+        r.items.iter().all(|i| i.event.id != ids[1]
+            || i.fused
+                .breakdown
+                .iter()
+                .all(|b| b.0 != hypermem::recall::Signal::Bm25)),
+        "\"planes\" is not a form of \"plan\""
+    );
+}
+
 #[test]
 fn floor_and_gaps_agree_from_the_first_event() {
     let dir = tempfile::tempdir().unwrap();

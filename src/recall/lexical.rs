@@ -264,24 +264,36 @@ impl Postings {
     /// The `k` best documents for the query `terms` by BM25 (duplicates count once), as
     /// `(event id, score)`, best first; ties go to the older event.
     pub fn search(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
+        let weighted: Vec<(&str, f32)> = terms.iter().map(|t| (t.as_str(), 1.0)).collect();
+        self.score(&weighted, k, false)
+    }
+
+    /// As [`search`](Self::search), each term's IDF scaled by its weight (a term given
+    /// twice counts once, at its first weight).
+    pub fn search_weighted(&self, terms: &[(&str, f32)], k: usize) -> Vec<(u64, f32)> {
         self.score(terms, k, false)
     }
 
     /// As [`search`](Self::search), among the documents containing every term only.
     pub fn search_all(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
-        self.score(terms, k, true)
+        let weighted: Vec<(&str, f32)> = terms.iter().map(|t| (t.as_str(), 1.0)).collect();
+        self.score(&weighted, k, true)
     }
 
-    fn score(&self, terms: &[String], k: usize, conjunctive: bool) -> Vec<(u64, f32)> {
+    fn score(&self, terms: &[(&str, f32)], k: usize, conjunctive: bool) -> Vec<(u64, f32)> {
         if k == 0 || self.ids.is_empty() {
             return Vec::new();
         }
-        let mut wanted: Vec<&str> = terms.iter().map(String::as_str).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let mut wanted: Vec<(&str, f32)> = Vec::with_capacity(terms.len());
+        for &(t, w) in terms {
+            if !wanted.iter().any(|x| x.0 == t) {
+                wanted.push((t, w));
+            }
+        }
+        wanted.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let lists: Vec<u32> = wanted
             .iter()
-            .filter_map(|t| self.vocabulary.get(*t).copied())
+            .filter_map(|t| self.vocabulary.get(t.0).copied())
             .collect();
         if conjunctive && lists.len() < wanted.len() {
             return Vec::new();
@@ -291,8 +303,8 @@ impl Postings {
         // the turns that say it and the turns its speaker said.
         let mut scored: Vec<(u32, bool, f32)> = Vec::new();
         let n = self.documents();
-        for t in &wanted {
-            let text = self.vocabulary.get(*t).copied();
+        for &(t, weight) in &wanted {
+            let text = self.vocabulary.get(t).copied();
             let field = if conjunctive {
                 None
             } else {
@@ -303,7 +315,7 @@ impl Postings {
                 .flatten()
                 .map(|l| self.lists[l as usize].len())
                 .sum();
-            let w = idf(n, (df as u64).min(n)) as f32;
+            let w = weight * idf(n, (df as u64).min(n)) as f32;
             scored.extend(text.map(|l| (l, false, w)));
             scored.extend(field.map(|l| (l, true, w)));
         }
@@ -568,6 +580,27 @@ mod tests {
             );
             last = next;
         }
+    }
+
+    #[test]
+    fn a_weighted_term_counts_its_share_of_its_idf() {
+        let p = index(&[
+            (1, "window seats on flights"),
+            (2, "a seat by the door"),
+            (3, "dinner with friends"),
+        ]);
+        let full = p.search(&["seats".to_owned()], 10);
+        let half = p.search_weighted(&[("seats", 0.5)], 10);
+        assert_eq!(full.len(), 1);
+        assert!((half[0].1 - full[0].1 / 2.0).abs() < 1e-6);
+        // A term and another inflection at a share: the exact word ranks first, the other
+        // form is found; a term given twice counts once.
+        let both = p.search_weighted(&[("seat", 1.0), ("seats", 0.5), ("seat", 1.0)], 10);
+        assert_eq!(both.iter().map(|h| h.0).collect::<Vec<_>>(), [2, 1]);
+        assert_eq!(
+            p.search_weighted(&[("seat", 1.0)], 10),
+            p.search(&["seat".to_owned()], 10)
+        );
     }
 
     #[test]

@@ -72,6 +72,82 @@ pub fn is_stop_word(token: &str) -> bool {
     }
 }
 
+/// The other regular inflections of `word` (lowercase): the words one plural, past or
+/// present-participle ending away from it, through its base ("seats" → "seat", "seated",
+/// "seating"; "lives" → "live", "lived", "living"; "planned" → "plan", "plans",
+/// "planning"; "studies" → "study", "studied"). A plural "-es" is cut only after a
+/// sibilant or "o" ("boxes" → "box"), so "planes" gives "plane", never "plan". Some of
+/// the forms are not words: a caller keeps those a vocabulary holds.
+pub fn inflections(word: &str) -> Vec<String> {
+    let ends = |s: &str, e: &str| s.len() >= e.len() + 3 && s.ends_with(e);
+    let cut = |s: &str, n: usize| s[..s.len() - n].to_owned();
+    let mut bases = vec![word.to_owned()];
+    if ends(word, "ies") {
+        bases.push(format!("{}y", cut(word, 3)));
+    } else if ends(word, "es") {
+        let rest = cut(word, 2);
+        if ["s", "x", "z", "ch", "sh", "o"]
+            .iter()
+            .any(|e| rest.ends_with(e))
+        {
+            bases.push(rest);
+        }
+        bases.push(cut(word, 1));
+    } else if ends(word, "s") && !word.ends_with("ss") {
+        bases.push(cut(word, 1));
+    }
+    for suffix in ["ed", "ing"] {
+        if ends(word, suffix) {
+            let rest = cut(word, suffix.len());
+            if suffix == "ed" && rest.ends_with('i') {
+                bases.push(format!("{}y", cut(&rest, 1)));
+            }
+            bases.push(format!("{rest}e"));
+            let b = rest.as_bytes();
+            if b.len() >= 4 && b[b.len() - 1] == b[b.len() - 2] {
+                bases.push(cut(&rest, 1));
+            }
+            bases.push(rest);
+        }
+    }
+    let vowel = |c: u8| b"aeiou".contains(&c);
+    let mut out = Vec::new();
+    for base in bases.iter().filter(|b| b.len() >= 3 && b.is_ascii()) {
+        out.push(base.clone());
+        let b = base.as_bytes();
+        let last = b[b.len() - 1];
+        if last == b'y' && !vowel(b[b.len() - 2]) {
+            let stem = cut(base, 1);
+            out.extend([
+                format!("{stem}ies"),
+                format!("{stem}ied"),
+                format!("{base}ing"),
+            ]);
+            continue;
+        }
+        if last == b'e' {
+            let stem = cut(base, 1);
+            out.extend([format!("{base}s"), format!("{base}d"), format!("{stem}ing")]);
+            continue;
+        }
+        out.extend([
+            format!("{base}s"),
+            format!("{base}es"),
+            format!("{base}ed"),
+            format!("{base}ing"),
+        ]);
+        // A final consonant after one vowel doubles ("plan" → "planned").
+        if !vowel(last) && vowel(b[b.len() - 2]) && !vowel(b[b.len() - 3]) {
+            let c = last as char;
+            out.extend([format!("{base}{c}ed"), format!("{base}{c}ing")]);
+        }
+    }
+    out.retain(|w| w != word);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// A light stem: the first of [`en::INFLECTIONS`] that leaves at least three letters is
 /// cut ("lives" → "liv", "living" → "liv", "completed" → "complet").
 pub fn stem(word: &str) -> &str {
@@ -99,6 +175,46 @@ pub fn word_forms(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inflections_are_one_regular_ending_away_and_never_a_false_stem() {
+        let has = |w: &str, all: &[&str]| {
+            let forms = inflections(w);
+            for f in all {
+                assert!(forms.iter().any(|x| x == f), "{w}: {f} not in {forms:?}");
+            }
+            forms
+        };
+        has("seat", &["seats", "seated", "seating"]);
+        has("seats", &["seat", "seated", "seating"]);
+        has("lives", &["live", "lived", "living"]);
+        has("living", &["live", "lives", "lived"]);
+        has("planned", &["plan", "plans", "planning"]);
+        has("studies", &["study", "studied", "studying"]);
+        has("boxes", &["box", "boxed"]);
+        let planes = has("planes", &["plane", "planed"]);
+        assert!(!planes.iter().any(|f| f == "plan"), "{planes:?}");
+        assert!(!inflections("seat").iter().any(|f| f == "seat"));
+        assert!(inflections("bed").is_empty() || !inflections("bed").contains(&"b".to_owned()));
+        assert!(inflections("glass").iter().all(|f| f.starts_with("glass")));
+        // Any word, any script: no panic, never the word itself.
+        for w in ["", "a", "ies", "été", "日本語", "xes", "ing", "eds"] {
+            assert!(!inflections(w).iter().any(|f| f == w), "{w}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn inflections_of_any_word_are_other_words_of_its_letters(base in "[a-z]{1,9}", other in "\\PC{0,6}") {
+            for form in inflections(&base) {
+                proptest::prop_assert!(form != base);
+                // One ending away: the two share all but their last four letters.
+                let keep = base.len().saturating_sub(4);
+                proptest::prop_assert!(form.starts_with(&base[..keep]), "{} {}", base, form);
+            }
+            proptest::prop_assert!(!inflections(&other).contains(&other));
+        }
+    }
 
     #[test]
     fn tokens_split_like_the_fts_tokenizer() {

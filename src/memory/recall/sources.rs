@@ -175,10 +175,16 @@ impl Source for LexicalSource {
         s.fts_weight
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        Ok(probe
-            .text
-            .postings
-            .search(&probe.plan.terms, SOURCE_DEPTH)
+        let plan = probe.plan;
+        let weighted: Vec<(&str, f32)> = plan
+            .terms
+            .iter()
+            .map(|t| (t.as_str(), 1.0))
+            .chain(plan.inflections.iter().map(|(f, w)| (f.as_str(), *w)))
+            .collect();
+        let postings = &probe.text.postings;
+        Ok(postings
+            .search_weighted(&weighted, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
