@@ -114,9 +114,12 @@ pub(super) struct Plan<'a> {
     pub compiled: &'a CompiledQuery,
     /// The query's lexical terms: its distinctive words (all of them when it has none).
     pub terms: Vec<String>,
-    /// The other inflections of the terms the project holds, with the share of their IDF
-    /// they count at ([`QUERY_INFLECTIONS_SHORT`]); empty where that share is 0.
-    pub inflections: Vec<(String, f32)>,
+    /// The share of its IDF at which another inflection of a query word counts
+    /// ([`QUERY_INFLECTIONS_SHORT`], by turn length).
+    pub inflection_share: f32,
+    /// The other inflections of the terms that the project holds; empty where the share
+    /// is 0.
+    pub inflections: Vec<String>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
     /// The query's HDC vector (IDF-weighted), when it has words.
@@ -232,14 +235,13 @@ impl Memory {
         let share =
             lexical::by_turn_length(text.postings.average_tokens(), QUERY_INFLECTIONS_SHORT, 0.0);
         let inflections = if share > 0.0 {
-            let mut forms: Vec<(String, f32)> = terms
+            let mut forms: Vec<String> = terms
                 .iter()
                 .flat_map(|t| crate::text::inflections(t))
                 .filter(|f| !terms.contains(f) && text.postings.df(f) > 0)
-                .map(|f| (f, share))
                 .collect();
-            forms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            forms.dedup_by(|a, b| a.0 == b.0);
+            forms.sort_unstable();
+            forms.dedup();
             forms
         } else {
             Vec::new()
@@ -255,6 +257,7 @@ impl Memory {
             rq,
             compiled,
             terms,
+            inflection_share: share,
             inflections,
             lexical_answers,
             vector,

@@ -180,7 +180,11 @@ impl Source for LexicalSource {
             .terms
             .iter()
             .map(|t| (t.as_str(), 1.0))
-            .chain(plan.inflections.iter().map(|(f, w)| (f.as_str(), *w)))
+            .chain(
+                plan.inflections
+                    .iter()
+                    .map(|f| (f.as_str(), plan.inflection_share)),
+            )
             .collect();
         let postings = &probe.text.postings;
         Ok(postings
@@ -200,10 +204,35 @@ impl Source for BigramSource {
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
         let pairs = lexical::bigrams(&crate::text::tokens(probe.plan.query()));
-        Ok(probe
-            .text
-            .bigrams
-            .search(&pairs, SOURCE_DEPTH)
+        let (index, share) = (&probe.text.bigrams, probe.plan.inflection_share);
+        // A pair with one word in another inflection ("playing guitar" for "play guitar"),
+        // at the share the lexical source gives such a word.
+        let mut forms: Vec<String> = Vec::new();
+        if share > 0.0 {
+            for pair in &pairs {
+                let Some((a, b)) = pair.split_once(' ') else {
+                    continue;
+                };
+                forms.extend(
+                    crate::text::inflections(a)
+                        .iter()
+                        .map(|f| format!("{f} {b}")),
+                );
+                forms.extend(
+                    crate::text::inflections(b)
+                        .iter()
+                        .map(|f| format!("{a} {f}")),
+                );
+            }
+            forms.retain(|f| !pairs.contains(f) && index.df(f) > 0);
+        }
+        let weighted: Vec<(&str, f32)> = pairs
+            .iter()
+            .map(|p| (p.as_str(), 1.0))
+            .chain(forms.iter().map(|p| (p.as_str(), share)))
+            .collect();
+        Ok(index
+            .search_weighted(&weighted, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
