@@ -276,8 +276,10 @@ proptest! {
     fn query_strings_never_panic(q in "[ -~]{0,60}", word in prop::sample::select(vec![
         "since:", "until:", "role:", "kind:", "\"", "last 99999999999999999 days",
         "2025-02-30", "March 24, 2025", "project:q", "thread:\"a b", "k:", "session:",
-    ])) {
-        let text = format!("{q} {word} {q}");
+    ]), u in "\\PC{0,12}") {
+        // Any characters before an inflectional ending: recall reads each word's other
+        // inflections.
+        let text = format!("{q} {word} {u}ed {u}ing {q}");
         let _ = hypermem::recall::query::compile(&text, 1_738_368_000_000);
         let memory = &shared_memory().1;
         let _ = memory.recall(&project("p"), &text, 5);
