@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README "Testing"): the whole default (lite) suite, then the hdv suite
-# again with the portable scalar kernel forced (and with AVX2 on an AVX-512 CPU), then the
+# again with the portable scalar kernel forced (and with AVX2 on an AVX-512 CPU), and on
+# CPUs without AVX-512 and without AVX2 emulated by QEMU (installed from Debian), then the
 # standard and scale profiles' suites against a real redis-server (installed from Debian
 # if missing) and a real Qdrant (`$QDRANT_URL` if the user runs one, else
 # ../shared/qdrant/qdrant), each started here on free loopback ports and stopped by pid on
@@ -38,6 +39,40 @@ if has_avx512; then
   HDV_KERNEL=avx2 cargo test -p hypermem-hdv
 fi
 
+# --- The hdv suite on emulated CPUs (QEMU user mode, from Debian): one without AVX-512
+# (`-cpu max`: QEMU 7.2's TCG has AVX2, not AVX-512) and one without AVX2 (`-cpu
+# Nehalem`), so run-time detection picks AVX2 and scalar on its own and the AVX-512 tests
+# say that they skip, as on such machines. No emulator in the package registries runs
+# AVX-512 (Intel SDE is not in them; QEMU's TCG refuses avx512f): the AVX-512 kernels are
+# tested only where the CPU has them.
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+if ! command -v qemu-x86_64 >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ]; then
+  echo "== installing qemu-user (apt-get install -y qemu-user)"
+  "${as_root[@]}" apt-get install -y qemu-user >/dev/null 2>&1 || {
+    "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y qemu-user >/dev/null
+  } || true
+fi
+if command -v qemu-x86_64 >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ]; then
+  hdv_tests=$(cargo test -p hypermem-hdv --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        print(m["executable"])')
+  for cpu in max Nehalem; do
+    echo "== hdv suite under qemu-x86_64 -cpu $cpu (a CPU without $([ $cpu = max ] && echo AVX-512 || echo AVX2))"
+    for t in $hdv_tests; do
+      rc=0
+      out=$(cd hdv && qemu-x86_64 -cpu "$cpu" "$t" -q --nocapture 2>&1) || rc=$?
+      echo "$out" | grep -E '^(test result|!! SKIP|available kernels)' || true
+      [ "$rc" -eq 0 ] || { echo "$out" | tail -40; echo "!! $t failed under qemu-x86_64 -cpu $cpu"; exit 1; }
+    done
+  done
+else
+  echo "!! qemu-x86_64 is not available: the hdv suite was NOT run on emulated CPUs without AVX-512 / AVX2"
+fi
+
 # --- The Python package (python/): its wheel, built here, in a venv; then pytest and the
 # examples as the README runs them. maturin, numpy and pytest come from PyPI.
 echo "== Python package: wheel into target/python-venv, pytest python/tests, python/examples"
@@ -61,8 +96,6 @@ done
 # --- Redis for the standard profile -------------------------------------------------------
 if ! command -v redis-server >/dev/null 2>&1; then
   echo "== installing redis-server (apt-get install -y redis-server)"
-  as_root=()
-  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
   "${as_root[@]}" apt-get install -y redis-server >/dev/null 2>&1 || {
     "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y redis-server >/dev/null
   }
