@@ -52,6 +52,7 @@ const FEW_EVENTS: u64 = 2;
 fn common(documents: u64, df: u64) -> bool {
     df > FEW_EVENTS && crate::recall::lexical::idf(documents, df) < COMMON_IDF
 }
+
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.

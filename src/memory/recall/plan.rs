@@ -11,7 +11,7 @@ use super::RecallQuery;
 use crate::cognition::Cognition;
 use crate::config::RecallSettings;
 use crate::ledger::{Event, Ledger};
-use crate::memory::{BASELINE_SAMPLE, ProjectText, common};
+use crate::memory::{BASELINE_SAMPLE, COMMON_IDF, ProjectText, common};
 use crate::recall::fusion::{Candidate, FusionParams};
 use crate::recall::query::CompiledQuery;
 use crate::recall::{lexical, values};
@@ -374,7 +374,12 @@ impl Memory {
 /// looked at only when no query word is distinctive as it is.
 fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<String>, bool) {
     let documents = text.postings.documents();
-    let distinctive =
+    // A term: a word that does not make BM25 score nearly every event (or a speaker's
+    // name). For the gap decision, any word few events hold names a subject stored.
+    let distinctive = |t: &str, df: u64| {
+        df > 0 && (lexical::idf(documents, df) >= COMMON_IDF || text.speakers.contains(t))
+    };
+    let held_apart =
         |t: &str, df: u64| df > 0 && (!common(documents, df) || text.speakers.contains(t));
     let terms = lexical::query_terms(query);
     // "time" in "what time ...": how the question asks, not what it is about.
@@ -400,7 +405,7 @@ fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<Stri
                 .filter(|&(_, df)| df > 0)
                 .collect();
             unseen |= held.is_empty();
-            form_distinctive |= held.iter().any(|(f, df)| distinctive(f, *df));
+            form_distinctive |= held.iter().any(|(f, df)| held_apart(f, *df));
         }
         form_distinctive || !unseen
     };
