@@ -305,9 +305,27 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
         "We deploy the billing service every Tuesday.",
         "I paid 1,240 euros for the new laptop.",
         "Lena's birthday is on June 3.",
+        "Pixel chewed my running shoes this morning.",
+        "We walked the dog by the river.",
     ] {
         ids.push(m.observe(say("s", Role::User, t)).unwrap());
     }
+    // A query word the project never holds as written, only in another form, beside one
+    // it holds: both are matched.
+    let r = m
+        .recall_with(&p, &RecallQuery::new("what did the dog chew?", 5))
+        .unwrap();
+    let chewed = r.items.iter().position(|i| i.event.id == ids[10]);
+    assert!(
+        chewed.is_some_and(|at| at < 2
+            && r.items[at]
+                .fused
+                .breakdown
+                .iter()
+                .any(|b| b.0 == hypermem::recall::Signal::Bm25)),
+        "{:?}",
+        r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>()
+    );
     let r = m
         .recall_with(&p, &RecallQuery::new("which seat do I want on planes?", 5))
         .unwrap();
