@@ -63,7 +63,7 @@ pub(super) struct Floors {
 const QUERY_NGRAMS_SHORT: f32 = 1.0;
 
 /// The weight (a share of its own IDF) at which the lexical source also matches the other
-/// inflections a project holds of each query term ("seat" → "seats", "lived" → "living":
+/// inflections a project holds of each query word ("seat" → "seats", "lived" → "living":
 /// [`crate::text::inflections`]) in a chat of short turns; none where turns are long,
 /// log-linear between ([`lexical::by_turn_length`]), for the reason of
 /// [`QUERY_NGRAMS_SHORT`]: a short turn that says a query word in another inflection loses
@@ -119,8 +119,8 @@ pub(super) struct Plan<'a> {
     /// The share of its IDF at which another inflection of a query word counts
     /// ([`QUERY_INFLECTIONS_SHORT`], by turn length).
     pub inflection_share: f32,
-    /// The other inflections of the terms that the project holds; empty where the share
-    /// is 0.
+    /// The other inflections of the query's words that the project holds and that are as
+    /// distinctive as a term; empty where the share is 0.
     pub inflections: Vec<String>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
