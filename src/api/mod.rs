@@ -796,25 +796,20 @@ impl Request {
     /// # Errors
     /// `invalid_request`.
     pub fn from_json(value: Value) -> ApiResult<Self> {
-        let op = value.get("op").and_then(Value::as_str).map(str::to_owned);
+        let Some(op) = value.get("op").and_then(Value::as_str).map(str::to_owned) else {
+            return Err(ApiError::new(
+                crate::Reason::InvalidRequest,
+                "a request names its operation as a string in `op`",
+            ));
+        };
         let known = catalog::OPERATION_NAMES;
-        match &op {
-            None => {
-                return Err(ApiError::new(
-                    crate::Reason::InvalidRequest,
-                    "a request names its operation as a string in `op`",
-                ));
-            }
-            Some(op) if !known.contains(&op.as_str()) => {
-                let names: Vec<String> = known.iter().map(|o| format!("`{o}`")).collect();
-                return Err(ApiError::new(
-                    crate::Reason::UnknownOperation,
-                    format!("no operation `{op}`, expected one of {}", names.join(", ")),
-                ));
-            }
-            Some(_) => {}
+        if !known.contains(&op.as_str()) {
+            let names: Vec<String> = known.iter().map(|o| format!("`{o}`")).collect();
+            return Err(ApiError::new(
+                crate::Reason::UnknownOperation,
+                format!("no operation `{op}`, expected one of {}", names.join(", ")),
+            ));
         }
-        let op = op.unwrap_or_default();
         Self::deserialize(&value).map_err(|e| {
             // serde's message for a tagged request names no field, and its words name
             // Rust types: the catalog's schema of the operation names the field.

@@ -284,13 +284,10 @@ impl Postings {
         if k == 0 || self.ids.is_empty() {
             return Vec::new();
         }
-        let mut wanted: Vec<(&str, f32)> = Vec::with_capacity(terms.len());
-        for &(t, w) in terms {
-            if !wanted.iter().any(|x| x.0 == t) {
-                wanted.push((t, w));
-            }
-        }
-        wanted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        // Sorted stably by term, so a term given twice keeps its first weight.
+        let mut wanted = terms.to_vec();
+        wanted.sort_by(|a, b| a.0.cmp(b.0));
+        wanted.dedup_by(|later, first| later.0 == first.0);
         let lists: Vec<u32> = wanted
             .iter()
             .filter_map(|t| self.vocabulary.get(t.0).copied())

@@ -114,14 +114,14 @@ pub(super) struct Plan<'a> {
     pub rq: &'a RecallQuery<'a>,
     /// The query text compiled (its words, filters, phrases, time hint).
     pub compiled: &'a CompiledQuery,
-    /// The query's lexical terms: its distinctive words (all of them when it has none).
-    pub terms: Vec<String>,
-    /// The share of its IDF at which another inflection of a query word counts
-    /// ([`QUERY_INFLECTIONS_SHORT`], by turn length).
-    pub inflection_share: f32,
-    /// The other inflections of the query's words that the project holds and that are as
-    /// distinctive as a term; empty where the share is 0.
-    pub inflections: Vec<String>,
+    /// The query's lexical terms with the share of their IDF they count at: its
+    /// distinctive words (all of them when it has none) at 1, then, in a chat of short
+    /// turns, the other inflections of its words that the project holds and that are as
+    /// distinctive as a term, at [`QUERY_INFLECTIONS_SHORT`] (by turn length).
+    pub terms: Vec<(String, f32)>,
+    /// The query's word pairs, weighted alike: its own at 1, then those with one word in
+    /// another inflection that the project holds.
+    pub pairs: Vec<(String, f32)>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
     /// The query's HDC vector (IDF-weighted), when it has words.
@@ -233,10 +233,13 @@ impl Memory {
         }
         let text = cx.text.reading();
         let documents = text.postings.documents();
-        let (terms, lexical_answers) = lexical_terms(&text, query, baseline.is_some());
+        let (words, lexical_answers) = lexical_terms(&text, query, baseline.is_some());
         let share =
             lexical::by_turn_length(text.postings.average_tokens(), QUERY_INFLECTIONS_SHORT, 0.0);
-        let inflections = if share > 0.0 {
+        let own_pairs = lexical::bigrams(&crate::text::tokens(query));
+        let mut terms: Vec<(String, f32)> = words.iter().map(|w| (w.clone(), 1.0)).collect();
+        let mut pairs: Vec<(String, f32)> = own_pairs.iter().map(|p| (p.clone(), 1.0)).collect();
+        if share > 0.0 {
             // Of every query word, also of one the project never holds as written ("chew"
             // where a turn says "chewed"): the forms it holds that are as distinctive as a
             // term must be.
@@ -245,15 +248,35 @@ impl Memory {
                 .flat_map(|t| crate::text::inflections(t))
                 .filter(|f| {
                     let df = text.postings.df(f);
-                    df > 0 && !terms.contains(f) && lexical::idf(documents, df) >= COMMON_IDF
+                    df > 0 && !words.contains(f) && lexical::idf(documents, df) >= COMMON_IDF
                 })
                 .collect();
             forms.sort_unstable();
             forms.dedup();
-            forms
-        } else {
-            Vec::new()
-        };
+            terms.extend(forms.into_iter().map(|f| (f, share)));
+            // A pair with one word in another inflection ("playing guitar" for "play
+            // guitar").
+            let mut forms: Vec<String> = Vec::new();
+            for pair in &own_pairs {
+                let Some((a, b)) = pair.split_once(' ') else {
+                    continue;
+                };
+                forms.extend(
+                    crate::text::inflections(a)
+                        .iter()
+                        .map(|f| format!("{f} {b}")),
+                );
+                forms.extend(
+                    crate::text::inflections(b)
+                        .iter()
+                        .map(|f| format!("{a} {f}")),
+                );
+            }
+            forms.retain(|f| !own_pairs.contains(f) && text.bigrams.df(f) > 0);
+            forms.sort_unstable();
+            forms.dedup();
+            pairs.extend(forms.into_iter().map(|f| (f, share)));
+        }
         drop(text);
         let semantic = self.semantic_query(cx.project, rq.embedding, query)?;
         // The semantic side of the relevance floor: the query's similarity to memories
@@ -265,8 +288,7 @@ impl Memory {
             rq,
             compiled,
             terms,
-            inflection_share: share,
-            inflections,
+            pairs,
             lexical_answers,
             vector,
             baseline,

@@ -10,8 +10,8 @@ use crate::Result;
 use crate::cognition::{EpisodeId, RippleParams};
 use crate::config::RecallSettings;
 use crate::memory::ProjectText;
+use crate::recall::Signal;
 use crate::recall::fusion::{self, Candidate, Evidence, Scored};
-use crate::recall::{Signal, lexical};
 use crate::store::{SearchRequest, VectorId};
 use crate::sync::RecoverRw as _;
 
@@ -134,7 +134,7 @@ pub(super) fn gather(cx: &Context<'_>, plan: &Plan<'_>) -> Result<Gathered> {
 
 /// BM25 over the in-memory postings ([`lexical`]).
 struct LexicalSource;
-/// BM25 over the query's word pairs ([`lexical::bigrams`]): phrasing the query shares
+/// BM25 over the query's word pairs ([`crate::recall::lexical::bigrams`]): phrasing the query shares
 /// with a memory beyond its single words.
 struct BigramSource;
 /// BM25 over the words of the quoted phrases, among events holding all of them (the
@@ -175,20 +175,16 @@ impl Source for LexicalSource {
         s.fts_weight
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        let plan = probe.plan;
-        let weighted: Vec<(&str, f32)> = plan
+        let terms: Vec<(&str, f32)> = probe
+            .plan
             .terms
             .iter()
-            .map(|t| (t.as_str(), 1.0))
-            .chain(
-                plan.inflections
-                    .iter()
-                    .map(|f| (f.as_str(), plan.inflection_share)),
-            )
+            .map(|(t, w)| (t.as_str(), *w))
             .collect();
-        let postings = &probe.text.postings;
-        Ok(postings
-            .search_weighted(&weighted, SOURCE_DEPTH)
+        Ok(probe
+            .text
+            .postings
+            .search_weighted(&terms, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
@@ -203,36 +199,16 @@ impl Source for BigramSource {
         s.bigram_weight
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        let pairs = lexical::bigrams(&crate::text::tokens(probe.plan.query()));
-        let (index, share) = (&probe.text.bigrams, probe.plan.inflection_share);
-        // A pair with one word in another inflection ("playing guitar" for "play guitar"),
-        // at the share the lexical source gives such a word.
-        let mut forms: Vec<String> = Vec::new();
-        if share > 0.0 {
-            for pair in &pairs {
-                let Some((a, b)) = pair.split_once(' ') else {
-                    continue;
-                };
-                forms.extend(
-                    crate::text::inflections(a)
-                        .iter()
-                        .map(|f| format!("{f} {b}")),
-                );
-                forms.extend(
-                    crate::text::inflections(b)
-                        .iter()
-                        .map(|f| format!("{a} {f}")),
-                );
-            }
-            forms.retain(|f| !pairs.contains(f) && index.df(f) > 0);
-        }
-        let weighted: Vec<(&str, f32)> = pairs
+        let pairs: Vec<(&str, f32)> = probe
+            .plan
+            .pairs
             .iter()
-            .map(|p| (p.as_str(), 1.0))
-            .chain(forms.iter().map(|p| (p.as_str(), share)))
+            .map(|(p, w)| (p.as_str(), *w))
             .collect();
-        Ok(index
-            .search_weighted(&weighted, SOURCE_DEPTH)
+        Ok(probe
+            .text
+            .bigrams
+            .search_weighted(&pairs, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
