@@ -17,7 +17,7 @@ const PAIRS_Q: usize = 6;
 /// Every byte's low nibble.
 const LOW_NIBBLES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
 /// Vectors per tile in the single-query scan.
-const SCAN_V: usize = 2;
+const SCAN_V: usize = 1;
 
 /// The popcount of each nibble value 0..16, in both 128-bit lanes (a `VPSHUFB` table).
 #[inline]
