@@ -135,3 +135,56 @@ fn arguments_that_are_not_an_object_are_invalid_params() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_call_sent_before_the_answer_to_an_earlier_write_sees_that_write() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--create", "mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    // Everything in one burst, as a client that pipelines its calls sends it: each recall
+    // follows the observe it must see without waiting for the observe's answer.
+    let mut burst = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    const ROUNDS: u64 = 12;
+    for i in 0..ROUNDS {
+        burst.push(json!({"jsonrpc": "2.0", "id": 2 * i + 1, "method": "tools/call", "params": {
+            "name": "observe", "arguments": {"project": "p", "text": format!("the locker code for room {i} is zq{i}x")}}}));
+        burst.push(
+            json!({"jsonrpc": "2.0", "id": 2 * i + 2, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"project": "p", "query": format!("zq{i}x"), "k": 1}}}),
+        );
+    }
+    for message in &burst {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    drop(stdin);
+    let mut answers = std::collections::HashMap::new();
+    for line in stdout.lines() {
+        let r: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        answers.insert(r["id"].as_u64().unwrap(), r);
+    }
+    assert!(child.wait().unwrap().success());
+    for i in 0..ROUNDS {
+        let r = &answers[&(2 * i + 2)];
+        let items = &r["result"]["structuredContent"]["items"];
+        assert_eq!(
+            items[0]["event"]["content"],
+            format!("the locker code for room {i} is zq{i}x"),
+            "round {i}: {r}"
+        );
+    }
+}

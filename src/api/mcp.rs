@@ -153,9 +153,108 @@ fn invalid_arguments(line: &str) -> Option<String> {
     )
 }
 
-/// stdin/stdout for the SDK, with each incoming line checked first ([`invalid_arguments`]):
-/// the SDK reads and writes through in-process pipes, and one task writes every outgoing
-/// line (the SDK's and the checks') to stdout, so lines never interleave.
+/// How long a tool call waits for the calls before it ([`Calls`]) before it runs anyway: a
+/// call the SDK never answers (one the client cancelled, say) must not stop the session.
+const ORDER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The tool calls of the connection that are running, for read-your-writes ordering: the
+/// SDK runs calls concurrently, so a `recall` sent right after an `observe`, without
+/// waiting for its answer, could run first and miss it. A call that writes starts once
+/// every earlier call has been answered; a call that reads, once every earlier write has.
+/// Reads still run side by side.
+#[derive(Default)]
+struct Calls {
+    /// Running calls by JSON-RPC id (its JSON text), and whether each writes.
+    running: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+    /// Signalled whenever a call ends.
+    ended: tokio::sync::Notify,
+}
+
+impl Calls {
+    /// Whether a call that does (or does not) write may start now.
+    fn clear_for(&self, writes: bool) -> bool {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if writes {
+            running.is_empty()
+        } else {
+            !running.values().any(|&w| w)
+        }
+    }
+
+    /// Waits (at most [`ORDER_WAIT`]) until a call that does (or does not) write may
+    /// start, then records `id` as running.
+    async fn start(&self, id: String, writes: bool) {
+        let deadline = tokio::time::Instant::now() + ORDER_WAIT;
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            // Registered before the check, so an end between the two is not missed.
+            ended.as_mut().enable();
+            if self.clear_for(writes) {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                tracing::warn!(
+                    id,
+                    "an earlier tool call is still unanswered; this one runs anyway"
+                );
+                break;
+            }
+        }
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, writes);
+    }
+
+    /// The call `id` was answered (or cancelled).
+    fn end(&self, id: &str) {
+        let removed = self
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id)
+            .is_some();
+        if removed {
+            self.ended.notify_waiters();
+        }
+    }
+}
+
+/// The id (as JSON text) and tool name of a `tools/call` request line.
+fn tool_call(line: &str) -> Option<(String, String)> {
+    if !line.contains("tools/call") {
+        return None;
+    }
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let id = message.get("id")?.to_string();
+    let name = message.get("params")?.get("name")?.as_str()?.to_owned();
+    Some((id, name))
+}
+
+/// The id a line ends, as JSON text: a response's `id`, or the `requestId` of a
+/// cancellation (a cancelled request gets no answer).
+fn ended_call(line: &str) -> Option<String> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+        return Some(message.get("params")?.get("requestId")?.to_string());
+    }
+    if message.get("result").is_some() || message.get("error").is_some() {
+        return Some(message.get("id")?.to_string());
+    }
+    None
+}
+
+/// stdin/stdout for the SDK, with each incoming line checked first ([`invalid_arguments`])
+/// and tool calls started in the order they arrive ([`Calls`]): the SDK reads and writes
+/// through in-process pipes, and one task writes every outgoing line (the SDK's and the
+/// checks') to stdout, so lines never interleave.
 fn checked_stdio() -> (
     (tokio::io::DuplexStream, tokio::io::DuplexStream),
     tokio::task::JoinHandle<()>,
@@ -176,14 +275,24 @@ fn checked_stdio() -> (
         }
     });
     let replies = lines.clone();
+    let calls = Arc::new(Calls::default());
+    let answered = calls.clone();
     tokio::spawn(async move {
         let mut from_sdk = BufReader::new(from_sdk).lines();
         while let Ok(Some(line)) = from_sdk.next_line().await {
+            if let Some(id) = ended_call(&line) {
+                answered.end(&id);
+            }
             if replies.send(line).is_err() {
                 break;
             }
         }
     });
+    let writes: std::collections::HashSet<&'static str> = super::catalog::catalog()
+        .into_iter()
+        .filter(|op| op.writes)
+        .map(|op| op.name)
+        .collect();
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = stdin.next_line().await {
@@ -192,6 +301,15 @@ fn checked_stdio() -> (
                     break;
                 }
                 continue;
+            }
+            if let Some((id, name)) = tool_call(&line) {
+                // An unknown tool is refused without touching the memory.
+                let writes = writes.contains(name.as_str());
+                calls.start(id, writes).await;
+            } else if line.contains("notifications/cancelled")
+                && let Some(id) = ended_call(&line)
+            {
+                calls.end(&id);
             }
             if to_sdk.write_all(line.as_bytes()).await.is_err()
                 || to_sdk.write_all(b"\n").await.is_err()
