@@ -341,6 +341,61 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
 }
 
 #[test]
+fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let mut ids = Vec::new();
+    for t in [
+        "I live in Paris, in a small flat near the canal.",
+        "My manager is Tom; he runs the platform team.",
+        "I drink my coffee black, no sugar.",
+        "We use PostgreSQL 14 for the billing service.",
+        "I started learning the cello this autumn.",
+        "The band played music from the sixties all night.",
+        "My sister is visiting in June.",
+        "The plane to Lisbon leaves at 7:40.",
+    ] {
+        ids.push(m.observe(say("s", Role::User, t)).unwrap());
+    }
+    let lexical = |r: &hypermem::RecallResult, id| {
+        r.items.iter().any(|i| {
+            i.event.id == id
+                && i.fused
+                    .breakdown
+                    .iter()
+                    .any(|b| b.0 == hypermem::recall::Signal::Bm25)
+        })
+    };
+    // Held only longer ("postgresql"), then only shorter ("music"): found by the word
+    // itself, first, and not a gap.
+    for (q, want) in [
+        ("which postgres version", ids[3]),
+        ("postgres", ids[3]),
+        ("what musical style did the band play", ids[5]),
+    ] {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
+        assert_eq!(
+            r.items.first().map(|i| i.event.id),
+            Some(want),
+            "{q}: {:?}",
+            r.suppressed
+        );
+        assert!(lexical(&r, want), "{q}: matched by its word");
+    }
+    // A short word is not taken for the start of a longer one: "plan" is not "plane".
+    let r = m
+        .recall_with(&p, &RecallQuery::new("which plan", 3))
+        .unwrap();
+    assert!(!lexical(&r, ids[7]), "{:?}", r.items);
+    assert!(m.recall(&p, "zebra", 3).unwrap().is_empty());
+    m.flush_feedback().unwrap();
+    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
+    assert!(gaps.contains("zebra"), "{gaps}");
+    assert!(!gaps.contains("postgres"), "{gaps}");
+}
+
+#[test]
 fn floor_and_gaps_agree_from_the_first_event() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();

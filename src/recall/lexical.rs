@@ -11,7 +11,7 @@
 //! Tokens follow the ledger's FTS tokenizer (`unicode61`): NFKC, lowercase, split on
 //! everything that is not a letter or digit; diacritics are kept.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::text::{is_stop_word, tokens};
 
@@ -132,10 +132,21 @@ impl Ord for Ranked {
     }
 }
 
+/// Whether an indexed word can be found as the longer or shorter form of a query word
+/// ([`Postings::extensions`]): letters alone, not a speaker field.
+fn extensible(word: &str) -> bool {
+    word.chars().all(char::is_alphabetic)
+}
+
 /// The postings of one project.
 #[derive(Debug, Default, Clone)]
 pub struct Postings {
     vocabulary: HashMap<Box<str>, u32>,
+    /// The vocabulary's words of letters alone (speaker fields, numbers and codes left
+    /// out) in order, for the words that begin with another
+    /// ([`extensions`](Self::extensions)): built on the first such question, then kept
+    /// up to date as words are first indexed.
+    sorted: std::sync::OnceLock<BTreeSet<Box<str>>>,
     /// Per term: (local document, term frequency in half tokens), in insertion order.
     lists: Vec<Vec<(u32, u32)>>,
     /// Local document → event id.
@@ -189,6 +200,11 @@ impl Postings {
             let t = *self.vocabulary.entry(term.into()).or_insert(next);
             if t == next {
                 self.lists.push(Vec::new());
+                if let Some(sorted) = self.sorted.get_mut()
+                    && extensible(term)
+                {
+                    sorted.insert(term.into());
+                }
             }
             self.lists[t as usize].push((doc, tf));
         }
@@ -226,6 +242,37 @@ impl Postings {
         }
         let step = self.ids.len().div_ceil(n);
         self.ids.iter().step_by(step).copied().collect()
+    }
+
+    /// The words of letters the project holds that are `word` with up to `letters` more
+    /// letters at its end ("postgresql" for "postgres"), or `word` with up to `letters`
+    /// fewer where at least `min` remain ("music" for "musical"), `word` itself left out.
+    pub fn extensions(&self, word: &str, letters: usize, min: usize) -> Vec<&str> {
+        let length = word.chars().count();
+        let sorted = self.sorted.get_or_init(|| {
+            self.vocabulary
+                .keys()
+                .filter(|w| extensible(w))
+                .cloned()
+                .collect()
+        });
+        let mut out: Vec<&str> = sorted
+            .range::<str, _>((std::ops::Bound::Excluded(word), std::ops::Bound::Unbounded))
+            .take_while(|w| w.starts_with(word))
+            .filter(|w| w.chars().count() <= length + letters)
+            .map(AsRef::as_ref)
+            .collect();
+        let shorter = word
+            .char_indices()
+            .map(|(i, _)| i)
+            .skip(min)
+            .filter(|&i| length - word[..i].chars().count() <= letters);
+        for end in shorter {
+            if let Some((w, _)) = self.vocabulary.get_key_value(&word[..end]) {
+                out.push(w);
+            }
+        }
+        out
     }
 
     /// Documents holding `term`, in their text or in their speaker field (counted as the
@@ -440,6 +487,7 @@ impl Postings {
         }
         Some(Self {
             vocabulary,
+            sorted: std::sync::OnceLock::new(),
             lists,
             ids,
             lengths,
@@ -451,7 +499,11 @@ impl Postings {
     pub fn heap_bytes(&self) -> usize {
         let postings: usize = self.lists.iter().map(|l| l.capacity() * 8 + 24).sum();
         let vocabulary: usize = self.vocabulary.keys().map(|k| k.len() + 24).sum();
-        postings + vocabulary + self.ids.capacity() * 8 + self.lengths.capacity() * 4
+        let sorted: usize = self
+            .sorted
+            .get()
+            .map_or(0, |s| s.iter().map(|k| k.len() + 32).sum());
+        postings + vocabulary + sorted + self.ids.capacity() * 8 + self.lengths.capacity() * 4
     }
 }
 
@@ -480,6 +532,43 @@ impl<'b> Reader<'_, 'b> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn extensions_are_the_held_words_a_few_letters_longer_or_shorter() {
+        let mut p = index(&[
+            (1, "We use PostgreSQL and postgresql-contrib"),
+            (2, "the music was symbolic of a symbol"),
+            (3, "musicals and musicianship"),
+        ]);
+        p.add_with_context(4, &tokens("plain words"), &[], &tokens("Postgresqlx"));
+        let mut longer = p.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        // Not the speaker field of the same spelling, nor "contrib".
+        assert_eq!(longer, ["postgresql"]);
+        let mut shorter = p.extensions("musical", 3, 5);
+        shorter.sort_unstable();
+        assert_eq!(shorter, ["music", "musicals"]);
+        // "symbol" is the shorter form of "symbolic", and "symbolic" itself is left out;
+        // "musicianship" is four letters longer than "musician".
+        assert_eq!(p.extensions("symbolic", 3, 5), ["symbol"]);
+        assert_eq!(p.extensions("musician", 3, 5), ["music"]);
+        // Nothing shorter than the minimum is looked up ("music" has five letters).
+        assert_eq!(p.extensions("musical", 3, 6), ["musicals"]);
+        // A word first indexed after the ordered words were built is among them; a code
+        // with digits never is.
+        p.add(5, &tokens("postgresdb and postgres9"));
+        let mut longer = p.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        assert_eq!(longer, ["postgresdb", "postgresql"]);
+        p.add(6, &tokens("only postgresdb again"));
+        // The ordered words survive a round trip through the saved form.
+        let mut out = Vec::new();
+        p.write_to(&mut out);
+        let back = Postings::read_from(&mut out.as_slice()).unwrap();
+        let mut longer = back.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        assert_eq!(longer, ["postgresdb", "postgresql"]);
+    }
+
     #[test]
     fn stop_words_are_left_out_of_queries() {
         assert_eq!(
