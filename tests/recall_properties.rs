@@ -396,6 +396,46 @@ fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
 }
 
 #[test]
+fn a_compound_is_found_written_open_closed_or_hyphenated() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let mut ids = Vec::new();
+    for t in [
+        "The wi-fi password for the office is Kestrel.",
+        "My workout is a 5 km run every morning.",
+        "I set up the smart watch to track my sleep.",
+        "My sister is visiting in June.",
+        "I drink my coffee black, no sugar.",
+        "The plane to Lisbon leaves at 7:40.",
+        "Our landlord fixed the heating on Monday.",
+    ] {
+        ids.push(m.observe(say("s", Role::User, t)).unwrap());
+    }
+    for (q, want) in [
+        ("wifi", ids[0]),
+        ("when do I work out", ids[1]),
+        ("what does my smartwatch track", ids[2]),
+    ] {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
+        assert_eq!(
+            r.items.first().map(|i| i.event.id),
+            Some(want),
+            "{q}: {:?} {:?}",
+            r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>(),
+            r.suppressed
+        );
+        assert!(
+            r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
+            "{q}: matched by its words"
+        );
+    }
+    m.flush_feedback().unwrap();
+    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
+    assert!(!gaps.contains("wifi"), "{gaps}");
+}
+
+#[test]
 fn floor_and_gaps_agree_from_the_first_event() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();

@@ -106,6 +106,40 @@ fn extensions<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
         .extensions(word, EXTENSION_LETTERS, EXTENSION_MIN)
 }
 
+/// The fewest letters of a query word the project never holds as written for it to be
+/// looked for as two words ("wifi" → "wi fi", "smartwatch" → "smart watch"), each part of
+/// two letters or more ([`open_compounds`]).
+const COMPOUND_MIN: usize = 4;
+
+/// A compound written open in the query and closed in the project: the query's adjacent
+/// word pairs that the project holds as one word ("work out" → "workout").
+fn closed_compounds(text: &ProjectText, pairs: &[String]) -> Vec<String> {
+    pairs
+        .iter()
+        .map(|p| p.split(' ').collect::<String>())
+        .filter(|joined| text.postings.df(joined) > 0)
+        .collect()
+}
+
+/// A compound written closed in the query and open in the project: the ways to cut a word
+/// the project never holds as written into two held adjacent words ("smartwatch" →
+/// "smart watch"; "wi-fi" is held as the pair "wi fi").
+fn open_compounds(text: &ProjectText, word: &str) -> Vec<String> {
+    let letters = word.chars().count();
+    if letters < COMPOUND_MIN
+        || !word.chars().all(char::is_alphabetic)
+        || text.postings.df(word) > 0
+    {
+        return Vec::new();
+    }
+    word.char_indices()
+        .skip(2)
+        .take(letters - 3)
+        .map(|(i, _)| format!("{} {}", &word[..i], &word[i..]))
+        .filter(|pair| text.bigrams.df(pair) > 0)
+        .collect()
+}
+
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
 pub(super) const FLOOR_SIGMAS: f64 = 2.0;
@@ -148,11 +182,13 @@ pub(super) struct Plan<'a> {
     /// distinctive words (all of them when it has none) at 1, then, in a chat of short
     /// turns, the other inflections of its words that the project holds and that are as
     /// distinctive as a term, and the longer or shorter words it holds for a word it never
-    /// holds as written ([`EXTENSION_LETTERS`]), at [`QUERY_INFLECTIONS_SHORT`] (by turn
+    /// holds as written ([`EXTENSION_LETTERS`]) and the words it holds for two adjacent
+    /// query words ([`closed_compounds`]), at [`QUERY_INFLECTIONS_SHORT`] (by turn
     /// length).
     pub terms: Vec<(String, f32)>,
     /// The query's word pairs, weighted alike: its own at 1, then those with one word in
-    /// another inflection that the project holds.
+    /// another inflection that the project holds, and the pairs it holds for one query
+    /// word ([`open_compounds`]).
     pub pairs: Vec<(String, f32)>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
@@ -287,6 +323,14 @@ impl Memory {
                     df > 0 && !words.contains(f) && lexical::idf(documents, df) >= COMMON_IDF
                 })
                 .collect();
+            forms.extend(
+                closed_compounds(&text, &own_pairs)
+                    .into_iter()
+                    .filter(|joined| {
+                        !words.contains(joined)
+                            && lexical::idf(documents, text.postings.df(joined)) >= COMMON_IDF
+                    }),
+            );
             forms.sort_unstable();
             forms.dedup();
             terms.extend(forms.into_iter().map(|f| (f, share)));
@@ -307,6 +351,10 @@ impl Memory {
                         .iter()
                         .map(|f| format!("{a} {f}")),
                 );
+            }
+            // A word the project holds as two ("smartwatch" for "smart watch").
+            for t in lexical::query_terms(query) {
+                forms.extend(open_compounds(&text, &t));
             }
             forms.retain(|f| !own_pairs.contains(f) && text.bigrams.df(f) > 0);
             forms.sort_unstable();
@@ -470,6 +518,10 @@ fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<Stri
                     let df = text.postings.df(&f);
                     (f, df)
                 })
+                .chain(open_compounds(text, t).into_iter().map(|pair| {
+                    let df = text.bigrams.df(&pair);
+                    (pair, df)
+                }))
                 .filter(|&(_, df)| df > 0)
                 .collect();
             unseen |= held.is_empty();
