@@ -436,6 +436,46 @@ fn a_compound_is_found_written_open_closed_or_hyphenated() {
 }
 
 #[test]
+fn a_misspelled_query_word_finds_the_word_it_misspells() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let mut ids = Vec::new();
+    for t in [
+        "Our accommodation in Porto is a flat near the river.",
+        "The chess tournament starts on Saturday.",
+        "My sister is visiting in June.",
+        "I drink my coffee black, no sugar.",
+        "The plane to Lisbon leaves at 7:40.",
+        "Our landlord fixed the heating on Monday.",
+    ] {
+        ids.push(m.observe(say("s", Role::User, t)).unwrap());
+    }
+    for (q, want) in [
+        ("where is our accomodation", ids[0]),
+        ("when is the torunament", ids[1]),
+    ] {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
+        assert_eq!(
+            r.items.first().map(|i| i.event.id),
+            Some(want),
+            "{q}: {:?}",
+            r.suppressed
+        );
+        assert!(
+            r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
+            "{q}: matched by its word"
+        );
+    }
+    // A correctly spelled word the project never holds stays unmatched.
+    assert!(m.recall(&p, "zebra", 3).unwrap().is_empty());
+    m.flush_feedback().unwrap();
+    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
+    assert!(gaps.contains("zebra"), "{gaps}");
+    assert!(!gaps.contains("accomodation"), "{gaps}");
+}
+
+#[test]
 fn floor_and_gaps_agree_from_the_first_event() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();

@@ -138,6 +138,25 @@ fn extensible(word: &str) -> bool {
     word.chars().all(char::is_alphabetic)
 }
 
+/// Whether `a` and `b` differ by exactly one edit: a character replaced, added or dropped,
+/// or two neighbouring characters swapped.
+fn one_edit(a: &[char], b: &[char]) -> bool {
+    if a == b || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    if long.len() > short.len() {
+        return long[same + 1..] == short[same..];
+    }
+    let rest = same + 1;
+    long[rest..] == short[rest..]
+        || (rest < long.len()
+            && long[same] == short[rest]
+            && long[rest] == short[same]
+            && long[rest + 1..] == short[rest + 1..])
+}
+
 /// The postings of one project.
 #[derive(Debug, Default, Clone)]
 pub struct Postings {
@@ -249,14 +268,8 @@ impl Postings {
     /// fewer where at least `min` remain ("music" for "musical"), `word` itself left out.
     pub fn extensions(&self, word: &str, letters: usize, min: usize) -> Vec<&str> {
         let length = word.chars().count();
-        let sorted = self.sorted.get_or_init(|| {
-            self.vocabulary
-                .keys()
-                .filter(|w| extensible(w))
-                .cloned()
-                .collect()
-        });
-        let mut out: Vec<&str> = sorted
+        let mut out: Vec<&str> = self
+            .ordered()
             .range::<str, _>((std::ops::Bound::Excluded(word), std::ops::Bound::Unbounded))
             .take_while(|w| w.starts_with(word))
             .filter(|w| w.chars().count() <= length + letters)
@@ -274,6 +287,36 @@ impl Postings {
             }
         }
         out
+    }
+
+    /// The words of letters the project holds one edit away from `word` (a letter
+    /// replaced, added, dropped, or two neighbours swapped: "torunament" → "tournament",
+    /// "accomodation" → "accommodation") that begin with its first letter.
+    pub fn one_edit_away(&self, word: &str) -> Vec<&str> {
+        let Some(first) = word.chars().next() else {
+            return Vec::new();
+        };
+        let chars: Vec<char> = word.chars().collect();
+        let mut start = [0u8; 4];
+        let start: &str = first.encode_utf8(&mut start);
+        self.ordered()
+            .range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
+            .take_while(|w| w.starts_with(first))
+            .filter(|w| w.len().abs_diff(word.len()) <= 4)
+            .filter(|w| one_edit(&chars, &w.chars().collect::<Vec<char>>()))
+            .map(AsRef::as_ref)
+            .collect()
+    }
+
+    /// The vocabulary's words of letters in order ([`Postings::sorted`]).
+    fn ordered(&self) -> &BTreeSet<Box<str>> {
+        self.sorted.get_or_init(|| {
+            self.vocabulary
+                .keys()
+                .filter(|w| extensible(w))
+                .cloned()
+                .collect()
+        })
     }
 
     /// Documents holding `term`, in their text or in their speaker field (counted as the
@@ -763,6 +806,32 @@ mod tests {
                 .is_empty()
         );
         assert!(Postings::default().search(&q, 5).is_empty());
+    }
+
+    #[test]
+    fn one_edit_is_a_letter_replaced_added_dropped_or_swapped() {
+        let e = |a: &str, b: &str| {
+            let c = |s: &str| s.chars().collect::<Vec<char>>();
+            one_edit(&c(a), &c(b))
+        };
+        assert!(e("torunament", "tournament"));
+        assert!(e("accomodation", "accommodation"));
+        assert!(e("accommodation", "accomodation"));
+        assert!(e("seperate", "separate"));
+        assert!(e("café", "cafe"));
+        assert!(!e("separate", "separate"));
+        assert!(!e("tournament", "turnament1"));
+        assert!(!e("adventure", "advent"));
+        let p = index(&[
+            (1, "the tournament and the accommodation"),
+            (2, "a torment"),
+        ]);
+        assert_eq!(p.one_edit_away("torunament"), ["tournament"]);
+        assert_eq!(p.one_edit_away("accomodation"), ["accommodation"]);
+        assert!(
+            p.one_edit_away("xournament").is_empty(),
+            "same first letter"
+        );
     }
 
     #[test]

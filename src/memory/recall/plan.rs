@@ -93,17 +93,32 @@ const EXTENSION_LETTERS: usize = 3;
 /// words ("plan" → "plane", "plant"). LoCoMo is the same at four and at six.
 const EXTENSION_MIN: usize = 5;
 
-/// The words `word` may be held as when the project never holds it as written
-/// ([`EXTENSION_LETTERS`]); none for a held or short word, nor for one with a digit.
-fn extensions<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
-    if word.chars().count() < EXTENSION_MIN
+/// The fewest letters of a query word the project never holds as written for it to be
+/// looked for among the held words one edit away (a misspelling: "torunament" →
+/// "tournament", `Postings::one_edit_away`): shorter words have too many neighbours that
+/// are other words ("adopt" / "adapt"). LoCoMo recall@10 / MRR from five / seven letters:
+/// 0.7520 / 0.5102, **0.7521 / 0.5106** against 0.7516 / 0.5106 without (one question
+/// spells "torunament"); BEAM identical (`docs/EXPERIMENTS.md`).
+const TYPO_MIN: usize = 7;
+
+/// The words `word` may be held as when the project never holds it as written: a few
+/// letters longer or shorter ([`EXTENSION_LETTERS`]), or, from [`TYPO_MIN`] letters, one
+/// edit away; none for a held or short word, nor for one with a digit.
+fn held_as<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
+    let letters = word.chars().count();
+    if letters < EXTENSION_MIN
         || !word.chars().all(char::is_alphabetic)
         || text.postings.df(word) > 0
     {
         return Vec::new();
     }
-    text.postings
-        .extensions(word, EXTENSION_LETTERS, EXTENSION_MIN)
+    let mut held = text
+        .postings
+        .extensions(word, EXTENSION_LETTERS, EXTENSION_MIN);
+    if letters >= TYPO_MIN {
+        held.extend(text.postings.one_edit_away(word));
+    }
+    held
 }
 
 /// The fewest letters of a query word the project never holds as written for it to be
@@ -181,8 +196,8 @@ pub(super) struct Plan<'a> {
     /// The query's lexical terms with the share of their IDF they count at: its
     /// distinctive words (all of them when it has none) at 1, then, in a chat of short
     /// turns, the other inflections of its words that the project holds and that are as
-    /// distinctive as a term, and the longer or shorter words it holds for a word it never
-    /// holds as written ([`EXTENSION_LETTERS`]) and the words it holds for two adjacent
+    /// distinctive as a term, and the longer, shorter or one-edit-away words it holds for a
+    /// word it never holds as written ([`held_as`]) and the words it holds for two adjacent
     /// query words ([`closed_compounds`]), at [`QUERY_INFLECTIONS_SHORT`] (by turn
     /// length).
     pub terms: Vec<(String, f32)>,
@@ -315,7 +330,7 @@ impl Memory {
                 .iter()
                 .flat_map(|t| {
                     let mut forms = crate::text::inflections(t);
-                    forms.extend(extensions(&text, t).into_iter().map(str::to_owned));
+                    forms.extend(held_as(&text, t).into_iter().map(str::to_owned));
                     forms
                 })
                 .filter(|f| {
@@ -511,7 +526,7 @@ fn lexical_terms(text: &ProjectText, query: &str, calibrated: bool) -> (Vec<Stri
         let mut form_distinctive = false;
         for t in terms.iter().filter(|t| !asking.contains(t)) {
             let mut forms = crate::text::word_forms(t);
-            forms.extend(extensions(text, t).into_iter().map(str::to_owned));
+            forms.extend(held_as(text, t).into_iter().map(str::to_owned));
             let held: Vec<(String, u64)> = forms
                 .into_iter()
                 .map(|f| {
