@@ -302,7 +302,7 @@ impl Postings {
         self.ordered()
             .range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
             .take_while(|w| w.starts_with(first))
-            .filter(|w| w.len().abs_diff(word.len()) <= 4)
+            .filter(|w| w.chars().count().abs_diff(chars.len()) <= 1)
             .filter(|w| one_edit(&chars, &w.chars().collect::<Vec<char>>()))
             .map(AsRef::as_ref)
             .collect()
