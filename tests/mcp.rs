@@ -92,18 +92,25 @@ fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
     });
 }
 
+/// `hypermem mcp` on `dir` with piped stdin and stdout, for tests that write the
+/// protocol's lines themselves.
+fn spawn_stdio(dir: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["--create", "mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn arguments_that_are_not_an_object_are_invalid_params() {
     use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--create", "mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_stdio(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ask = |message: Value| -> Value {
@@ -140,15 +147,7 @@ fn arguments_that_are_not_an_object_are_invalid_params() {
 fn a_call_sent_before_the_answer_to_an_earlier_write_sees_that_write() {
     use std::io::{BufRead as _, BufReader, Write as _};
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--create", "mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_stdio(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     // Everything in one burst, as a client that pipelines its calls sends it: each recall

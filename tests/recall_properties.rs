@@ -340,13 +340,56 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
     );
 }
 
-#[test]
-fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
+/// A project `p` of one user's `notes`, in a fresh directory, and their event ids.
+fn notes(texts: &[&str]) -> (tempfile::TempDir, Memory, Vec<hypermem::ledger::EventId>) {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let ids = texts
+        .iter()
+        .map(|t| m.observe(say("s", Role::User, t)).unwrap())
+        .collect();
+    (dir, m, ids)
+}
+
+/// Each query of `cases` finds its note first, matched by its words (a lexical source),
+/// and none of them is a knowledge gap, while "zebra", which the project holds in no
+/// form, returns nothing and is one. Returns each query's result.
+fn found_by_a_held_form(
+    m: &Memory,
+    cases: &[(&str, hypermem::ledger::EventId)],
+) -> Vec<hypermem::RecallResult> {
     let p = project("p");
-    let mut ids = Vec::new();
-    for t in [
+    let results: Vec<hypermem::RecallResult> = cases
+        .iter()
+        .map(|&(q, want)| {
+            let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
+            assert_eq!(
+                r.items.first().map(|i| i.event.id),
+                Some(want),
+                "{q}: {:?} {:?}",
+                r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>(),
+                r.suppressed
+            );
+            assert!(
+                r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
+                "{q}: matched by its words"
+            );
+            r
+        })
+        .collect();
+    assert!(m.recall(&p, "zebra", 3).unwrap().is_empty());
+    m.flush_feedback().unwrap();
+    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
+    assert!(gaps.contains("zebra"), "{gaps}");
+    for (q, _) in cases {
+        assert!(!gaps.contains(q), "{q}: {gaps}");
+    }
+    results
+}
+
+#[test]
+fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
+    let (_dir, m, ids) = notes(&[
         "I live in Paris, in a small flat near the canal.",
         "My manager is Tom; he runs the platform team.",
         "I drink my coffee black, no sugar.",
@@ -355,10 +398,8 @@ fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
         "The band played music from the sixties all night.",
         "My sister is visiting in June.",
         "The plane to Lisbon leaves at 7:40.",
-    ] {
-        ids.push(m.observe(say("s", Role::User, t)).unwrap());
-    }
-    let lexical = |r: &hypermem::RecallResult, id| {
+    ]);
+    let by_bm25 = |r: &hypermem::RecallResult, id| {
         r.items.iter().any(|i| {
             i.event.id == id
                 && i.fused
@@ -368,40 +409,25 @@ fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
         })
     };
     // Held only longer ("postgresql"), then only shorter ("music"): found by the word
-    // itself, first, and not a gap.
-    for (q, want) in [
+    // itself, as a term.
+    let cases = [
         ("which postgres version", ids[3]),
         ("postgres", ids[3]),
         ("what musical style did the band play", ids[5]),
-    ] {
-        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
-        assert_eq!(
-            r.items.first().map(|i| i.event.id),
-            Some(want),
-            "{q}: {:?}",
-            r.suppressed
-        );
-        assert!(lexical(&r, want), "{q}: matched by its word");
+    ];
+    for (r, (q, want)) in found_by_a_held_form(&m, &cases).iter().zip(cases) {
+        assert!(by_bm25(r, want), "{q}: matched by its word");
     }
     // A short word is not taken for the start of a longer one: "plan" is not "plane".
     let r = m
-        .recall_with(&p, &RecallQuery::new("which plan", 3))
+        .recall_with(&project("p"), &RecallQuery::new("which plan", 3))
         .unwrap();
-    assert!(!lexical(&r, ids[7]), "{:?}", r.items);
-    assert!(m.recall(&p, "zebra", 3).unwrap().is_empty());
-    m.flush_feedback().unwrap();
-    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
-    assert!(gaps.contains("zebra"), "{gaps}");
-    assert!(!gaps.contains("postgres"), "{gaps}");
+    assert!(!by_bm25(&r, ids[7]), "{:?}", r.items);
 }
 
 #[test]
 fn a_compound_is_found_written_open_closed_or_hyphenated() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
-    let p = project("p");
-    let mut ids = Vec::new();
-    for t in [
+    let (_dir, m, ids) = notes(&[
         "The wi-fi password for the office is Kestrel.",
         "My workout is a 5 km run every morning.",
         "I set up the smart watch to track my sleep.",
@@ -409,70 +435,34 @@ fn a_compound_is_found_written_open_closed_or_hyphenated() {
         "I drink my coffee black, no sugar.",
         "The plane to Lisbon leaves at 7:40.",
         "Our landlord fixed the heating on Monday.",
-    ] {
-        ids.push(m.observe(say("s", Role::User, t)).unwrap());
-    }
-    for (q, want) in [
-        ("wifi", ids[0]),
-        ("when do I work out", ids[1]),
-        ("what does my smartwatch track", ids[2]),
-    ] {
-        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
-        assert_eq!(
-            r.items.first().map(|i| i.event.id),
-            Some(want),
-            "{q}: {:?} {:?}",
-            r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>(),
-            r.suppressed
-        );
-        assert!(
-            r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
-            "{q}: matched by its words"
-        );
-    }
-    m.flush_feedback().unwrap();
-    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
-    assert!(!gaps.contains("wifi"), "{gaps}");
+    ]);
+    found_by_a_held_form(
+        &m,
+        &[
+            ("wifi", ids[0]),
+            ("when do I work out", ids[1]),
+            ("what does my smartwatch track", ids[2]),
+        ],
+    );
 }
 
 #[test]
 fn a_misspelled_query_word_finds_the_word_it_misspells() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
-    let p = project("p");
-    let mut ids = Vec::new();
-    for t in [
+    let (_dir, m, ids) = notes(&[
         "Our accommodation in Porto is a flat near the river.",
         "The chess tournament starts on Saturday.",
         "My sister is visiting in June.",
         "I drink my coffee black, no sugar.",
         "The plane to Lisbon leaves at 7:40.",
         "Our landlord fixed the heating on Monday.",
-    ] {
-        ids.push(m.observe(say("s", Role::User, t)).unwrap());
-    }
-    for (q, want) in [
-        ("where is our accomodation", ids[0]),
-        ("when is the torunament", ids[1]),
-    ] {
-        let r = m.recall_with(&p, &RecallQuery::new(q, 3)).unwrap();
-        assert_eq!(
-            r.items.first().map(|i| i.event.id),
-            Some(want),
-            "{q}: {:?}",
-            r.suppressed
-        );
-        assert!(
-            r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
-            "{q}: matched by its word"
-        );
-    }
-    // A correctly spelled word the project never holds stays unmatched.
-    assert!(m.recall(&p, "zebra", 3).unwrap().is_empty());
-    m.flush_feedback().unwrap();
-    let gaps = format!("{:?}", m.knowledge_gaps(&p, 10).unwrap());
-    assert!(gaps.contains("zebra"), "{gaps}");
-    assert!(!gaps.contains("accomodation"), "{gaps}");
+    ]);
+    found_by_a_held_form(
+        &m,
+        &[
+            ("where is our accomodation", ids[0]),
+            ("when is the torunament", ids[1]),
+        ],
+    );
 }
 
 #[test]

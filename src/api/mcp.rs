@@ -124,26 +124,28 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// The invalid-params error (-32602) of a `tools/call` whose `arguments` is not an object,
-/// as a JSON-RPC response line; `None` for any other message. The SDK would answer such a
-/// call -32601 (method not found), which misleads a client about what went wrong.
-fn invalid_arguments(line: &str) -> Option<String> {
+/// The parsed message of a `tools/call` request line; `None` for any other line.
+fn tool_call(line: &str) -> Option<Value> {
     // Only a tool call is parsed here; the SDK parses every message anyway.
     if !line.contains("tools/call") {
         return None;
     }
     let message: Value = serde_json::from_str(line).ok()?;
-    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return None;
-    }
-    let arguments = message.get("params")?.get("arguments")?;
+    (message.get("method").and_then(Value::as_str) == Some("tools/call")).then_some(message)
+}
+
+/// The invalid-params error (-32602) of a tool call whose `arguments` is not an object, as
+/// a JSON-RPC response line; `None` when its arguments are fine. The SDK would answer such
+/// a call -32601 (method not found), which misleads a client about what went wrong.
+fn invalid_arguments(call: &Value) -> Option<String> {
+    let arguments = call.get("params")?.get("arguments")?;
     if arguments.is_object() || arguments.is_null() {
         return None;
     }
     Some(
         serde_json::json!({
             "jsonrpc": "2.0",
-            "id": message.get("id").cloned().unwrap_or(Value::Null),
+            "id": call.get("id").cloned().unwrap_or(Value::Null),
             "error": {
                 "code": -32602,
                 "message": "invalid params: `arguments` must be a JSON object of the tool's fields",
@@ -224,29 +226,39 @@ impl Calls {
     }
 }
 
-/// The id (as JSON text) and tool name of a `tools/call` request line.
-fn tool_call(line: &str) -> Option<(String, String)> {
-    if !line.contains("tools/call") {
-        return None;
-    }
-    let message: Value = serde_json::from_str(line).ok()?;
-    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return None;
-    }
-    let id = message.get("id")?.to_string();
-    let name = message.get("params")?.get("name")?.as_str()?.to_owned();
+/// The id (as JSON text) and tool name of a tool call.
+fn call_id_and_name(call: &Value) -> Option<(String, &str)> {
+    let id = call.get("id")?.to_string();
+    let name = call.get("params")?.get("name")?.as_str()?;
     Some((id, name))
+}
+
+/// What [`ended_call`] reads of a line: its id and whether it is an answer, or the request
+/// a cancellation names. The rest (a result can be large) is skipped, not built.
+#[derive(serde::Deserialize)]
+struct Ending {
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<Cancelled>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct Cancelled {
+    #[serde(rename = "requestId")]
+    request_id: Option<Value>,
 }
 
 /// The id a line ends, as JSON text: a response's `id`, or the `requestId` of a
 /// cancellation (a cancelled request gets no answer).
 fn ended_call(line: &str) -> Option<String> {
-    let message: Value = serde_json::from_str(line).ok()?;
-    if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
-        return Some(message.get("params")?.get("requestId")?.to_string());
+    let message: Ending = serde_json::from_str(line).ok()?;
+    if message.method.as_deref() == Some("notifications/cancelled") {
+        return Some(message.params?.request_id?.to_string());
     }
-    if message.get("result").is_some() || message.get("error").is_some() {
-        return Some(message.get("id")?.to_string());
+    if message.result.is_some() || message.error.is_some() {
+        return Some(message.id?.to_string());
     }
     None
 }
@@ -296,16 +308,17 @@ fn checked_stdio() -> (
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = stdin.next_line().await {
-            if let Some(error) = invalid_arguments(&line) {
-                if lines.send(error).is_err() {
-                    break;
+            if let Some(call) = tool_call(&line) {
+                if let Some(error) = invalid_arguments(&call) {
+                    if lines.send(error).is_err() {
+                        break;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if let Some((id, name)) = tool_call(&line) {
-                // An unknown tool is refused without touching the memory.
-                let writes = writes.contains(name.as_str());
-                calls.start(id, writes).await;
+                if let Some((id, name)) = call_id_and_name(&call) {
+                    // An unknown tool is refused without touching the memory.
+                    calls.start(id, writes.contains(name)).await;
+                }
             } else if line.contains("notifications/cancelled")
                 && let Some(id) = ended_call(&line)
             {

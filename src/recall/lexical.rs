@@ -361,8 +361,9 @@ impl Postings {
 
     /// As [`search`](Self::search), each term's IDF scaled by its weight (a term given
     /// twice counts once, at its first weight).
-    pub fn search_weighted(&self, terms: &[(&str, f32)], k: usize) -> Vec<(u64, f32)> {
-        self.score(terms, k, false)
+    pub fn search_weighted<T: AsRef<str>>(&self, terms: &[(T, f32)], k: usize) -> Vec<(u64, f32)> {
+        let weighted: Vec<(&str, f32)> = terms.iter().map(|(t, w)| (t.as_ref(), *w)).collect();
+        self.score(&weighted, k, false)
     }
 
     /// As [`search`](Self::search), among the documents containing every term only.

@@ -101,17 +101,21 @@ const EXTENSION_MIN: usize = 5;
 /// spells "torunament"); BEAM identical (`docs/EXPERIMENTS.md`).
 const TYPO_MIN: usize = 7;
 
+/// The letters of `word` when it is a word of letters alone, at least `min` of them, that
+/// the project never holds as written: the words the held-form rules reach.
+fn unheld(text: &ProjectText, word: &str, min: usize) -> Option<usize> {
+    let letters = word.chars().count();
+    (letters >= min && word.chars().all(char::is_alphabetic) && text.postings.df(word) == 0)
+        .then_some(letters)
+}
+
 /// The words `word` may be held as when the project never holds it as written: a few
 /// letters longer or shorter ([`EXTENSION_LETTERS`]), or, from [`TYPO_MIN`] letters, one
 /// edit away; none for a held or short word, nor for one with a digit.
 fn held_as<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
-    let letters = word.chars().count();
-    if letters < EXTENSION_MIN
-        || !word.chars().all(char::is_alphabetic)
-        || text.postings.df(word) > 0
-    {
+    let Some(letters) = unheld(text, word, EXTENSION_MIN) else {
         return Vec::new();
-    }
+    };
     let mut held = text
         .postings
         .extensions(word, EXTENSION_LETTERS, EXTENSION_MIN);
@@ -140,13 +144,9 @@ fn closed_compounds(text: &ProjectText, pairs: &[String]) -> Vec<String> {
 /// the project never holds as written into two held adjacent words ("smartwatch" →
 /// "smart watch"; "wi-fi" is held as the pair "wi fi").
 fn open_compounds(text: &ProjectText, word: &str) -> Vec<String> {
-    let letters = word.chars().count();
-    if letters < COMPOUND_MIN
-        || !word.chars().all(char::is_alphabetic)
-        || text.postings.df(word) > 0
-    {
+    let Some(letters) = unheld(text, word, COMPOUND_MIN) else {
         return Vec::new();
-    }
+    };
     word.char_indices()
         .skip(2)
         .take(letters - 3)
@@ -326,7 +326,8 @@ impl Memory {
             // Of every query word, also of one the project never holds as written ("chew"
             // where a turn says "chewed"): the forms it holds that are as distinctive as a
             // term must be.
-            let mut forms: Vec<String> = lexical::query_terms(query)
+            let query_words = lexical::query_terms(query);
+            let mut forms: Vec<String> = query_words
                 .iter()
                 .flat_map(|t| {
                     let mut forms = crate::text::inflections(t);
@@ -368,8 +369,8 @@ impl Memory {
                 );
             }
             // A word the project holds as two ("smartwatch" for "smart watch").
-            for t in lexical::query_terms(query) {
-                forms.extend(open_compounds(&text, &t));
+            for t in &query_words {
+                forms.extend(open_compounds(&text, t));
             }
             forms.retain(|f| !own_pairs.contains(f) && text.bigrams.df(f) > 0);
             forms.sort_unstable();

@@ -175,16 +175,10 @@ impl Source for LexicalSource {
         s.fts_weight
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        let terms: Vec<(&str, f32)> = probe
-            .plan
-            .terms
-            .iter()
-            .map(|(t, w)| (t.as_str(), *w))
-            .collect();
         Ok(probe
             .text
             .postings
-            .search_weighted(&terms, SOURCE_DEPTH)
+            .search_weighted(&probe.plan.terms, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
@@ -199,16 +193,10 @@ impl Source for BigramSource {
         s.bigram_weight
     }
     fn gather(&self, _: &Context<'_>, probe: &Probe<'_>) -> Result<Vec<(u64, f64)>> {
-        let pairs: Vec<(&str, f32)> = probe
-            .plan
-            .pairs
-            .iter()
-            .map(|(p, w)| (p.as_str(), *w))
-            .collect();
         Ok(probe
             .text
             .bigrams
-            .search_weighted(&pairs, SOURCE_DEPTH)
+            .search_weighted(&probe.plan.pairs, SOURCE_DEPTH)
             .into_iter()
             .map(bm25_score)
             .collect())
