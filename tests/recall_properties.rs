@@ -237,6 +237,17 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     assert_eq!(r.items[0].event.id, january);
     let hits = m.recall(&p, "what is the rent", 5).unwrap();
     assert_eq!(hits[0].event.id, march, "without a time, the newer value");
+    // A month, with or without a year, names a time too; the value valid then is the last
+    // one stated before its end, whether or not a statement falls inside it.
+    for (question, valid) in [
+        ("what was the rent in January 2025", january),
+        ("what was the rent in February 2025", january),
+        ("what was the rent in March 2025", march),
+        ("what was the rent in June 2025", march),
+    ] {
+        let r = m.recall_with(&p, &RecallQuery::new(question, 5)).unwrap();
+        assert_eq!(r.items[0].event.id, valid, "{question}");
+    }
 }
 
 /// A new user's first project: eight short notes in one session, some of them a value and

@@ -6,8 +6,9 @@
 //! it high. Recall keeps the project's directives apart and ranks them against every query
 //! as a source of their own (see `Memory::recall_with`). Detection is lexical and English:
 //! a sentence that opens with an imperative of permanence (`always`, `never`, `from now on`,
-//! optionally after `please`), or a first-person preference (`I prefer`, `I'd rather`,
-//! `my preference`): the same tables ([`crate::text::en`]) and matching
+//! optionally after `please`; not "never mind", nor an opening followed by a subject of its
+//! own, "from now on the stand-up is at 10:30", which states a change), or a first-person
+//! preference (`I prefer`, `I'd rather`, `my preference`): the same tables ([`crate::text::en`]) and matching
 //! ([`crate::text::statements`]) the curator's candidate beliefs are read with, which
 //! also recognise decisions, boundaries and corrections.
 //!
@@ -19,6 +20,7 @@
 
 use crate::ledger::Role;
 use crate::text::en::{DIRECTIVE_OPENINGS, PREFERENCE_PHRASES};
+use crate::text::statements::{contains, instructs};
 
 /// Whether an event states a standing directive: a sentence of the agent's user (role
 /// user, no named speaker) opening with an imperative of permanence, or a first-person
@@ -27,11 +29,10 @@ pub fn is_directive(role: Role, speaker: Option<&str>, text: &str) -> bool {
     if role != Role::User || speaker.is_some() {
         return false;
     }
-    use crate::text::statements::{contains, opens};
     text.split(['.', '!', '?', '\n', ';'])
         .map(crate::text::tokens)
         .any(|words| {
-            DIRECTIVE_OPENINGS.iter().any(|o| opens(&words, o))
+            instructs(&words, DIRECTIVE_OPENINGS)
                 || PREFERENCE_PHRASES.iter().any(|p| contains(&words, p))
         })
 }
@@ -59,6 +60,8 @@ mod tests {
             "It always crashes when I click save",
             "Can you help me deploy this?",
             "What do you prefer?",
+            "Sofia moved the stand-up; from now on it is at 10:30.",
+            "Never mind, the build passes now.",
         ] {
             assert!(!is_directive(Role::User, None, text), "{text}");
         }

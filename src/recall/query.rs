@@ -10,7 +10,8 @@
 //!   `source` (alias `collection`: the document or collection an event was recorded
 //!   from), and `project` (must name the project recalled: recall never crosses projects);
 //! - time hints ([`time_hint`]): `today`, `yesterday`, `this week`, `last week`,
-//!   `last month`, `last N days`, an ISO date; they set the window unless `since` /
+//!   `last month`, `last N days`, an ISO date, a date in words, a month ("in January",
+//!   "March 2025", "on May 4th"; without a year, the latest one begun); they set the window unless `since` /
 //!   `until` are given, and their words stay in the free text. A hint is soft: recall
 //!   ignores its window when no candidate falls inside it (and says so).
 
@@ -153,7 +154,8 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
 }
 
 /// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
-/// `last week`, `last month`, `last N days`, or an ISO date `YYYY-MM-DD`. Returns the
+/// `last week`, `last month`, `last N days`, an ISO date `YYYY-MM-DD`, a date in words
+/// (`March 24, 2025`), or a month without a full date ([`month_hint`]). Returns the
 /// window `(since, until)` in ms, if any.
 pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     let lower = text.to_lowercase();
@@ -212,6 +214,81 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
             }
         }
     }
+    month_hint(text, now_ms)
+}
+
+/// A month the query names without a full date: "in January", "January 2025", "on March
+/// 3rd". With a year, that month (or day) of that year; without one, the latest such
+/// month (or day) that has begun by `now_ms`, since memories are of the past ("what was the
+/// rent in January?" asked in December means this year's January). A month name that is
+/// also an everyday word ([`MONTH_HOMOGRAPHS`](crate::text::en::MONTH_HOMOGRAPHS): "may",
+/// "march") counts only when capitalized and, at the opening of the query, only beside a
+/// day or a year ("May I ask ..." names no month).
+fn month_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
+    use crate::clock::{civil_from_days, month_number};
+    let raw: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let day_of = |w: &str| {
+        let digits = w.trim_end_matches(char::is_alphabetic);
+        let suffix = &w[digits.len()..];
+        (matches!(suffix, "" | "st" | "nd" | "rd" | "th")
+            && (1..=2).contains(&digits.len())
+            && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse::<i64>().ok())
+        .flatten()
+        .filter(|d| (1..=31).contains(d))
+    };
+    let year_of = |w: &str| {
+        (w.len() == 4 && w.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| w.parse::<i64>().ok())
+            .flatten()
+    };
+    for (i, word) in raw.iter().enumerate() {
+        let lower = word.to_lowercase();
+        // Full month names only: "mar", "jun" and "dec" are words of their own.
+        let Some(month) = month_number(&lower).filter(|&m| {
+            crate::clock::MONTHS[m as usize - 1] == lower || (lower == "sept" && m == 9)
+        }) else {
+            continue;
+        };
+        let after = |n: usize| raw.get(i + n).copied();
+        let day = after(1)
+            .and_then(day_of)
+            .or_else(|| i.checked_sub(1).and_then(|j| day_of(raw[j])));
+        let year = after(1)
+            .and_then(year_of)
+            .or_else(|| after(2).and_then(year_of).filter(|_| day.is_some()));
+        if crate::text::en::MONTH_HOMOGRAPHS.contains(&lower.as_str()) {
+            let capitalized = word.starts_with(char::is_uppercase);
+            if !capitalized || (i == 0 && day.is_none() && year.is_none()) {
+                continue;
+            }
+        }
+        let (this_year, this_month, this_day) = civil_from_days(now_ms.div_euclid(DAY));
+        let year = year.unwrap_or_else(|| {
+            let begun = (month, day.unwrap_or(1)) <= (this_month, this_day);
+            if begun { this_year } else { this_year - 1 }
+        });
+        return Some(match day {
+            Some(d) => {
+                let start = days_from_civil(year, month, d) * DAY;
+                (start, start + DAY)
+            }
+            None => {
+                let (next_year, next_month) = if month == 12 {
+                    (year + 1, 1)
+                } else {
+                    (year, month + 1)
+                };
+                (
+                    days_from_civil(year, month, 1) * DAY,
+                    days_from_civil(next_year, next_month, 1) * DAY,
+                )
+            }
+        });
+    }
     None
 }
 
@@ -256,6 +333,56 @@ mod tests {
         assert_eq!((q.since, q.until), (Some(9 * DAY), Some(10 * DAY)));
         let q = compile(r#"a 12" pizza"#, 0).unwrap();
         assert_eq!((q.text.as_str(), q.phrases.len()), (r#"a 12" pizza"#, 0));
+    }
+
+    #[test]
+    fn a_month_without_a_full_date_is_its_latest_begun_occurrence() {
+        let now = days_from_civil(2026, 12, 5) * DAY + 3_600_000;
+        let month = |y, m, y2, m2| {
+            Some((
+                days_from_civil(y, m, 1) * DAY,
+                days_from_civil(y2, m2, 1) * DAY,
+            ))
+        };
+        let day = |y, m, d| {
+            let start = days_from_civil(y, m, d) * DAY;
+            Some((start, start + DAY))
+        };
+        assert_eq!(
+            time_hint("what was the rent in January?", now),
+            month(2026, 1, 2026, 2)
+        );
+        assert_eq!(
+            time_hint("plans for December", now),
+            month(2026, 12, 2027, 1)
+        );
+        assert_eq!(
+            time_hint("what happened on December 24th", now),
+            day(2025, 12, 24),
+            "a day not yet come this year is last year's"
+        );
+        assert_eq!(time_hint("the deploy of 3 February", now), day(2026, 2, 3));
+        assert_eq!(
+            time_hint("budget for January 2025", now),
+            month(2025, 1, 2025, 2)
+        );
+        assert_eq!(
+            time_hint("the offsite in sept", now),
+            month(2026, 9, 2026, 10)
+        );
+        assert_eq!(
+            time_hint("what did we decide in May", now),
+            month(2026, 5, 2026, 6)
+        );
+        for none in [
+            "May I ask what the rent is?",
+            "we may move the stand-up",
+            "march the build through CI",
+            "the jun and dec folders",
+        ] {
+            assert_eq!(time_hint(none, now), None, "{none}");
+        }
+        assert_eq!(time_hint("May 4 deploy", now), day(2026, 5, 4));
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub struct Query {
     stated: Vec<Value>,
     /// The months the question names ("the rent in January").
     months: Vec<&'static str>,
+    /// The end of the time the question asks about (its time hint's window): a statement
+    /// made then or later was not yet valid, so it supersedes nothing.
+    horizon: Option<i64>,
 }
 
 impl Query {
@@ -93,7 +96,16 @@ impl Query {
             asked: values::asked_kinds(question),
             months: values::months(&scan),
             stated: scan.values,
+            horizon: None,
         }
+    }
+
+    /// The question asks about the time before `until` (ms): only what was stated before
+    /// then can be the value valid then.
+    #[must_use]
+    pub fn valid_until(mut self, until: Option<i64>) -> Self {
+        self.horizon = until;
+        self
     }
 
     /// Whether the question names a value `older` states that `newer` does not mention at
@@ -119,8 +131,10 @@ impl Query {
 /// A candidate as the reordering sees it.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    /// Event id (ids grow with time).
+    /// Event id (ids grow with append order).
     pub id: u64,
+    /// When it was said (ms; `i64::MIN` when unknown: then ids order statements).
+    at: i64,
     /// Speaker role.
     pub role: Role,
     /// Who spoke, beyond the role: the agent of a non-user event, and a leading speaker
@@ -220,7 +234,16 @@ impl Candidate {
             updates,
             origins,
             months,
+            at: i64::MIN,
         }
+    }
+
+    /// When it was said (ms since the epoch): a statement is newer than another when it was
+    /// said later, or at the same time and appended later.
+    #[must_use]
+    pub fn at(mut self, ms: i64) -> Self {
+        self.at = ms;
+        self
     }
 
     /// The speaker's name from the event's own field (it replaces a name read from a
@@ -414,7 +437,7 @@ fn same_speaker_later(older: &Candidate, newer: &Candidate) -> bool {
     // Leading names are compared only when both events have one: "Update: ..." after a
     // plain sentence is the same speaker as far as anyone can tell.
     let named_apart = matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
-    newer.id > older.id
+    (newer.at, newer.id) > (older.at, older.id)
         && newer.role == older.role
         && newer.speaker.0 == older.speaker.0
         && !named_apart
@@ -472,13 +495,19 @@ fn restates_typed(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
 
 /// Reorders `ranked` (best first) in place: each candidate that [`revises`] a higher-ranked
 /// one with at least `ratio` of its evidence moves directly above the highest such one.
-/// Returns `(moved, superseded)` id pairs, for receipts.
+/// With a horizon ([`Query::valid_until`]) a statement made at or after it revises nothing,
+/// and a statement made before it that such a later one revises moves above that one: the
+/// value valid at the time asked about comes first. Returns `(moved, superseded)` id pairs,
+/// for receipts.
 pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u64, u64)> {
     let mut moves = Vec::new();
     for j in 1..ranked.len() {
         let target = (0..j).find(|&i| {
             let (older, newer) = (&ranked[i], &ranked[j]);
-            if query.pins(older, newer) || !same_subject(query, older, newer) {
+            if query.pins(older, newer)
+                || query.horizon.is_some_and(|h| newer.at >= h)
+                || !same_subject(query, older, newer)
+            {
                 return false;
             }
             (newer.evidence >= ratio * older.evidence && revises(query, older, newer))
@@ -490,6 +519,27 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
             moves.push((ranked[j].id, ranked[i].id));
             let item = ranked.remove(j);
             ranked.insert(i, item);
+        }
+    }
+    // The time the question asks about: a value stated before its end that a later
+    // statement revises was the value valid then, and goes above that later statement.
+    if let Some(horizon) = query.horizon {
+        for j in 1..ranked.len() {
+            if ranked[j].at >= horizon {
+                continue;
+            }
+            let target = (0..j).find(|&i| {
+                let (valid, later) = (&ranked[j], &ranked[i]);
+                later.at >= horizon
+                    && !query.pins(later, valid)
+                    && same_subject(query, valid, later)
+                    && revises(query, valid, later)
+            });
+            if let Some(i) = target {
+                moves.push((ranked[j].id, ranked[i].id));
+                let item = ranked.remove(j);
+                ranked.insert(i, item);
+            }
         }
     }
     moves
@@ -522,6 +572,29 @@ mod tests {
         let moves = reorder(&q, &mut ranked, 0.4);
         assert_eq!(moves, [(9, 1)]);
         assert_eq!(ids(&ranked), [9, 1, 7]);
+    }
+
+    #[test]
+    fn a_horizon_keeps_the_value_valid_then_first() {
+        let q = query("what was the rent");
+        let valid = || cand(1, "The rent is 1,200 dollars a month.", 1.0).at(100);
+        let later = || cand(2, "The rent was raised to 1,350 dollars a month.", 1.0).at(300);
+        // Without a time the later value comes first, wherever it ranked.
+        let mut ranked = vec![valid(), later()];
+        assert_eq!(reorder(&q, &mut ranked, 0.4), [(2, 1)]);
+        // Asked about a time between the two, the earlier value stays first ...
+        let before = query("what was the rent").valid_until(Some(200));
+        let mut ranked = vec![valid(), later()];
+        assert!(reorder(&before, &mut ranked, 0.4).is_empty());
+        assert_eq!(ids(&ranked), [1, 2]);
+        // ... and moves above the later one that fusion ranked higher.
+        let mut ranked = vec![later(), valid()];
+        assert_eq!(reorder(&before, &mut ranked, 0.4), [(1, 2)]);
+        assert_eq!(ids(&ranked), [1, 2]);
+        // Asked about a time after both, the later value is the one valid then.
+        let after = query("what was the rent").valid_until(Some(400));
+        let mut ranked = vec![valid(), later()];
+        assert_eq!(reorder(&after, &mut ranked, 0.4), [(2, 1)]);
     }
 
     #[test]

@@ -104,6 +104,20 @@ pub const DIRECTIVE_OPENINGS: &[&[&str]] = &[
     &["do", "not", "ever"],
 ];
 
+/// Openings that only look like a [`DIRECTIVE_OPENINGS`] one: set phrases that instruct
+/// nothing ("Never mind, I found it").
+pub const NOT_DIRECTIVE_OPENINGS: &[&[&str]] = &[&["never", "mind"]];
+
+/// Words that, right after an opening of permanence ("from now on", "going forward"),
+/// give the sentence a subject of its own: it then states how things will be ("From now
+/// on the stand-up is at 10:30"), not what the agent is asked to do ("From now on, answer
+/// in French"). The second person and the first person singular are left out: "from now
+/// on you ..." and "from now on I want ..." address the agent.
+pub const STATEMENT_SUBJECTS: &[&str] = &[
+    "a", "an", "he", "her", "his", "it", "its", "our", "she", "that", "the", "their", "there",
+    "these", "they", "this", "those", "we",
+];
+
 /// First-person preference phrases (anywhere in a sentence).
 pub const PREFERENCE_PHRASES: &[&[&str]] = &[
     &["i", "prefer"],

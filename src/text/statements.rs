@@ -76,6 +76,24 @@ fn sentences(text: &str) -> Vec<Sentence> {
     out
 }
 
+/// Whether `words` open with one of the `openings` of an instruction (a table such as
+/// [`en::DIRECTIVE_OPENINGS`]) as an instruction: not a set phrase that only looks like
+/// one ([`en::NOT_DIRECTIVE_OPENINGS`]), and with no subject of its own right after a
+/// multi-word opening ([`en::STATEMENT_SUBJECTS`]: "from now on it is at 10:30" states a
+/// change; "always" and "never" take no subject after them in English).
+pub fn instructs(words: &[String], openings: &[&[&str]]) -> bool {
+    if en::NOT_DIRECTIVE_OPENINGS.iter().any(|p| opens(words, p)) {
+        return false;
+    }
+    openings.iter().any(|o| {
+        opens(words, o)
+            && !(o.len() > 1
+                && words
+                    .get(o.len())
+                    .is_some_and(|w| en::STATEMENT_SUBJECTS.contains(&w.as_str())))
+    })
+}
+
 /// Whether `words` open with `phrase`.
 pub fn opens(words: &[String], phrase: &[&str]) -> bool {
     words.len() >= phrase.len() && words.iter().zip(phrase).all(|(w, p)| w == p)
@@ -113,7 +131,7 @@ fn sentence(s: &Sentence) -> Option<Stated> {
     };
     let standing = (imperative(0) || (opens(w, &["please"]) && imperative(1)))
         && (1..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
-    if any_open(en::DIRECTIVE_OPENINGS) || any_open(en::INSTRUCTION_OPENINGS) || standing {
+    if instructs(w, en::DIRECTIVE_OPENINGS) || instructs(w, en::INSTRUCTION_OPENINGS) || standing {
         return Some(Stated::Instruction);
     }
     let lets = (opens(w, &["let", "s"]) || opens(w, &["let", "us"]))
@@ -157,6 +175,10 @@ mod tests {
             ("My boss said we should ship, lol", None),
             ("Let's see what the logs say.", None),
             ("Show me the last three commits.", None),
+            ("From now on, answer in French.", Some(Stated::Instruction)),
+            ("From now on the stand-up is at 10:30.", None),
+            ("Going forward, the team ships on Fridays.", None),
+            ("Never mind, I found the file.", None),
         ] {
             assert_eq!(stated(text), want, "{text}");
         }

@@ -363,9 +363,11 @@ impl Stage for Order {
 }
 
 /// Recall-time supersession ([`supersede`]): in the head of the ranking, a newer
-/// statement of a different value about the same subject moves above the older one. A
-/// time the question names selects the value valid then: a newer value never overrides
-/// it (the stage is off for such a query).
+/// statement (said later) of a different value about the same subject moves above the
+/// older one. A time the question names selects the value valid then: a statement made
+/// after the time hint's window supersedes nothing (the value it revises, stated before,
+/// moves above it), one made before its end still does ("the rent in March" is the rent
+/// last set before April).
 struct Supersede;
 
 impl Stage for Supersede {
@@ -373,9 +375,12 @@ impl Stage for Supersede {
         settings.supersede
     }
     fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
-        if plan.compiled.hinted && !run.hint_ignored {
-            return Ok(());
-        }
+        // Even a hint no candidate falls inside names the time asked about.
+        let horizon = if plan.compiled.hinted {
+            plan.compiled.until
+        } else {
+            None
+        };
         let head = run.ranked.len().min(RERANK_WINDOW);
         let mut ranked: Vec<supersede::Candidate> = run.ranked[..head]
             .iter()
@@ -394,12 +399,13 @@ impl Stage for Supersede {
                     &r.event.content,
                     evidence,
                 )
+                .at(r.event.created_at)
                 .speaker(r.event.speaker.as_deref())
             })
             .collect();
         let query = plan.query();
         let moves = supersede::reorder(
-            &supersede::Query::new(query, &lexical::query_terms(query)),
+            &supersede::Query::new(query, &lexical::query_terms(query)).valid_until(horizon),
             &mut ranked,
             cx.settings.supersede_ratio,
         );
