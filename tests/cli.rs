@@ -853,3 +853,46 @@ fn observe_and_recall_take_a_speaker_and_an_embedding_file() {
     );
     assert!(!ok && err.contains("/nonexistent.json"), "{err}");
 }
+
+/// A recall through the CLI reads a view of the store, yet what it could not answer is a
+/// knowledge gap `gaps` lists, as for a server's recalls; an erased project gets no row back.
+#[test]
+fn a_question_the_cli_could_not_answer_is_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    observe(d, "home", &[], "The garage code is 1180.");
+    observe(d, "home", &[], "Emma is allergic to peanuts.");
+    let (ok, out, err) = hm(
+        d,
+        &[
+            "--json",
+            "recall",
+            "--project",
+            "home",
+            "favourite football team",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(json(&out)["items"].as_array().unwrap().len(), 0);
+    let (ok, out, err) = hm(d, &["--json", "recall", "--project", "home", "garage code"]);
+    assert!(ok, "{err}");
+    assert_eq!(json(&out)["items"].as_array().unwrap().len(), 1);
+    let (ok, out, err) = hm(d, &["--json", "gaps", "--project", "home"]);
+    assert!(ok, "{err}");
+    let gaps = json(&out);
+    let gaps = gaps.as_array().unwrap();
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(
+        gaps[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("favourite football team")
+    );
+    let (ok, _, err) = hm(
+        d,
+        &["--json", "forget-project", "--project", "home", "--yes"],
+    );
+    assert!(ok, "{err}");
+    let (ok, out, _) = hm(d, &["--json", "gaps", "--project", "home"]);
+    assert!(!ok, "an erased project is unknown: {out}");
+}

@@ -1390,7 +1390,7 @@ fn a_batch_whose_projections_fail_completes_on_retry_without_duplicates() {
 }
 
 #[test]
-fn a_view_reads_beside_the_holder_and_writes_nothing() {
+fn a_view_reads_beside_the_holder_and_learns_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("v");
     let holder = Memory::open(&profile(), Some(dir.path())).unwrap();
@@ -1430,7 +1430,19 @@ fn a_view_reads_beside_the_holder_and_writes_nothing() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(logged, 0, "a view does not learn");
+    assert_eq!(
+        logged, 41,
+        "a view logs the questions it answered (for gaps)"
+    );
+    let learned: i64 = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM memory_traces WHERE project = 'v')
+                  + (SELECT COUNT(*) FROM synapses WHERE project = 'v')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(learned, 0, "a view does not learn");
     assert_eq!(holder.ledger().count(&p).unwrap(), 1);
 }
 

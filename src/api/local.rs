@@ -57,7 +57,8 @@ pub fn withdraw(dir: &Path) {
 }
 
 /// The memory a verb works on: a view for a read (no lock, so it never waits for another
-/// process, and it writes nothing: no repair, no migration, no query log; repairs are a
+/// process, and it changes nothing stored: no repair, no migration, no learning, only the
+/// query log its recalls leave for knowledge gaps; repairs are a
 /// writer's, on open), else the store itself, refused at once when a running `serve`
 /// holds it.
 ///

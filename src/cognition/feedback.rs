@@ -72,6 +72,33 @@ impl Cognition {
         .map_err(|e| self.ledger.sql(e))
     }
 
+    /// Logs the queries of many recalls (for gap detection) in one transaction, and
+    /// nothing else: what a read-only view records of the recalls it answered. A project
+    /// erased since (by another process) gets no row: a read never brings one back.
+    ///
+    /// # Errors
+    /// SQLite errors; nothing is logged then.
+    pub fn log_recalls(&self, recalls: &[RecallTrace]) -> LedgerResult<()> {
+        if recalls.is_empty() {
+            return Ok(());
+        }
+        self.ledger.write(|tx| {
+            for r in recalls {
+                let held = tx
+                    .query_row(
+                        crate::ledger::PROJECT_HELD_SQL,
+                        [r.project.as_str()],
+                        |row| row.get::<_, bool>(0),
+                    )
+                    .map_err(|e| self.ledger.sql(e))?;
+                if held {
+                    self.log_query_in(tx, r)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Applies the learning signals of many recalls in one transaction: each strengthens
     /// the synapses among its top hits (as of its own time), counts an access of each hit
     /// in `memory_traces` (LTP: a first recall makes two accesses, storage being the

@@ -29,6 +29,14 @@ pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 
 use crate::clock::{Clock, SystemClock, now_ms};
 
+/// Whether the ledger holds anything of project `?1` (an event, a belief, an episode, a
+/// procedure, a prospective item): one boolean column.
+pub const PROJECT_HELD_SQL: &str = "SELECT EXISTS (SELECT 1 FROM events WHERE project = ?1)
+     OR EXISTS (SELECT 1 FROM beliefs WHERE project = ?1)
+     OR EXISTS (SELECT 1 FROM episodes WHERE project = ?1)
+     OR EXISTS (SELECT 1 FROM procedures WHERE project = ?1)
+     OR EXISTS (SELECT 1 FROM prospective WHERE project = ?1)";
+
 /// Settings of a [`Ledger`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LedgerConfig {

@@ -620,9 +620,11 @@ impl Memory {
     }
 
     /// Opens a data directory for reading only, beside a process that holds it (a server,
-    /// a writer): no lock is taken and nothing is written — no repair, no migration (an
-    /// outdated schema is `needs_migration`), no learning from recalls (no potentiation, no
-    /// query log), no saved indexes. It sees what was committed when it opened.
+    /// a writer): no lock is taken and nothing stored is changed — no repair, no migration
+    /// (an outdated schema is `needs_migration`), no learning from recalls (no
+    /// potentiation, no synapses), no saved indexes. Its one write is the query log of the
+    /// recalls it answers (rows of `query_log`, what knowledge gaps are made of), applied
+    /// when it is flushed or dropped. It sees what was committed when it opened.
     ///
     /// # Errors
     /// `needs_migration`, a missing or damaged store, SQLite errors.
@@ -713,7 +715,14 @@ impl Memory {
     pub fn flush_feedback(&self) -> Result<()> {
         let batch = std::mem::take(&mut *self.feedback.locked());
         if self.read_only {
-            return Ok(()); // a view does not learn: its signals are dropped
+            // A view learns nothing (no access counts, no synapses), but the questions it
+            // answered are the project's: they are logged, so `gaps` lists what a view's
+            // recalls could not answer as it does a writer's. Best effort: a view of a
+            // store it may not write (a read-only mount) still answers.
+            if let Err(e) = self.cognition.log_recalls(&batch) {
+                tracing::debug!(error = %e, "a view could not log its recalls");
+            }
+            return Ok(());
         }
         Ok(self.cognition.record_recalls(&batch)?)
     }
@@ -1650,7 +1659,7 @@ impl Memory {
     /// Store errors.
     pub fn flush(&self) -> Result<()> {
         if self.read_only {
-            return Ok(());
+            return self.flush_feedback();
         }
         self.flush_feedback()?;
         self.save_lexicon()?;

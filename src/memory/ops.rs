@@ -383,15 +383,9 @@ impl Memory {
         }
         let p = project.as_str();
         Ok(self.ledger().read(|c| {
-            c.query_row(
-                "SELECT EXISTS (SELECT 1 FROM events WHERE project = ?1)
-                     OR EXISTS (SELECT 1 FROM beliefs WHERE project = ?1)
-                     OR EXISTS (SELECT 1 FROM episodes WHERE project = ?1)
-                     OR EXISTS (SELECT 1 FROM procedures WHERE project = ?1)
-                     OR EXISTS (SELECT 1 FROM prospective WHERE project = ?1)",
-                [p],
-                |r| r.get::<_, bool>(0),
-            )
+            c.query_row(crate::ledger::PROJECT_HELD_SQL, [p], |r| {
+                r.get::<_, bool>(0)
+            })
             .map_err(|e| self.ledger().sql(e))
         })?)
     }
