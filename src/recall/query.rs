@@ -10,8 +10,9 @@
 //!   `source` (alias `collection`: the document or collection an event was recorded
 //!   from), and `project` (must name the project recalled: recall never crosses projects);
 //! - time hints ([`time_hint`]): `today`, `yesterday`, `this week`, `last week`,
-//!   `last month`, `last N days`, an ISO date, a date in words, a month ("in January",
-//!   "March 2025", "on May 4th"; without a year, the latest one begun); they set the window unless `since` /
+//!   `last month`, `this month`, `this year`, `last year`, `last N days`, `N weeks ago`
+//!   (days, months, years), an ISO date, a date in words, a month ("in January", "March
+//!   2025", "on May 4th"; without a year, the latest one begun), a year ("in 2024"); they set the window unless `since` /
 //!   `until` are given, and their words stay in the free text. A hint is soft: recall
 //!   ignores its window when no candidate falls inside it (and says so).
 
@@ -154,8 +155,10 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
 }
 
 /// Time hints of a query, relative to `now_ms`: `today`, `yesterday`, `this week`,
-/// `last week`, `last month`, `last N days`, an ISO date `YYYY-MM-DD`, a date in words
-/// (`March 24, 2025`), or a month without a full date ([`month_hint`]). Returns the
+/// `last week`, `last month`, `this month`, `this year`, `last year`, `last N days`,
+/// `N days / weeks / months / years ago`, an ISO date `YYYY-MM-DD`, a date in words
+/// (`March 24, 2025`), a month without a full date ([`month_hint`]), or a year after "in"
+/// or "during" ([`year_hint`]). Returns the
 /// window `(since, until)` in ms, if any.
 pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     let lower = text.to_lowercase();
@@ -191,6 +194,39 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     if lower.contains("last month") {
         return Some((today - 30 * DAY, now_ms + 1));
     }
+    let (year, month, _) = crate::clock::civil_from_days(today.div_euclid(DAY));
+    if lower.contains("this month") {
+        return Some((days_from_civil(year, month, 1) * DAY, now_ms + 1));
+    }
+    if lower.contains("this year") {
+        return Some((days_from_civil(year, 1, 1) * DAY, now_ms + 1));
+    }
+    if lower.contains("last year") {
+        return Some((
+            days_from_civil(year - 1, 1, 1) * DAY,
+            days_from_civil(year, 1, 1) * DAY,
+        ));
+    }
+    // "3 weeks ago", "a month ago": the unit-long stretch that ended N - 1 units ago.
+    for w in words.windows(3) {
+        let n = match w[0] {
+            "a" | "an" | "one" => Some(1),
+            n => n.parse::<i64>().ok().filter(|&n| n > 0),
+        };
+        let unit = match w[1].trim_end_matches('s') {
+            "day" => Some(DAY),
+            "week" => Some(7 * DAY),
+            "month" => Some(30 * DAY),
+            "year" => Some(365 * DAY),
+            _ => None,
+        };
+        if w[2] == "ago"
+            && let (Some(n), Some(unit)) = (n, unit)
+        {
+            let end = today.saturating_sub((n - 1).saturating_mul(unit));
+            return Some((end.saturating_sub(unit), end + DAY));
+        }
+    }
     if let Some(start) = words.iter().find_map(|w| iso_day(w)) {
         return Some((start, start + DAY));
     }
@@ -214,7 +250,23 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
             }
         }
     }
-    month_hint(text, now_ms)
+    month_hint(text, now_ms).or_else(|| year_hint(&words, now_ms))
+}
+
+/// "in 2023", "during 2024": that calendar year, when it has begun by `now_ms` (a four-digit
+/// number after "in" that lies ahead is a model number or a quantity, not a year).
+fn year_hint(words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
+    let (this_year, _, _) = crate::clock::civil_from_days(now_ms.div_euclid(DAY));
+    words.windows(2).find_map(|w| {
+        let year = (matches!(w[0], "in" | "during") && w[1].len() == 4)
+            .then(|| w[1].parse::<i64>().ok())
+            .flatten()
+            .filter(|y| (1900..=this_year).contains(y))?;
+        Some((
+            days_from_civil(year, 1, 1) * DAY,
+            days_from_civil(year + 1, 1, 1) * DAY,
+        ))
+    })
 }
 
 /// A month the query names without a full date: "in January", "January 2025", "on March
@@ -383,6 +435,39 @@ mod tests {
             assert_eq!(time_hint(none, now), None, "{none}");
         }
         assert_eq!(time_hint("May 4 deploy", now), day(2026, 5, 4));
+    }
+
+    #[test]
+    fn years_and_stretches_ago_are_hints() {
+        let now = days_from_civil(2026, 12, 5) * DAY + 3_600_000;
+        let today = days_from_civil(2026, 12, 5) * DAY;
+        let year = |y| {
+            Some((
+                days_from_civil(y, 1, 1) * DAY,
+                days_from_civil(y + 1, 1, 1) * DAY,
+            ))
+        };
+        assert_eq!(time_hint("what did I ship in 2024", now), year(2024));
+        assert_eq!(time_hint("trips during 2026", now), year(2026));
+        assert_eq!(time_hint("benchmarks of the RTX 2060", now), None);
+        assert_eq!(time_hint("what will run in 2060", now), None, "ahead");
+        assert_eq!(time_hint("what happened last year", now), year(2025));
+        assert_eq!(
+            time_hint("what did we decide this year", now),
+            Some((days_from_civil(2026, 1, 1) * DAY, now + 1))
+        );
+        assert_eq!(
+            time_hint("notes from this month", now),
+            Some((days_from_civil(2026, 12, 1) * DAY, now + 1))
+        );
+        assert_eq!(
+            time_hint("what did Sam say 2 weeks ago", now),
+            Some((today - 14 * DAY, today - 7 * DAY + DAY))
+        );
+        assert_eq!(
+            time_hint("the call a day ago", now),
+            Some((today - DAY, today + DAY))
+        );
     }
 
     #[test]
