@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::ledger::{EventKind, LedgerError, NewEvent, Role};
 use crate::store::ProjectId;
-use crate::{Memory, Result};
+use crate::{Memory, Reason, Result};
 
 /// Scores of one category (or overall).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -71,6 +71,22 @@ pub struct Report {
     pub overall: Score,
     /// Every question with evidence, in file order.
     pub questions: Vec<QuestionResult>,
+    /// Questions the memory refused to answer, with the reason: a conversation that holds
+    /// no stored turn (all its turns empty, or none in the file), an empty question. They
+    /// count as returning nothing.
+    #[serde(default)]
+    pub unasked: Vec<Unasked>,
+}
+
+/// A question recall refused (see [`Report::unasked`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Unasked {
+    /// Its id.
+    pub question_id: String,
+    /// The refusal's reason name (`unknown_project`, `invalid_argument`).
+    pub reason: crate::Reason,
+    /// What recall said.
+    pub message: String,
 }
 
 impl Report {
@@ -119,6 +135,19 @@ impl Report {
             out.push(format!(
                 "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
                 s.questions, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.hit_at_10, s.mrr
+            ));
+        }
+        if !self.unasked.is_empty() {
+            out.push(format!(
+                "{} questions returned nothing because recall refused them (scored 0): {}",
+                self.unasked.len(),
+                self.unasked
+                    .iter()
+                    .take(5)
+                    .map(|u| format!("{} ({})", u.question_id, u.reason))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if self.unasked.len() > 5 { ", ..." } else { "" }
             ));
         }
         let o = &self.overall;
@@ -904,6 +933,7 @@ pub fn evaluate(
     }
     let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
     let mut questions = Vec::new();
+    let mut unasked = Vec::new();
     for q in read_jsonl(&dir.join("questions.jsonl"))? {
         let strings = |key: &str| -> Vec<String> {
             q[key]
@@ -935,7 +965,21 @@ pub fn evaluate(
                 )
             })?);
         }
-        let hits = memory.recall_with(&project, &rq)?.items;
+        // A question the memory cannot take (its conversation stored no turn, its text is
+        // empty) returns nothing, as it would to an agent; the report names it.
+        let hits = match memory.recall_with(&project, &rq) {
+            Ok(r) => r.items,
+            Err(e) if matches!(e.reason(), Reason::UnknownProject | Reason::InvalidArgument) => {
+                tracing::warn!(question = question_id, error = %e, "question returns nothing");
+                unasked.push(Unasked {
+                    question_id: question_id.to_owned(),
+                    reason: e.reason(),
+                    message: e.to_string(),
+                });
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
         let rank_of: HashMap<String, usize> = hits
             .iter()
             .enumerate()
@@ -1016,6 +1060,7 @@ pub fn evaluate(
         categories: sums.iter().map(|(k, s)| (k.clone(), score(s))).collect(),
         overall,
         questions,
+        unasked,
     })
 }
 

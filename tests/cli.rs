@@ -896,3 +896,64 @@ fn a_question_the_cli_could_not_answer_is_a_gap() {
     let (ok, out, _) = hm(d, &["--json", "gaps", "--project", "home"]);
     assert!(!ok, "an erased project is unknown: {out}");
 }
+
+/// A held-out set may hold a conversation with no text to store or a question with no
+/// words: those questions return nothing and are named, and the rest are scored.
+#[test]
+fn eval_scores_what_it_can_and_names_the_questions_recall_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let conversations = [
+        serde_json::json!({"conversation_id": "c1", "sessions": [{"session_id": "s1", "date": null, "turns": [
+            {"turn_id": "0", "role": "Alice", "text": "I adopted a cat named Miso.", "time": null},
+            {"turn_id": "1", "role": "Bob", "text": "", "time": null}]}]}),
+        serde_json::json!({"conversation_id": "c2", "sessions": [{"session_id": "s1", "date": null, "turns": [
+            {"turn_id": "0", "role": "Alice", "text": "  ", "time": null}]}]}),
+    ];
+    let questions = [
+        serde_json::json!({"conversation_id": "c1", "question_id": "q1", "category": "a", "question": "What is the cat called?", "answer": "Miso", "evidence": ["0"]}),
+        serde_json::json!({"conversation_id": "c2", "question_id": "q2", "category": "a", "question": "Anything?", "answer": "x", "evidence": ["0"]}),
+        serde_json::json!({"conversation_id": "c1", "question_id": "q3", "category": "a", "question": "", "answer": "x", "evidence": ["0"]}),
+    ];
+    let lines = |values: &[serde_json::Value]| {
+        values
+            .iter()
+            .map(|v| v.to_string() + "\n")
+            .collect::<String>()
+    };
+    std::fs::write(
+        data.path().join("conversations.jsonl"),
+        lines(&conversations),
+    )
+    .unwrap();
+    std::fs::write(data.path().join("questions.jsonl"), lines(&questions)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = hm(
+        dir.path(),
+        &[
+            "--json",
+            "eval",
+            "--create",
+            "--data",
+            data.path().to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let report = json(&out);
+    assert_eq!(report["overall"]["questions"], 3, "{report}");
+    assert!((report["overall"]["recall_at_10"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+    let unasked: Vec<(&str, &str)> = report["unasked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["question_id"].as_str().unwrap(),
+                u["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        unasked,
+        [("q2", "unknown_project"), ("q3", "invalid_argument")]
+    );
+}
