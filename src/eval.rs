@@ -289,22 +289,96 @@ pub fn project_of(conversation: &str) -> Result<ProjectId> {
     Ok(ProjectId::new(name)?)
 }
 
-fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
+/// An id as a data set may write it: a non-empty string, or an integer (its decimal text).
+fn id_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// One question of `questions.jsonl`, validated.
+struct Question {
+    conversation_id: String,
+    question_id: String,
+    question: String,
+    category: String,
+    evidence: Vec<String>,
+    superseded: Vec<String>,
+}
+
+/// Reads and validates `questions.jsonl` completely (before anything is written): ids are
+/// non-empty strings or integers, `question` a string (an empty one is asked, and refused
+/// as recall refuses it), `category` a string (default `unknown`), `evidence` and
+/// `superseded_evidence` arrays of ids (absent: none). Errors name the file, line and field.
+fn read_questions(path: &Path) -> Result<Vec<Question>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| bad("data file", format!("{}: {e}", path.display())))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
-                bad(
-                    "data file",
-                    crate::input::json_error(&format!("{}:{}", path.display(), i + 1), &e),
-                )
-            })
-        })
-        .collect()
+    let mut questions = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), i + 1);
+        let q: Value = serde_json::from_str(line)
+            .map_err(|e| bad("data file", crate::input::json_error(&at, &e)))?;
+        let wrong = |field: &str, expected: &str| {
+            bad(
+                "data file",
+                match q.get(field) {
+                    None => format!("{at}: `{field}` is missing"),
+                    Some(v) => format!("{at}: `{field}` must be {expected}, not {}", type_name(v)),
+                },
+            )
+        };
+        if !q.is_object() {
+            return Err(bad(
+                "data file",
+                format!(
+                    "{at}: a question must be a JSON object, not {}",
+                    type_name(&q)
+                ),
+            ));
+        }
+        let id = |field: &str| {
+            q.get(field)
+                .and_then(id_of)
+                .ok_or_else(|| wrong(field, "a non-empty string or an integer"))
+        };
+        let ids = |field: &str| -> Result<Vec<String>> {
+            match q.get(field) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|v| {
+                        id_of(v).ok_or_else(|| {
+                            wrong(
+                                field,
+                                "an array of turn ids (non-empty strings or integers)",
+                            )
+                        })
+                    })
+                    .collect(),
+                Some(_) => Err(wrong(field, "an array of turn ids")),
+            }
+        };
+        let text = |field: &str, default: Option<&str>| match (q.get(field), default) {
+            (Some(Value::String(s)), _) => Ok(s.clone()),
+            (None | Some(Value::Null), Some(d)) => Ok(d.to_owned()),
+            _ => Err(wrong(field, "a string")),
+        };
+        questions.push(Question {
+            conversation_id: id("conversation_id")?,
+            question_id: id("question_id")?,
+            question: text("question", None)?,
+            category: text("category", Some("unknown"))?,
+            evidence: ids("evidence")?,
+            superseded: ids("superseded_evidence")?,
+        });
+    }
+    Ok(questions)
 }
 
 /// Caller-supplied embeddings of a data set (`embeddings/<model>-turns.npy` and
@@ -647,7 +721,10 @@ fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
             ),
         ));
     }
-    let conversation_id = string_field(at, v, "", "conversation_id")?;
+    let conversation_id = match v.get("conversation_id") {
+        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+        _ => string_field(at, v, "", "conversation_id")?,
+    };
     if conversation_id.trim().is_empty() {
         return Err(bad(
             "import file",
@@ -911,6 +988,8 @@ pub fn evaluate(
     progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
     let t = Instant::now();
+    // Every question is read and checked before anything is written.
+    let asked = read_questions(&dir.join("questions.jsonl"))?;
     let imported = import(memory, dir, episodes, embeddings, progress)?;
     let turns = imported.new + imported.skipped + imported.empty;
     let ingest_secs = t.elapsed().as_secs_f64();
@@ -934,29 +1013,14 @@ pub fn evaluate(
     let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
     let mut questions = Vec::new();
     let mut unasked = Vec::new();
-    for q in read_jsonl(&dir.join("questions.jsonl"))? {
-        let strings = |key: &str| -> Vec<String> {
-            q[key]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let evidence = strings("evidence");
-        if evidence.is_empty() {
+    for q in asked {
+        if q.evidence.is_empty() {
             continue;
         }
-        let superseded = strings("superseded_evidence");
-        let project = project_of(
-            q["conversation_id"]
-                .as_str()
-                .ok_or_else(|| bad("question", "missing conversation_id"))?,
-        )?;
-        let question_id = q["question_id"].as_str().unwrap_or("");
-        let mut rq = crate::RecallQuery::new(q["question"].as_str().unwrap_or(""), k.max(10));
+        let (evidence, superseded) = (q.evidence, q.superseded);
+        let project = project_of(&q.conversation_id)?;
+        let question_id = q.question_id.as_str();
+        let mut rq = crate::RecallQuery::new(&q.question, k.max(10));
         if let Some(embeddings) = embeddings {
             rq.embedding = Some(embeddings.questions.get(question_id).ok_or_else(|| {
                 bad(
@@ -997,14 +1061,14 @@ pub fn evaluate(
             .filter_map(|e| rank_of.get(e))
             .min()
             .copied();
-        let category = q["category"].as_str().unwrap_or("unknown").to_owned();
+        let category = q.category;
         let ranks = |ids: &[String]| -> Vec<(String, Option<usize>)> {
             ids.iter()
                 .map(|e| (e.clone(), rank_of.get(e).copied()))
                 .collect()
         };
         questions.push(QuestionResult {
-            question_id: q["question_id"].as_str().unwrap_or("").to_owned(),
+            question_id: question_id.to_owned(),
             category: category.clone(),
             evidence_ranks: ranks(&evidence),
             superseded_ranks: ranks(&superseded),

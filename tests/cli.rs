@@ -957,3 +957,53 @@ fn eval_scores_what_it_can_and_names_the_questions_recall_refused() {
         [("q2", "unknown_project"), ("q3", "invalid_argument")]
     );
 }
+
+/// Ids written as integers are ids; a malformed question is refused before anything is
+/// written, naming its line and field.
+#[test]
+fn eval_reads_integer_ids_and_refuses_a_malformed_question_up_front() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    std::fs::write(
+        d.join("conversations.jsonl"),
+        serde_json::json!({"conversation_id": 7, "sessions": [{"session_id": "s", "date": null, "turns": [
+            {"turn_id": 0, "role": "user", "text": "I adopted a cat named Miso."},
+            {"turn_id": 1, "role": "assistant", "text": "What a lovely name."}]}]})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let question = |evidence: serde_json::Value| {
+        serde_json::json!({"conversation_id": 7, "question_id": 1, "category": "a",
+            "question": "What is the cat called?", "answer": "Miso", "evidence": evidence})
+        .to_string()
+            + "\n"
+    };
+    std::fs::write(d.join("questions.jsonl"), question(serde_json::json!([0]))).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let args = ["--json", "eval", "--create", "--data", d.to_str().unwrap()];
+    let (ok, out, err) = hm(store.path(), &args);
+    assert!(ok, "{err}");
+    let report = json(&out);
+    assert_eq!(report["overall"]["questions"], 1, "{report}");
+    assert_eq!(report["overall"]["recall_at_1"], 1.0, "{report}");
+    std::fs::write(
+        d.join("questions.jsonl"),
+        question(serde_json::json!([0])) + &question(serde_json::json!({"turn": 0})),
+    )
+    .unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let (ok, out, _) = hm(fresh.path(), &args);
+    assert!(!ok);
+    let error = json(&out);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("questions.jsonl:2") && message.contains("`evidence`"),
+        "{message}"
+    );
+    assert!(
+        !fresh.path().join("ledger.db").exists()
+            || hm(fresh.path(), &["--json", "stats"]).1.trim() == "[]",
+        "nothing was written"
+    );
+}
