@@ -989,6 +989,16 @@ pub fn evaluate(
 ) -> Result<Report> {
     let t = Instant::now();
     // Every question is read and checked before anything is written.
+    let conversations = dir.join("conversations.jsonl");
+    if !conversations.is_file() {
+        return Err(bad(
+            "data file",
+            format!(
+                "{}: no such file (a data set is a directory holding conversations.jsonl and questions.jsonl)",
+                conversations.display()
+            ),
+        ));
+    }
     let asked = read_questions(&dir.join("questions.jsonl"))?;
     let imported = import(memory, dir, episodes, embeddings, progress)?;
     let turns = imported.new + imported.skipped + imported.empty;
