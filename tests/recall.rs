@@ -413,6 +413,45 @@ fn a_pack_carries_the_beliefs_its_recalled_evidence_supports() {
 }
 
 #[test]
+fn a_note_longer_than_the_budget_is_packed_as_its_best_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let long = format!(
+        "{} The kiln schedule: bisque at 900 degrees, glaze firing at 1240 degrees. {}",
+        "Notes on the studio move and the new shelving. ".repeat(80),
+        "The van is booked for Saturday morning. ".repeat(80)
+    );
+    let id = m.observe(say("s1", Role::User, &long)).unwrap();
+    let short = m
+        .observe(say("s2", Role::User, "The kiln needs a new thermocouple."))
+        .unwrap();
+    let pack = m
+        .recall_pack(&p, "kiln glaze firing schedule", None, 1_000, None)
+        .unwrap();
+    assert!(pack.used <= pack.budget, "{} of {}", pack.used, pack.budget);
+    let (line, text) = pack
+        .items
+        .iter()
+        .find(|(l, _)| l.id == id.0)
+        .expect("the long note, in part");
+    let (start, end) = line.excerpt.expect("an excerpt");
+    assert!(text.contains("glaze firing at 1240 degrees"), "{text}");
+    assert!(text.contains(&long[start..end]));
+    assert!(
+        pack.items
+            .iter()
+            .any(|(l, _)| l.id == short.0 && l.excerpt.is_none())
+    );
+    // With room for the whole note, the whole note.
+    let pack = m
+        .recall_pack(&p, "kiln glaze firing schedule", None, 100_000, None)
+        .unwrap();
+    let (line, text) = pack.items.iter().find(|(l, _)| l.id == id.0).unwrap();
+    assert_eq!((line.excerpt, text.as_str()), (None, long.as_str()));
+}
+
+#[test]
 fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");

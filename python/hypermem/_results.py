@@ -139,11 +139,14 @@ class PackItem:
     role: Optional[str]
     anchor: Optional[Anchor]
     raw: Dict[str, Any] = field(repr=False, compare=False)
+    #: For a text carried in part (the whole was over budget): the byte range it holds.
+    excerpt: Optional[Tuple[int, int]] = None
 
     @classmethod
     def from_pair(cls, pair: List[Any]) -> "PackItem":
         meta, text = pair
         anchor = meta.get("anchor")
+        excerpt = meta.get("excerpt")
         return cls(
             id=meta["id"],
             text=text,
@@ -153,6 +156,7 @@ class PackItem:
             role=meta.get("role"),
             anchor=Anchor.from_dict(anchor) if anchor else None,
             raw=meta,
+            excerpt=(excerpt[0], excerpt[1]) if excerpt else None,
         )
 
 

@@ -188,7 +188,15 @@ pub struct ReceiptLine {
     pub role: Option<crate::ledger::Role>,
     /// Where it comes from.
     pub anchor: Option<Anchor>,
+    /// For an item carried in part: the byte range of its text the pack holds (the whole
+    /// did not fit what was left of the budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<(usize, usize)>,
 }
+
+/// The fewest tokens an excerpt of an item may take: below this, what is left of a budget
+/// holds too little of a long text to be worth carrying.
+pub const EXCERPT_MIN_TOKENS: usize = 48;
 
 /// A candidate for a pack slot.
 #[derive(Debug, Clone, PartialEq)]
@@ -222,8 +230,16 @@ pub struct Pack {
 
 /// Greedy fill: candidates in order, each taken if it fits in what is left of the budget
 /// and its text is not already in the pack (one slot per text once folded, whichever slot
-/// brought it).
-pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
+/// brought it). Then what is left of the budget, if at least [`EXCERPT_MIN_TOKENS`], goes
+/// to excerpts of the items that did not fit whole, best first, each at its rank's place:
+/// the run of words of the item that fits and holds the most of the query's `words`
+/// (stems), cut at word boundaries and marked with "…" where it was cut; its receipt names
+/// the byte range (`excerpt`).
+pub fn fill(
+    budget: usize,
+    candidates: Vec<PackCandidate>,
+    words: &std::collections::HashSet<String>,
+) -> Pack {
     let mut pack = Pack {
         budget,
         used: 0,
@@ -231,20 +247,12 @@ pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
         suppressed: Vec::new(),
     };
     let mut texts: HashMap<String, u64> = HashMap::new();
-    for c in candidates {
+    // Items in pack order with their candidate's place; the candidates too long to fit.
+    let mut placed: Vec<(usize, (ReceiptLine, String))> = Vec::new();
+    let mut over: Vec<(usize, PackCandidate)> = Vec::new();
+    for (at, c) in candidates.into_iter().enumerate() {
         let tokens = estimate_tokens(&c.text);
         let key = crate::text::fold(&c.text);
-        if let Some(&first) = texts.get(&key) {
-            pack.suppressed.push(ReceiptLine {
-                id: c.id,
-                slot: c.slot,
-                tokens,
-                reason: format!("the same text as item {first}, already in the pack"),
-                role: c.role,
-                anchor: c.anchor,
-            });
-            continue;
-        }
         let line = |reason| ReceiptLine {
             id: c.id,
             slot: c.slot,
@@ -252,19 +260,152 @@ pub fn fill(budget: usize, candidates: Vec<PackCandidate>) -> Pack {
             reason,
             role: c.role,
             anchor: c.anchor.clone(),
+            excerpt: None,
         };
+        if let Some(&first) = texts.get(&key) {
+            pack.suppressed.push(line(format!(
+                "the same text as item {first}, already in the pack"
+            )));
+            continue;
+        }
         if pack.used + tokens <= budget {
             pack.used += tokens;
             texts.insert(key, c.id);
-            pack.items.push((line(c.reason.clone()), c.text.clone()));
+            placed.push((at, (line(c.reason.clone()), c.text.clone())));
         } else {
-            pack.suppressed.push(line(format!(
-                "over budget ({} of {budget} tokens used)",
-                pack.used
-            )));
+            over.push((at, c));
         }
     }
+    for (at, c) in over {
+        let left = budget - pack.used;
+        let tokens = estimate_tokens(&c.text);
+        let excerpt = (left >= EXCERPT_MIN_TOKENS)
+            .then(|| excerpt(&c.text, left, words))
+            .flatten();
+        let line = |reason, tokens, excerpt| ReceiptLine {
+            id: c.id,
+            slot: c.slot,
+            tokens,
+            reason,
+            role: c.role,
+            anchor: c.anchor.clone(),
+            excerpt,
+        };
+        match excerpt {
+            Some((start, end, text)) => {
+                let taken = estimate_tokens(&text);
+                pack.used += taken;
+                placed.push((
+                    at,
+                    (
+                        line(
+                            format!(
+                                "{}; an excerpt (bytes {start}–{end} of {}): the whole, {tokens} tokens, is over budget",
+                                c.reason,
+                                c.text.len()
+                            ),
+                            taken,
+                            Some((start, end)),
+                        ),
+                        text,
+                    ),
+                ));
+            }
+            None => pack.suppressed.push(line(
+                format!("over budget ({} of {budget} tokens used)", pack.used),
+                tokens,
+                None,
+            )),
+        }
+    }
+    placed.sort_by_key(|p| p.0);
+    pack.items = placed.into_iter().map(|p| p.1).collect();
     pack
+}
+
+/// The part of `text` a pack carries in at most `tokens` tokens: the run of whole words
+/// holding the most query `words` (by stem; the earliest such run on a tie), the matched
+/// words centred in it, with "…" where it was cut. `(start, end, text)`, the byte range of `text` it holds; `None` when
+/// not even one word fits.
+fn excerpt(
+    text: &str,
+    tokens: usize,
+    words: &std::collections::HashSet<String>,
+) -> Option<(usize, usize, String)> {
+    const MARK: &str = "…";
+    // Room for a mark at both ends, in the pack's estimate (four bytes a token).
+    let room = (tokens * 4).checked_sub(2 * MARK.len())?;
+    // Words: runs of letters and digits.
+    let mut spans: Vec<(usize, usize, bool)> = Vec::new();
+    let mut start = None;
+    for (i, ch) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (start, ch.is_alphanumeric()) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                let hit = crate::text::tokens(&text[s..i])
+                    .iter()
+                    .any(|t| words.contains(crate::text::stem(t)));
+                spans.push((s, i, hit));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let (mut best, mut best_hits) = (None, 0usize);
+    let (mut lo, mut hits) = (0usize, 0usize);
+    for hi in 0..spans.len() {
+        hits += usize::from(spans[hi].2);
+        while lo <= hi && spans[hi].1 - spans[lo].0 > room {
+            hits -= usize::from(spans[lo].2);
+            lo += 1;
+        }
+        if lo <= hi && (best.is_none() || hits > best_hits) {
+            best = Some((lo, hi));
+            best_hits = hits;
+        }
+    }
+    let (start, end) = match best {
+        Some((lo, hi)) => {
+            // The matched words centred in the room: as much before the first as after
+            // the last, as far as the text goes.
+            let first = (lo..=hi).find(|&i| spans[i].2).unwrap_or(lo);
+            let last = (lo..=hi).rev().find(|&i| spans[i].2).unwrap_or(hi);
+            let half = (room - (spans[last].1 - spans[first].0)) / 2;
+            let mut s = first;
+            while s > 0 && spans[last].1 - spans[s - 1].0 <= spans[last].1 - spans[first].0 + half {
+                s -= 1;
+            }
+            let mut e = last;
+            while e + 1 < spans.len() && spans[e + 1].1 - spans[s].0 <= room {
+                e += 1;
+            }
+            while s > 0 && spans[e].1 - spans[s - 1].0 <= room {
+                s -= 1;
+            }
+            (spans[s].0, spans[e].1)
+        }
+        // One word longer than the room (a script written without spaces): its opening.
+        None if !text.is_empty() => {
+            let mut end = room.min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            (0, end)
+        }
+        None => return None,
+    };
+    if start == end {
+        return None;
+    }
+    let mut out = String::with_capacity(end - start + 2 * MARK.len());
+    if start > 0 {
+        out.push_str(MARK);
+    }
+    out.push_str(&text[start..end]);
+    if end < text.len() {
+        out.push_str(MARK);
+    }
+    Some((start, end, out))
 }
 
 #[cfg(test)]
@@ -284,8 +425,66 @@ mod tests {
             role: None,
             anchor: None,
         };
-        let pack = fill(10, vec![c(1, "x".repeat(30)), c(2, "y".repeat(80))]);
+        let none = std::collections::HashSet::new();
+        let pack = fill(10, vec![c(1, "x".repeat(30)), c(2, "y".repeat(80))], &none);
         assert_eq!(pack.used, 8);
         assert_eq!(pack.suppressed.len(), 1);
+    }
+
+    proptest::proptest! {
+        /// Whatever the text and the room, an excerpt is a piece of the text cut at its
+        /// byte range and never takes more tokens than it was given.
+        #[test]
+        fn an_excerpt_is_a_piece_of_the_text_within_its_tokens(
+            text in "[a-zé ,.日本]{0,400}",
+            tokens in 2usize..60,
+        ) {
+            let words: std::collections::HashSet<String> =
+                ["a", "b"].iter().map(|w| (*w).to_owned()).collect();
+            if let Some((start, end, out)) = excerpt(&text, tokens, &words) {
+                proptest::prop_assert!(estimate_tokens(&out) <= tokens);
+                proptest::prop_assert!(start < end && end <= text.len());
+                proptest::prop_assert!(out.contains(&text[start..end]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_over_what_is_left_is_carried_as_its_best_excerpt_in_rank_order() {
+        let c = |id, text: String| PackCandidate {
+            id,
+            slot: "direct",
+            reason: format!("rank {id}"),
+            text,
+            role: None,
+            anchor: None,
+        };
+        let words: std::collections::HashSet<String> = ["kiln", "glaze"]
+            .iter()
+            .map(|w| crate::text::stem(w).to_owned())
+            .collect();
+        let long = format!(
+            "{} The kiln cracked the glaze at dawn. {}",
+            "filler words about nothing much. ".repeat(60),
+            "more filler text here. ".repeat(60)
+        );
+        let short = "The glaze recipe is in the blue notebook.".to_owned();
+        let pack = fill(100, vec![c(1, long.clone()), c(2, short.clone())], &words);
+        assert_eq!(pack.items.len(), 2, "{pack:?}");
+        assert!(pack.used <= 100);
+        let (line, text) = &pack.items[0];
+        assert_eq!(line.id, 1, "the excerpt keeps its rank's place");
+        let (start, end) = line.excerpt.expect("an excerpt");
+        assert!(text.contains("The kiln cracked the glaze"), "{text}");
+        assert!(text.starts_with('…') && text.ends_with('…'));
+        assert_eq!(
+            &text['…'.len_utf8()..text.len() - '…'.len_utf8()],
+            &long[start..end]
+        );
+        assert_eq!(pack.items[1].1, short, "whole items are taken first");
+        // Too little left for an excerpt: the item is over budget.
+        let pack = fill(20, vec![c(1, long), c(2, short)], &words);
+        assert_eq!(pack.items.len(), 1);
+        assert!(pack.suppressed[0].reason.starts_with("over budget"));
     }
 }

@@ -179,6 +179,7 @@ impl Memory {
                     reason: format!(
                         "evidence of belief {key} v{version}, since superseded (the current version is governed; history keeps the old one)"
                     ),
+                    excerpt: None,
                 });
                 continue;
             } else if item.associative {
@@ -213,7 +214,7 @@ impl Memory {
                 anchor: Some((&item.event).into()),
             });
         }
-        let mut pack = recall::fill(budget, candidates);
+        let mut pack = recall::fill(budget, candidates, &words);
         pack.suppressed.extend(outdated);
         pack.suppressed.extend(
             suppressed
@@ -228,6 +229,7 @@ impl Memory {
                     }),
                     tokens: 0,
                     reason,
+                    excerpt: None,
                 }),
         );
         Ok(pack)
