@@ -56,10 +56,10 @@ pub fn render(response: &Response) -> String {
             lines(out)
         }
         Response::Pack(pack) => format!(
-            "pack: {} of {} tokens, {} items, {} suppressed\n{}",
+            "pack: {} of {} tokens, {}, {} suppressed\n{}",
             pack.used,
             pack.budget,
-            pack.items.len(),
+            counted(pack.items.len(), "item"),
             pack.suppressed.len(),
             lines(
                 pack.items
@@ -220,23 +220,20 @@ pub fn render(response: &Response) -> String {
                 .iter()
                 .map(|s| {
                     let backlog = if s.embedding_backlog > 0 {
-                        format!(
-                            ", {} waiting for the sentence model",
-                            s.embedding_backlog
-                        )
+                        format!(", {} waiting for the sentence model", s.embedding_backlog)
                     } else {
                         String::new()
                     };
                     format!(
-                        "{}: {} events, {} vectors ({} hot copies, {} warm, {} cold), {} active beliefs, {} standing directives{backlog}",
+                        "{}: {}, {} ({} hot copies, {} warm, {} cold), {}, {}{backlog}",
                         s.project,
-                        s.events,
-                        s.vectors,
+                        counted(s.events, "event"),
+                        counted(s.vectors, "vector"),
                         s.tiers.hot,
                         s.tiers.warm,
                         s.tiers.cold,
-                        s.active_beliefs,
-                        s.directives
+                        counted(s.active_beliefs, "active belief"),
+                        counted(s.directives, "standing directive")
                     )
                 })
                 .collect(),
@@ -294,10 +291,9 @@ fn map(m: &MemoryMap) -> String {
     };
     let mut out = vec![
         format!(
-            "project {}: {} event{} ({}){}",
+            "project {}: {} ({}){}",
             m.project,
-            m.events,
-            if m.events == 1 { "" } else { "s" },
+            counted(m.events, "event"),
             counts(&m.roles),
             m.span.map(|s| format!(", {}", span(s))).unwrap_or_default()
         ),
@@ -306,15 +302,20 @@ fn map(m: &MemoryMap) -> String {
             m.tiers.warm, m.tiers.cold, m.tiers.hot
         ),
         format!(
-            "beliefs: {}; {} standing directives; {} procedures; {} open prospective items",
+            "beliefs: {}; {}; {}; {} open prospective {}",
             if m.beliefs.is_empty() {
                 "none".to_owned()
             } else {
                 counts(&m.beliefs)
             },
-            m.directives,
-            m.procedures,
-            m.prospective_open
+            counted(m.directives, "standing directive"),
+            counted(m.procedures, "procedure"),
+            m.prospective_open,
+            if m.prospective_open == 1 {
+                "item"
+            } else {
+                "items"
+            }
         ),
         format!("threads ({}):", m.thread_count),
     ];
@@ -356,4 +357,10 @@ fn map(m: &MemoryMap) -> String {
         ));
     }
     out.join("\n")
+}
+
+/// `n` and the noun, plural unless `n` is 1 ("1 event", "2 events").
+fn counted(n: impl TryInto<u64>, noun: &str) -> String {
+    let n = n.try_into().unwrap_or(u64::MAX);
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
