@@ -106,6 +106,17 @@ pub const MONTHS: [&str; 12] = [
     "december",
 ];
 
+/// English weekday names, Monday first.
+pub const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// The month (1–12) a lowercase word names: the full name or an abbreviation of at least
 /// three letters (`sep`, `sept`).
 pub fn month_number(word: &str) -> Option<i64> {

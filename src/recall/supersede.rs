@@ -167,25 +167,30 @@ impl Candidate {
         let months = values::months(&scan);
         let values::Scan { raw, words, values } = scan;
         let after = |v: &Value, word: &str| v.word > 0 && words[v.word - 1] == word;
+        // A correction by its form ("Actually, it is on Thursday, not Wednesday"): its
+        // opening is a revision cue, and a value after "not" is the one corrected away.
+        let corrects = crate::text::statements::stated(content)
+            == Some(crate::text::statements::Stated::Correction);
         let origins: Vec<Value> = values
             .iter()
-            .filter(|v| after(v, "from"))
+            .filter(|v| after(v, "from") || (corrects && after(v, "not")))
             .cloned()
             .collect();
-        let cues: Vec<(usize, usize)> = words
-            .iter()
-            .enumerate()
-            .filter_map(|(i, w)| {
-                if REVISION_CUES.contains(&w.as_str()) {
-                    return Some((i, UPDATE_SPAN));
-                }
-                let name = raw
-                    .get(i + 1)
-                    .is_some_and(|n| n.starts_with(char::is_uppercase))
-                    && !values::is_month(&words[i + 1]);
-                (VALUE_ADJECTIVES.contains(&w.as_str()) && !name).then_some((i, ADJECTIVE_SPAN))
-            })
-            .collect();
+        let mut cues: Vec<(usize, usize)> = if corrects {
+            vec![(0, UPDATE_SPAN)]
+        } else {
+            Vec::new()
+        };
+        cues.extend(words.iter().enumerate().filter_map(|(i, w)| {
+            if REVISION_CUES.contains(&w.as_str()) {
+                return Some((i, UPDATE_SPAN));
+            }
+            let name = raw
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with(char::is_uppercase))
+                && !values::is_month(&words[i + 1]);
+            (VALUE_ADJECTIVES.contains(&w.as_str()) && !name).then_some((i, ADJECTIVE_SPAN))
+        }));
         let in_span = |v: &Value| {
             cues.iter()
                 .any(|&(c, span)| v.word > c && v.word <= c + span)
@@ -198,7 +203,9 @@ impl Candidate {
         });
         let mut updates: Vec<Value> = values
             .iter()
-            .filter(|v| in_span(v) && !after(v, "from") && !after(v, "by"))
+            .filter(|v| {
+                in_span(v) && !after(v, "from") && !after(v, "by") && !(corrects && after(v, "not"))
+            })
             .chain(targets)
             .cloned()
             .collect();
@@ -572,6 +579,43 @@ mod tests {
         let moves = reorder(&q, &mut ranked, 0.4);
         assert_eq!(moves, [(9, 1)]);
         assert_eq!(ids(&ranked), [9, 1, 7]);
+    }
+
+    #[test]
+    fn a_correction_revises_and_what_it_corrects_away_is_not_its_value() {
+        let q = query("when is the budget review meeting");
+        let mut ranked = vec![
+            cand(1, "The budget review meeting is on Wednesday at 2 PM.", 1.0),
+            cand(
+                2,
+                "Actually, the budget review is on Thursday, not Wednesday.",
+                0.5,
+            ),
+        ];
+        assert_eq!(reorder(&q, &mut ranked, 0.4), [(2, 1)]);
+        // Not a correction by its form: no revision.
+        let mut ranked = vec![
+            cand(1, "The budget review meeting is on Wednesday at 2 PM.", 1.0),
+            cand(
+                2,
+                "The budget review is on Thursday for the other team.",
+                0.5,
+            ),
+        ];
+        assert!(reorder(&q, &mut ranked, 0.4).is_empty());
+        // The value corrected away is an origin, never an update.
+        let c = cand(
+            3,
+            "Actually, the review is on Thursday, not Wednesday.",
+            1.0,
+        );
+        assert_eq!(
+            c.updates()
+                .iter()
+                .map(|v| v.value.as_str())
+                .collect::<Vec<_>>(),
+            ["thu"]
+        );
     }
 
     #[test]

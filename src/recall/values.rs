@@ -17,7 +17,7 @@ pub enum Kind {
     Money,
     /// A percentage (`95%`, `15 percent`).
     Percent,
-    /// A calendar day (`March 22`, `22 March`, `2024-03-22`).
+    /// A calendar day (`March 22`, `22 March`, `2024-03-22`) or a weekday (`thu`).
     Date,
     /// A time of day (`4:30 PM`, `3pm`).
     Clock,
@@ -326,6 +326,12 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
                 Kind::Date,
                 format!("{} {d}", &crate::clock::MONTHS[m - 1][..3]),
             );
+            i += 1;
+            continue;
+        }
+        // A weekday ("on Thursday"): the day of a weekly thing, or of the week in question.
+        if crate::clock::WEEKDAYS.contains(&word) {
+            push(&mut out, Kind::Date, word[..3].to_owned());
             i += 1;
             continue;
         }
