@@ -204,7 +204,8 @@ impl Candidate {
         let mut updates: Vec<Value> = values
             .iter()
             .filter(|v| {
-                in_span(v) && !after(v, "from") && !after(v, "by") && !(corrects && after(v, "not"))
+                let origin = after(v, "from") || (corrects && after(v, "not"));
+                in_span(v) && !origin && !after(v, "by")
             })
             .chain(targets)
             .cloned()
