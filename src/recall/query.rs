@@ -272,11 +272,27 @@ fn year_hint(words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
 /// A month the query names without a full date: "in January", "January 2025", "on March
 /// 3rd". With a year, that month (or day) of that year; without one, the latest such
 /// month (or day) that has begun by `now_ms`, since memories are of the past ("what was the
-/// rent in January?" asked in December means this year's January). A month name that is
+/// rent in January?" asked in December means this year's January). A month with neither a
+/// day nor a year counts only after a word that places something in it ("in June", "last
+/// April"; not "what did June say"). A month name that is
 /// also an everyday word ([`MONTH_HOMOGRAPHS`](crate::text::en::MONTH_HOMOGRAPHS): "may",
 /// "march") counts only when capitalized and, at the opening of the query, only beside a
 /// day or a year ("May I ask ..." names no month).
 fn month_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
+    /// Words that, right before a month alone, place what is asked in that month.
+    const MONTH_PLACERS: &[&str] = &[
+        "in",
+        "during",
+        "of",
+        "last",
+        "this",
+        "early",
+        "late",
+        "mid",
+        "around",
+        "through",
+        "throughout",
+    ];
     use crate::clock::{civil_from_days, month_number};
     let raw: Vec<&str> = text
         .split(|c: char| !c.is_alphanumeric())
@@ -317,6 +333,16 @@ fn month_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
             if !capitalized || (i == 0 && day.is_none() && year.is_none()) {
                 continue;
             }
+        }
+        // A month alone is a time only after a word that places something in it ("in
+        // June", "last April"): "what did June say" asks about a person.
+        if day.is_none()
+            && year.is_none()
+            && !i
+                .checked_sub(1)
+                .is_some_and(|j| MONTH_PLACERS.contains(&raw[j].to_lowercase().as_str()))
+        {
+            continue;
         }
         let (this_year, this_month, this_day) = civil_from_days(now_ms.div_euclid(DAY));
         let year = year.unwrap_or_else(|| {
@@ -405,7 +431,7 @@ mod tests {
             month(2026, 1, 2026, 2)
         );
         assert_eq!(
-            time_hint("plans for December", now),
+            time_hint("what happened in December", now),
             month(2026, 12, 2027, 1)
         );
         assert_eq!(
@@ -435,6 +461,11 @@ mod tests {
             assert_eq!(time_hint(none, now), None, "{none}");
         }
         assert_eq!(time_hint("May 4 deploy", now), day(2026, 5, 4));
+        assert_eq!(time_hint("what did June say about the budget", now), None);
+        assert_eq!(
+            time_hint("what did we plan last June", now),
+            month(2026, 6, 2026, 7)
+        );
     }
 
     #[test]
