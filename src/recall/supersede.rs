@@ -503,9 +503,12 @@ fn restates_typed(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
 
 /// Reorders `ranked` (best first) in place: each candidate that [`revises`] a higher-ranked
 /// one with at least `ratio` of its evidence moves directly above the highest such one.
-/// With a horizon ([`Query::valid_until`]) a statement made at or after it revises nothing,
-/// and a statement made before it that such a later one revises moves above that one: the
-/// value valid at the time asked about comes first. Returns `(moved, superseded)` id pairs,
+/// With a horizon ([`Query::valid_until`]) a statement made at or after it revises nothing
+/// made before it, and a statement made before it that such a later one revises moves above
+/// that one: the value valid at the time asked about comes first. Two statements both made
+/// after the horizon are ordered as without one (the time named is not when either held:
+/// "is the conference still in January?" asks about January's conference, not about what
+/// was said then). Returns `(moved, superseded)` id pairs,
 /// for receipts.
 pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u64, u64)> {
     let mut moves = Vec::new();
@@ -513,7 +516,7 @@ pub fn reorder(query: &Query, ranked: &mut Vec<Candidate>, ratio: f64) -> Vec<(u
         let target = (0..j).find(|&i| {
             let (older, newer) = (&ranked[i], &ranked[j]);
             if query.pins(older, newer)
-                || query.horizon.is_some_and(|h| newer.at >= h)
+                || query.horizon.is_some_and(|h| older.at < h && newer.at >= h)
                 || !same_subject(query, older, newer)
             {
                 return false;
@@ -640,6 +643,10 @@ mod tests {
         let after = query("what was the rent").valid_until(Some(400));
         let mut ranked = vec![valid(), later()];
         assert_eq!(reorder(&after, &mut ranked, 0.4), [(2, 1)]);
+        // Asked about a time before both, the horizon says nothing of them.
+        let earlier = query("what was the rent").valid_until(Some(50));
+        let mut ranked = vec![valid(), later()];
+        assert_eq!(reorder(&earlier, &mut ranked, 0.4), [(2, 1)]);
     }
 
     #[test]
