@@ -292,7 +292,7 @@ pub fn project_of(conversation: &str) -> Result<ProjectId> {
 /// An id as a data set may write it: a non-empty string, or an integer (its decimal text).
 fn id_of(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
         _ => None,
     }
@@ -721,9 +721,14 @@ fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
             ),
         ));
     }
-    let conversation_id = match v.get("conversation_id") {
-        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
-        _ => string_field(at, v, "", "conversation_id")?,
+    // An integer id is an id; anything else must be a string.
+    let conversation_id = match v
+        .get("conversation_id")
+        .filter(|id| id.is_number())
+        .and_then(id_of)
+    {
+        Some(id) => id,
+        None => string_field(at, v, "", "conversation_id")?,
     };
     if conversation_id.trim().is_empty() {
         return Err(bad(
@@ -760,23 +765,21 @@ fn conversation(at: &str, v: &Value, max_text: usize) -> Result<Conversation> {
                 ));
             }
             let turn_id = match t.get("turn_id") {
-                Some(Value::String(s)) if !s.is_empty() => s.clone(),
-                Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
                 None => {
                     return Err(bad(
                         "import file",
                         format!("{at}: `{tp}turn_id` is missing"),
                     ));
                 }
-                Some(v) => {
-                    return Err(bad(
+                Some(v) => id_of(v).ok_or_else(|| {
+                    bad(
                         "import file",
                         format!(
                             "{at}: `{tp}turn_id` must be a non-empty string or an integer, not {}",
                             type_name(v)
                         ),
-                    ));
-                }
+                    )
+                })?,
             };
             if !turn_ids.insert(turn_id.clone()) {
                 return Err(bad(

@@ -228,6 +228,22 @@ pub struct Pack {
     pub suppressed: Vec<ReceiptLine>,
 }
 
+impl PackCandidate {
+    /// Its receipt line: `tokens` taken, `reason`, and the byte range of its text carried
+    /// when only an `excerpt` of it is.
+    fn line(&self, reason: String, tokens: usize, excerpt: Option<(usize, usize)>) -> ReceiptLine {
+        ReceiptLine {
+            id: self.id,
+            slot: self.slot,
+            tokens,
+            reason,
+            role: self.role,
+            anchor: self.anchor.clone(),
+            excerpt,
+        }
+    }
+}
+
 /// Greedy fill: candidates in order, each taken if it fits in what is left of the budget
 /// and its text is not already in the pack (one slot per text once folded, whichever slot
 /// brought it). Then what is left of the budget, if at least [`EXCERPT_MIN_TOKENS`], goes
@@ -253,25 +269,18 @@ pub fn fill(
     for (at, c) in candidates.into_iter().enumerate() {
         let tokens = estimate_tokens(&c.text);
         let key = crate::text::fold(&c.text);
-        let line = |reason| ReceiptLine {
-            id: c.id,
-            slot: c.slot,
-            tokens,
-            reason,
-            role: c.role,
-            anchor: c.anchor.clone(),
-            excerpt: None,
-        };
         if let Some(&first) = texts.get(&key) {
-            pack.suppressed.push(line(format!(
-                "the same text as item {first}, already in the pack"
-            )));
+            pack.suppressed.push(c.line(
+                format!("the same text as item {first}, already in the pack"),
+                tokens,
+                None,
+            ));
             continue;
         }
         if pack.used + tokens <= budget {
             pack.used += tokens;
             texts.insert(key, c.id);
-            placed.push((at, (line(c.reason.clone()), c.text.clone())));
+            placed.push((at, (c.line(c.reason.clone(), tokens, None), c.text.clone())));
         } else {
             over.push((at, c));
         }
@@ -282,15 +291,6 @@ pub fn fill(
         let excerpt = (left >= EXCERPT_MIN_TOKENS)
             .then(|| excerpt(&c.text, left, words))
             .flatten();
-        let line = |reason, tokens, excerpt| ReceiptLine {
-            id: c.id,
-            slot: c.slot,
-            tokens,
-            reason,
-            role: c.role,
-            anchor: c.anchor.clone(),
-            excerpt,
-        };
         match excerpt {
             Some((start, end, text)) => {
                 let taken = estimate_tokens(&text);
@@ -298,7 +298,7 @@ pub fn fill(
                 placed.push((
                     at,
                     (
-                        line(
+                        c.line(
                             format!(
                                 "{}; an excerpt (bytes {start}–{end} of {}): the whole, {tokens} tokens, is over budget",
                                 c.reason,
@@ -311,7 +311,7 @@ pub fn fill(
                     ),
                 ));
             }
-            None => pack.suppressed.push(line(
+            None => pack.suppressed.push(c.line(
                 format!("over budget ({} of {budget} tokens used)", pack.used),
                 tokens,
                 None,

@@ -376,11 +376,7 @@ impl Stage for Supersede {
     }
     fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
         // Even a hint no candidate falls inside names the time asked about.
-        let horizon = if plan.compiled.hinted {
-            plan.compiled.until
-        } else {
-            None
-        };
+        let horizon = plan.compiled.until.filter(|_| plan.compiled.hinted);
         let head = run.ranked.len().min(RERANK_WINDOW);
         let mut ranked: Vec<supersede::Candidate> = run.ranked[..head]
             .iter()
