@@ -6,7 +6,7 @@ mod common;
 
 use common::project;
 use hypermem::ledger::{EventKind, NewEvent, Role};
-use hypermem::{Memory, Profile, ProfileKind, RecallQuery};
+use hypermem::{Memory, Profile, ProfileKind, RecallItem, RecallQuery};
 
 use common::say;
 
@@ -178,6 +178,49 @@ fn a_written_out_date_lifts_that_day_without_dropping_the_others() {
         .recall_with(&p, &RecallQuery::new("spring race since:2025-03-20", 5))
         .unwrap();
     assert!(r.items.iter().all(|i| i.event.id != early));
+}
+
+/// Two notes that match a "when" question about as well: the one that states a date
+/// answers it, the other only mentions the subject.
+fn when_question(answer_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = profile();
+    profile.recall.answer_weight = answer_weight;
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    background(&m);
+    let ids = [
+        "Remind me to ask about the dentist appointment, the dentist appointment matters.",
+        "My dentist appointment is on April 14 after work.",
+    ]
+    .iter()
+    .map(|t| m.observe(say("s", Role::User, t)).unwrap())
+    .collect();
+    let items = m
+        .recall(&project("p"), "When is my dentist appointment?", 5)
+        .unwrap();
+    (ids, items)
+}
+
+#[test]
+fn a_when_question_puts_the_note_that_states_a_date_first() {
+    // Without the answer's kind, the note that repeats the subject comes first ...
+    let (ids, items) = when_question(0.0);
+    assert_eq!(items[0].event.id, ids[0], "{:?}", items[0].event.content);
+    // ... with it (the default), the one that says when.
+    let (ids, items) = when_question(profile().recall.answer_weight);
+    assert_eq!(items[0].event.id, ids[1], "{:?}", items[0].event.content);
+    let signals =
+        |i: &RecallItem| -> Vec<&str> { i.fused.breakdown.iter().map(|b| b.0.name()).collect() };
+    assert!(
+        signals(&items[0]).contains(&"answer"),
+        "{:?}",
+        items[0].fused
+    );
+    assert!(
+        !signals(&items[1]).contains(&"answer"),
+        "{:?}",
+        items[1].fused
+    );
 }
 
 #[test]

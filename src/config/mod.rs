@@ -638,6 +638,7 @@ struct RawRecall {
     neighbour_weight: f64,
     session_weight: f64,
     hint_weight: f64,
+    answer_weight: f64,
     semantic_weight: f64,
     bigram_weight: f64,
     reply_context: bool,
@@ -659,6 +660,7 @@ impl Default for RawRecall {
             neighbour_weight: r.neighbour_weight,
             session_weight: r.session_weight,
             hint_weight: r.hint_weight,
+            answer_weight: r.answer_weight,
             semantic_weight: r.semantic_weight,
             bigram_weight: r.bigram_weight,
             reply_context: r.reply_context,
@@ -702,6 +704,12 @@ pub struct RecallSettings {
     /// Added to candidates that happened inside the window of a time hint in the query
     /// ("last week", "on March 24, 2025"); bounded like every prior.
     pub hint_weight: f64,
+    /// Added to candidates that state a value of the kind the question asks for (a date
+    /// for "when", an amount for "how much ... cost", a span for "how long";
+    /// [`crate::recall::values::answer_kinds`]): a direct component, below the order's
+    /// dominance margin, so it reorders near ties and never overturns what every source
+    /// agrees on.
+    pub answer_weight: f64,
     /// Weight of the semantic source (embeddings: the caller's or the profile's static
     /// model); it runs only where the project has semantic vectors.
     pub semantic_weight: f64,
@@ -723,7 +731,7 @@ pub struct RecallSettings {
 impl RecallSettings {
     /// The weight of a source or prior by the name recall reports it under (`bm25` alias
     /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
-    /// `hint`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
+    /// `hint`, `answer`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
     pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
         Some(match Self::canonical(name)? {
             "bm25" => &mut self.fts_weight,
@@ -736,6 +744,7 @@ impl RecallSettings {
             "session" => &mut self.session_weight,
             "user" => &mut self.user_bonus,
             "hint" => &mut self.hint_weight,
+            "answer" => &mut self.answer_weight,
             _ => &mut self.supersede_ratio,
         })
     }
@@ -755,6 +764,7 @@ impl RecallSettings {
             "session" => "session",
             "user" | "role" => "user",
             "hint" | "time" => "hint",
+            "answer" => "answer",
             "supersede" => "supersede",
             _ => return None,
         })
@@ -778,6 +788,7 @@ impl Default for RecallSettings {
             neighbour_weight: 0.3,
             session_weight: 0.3,
             hint_weight: 1.0,
+            answer_weight: 0.25,
             semantic_weight: 1.0,
             bigram_weight: 0.5,
             reply_context: true,
@@ -1208,6 +1219,7 @@ impl Profile {
             ("recall.neighbour_weight", raw.recall.neighbour_weight),
             ("recall.session_weight", raw.recall.session_weight),
             ("recall.hint_weight", raw.recall.hint_weight),
+            ("recall.answer_weight", raw.recall.answer_weight),
             ("recall.semantic_weight", raw.recall.semantic_weight),
             ("recall.bigram_weight", raw.recall.bigram_weight),
         ] {
@@ -1230,6 +1242,7 @@ impl Profile {
             neighbour_weight: raw.recall.neighbour_weight,
             session_weight: raw.recall.session_weight,
             hint_weight: raw.recall.hint_weight,
+            answer_weight: raw.recall.answer_weight,
             semantic_weight: raw.recall.semantic_weight,
             bigram_weight: raw.recall.bigram_weight,
             reply_context: raw.recall.reply_context,

@@ -552,14 +552,17 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
                 })
         })
         .collect();
-    // A time the question names is evidence too: with a hint in play, only a candidate
-    // inside its window can be unanimous.
-    let hinted = candidates
-        .iter()
-        .any(|c| c.fused.breakdown.iter().any(|b| b.0 == Signal::Hint));
+    // A time the question names and the kind of value it asks for are evidence too: with
+    // a hint (or an answer kind) in play, only a candidate inside its window (stating such
+    // a value) can be unanimous.
+    let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.0 == s);
+    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer]
+        .into_iter()
+        .filter(|&s| candidates.iter().any(|c| has(c, s)))
+        .collect();
     let unanimous = |c: &Candidate| {
         !sources.is_empty()
-            && (!hinted || c.fused.breakdown.iter().any(|b| b.0 == Signal::Hint))
+            && in_play.iter().all(|&s| has(c, s))
             && sources.iter().zip(&best).all(|(s, &(top, n))| {
                 n == 1
                     && c.fused

@@ -53,6 +53,8 @@ pub enum Signal {
     User,
     /// It happened inside the window of a time hint in the query.
     Hint,
+    /// It states a value of the kind the question asks for (a date for "when").
+    Answer,
     /// A quoted phrase of the query that no candidate contains verbatim, counted as a
     /// boost for the items that do hold it nearly (its words) instead of a filter.
     PhraseBoost,
@@ -75,6 +77,7 @@ impl Signal {
             Self::Session => "session",
             Self::User => "user",
             Self::Hint => "hint",
+            Self::Answer => "answer",
             Self::PhraseBoost => "phrase_boost",
             Self::Directive => "directive",
         }
@@ -99,12 +102,13 @@ impl Signal {
         matches!(self, Self::Bm25 | Self::Bigram | Self::Phrase)
     }
 
-    /// A prior: not evidence about the item's content (its role, its time, its session,
-    /// a phrase it nearly holds). A neighbour's share is borrowed evidence, not a prior.
+    /// A prior: not evidence that the item matches the query's words or meaning (its
+    /// role, its time, its session, the kind of value it states, a phrase it nearly
+    /// holds). A neighbour's share is borrowed evidence, not a prior.
     pub const fn is_prior(self) -> bool {
         matches!(
             self,
-            Self::User | Self::Hint | Self::Session | Self::PhraseBoost
+            Self::User | Self::Hint | Self::Answer | Self::Session | Self::PhraseBoost
         )
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::text::en::{
     ASKING_WORDS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS, NUMBER_WORDS,
+    SPAN_RELATIONS,
 };
 
 /// What a number measures.
@@ -226,13 +227,20 @@ fn clock(hour: &str, minute: &str, meridiem: Option<&str>) -> Option<String> {
 }
 
 /// The kinds of value a question asks for, from its wording: "how long" and "how many
-/// hours" a duration, "when" a date or a time of day, "what date" a date, "what time" a
-/// clock time, "how much" with a money word an amount, "percentage" a percentage,
-/// "deadline" a date, "budget" an amount and "rate" either a percentage or an amount. Empty when the question does not
-/// say.
+/// hours" a duration, "when" (opening a clause) a date or a time of day, "what date" a
+/// date, "what time" a clock time, "how much" with a money word an amount, "percentage" a
+/// percentage, "deadline" a date, "budget" an amount and "rate" either a percentage or an
+/// amount. Empty when the question does not say.
 pub fn asked_kinds(question: &str) -> Vec<Kind> {
-    let w = words(question);
+    let split = split(question);
+    let w: Vec<String> = split.iter().map(|(w, _)| w.to_lowercase()).collect();
     let has = |x: &str| w.iter().any(|t| t == x);
+    // "when" asks for a time where it opens a clause ("When is ...", "..., when should I
+    // ..."); after a word it joins two clauses ("what happened when it failed").
+    let asks_when = w
+        .iter()
+        .enumerate()
+        .any(|(i, t)| t == "when" && (i == 0 || split[i - 1].1));
     let pair = |a: &str, b: &dyn Fn(&str) -> bool| w.windows(2).any(|p| p[0] == a && b(&p[1]));
     let mut out = Vec::new();
     let duration = |t: &str| DURATION_UNITS.contains(&singular(t).as_str());
@@ -242,10 +250,10 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     {
         out.push(Kind::Duration);
     }
-    if has("when") || has("deadline") || pair("what", &|t| matches!(t, "date" | "day")) {
+    if asks_when || has("deadline") || pair("what", &|t| matches!(t, "date" | "day")) {
         out.push(Kind::Date);
     }
-    if has("when") || pair("what", &|t| t == "time") {
+    if asks_when || pair("what", &|t| t == "time") {
         out.push(Kind::Clock);
     }
     let money = |t: &str| MONEY_WORDS.contains(&t) || t.starts_with('$');
@@ -258,6 +266,28 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
         out.push(Kind::Percent);
     }
     out
+}
+
+/// The kinds of value that answer a question: those it asks for ([`asked_kinds`]), and a
+/// date when it asks for a span between events ("how many days between the workshop and
+/// the deadline", "how long after I moved"; [`SPAN_RELATIONS`]): such a span is
+/// computed from when each happened, and the turns that answer it state dates.
+pub fn answer_kinds(question: &str) -> Vec<Kind> {
+    let mut kinds = asked_kinds(question);
+    if kinds.contains(&Kind::Duration)
+        && !kinds.contains(&Kind::Date)
+        && words(question)
+            .iter()
+            .any(|t| SPAN_RELATIONS.contains(&t.as_str()))
+    {
+        kinds.push(Kind::Date);
+    }
+    kinds
+}
+
+/// Whether `text` states a value of one of `kinds`.
+pub fn states_any(text: &str, kinds: &[Kind]) -> bool {
+    !kinds.is_empty() && values(text).iter().any(|v| kinds.contains(&v.kind))
 }
 
 /// The words of `question` that say what kind of answer it wants ("time" in "what time
@@ -576,6 +606,43 @@ mod tests {
         assert_eq!(asking_words("What time is the stand-up?"), ["time"]);
         assert_eq!(asking_words("how long and how many days"), ["long", "many"]);
         assert!(asking_words("the time we met").is_empty());
+    }
+
+    #[test]
+    fn what_a_question_asks_for_and_what_answers_it() {
+        use Kind::*;
+        for (question, asked) in [
+            ("When is the review?", vec![Date, Clock]),
+            (
+                "I moved house, when should I update my address?",
+                vec![Date, Clock],
+            ),
+            // "when" joining two clauses asks no time.
+            ("What happened when the build failed?", vec![]),
+            ("How long does the course last?", vec![Duration]),
+            ("How much did the flat cost in dollars?", vec![Money]),
+            ("What percentage did I reach?", vec![Percent]),
+            ("Who came to the party?", vec![]),
+        ] {
+            assert_eq!(asked_kinds(question), asked, "{question}");
+            assert_eq!(answer_kinds(question), asked, "{question}");
+        }
+        // A span between events is computed from their dates.
+        assert_eq!(
+            answer_kinds("How many days passed between the workshop and the deadline?"),
+            [Duration, Date]
+        );
+        assert_eq!(
+            asked_kinds("How long after the move did I start?"),
+            [Duration]
+        );
+        assert_eq!(
+            answer_kinds("How long after the move did I start?"),
+            [Duration, Date]
+        );
+        assert!(states_any("the review is on March 3", &[Date]));
+        assert!(!states_any("the review went well", &[Date]));
+        assert!(!states_any("the review is on March 3", &[]));
     }
 
     #[test]

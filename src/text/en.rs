@@ -129,6 +129,11 @@ pub const PREFERENCE_PHRASES: &[&[&str]] = &[
     &["i", "always", "prefer"],
 ];
 
+/// Words that relate a span asked for to events ("how many days *between* ...", "how
+/// long *after* ..."): the span is computed from when the events happened
+/// ([`crate::recall::values::answer_kinds`]).
+pub const SPAN_RELATIONS: &[&str] = &["between", "since", "before", "after", "until", "from"];
+
 /// Units a duration is counted in, singular.
 pub const DURATION_UNITS: &[&str] = &[
     "millisecond",
