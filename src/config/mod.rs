@@ -706,7 +706,7 @@ pub struct RecallSettings {
     pub hint_weight: f64,
     /// Added to candidates that state a value of the kind the question asks for (a date
     /// for "when", an amount for "how much ... cost", a span for "how long";
-    /// [`crate::recall::values::answer_kinds`]): a direct component, below the order's
+    /// [`crate::recall::values::Wanted`]): a direct component, below the order's
     /// dominance margin, so it reorders near ties and never overturns what every source
     /// agrees on.
     pub answer_weight: f64,

@@ -279,21 +279,8 @@ fn year_hint(words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
 /// "march") counts only when capitalized and, at the opening of the query, only beside a
 /// day or a year ("May I ask ..." names no month).
 fn month_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
-    /// Words that, right before a month alone, place what is asked in that month.
-    const MONTH_PLACERS: &[&str] = &[
-        "in",
-        "during",
-        "of",
-        "last",
-        "this",
-        "early",
-        "late",
-        "mid",
-        "around",
-        "through",
-        "throughout",
-    ];
     use crate::clock::{civil_from_days, month_number};
+    use crate::text::en::MONTH_PLACERS;
     let raw: Vec<&str> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

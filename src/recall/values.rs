@@ -7,8 +7,8 @@
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
 use crate::text::en::{
-    ASKING_WORDS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS, NUMBER_WORDS,
-    SPAN_RELATIONS,
+    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS,
+    NUMBER_WORDS, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS,
 };
 
 /// What a number measures.
@@ -141,11 +141,15 @@ pub fn months(scan: &Scan<'_>) -> Vec<&'static str> {
     scan.words
         .iter()
         .zip(&scan.raw)
-        .filter(|(w, raw)| {
-            !MONTH_HOMOGRAPHS.contains(&w.as_str()) || raw.starts_with(char::is_uppercase)
-        })
-        .filter_map(|(w, _)| month_of(w))
+        .filter_map(|(w, raw)| names_month(raw, w))
         .collect()
+}
+
+/// The month a word names (`raw` as written, `lower` lowercased), as [`months`] reads it.
+fn names_month(raw: &str, lower: &str) -> Option<&'static str> {
+    (!MONTH_HOMOGRAPHS.contains(&lower) || raw.starts_with(char::is_uppercase))
+        .then(|| month_of(lower))
+        .flatten()
 }
 
 /// The three-letter name of the month `word` names ([`crate::clock::month_number`]).
@@ -268,26 +272,72 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     out
 }
 
-/// The kinds of value that answer a question: those it asks for ([`asked_kinds`]), and a
-/// date when it asks for a span between events ("how many days between the workshop and
-/// the deadline", "how long after I moved"; [`SPAN_RELATIONS`]): such a span is
-/// computed from when each happened, and the turns that answer it state dates.
-pub fn answer_kinds(question: &str) -> Vec<Kind> {
-    let mut kinds = asked_kinds(question);
-    if kinds.contains(&Kind::Duration)
-        && !kinds.contains(&Kind::Date)
-        && words(question)
-            .iter()
-            .any(|t| SPAN_RELATIONS.contains(&t.as_str()))
-    {
-        kinds.push(Kind::Date);
-    }
-    kinds
+/// What answers a question: a value of a kind it asks for ([`asked_kinds`]), and a date
+/// when it asks for a span between events ("how many days between the workshop and the
+/// deadline", "how long after I moved"; [`SPAN_RELATIONS`]): such a span is computed from
+/// when each happened, and the turns that answer it state dates. A question asking for a
+/// date is answered as well by a time said relative to the turn ([`says_when`]:
+/// "yesterday", "last week"); a span is not (it needs the dates themselves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    /// The kinds of value that answer it.
+    pub kinds: Vec<Kind>,
+    /// A time said relative to the turn answers it too.
+    pub relative: bool,
 }
 
-/// Whether `text` states a value of one of `kinds`.
-pub fn states_any(text: &str, kinds: &[Kind]) -> bool {
-    !kinds.is_empty() && values(text).iter().any(|v| kinds.contains(&v.kind))
+impl Wanted {
+    /// What answers `question`.
+    pub fn of(question: &str) -> Self {
+        let mut kinds = asked_kinds(question);
+        let relative = kinds.contains(&Kind::Date);
+        if kinds.contains(&Kind::Duration)
+            && !relative
+            && words(question)
+                .iter()
+                .any(|t| SPAN_RELATIONS.contains(&t.as_str()))
+        {
+            kinds.push(Kind::Date);
+        }
+        Self { kinds, relative }
+    }
+
+    /// The question asks for no kind of value.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Whether `text` states what answers it.
+    pub fn answered_by(&self, text: &str) -> bool {
+        if self.kinds.is_empty() {
+            return false;
+        }
+        let scan = scan(text);
+        scan.values.iter().any(|v| self.kinds.contains(&v.kind))
+            || (self.relative && says_when(&scan))
+    }
+}
+
+/// Whether the words of `scan` place something in time relative to when they were said:
+/// a relative day ("yesterday", [`RELATIVE_DAYS`]), a placed period ("last week", "this
+/// summer"), a span or periods ago ("two weeks ago", "two weekends ago"). A chat turn
+/// answers "when" this way more often than with a calendar date. (A month after a placer,
+/// "in June", was measured as well and cost a question on LoCoMo and one on BEAM-500K:
+/// it names the month of a plan as often as of an event.)
+pub fn says_when(scan: &Scan<'_>) -> bool {
+    let w = &scan.words;
+    w.iter().enumerate().any(|(i, t)| {
+        let next = w.get(i + 1).map(String::as_str);
+        let before = i.checked_sub(1).map(|j| w[j].as_str());
+        RELATIVE_DAYS.contains(&t.as_str())
+            || (PERIOD_PLACERS.contains(&t.as_str())
+                && next.is_some_and(|n| CALENDAR_PERIODS.contains(&n)))
+            || (t == "ago"
+                && before.is_some_and(|b| {
+                    let b = singular(b);
+                    DURATION_UNITS.contains(&b.as_str()) || CALENDAR_PERIODS.contains(&b.as_str())
+                }))
+    })
 }
 
 /// The words of `question` that say what kind of answer it wants ("time" in "what time
@@ -625,24 +675,44 @@ mod tests {
             ("Who came to the party?", vec![]),
         ] {
             assert_eq!(asked_kinds(question), asked, "{question}");
-            assert_eq!(answer_kinds(question), asked, "{question}");
+            assert_eq!(Wanted::of(question).kinds, asked, "{question}");
         }
-        // A span between events is computed from their dates.
-        assert_eq!(
-            answer_kinds("How many days passed between the workshop and the deadline?"),
-            [Duration, Date]
-        );
+        // A span between events is computed from their dates, said as dates.
+        let span = Wanted::of("How many days passed between the workshop and the move?");
+        assert_eq!(span.kinds, [Duration, Date]);
+        assert!(span.answered_by("the workshop was on March 3"));
+        assert!(!span.answered_by("I went to the workshop yesterday"));
         assert_eq!(
             asked_kinds("How long after the move did I start?"),
             [Duration]
         );
         assert_eq!(
-            answer_kinds("How long after the move did I start?"),
+            Wanted::of("How long after the move did I start?").kinds,
             [Duration, Date]
         );
-        assert!(states_any("the review is on March 3", &[Date]));
-        assert!(!states_any("the review went well", &[Date]));
-        assert!(!states_any("the review is on March 3", &[]));
+        let when = Wanted::of("When did I paint the fence?");
+        for answer in [
+            "I painted the fence on March 3",
+            "I painted the fence yesterday!",
+            "We painted it last weekend",
+            "painted it two weeks ago",
+            "we painted it two weekends ago",
+            "the fence was done on Saturday",
+        ] {
+            assert!(when.answered_by(answer), "{answer}");
+        }
+        for other in [
+            "I painted the fence",
+            "the fence took two weeks",
+            "June painted it",
+            // A month alone names a plan's month as often as an event's.
+            "I will paint it in June",
+            "I may paint it",
+            "a while ago",
+        ] {
+            assert!(!when.answered_by(other), "{other}");
+        }
+        assert!(!Wanted::of("Who painted the fence?").answered_by("on March 3"));
     }
 
     #[test]

@@ -129,9 +129,49 @@ pub const PREFERENCE_PHRASES: &[&[&str]] = &[
     &["i", "always", "prefer"],
 ];
 
+/// Words that name a day relative to when they were said.
+pub const RELATIVE_DAYS: &[&str] = &["yesterday", "today", "tonight", "tomorrow"];
+
+/// Words that place a calendar period relative to when they were said ("*last* week",
+/// "*next* summer", "*this* morning").
+pub const PERIOD_PLACERS: &[&str] = &["last", "next", "this", "past"];
+
+/// Calendar periods a [`PERIOD_PLACERS`] word places.
+pub const CALENDAR_PERIODS: &[&str] = &[
+    "week",
+    "weekend",
+    "month",
+    "year",
+    "night",
+    "morning",
+    "afternoon",
+    "evening",
+    "spring",
+    "summer",
+    "fall",
+    "autumn",
+    "winter",
+];
+
+/// Words that, right before a month alone, place something in that month ("in June",
+/// "last April").
+pub const MONTH_PLACERS: &[&str] = &[
+    "in",
+    "during",
+    "of",
+    "last",
+    "this",
+    "early",
+    "late",
+    "mid",
+    "around",
+    "through",
+    "throughout",
+];
+
 /// Words that relate a span asked for to events ("how many days *between* ...", "how
 /// long *after* ..."): the span is computed from when the events happened
-/// ([`crate::recall::values::answer_kinds`]).
+/// ([`crate::recall::values::Wanted`]).
 pub const SPAN_RELATIONS: &[&str] = &["between", "since", "before", "after", "until", "from"];
 
 /// Units a duration is counted in, singular.

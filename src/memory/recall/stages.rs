@@ -340,7 +340,7 @@ impl Stage for Priors {
 }
 
 /// The answer's kind: a question that asks for a kind of value ("when", "how long", "how
-/// much ... cost"; [`values::answer_kinds`]) is answered by a turn that states one, so a
+/// much ... cost"; [`values::Wanted`]) is answered by a turn that states one, so a
 /// candidate stating a value of that kind gets `answer_weight` as a direct component
 /// (0 for the others, so every candidate of the recall is compared on it). At the
 /// default 0.25, under the order's dominance margin, it settles near ties and never
@@ -355,12 +355,12 @@ impl Stage for Answers {
         settings.answer_weight > 0.0
     }
     fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
-        let kinds = values::answer_kinds(plan.query());
-        if kinds.is_empty() {
+        let wanted = values::Wanted::of(plan.query());
+        if wanted.is_empty() {
             return Ok(());
         }
         for a in &mut run.candidates {
-            let states = values::states_any(&a.event.content, &kinds);
+            let states = wanted.answered_by(&a.event.content);
             let weight = if states {
                 cx.settings.answer_weight
             } else {
