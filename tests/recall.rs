@@ -223,6 +223,48 @@ fn a_when_question_puts_the_note_that_states_a_date_first() {
     );
 }
 
+/// A question someone asked and the reply that answers it, both about the drums.
+fn asked_and_answered(tells_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = profile();
+    profile.recall.tells_weight = tells_weight;
+    profile.recall.answer_weight = 0.0;
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    background(&m);
+    let ids = [
+        (
+            Role::User,
+            "Nice! How long have you been playing the drums, John?",
+        ),
+        (
+            Role::User,
+            "Playing the drums for a long while now, John says: tough but fun.",
+        ),
+    ]
+    .iter()
+    .map(|(role, t)| m.observe(say("s", *role, t)).unwrap())
+    .collect();
+    let items = m
+        .recall(
+            &project("p"),
+            "How long has John been playing the drums?",
+            5,
+        )
+        .unwrap();
+    (ids, items)
+}
+
+#[test]
+fn a_turn_that_only_asks_gives_way_to_the_one_that_tells() {
+    let (ids, items) = asked_and_answered(0.0);
+    assert_eq!(items[0].event.id, ids[0], "{:?}", items[0].event.content);
+    let (ids, items) = asked_and_answered(profile().recall.tells_weight);
+    assert_eq!(items[0].event.id, ids[1], "{:?}", items[0].event.content);
+    let tells = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.0.name() == "tells");
+    assert!(tells(&items[0]), "{:?}", items[0].fused);
+    assert!(!tells(&items[1]), "{:?}", items[1].fused);
+}
+
 #[test]
 fn the_speaker_is_a_field_of_its_own_and_recall_reads_it() {
     let dir = tempfile::tempdir().unwrap();

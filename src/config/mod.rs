@@ -639,6 +639,7 @@ struct RawRecall {
     session_weight: f64,
     hint_weight: f64,
     answer_weight: f64,
+    tells_weight: f64,
     semantic_weight: f64,
     bigram_weight: f64,
     reply_context: bool,
@@ -661,6 +662,7 @@ impl Default for RawRecall {
             session_weight: r.session_weight,
             hint_weight: r.hint_weight,
             answer_weight: r.answer_weight,
+            tells_weight: r.tells_weight,
             semantic_weight: r.semantic_weight,
             bigram_weight: r.bigram_weight,
             reply_context: r.reply_context,
@@ -710,6 +712,11 @@ pub struct RecallSettings {
     /// dominance margin, so it reorders near ties and never overturns what every source
     /// agrees on.
     pub answer_weight: f64,
+    /// Added to every candidate that tells something, not to a turn that only asks ("How
+    /// long have you been playing?", [`crate::text::statements::asks_only`]): the turn
+    /// after such a question answers it. A direct component, below the dominance margin;
+    /// 0 disables.
+    pub tells_weight: f64,
     /// Weight of the semantic source (embeddings: the caller's or the profile's static
     /// model); it runs only where the project has semantic vectors.
     pub semantic_weight: f64,
@@ -731,7 +738,7 @@ pub struct RecallSettings {
 impl RecallSettings {
     /// The weight of a source or prior by the name recall reports it under (`bm25` alias
     /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
-    /// `hint`, `answer`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
+    /// `hint`, `answer`, `tells`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
     pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
         Some(match Self::canonical(name)? {
             "bm25" => &mut self.fts_weight,
@@ -745,6 +752,7 @@ impl RecallSettings {
             "user" => &mut self.user_bonus,
             "hint" => &mut self.hint_weight,
             "answer" => &mut self.answer_weight,
+            "tells" => &mut self.tells_weight,
             _ => &mut self.supersede_ratio,
         })
     }
@@ -765,6 +773,7 @@ impl RecallSettings {
             "user" | "role" => "user",
             "hint" | "time" => "hint",
             "answer" => "answer",
+            "tells" => "tells",
             "supersede" => "supersede",
             _ => return None,
         })
@@ -789,6 +798,7 @@ impl Default for RecallSettings {
             session_weight: 0.3,
             hint_weight: 1.0,
             answer_weight: 0.25,
+            tells_weight: 0.15,
             semantic_weight: 1.0,
             bigram_weight: 0.5,
             reply_context: true,
@@ -1220,6 +1230,7 @@ impl Profile {
             ("recall.session_weight", raw.recall.session_weight),
             ("recall.hint_weight", raw.recall.hint_weight),
             ("recall.answer_weight", raw.recall.answer_weight),
+            ("recall.tells_weight", raw.recall.tells_weight),
             ("recall.semantic_weight", raw.recall.semantic_weight),
             ("recall.bigram_weight", raw.recall.bigram_weight),
         ] {
@@ -1243,6 +1254,7 @@ impl Profile {
             session_weight: raw.recall.session_weight,
             hint_weight: raw.recall.hint_weight,
             answer_weight: raw.recall.answer_weight,
+            tells_weight: raw.recall.tells_weight,
             semantic_weight: raw.recall.semantic_weight,
             bigram_weight: raw.recall.bigram_weight,
             reply_context: raw.recall.reply_context,

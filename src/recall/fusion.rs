@@ -552,11 +552,12 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
                 })
         })
         .collect();
-    // A time the question names and the kind of value it asks for are evidence too: with
-    // a hint (or an answer kind) in play, only a candidate inside its window (stating such
-    // a value) can be unanimous.
+    // The direct components are evidence too (a time the question names, the kind of
+    // value it asks for, a turn that tells rather than only asks): with one in play, only
+    // a candidate that has it (inside the hint's window, stating such a value, telling
+    // something) can be unanimous.
     let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.0 == s);
-    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer]
+    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer, Signal::Tells]
         .into_iter()
         .filter(|&s| candidates.iter().any(|c| has(c, s)))
         .collect();

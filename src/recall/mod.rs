@@ -55,6 +55,8 @@ pub enum Signal {
     Hint,
     /// It states a value of the kind the question asks for (a date for "when").
     Answer,
+    /// It tells something: it does not only ask.
+    Tells,
     /// A quoted phrase of the query that no candidate contains verbatim, counted as a
     /// boost for the items that do hold it nearly (its words) instead of a filter.
     PhraseBoost,
@@ -78,6 +80,7 @@ impl Signal {
             Self::User => "user",
             Self::Hint => "hint",
             Self::Answer => "answer",
+            Self::Tells => "tells",
             Self::PhraseBoost => "phrase_boost",
             Self::Directive => "directive",
         }
@@ -108,7 +111,12 @@ impl Signal {
     pub const fn is_prior(self) -> bool {
         matches!(
             self,
-            Self::User | Self::Hint | Self::Answer | Self::Session | Self::PhraseBoost
+            Self::User
+                | Self::Hint
+                | Self::Answer
+                | Self::Tells
+                | Self::Session
+                | Self::PhraseBoost
         )
     }
 }

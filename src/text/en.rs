@@ -129,6 +129,20 @@ pub const PREFERENCE_PHRASES: &[&[&str]] = &[
     &["i", "always", "prefer"],
 ];
 
+/// The speaker's own words for themselves, as lexical tokens ("I'm" is `i`, `m`).
+pub const FIRST_PERSON: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "we",
+    "us",
+    "our",
+    "ours",
+    "ourselves",
+];
+
 /// Words that name a day relative to when they were said.
 pub const RELATIVE_DAYS: &[&str] = &["yesterday", "today", "tonight", "tomorrow"];
 

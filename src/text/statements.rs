@@ -146,6 +146,23 @@ fn sentence(s: &Sentence) -> Option<Stated> {
     None
 }
 
+/// Whether `text` only asks: it ends with a question, every sentence of it with
+/// [`ASK_CLAUSE`] words or more is a question, and no word of it is the speaker's own
+/// ([`en::FIRST_PERSON`]): "Wow! How long have you been playing?" tells nothing of what
+/// it names; the turn that answers it does.
+pub fn asks_only(text: &str) -> bool {
+    let all = sentences(text);
+    all.last().is_some_and(|s| s.asks)
+        && all.iter().all(|s| s.asks || s.words.len() < ASK_CLAUSE)
+        && !all
+            .iter()
+            .flat_map(|s| &s.words)
+            .any(|w| en::FIRST_PERSON.contains(&w.as_str()))
+}
+
+/// Words a sentence needs to state something of its own ("Wow!", "Sounds great." do not).
+pub const ASK_CLAUSE: usize = 4;
+
 /// What `text` states: the kind of its first sentence that states one.
 pub fn stated(text: &str) -> Option<Stated> {
     sentences(text).iter().find_map(sentence)
@@ -154,6 +171,31 @@ pub fn stated(text: &str) -> Option<Stated> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_that_only_asks() {
+        for text in [
+            "How long have you been playing?",
+            "Wow, looking good! How long have you been playing?",
+            "Yum! Sounds great. Got any favorite flavors for dairy-free desserts?",
+            "what about a loading indicator while results load?",
+        ] {
+            assert!(asks_only(text), "{text}");
+        }
+        for text in [
+            // The speaker's own words: it tells of them.
+            "I've been playing for a month, how about you?",
+            "What's the best way to store my tools now that I added a pegboard?",
+            // A statement of its own before the question.
+            "That game was hard to balance fairly. Did you face any difficulties?",
+            // It ends with a statement.
+            "How long? About a month now.",
+            "The review is on Friday.",
+            "",
+        ] {
+            assert!(!asks_only(text), "{text}");
+        }
+    }
 
     #[test]
     fn forms_are_read_by_structure() {

@@ -8,7 +8,8 @@
 //!    floor; every refusal is listed with its reason.
 //! 3. [`Fold`]: one slot per text (texts equal once folded are one item).
 //! 4. [`Priors`]: the role prior and the time hint's window.
-//! 5. [`Answers`]: what states a value of the kind the question asks for.
+//! 5. [`Tells`], [`Answers`]: what tells something (not only asks), what states a value
+//!    of the kind the question asks for.
 //! 6. [`Order`]: fusion's monotone order, items with evidence of their own before
 //!    associative fillers.
 //! 7. [`Supersede`]: a newer value about the same subject moves above the older one.
@@ -28,6 +29,7 @@ use crate::recall::fusion::{self, Candidate};
 use crate::recall::{Fused, Signal, lexical, supersede, values};
 use crate::store::VectorId;
 use crate::sync::RecoverRw as _;
+use crate::text::statements;
 
 /// Head of the ranking that supersession (recall-time and governed) reorders.
 const RERANK_WINDOW: usize = 10;
@@ -51,6 +53,7 @@ pub(super) const STAGES: &[&dyn Stage] = &[
     &Admit,
     &Fold,
     &Priors,
+    &Tells,
     &Answers,
     &Order,
     &Supersede,
@@ -334,6 +337,27 @@ impl Stage for Priors {
                 };
                 fusion::add_component(&mut a.c, Signal::Hint, inside);
             }
+        }
+        Ok(())
+    }
+}
+
+/// A turn that only asks tells nothing of what it names: "Wow! How long have you been
+/// playing?" ([`statements::asks_only`]: it ends with a question, every sentence of four
+/// words or more asks, no word of it is the speaker's own) matches a question about that
+/// subject word for word, but the turn after it answers. Every other candidate gets
+/// `tells_weight` as a direct component, an asking turn 0.
+struct Tells;
+
+impl Stage for Tells {
+    fn on(&self, settings: &RecallSettings, _: &Plan<'_>) -> bool {
+        settings.tells_weight > 0.0
+    }
+    fn apply(&self, cx: &Context<'_>, _: &Plan<'_>, run: &mut Run) -> Result<()> {
+        for a in &mut run.candidates {
+            let asks = statements::asks_only(&a.event.content);
+            let weight = if asks { 0.0 } else { cx.settings.tells_weight };
+            fusion::add_component(&mut a.c, Signal::Tells, weight);
         }
         Ok(())
     }
