@@ -640,6 +640,58 @@ fn speaker_named_in_the_question(reply_context: bool) {
     assert_eq!(hits[0].event.id, ids[3], "{:?}", hits[0].event.content);
 }
 
+/// What a person the question names said comes before what was said to them (the
+/// telling component off: the turn said to Calvin asks).
+fn testimony(speaker_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = profile();
+    profile.recall.speaker_weight = speaker_weight;
+    profile.recall.tells_weight = 0.0;
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    let lines = [
+        (
+            "Calvin",
+            "Long drives along the coast help me unwind after work.",
+        ),
+        (
+            "Dave",
+            "Thanks, Calvin! Do long drives help you unwind after work too?",
+        ),
+        ("Calvin", "Sometimes, yes."),
+        ("Dave", "I mostly play guitar in the evening."),
+    ];
+    let ids = lines
+        .iter()
+        .map(|(speaker, text)| {
+            m.observe(say("chat", Role::User, text).speaker(*speaker))
+                .unwrap()
+        })
+        .collect();
+    let items = m
+        .recall(&project("p"), "How does Calvin unwind after work?", 4)
+        .unwrap();
+    (ids, items)
+}
+
+#[test]
+fn a_question_naming_a_speaker_puts_their_own_words_first() {
+    // Without the component, the turn that names Calvin twice comes first ...
+    let (ids, items) = testimony(0.0);
+    assert_eq!(items[0].event.id, ids[1], "{:?}", items[0].event.content);
+    // ... with it, Calvin's own account.
+    let (ids, items) = testimony(profile().recall.speaker_weight);
+    assert_eq!(items[0].event.id, ids[0], "{:?}", items[0].event.content);
+    let by = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.0.name() == "speaker");
+    assert!(by(&items[0]), "{:?}", items[0].fused);
+    assert!(
+        items
+            .iter()
+            .filter(|i| i.event.speaker.as_deref() == Some("Dave"))
+            .all(|i| !by(i)),
+        "only the named speaker's turns"
+    );
+}
+
 #[test]
 fn a_host_that_defers_feedback_applies_it_and_a_lagging_one_loses_none() {
     use hypermem::{DEFERRED_FEEDBACK_LIMIT, FEEDBACK_BATCH};

@@ -640,6 +640,7 @@ struct RawRecall {
     hint_weight: f64,
     answer_weight: f64,
     tells_weight: f64,
+    speaker_weight: f64,
     semantic_weight: f64,
     bigram_weight: f64,
     reply_context: bool,
@@ -663,6 +664,7 @@ impl Default for RawRecall {
             hint_weight: r.hint_weight,
             answer_weight: r.answer_weight,
             tells_weight: r.tells_weight,
+            speaker_weight: r.speaker_weight,
             semantic_weight: r.semantic_weight,
             bigram_weight: r.bigram_weight,
             reply_context: r.reply_context,
@@ -717,6 +719,9 @@ pub struct RecallSettings {
     /// after such a question answers it. A direct component, below the dominance margin;
     /// 0 disables.
     pub tells_weight: f64,
+    /// Added to every turn said by a speaker the query names ("What does Calvin do to
+    /// relax?": Calvin's own turns), when it names one. A direct component; 0 disables.
+    pub speaker_weight: f64,
     /// Weight of the semantic source (embeddings: the caller's or the profile's static
     /// model); it runs only where the project has semantic vectors.
     pub semantic_weight: f64,
@@ -738,7 +743,7 @@ pub struct RecallSettings {
 impl RecallSettings {
     /// The weight of a source or prior by the name recall reports it under (`bm25` alias
     /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
-    /// `hint`, `answer`, `tells`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
+    /// `hint`, `answer`, `tells`, `speaker`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
     pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
         Some(match Self::canonical(name)? {
             "bm25" => &mut self.fts_weight,
@@ -753,6 +758,7 @@ impl RecallSettings {
             "hint" => &mut self.hint_weight,
             "answer" => &mut self.answer_weight,
             "tells" => &mut self.tells_weight,
+            "speaker" => &mut self.speaker_weight,
             _ => &mut self.supersede_ratio,
         })
     }
@@ -774,6 +780,7 @@ impl RecallSettings {
             "hint" | "time" => "hint",
             "answer" => "answer",
             "tells" => "tells",
+            "speaker" => "speaker",
             "supersede" => "supersede",
             _ => return None,
         })
@@ -799,6 +806,7 @@ impl Default for RecallSettings {
             hint_weight: 1.0,
             answer_weight: 0.25,
             tells_weight: 0.15,
+            speaker_weight: 0.3,
             semantic_weight: 1.0,
             bigram_weight: 0.5,
             reply_context: true,
@@ -1231,6 +1239,7 @@ impl Profile {
             ("recall.hint_weight", raw.recall.hint_weight),
             ("recall.answer_weight", raw.recall.answer_weight),
             ("recall.tells_weight", raw.recall.tells_weight),
+            ("recall.speaker_weight", raw.recall.speaker_weight),
             ("recall.semantic_weight", raw.recall.semantic_weight),
             ("recall.bigram_weight", raw.recall.bigram_weight),
         ] {
@@ -1255,6 +1264,7 @@ impl Profile {
             hint_weight: raw.recall.hint_weight,
             answer_weight: raw.recall.answer_weight,
             tells_weight: raw.recall.tells_weight,
+            speaker_weight: raw.recall.speaker_weight,
             semantic_weight: raw.recall.semantic_weight,
             bigram_weight: raw.recall.bigram_weight,
             reply_context: raw.recall.reply_context,

@@ -553,11 +553,11 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         })
         .collect();
     // The direct components are evidence too (a time the question names, the kind of
-    // value it asks for, a turn that tells rather than only asks): with one in play, only
-    // a candidate that has it (inside the hint's window, stating such a value, telling
-    // something) can be unanimous.
+    // value it asks for, a turn that tells rather than only asks, a speaker it names):
+    // with one in play, only a candidate that has it (inside the hint's window, stating
+    // such a value, telling something, said by that speaker) can be unanimous.
     let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.0 == s);
-    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer, Signal::Tells]
+    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer, Signal::Tells, Signal::Speaker]
         .into_iter()
         .filter(|&s| candidates.iter().any(|c| has(c, s)))
         .collect();

@@ -57,6 +57,8 @@ pub enum Signal {
     Answer,
     /// It tells something: it does not only ask.
     Tells,
+    /// A speaker the query names said it.
+    Speaker,
     /// A quoted phrase of the query that no candidate contains verbatim, counted as a
     /// boost for the items that do hold it nearly (its words) instead of a filter.
     PhraseBoost,
@@ -81,6 +83,7 @@ impl Signal {
             Self::Hint => "hint",
             Self::Answer => "answer",
             Self::Tells => "tells",
+            Self::Speaker => "speaker",
             Self::PhraseBoost => "phrase_boost",
             Self::Directive => "directive",
         }
@@ -115,6 +118,7 @@ impl Signal {
                 | Self::Hint
                 | Self::Answer
                 | Self::Tells
+                | Self::Speaker
                 | Self::Session
                 | Self::PhraseBoost
         )

@@ -8,8 +8,9 @@
 //!    floor; every refusal is listed with its reason.
 //! 3. [`Fold`]: one slot per text (texts equal once folded are one item).
 //! 4. [`Priors`]: the role prior and the time hint's window.
-//! 5. [`Tells`], [`Answers`]: what tells something (not only asks), what states a value
-//!    of the kind the question asks for.
+//! 5. [`Speakers`], [`Tells`], [`Answers`]: what a person the question names said, what
+//!    tells something (not only asks), what states a value of the kind the question asks
+//!    for.
 //! 6. [`Order`]: fusion's monotone order, items with evidence of their own before
 //!    associative fillers.
 //! 7. [`Supersede`]: a newer value about the same subject moves above the older one.
@@ -53,6 +54,7 @@ pub(super) const STAGES: &[&dyn Stage] = &[
     &Admit,
     &Fold,
     &Priors,
+    &Speakers,
     &Tells,
     &Answers,
     &Order,
@@ -337,6 +339,41 @@ impl Stage for Priors {
                 };
                 fusion::add_component(&mut a.c, Signal::Hint, inside);
             }
+        }
+        Ok(())
+    }
+}
+
+/// A question about a person the project knows as a speaker ("What does Calvin do to
+/// relax?") is answered most often by that person's own words: in a conversation, what
+/// someone does, owns or plans is said by them, and what others say to them (a turn that
+/// opens "Thanks, Calvin!") asks or answers back. Every turn said by a speaker the query
+/// names gets `speaker_weight` as a direct component, the others 0 (only when the query
+/// names one: a project of `user` and `assistant` turns has no names to match).
+struct Speakers;
+
+impl Stage for Speakers {
+    fn on(&self, settings: &RecallSettings, _: &Plan<'_>) -> bool {
+        settings.speaker_weight > 0.0
+    }
+    fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
+        let named: Vec<String> = {
+            let text = cx.text.reading();
+            lexical::query_terms(plan.query())
+                .into_iter()
+                .filter(|t| text.speakers.contains(t))
+                .collect()
+        };
+        if named.is_empty() {
+            return Ok(());
+        }
+        for a in &mut run.candidates {
+            let by =
+                a.event.speaker.as_deref().is_some_and(|name| {
+                    crate::text::tokens(name).iter().any(|t| named.contains(t))
+                });
+            let weight = if by { cx.settings.speaker_weight } else { 0.0 };
+            fusion::add_component(&mut a.c, Signal::Speaker, weight);
         }
         Ok(())
     }
