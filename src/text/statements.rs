@@ -147,7 +147,7 @@ fn sentence(s: &Sentence) -> Option<Stated> {
 }
 
 /// Whether `text` only asks: it ends with a question, every sentence of it with
-/// [`ASK_CLAUSE`] words or more is a question, and no word of it is the speaker's own
+/// [`ASK_CLAUSE`] words or more is a question (a shorter one is a reaction), and no word of it is the speaker's own
 /// ([`en::FIRST_PERSON`]): "Wow! How long have you been playing?" tells nothing of what
 /// it names; the turn that answers it does.
 pub fn asks_only(text: &str) -> bool {
@@ -161,7 +161,7 @@ pub fn asks_only(text: &str) -> bool {
 }
 
 /// Words a sentence needs to state something of its own ("Wow!", "Sounds great." do not).
-pub const ASK_CLAUSE: usize = 4;
+pub const ASK_CLAUSE: usize = 12;
 
 /// What `text` states: the kind of its first sentence that states one.
 pub fn stated(text: &str) -> Option<Stated> {
@@ -178,6 +178,7 @@ mod tests {
             "How long have you been playing?",
             "Wow, looking good! How long have you been playing?",
             "Yum! Sounds great. Got any favorite flavors for dairy-free desserts?",
+            "Thanks, Calvin! Gotta take time to chill. Do you have any hobbies that help you relax?",
             "what about a loading indicator while results load?",
         ] {
             assert!(asks_only(text), "{text}");
@@ -187,7 +188,7 @@ mod tests {
             "I've been playing for a month, how about you?",
             "What's the best way to store my tools now that I added a pegboard?",
             // A statement of its own before the question.
-            "That game was hard to balance fairly. Did you face any difficulties?",
+            "That game took months of balancing the mechanics so that every match felt fair. Did you face any difficulties?",
             // It ends with a statement.
             "How long? About a month now.",
             "The review is on Friday.",
