@@ -151,13 +151,42 @@ fn sentence(s: &Sentence) -> Option<Stated> {
 /// ([`en::FIRST_PERSON`]): "Wow! How long have you been playing?" tells nothing of what
 /// it names; the turn that answers it does.
 pub fn asks_only(text: &str) -> bool {
-    let all = sentences(text);
-    all.last().is_some_and(|s| s.asks)
-        && all.iter().all(|s| s.asks || s.words.len() < ASK_CLAUSE)
-        && !all
-            .iter()
-            .flat_map(|s| &s.words)
-            .any(|w| en::FIRST_PERSON.contains(&w.as_str()))
+    // One pass, no allocation (it runs on every candidate of a recall): words are runs of
+    // letters and digits, as lexical tokens are; a sentence without a letter (a trailing
+    // "2,31" marker) is no sentence.
+    if !text.contains('?') {
+        return false;
+    }
+    let (mut words, mut letters, mut last_asks) = (0usize, false, false);
+    let mut word: Option<usize> = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), '\n')))
+    {
+        if c.is_alphanumeric() {
+            word.get_or_insert(i);
+            continue;
+        }
+        if let Some(start) = word.take() {
+            let w = &text[start..i];
+            if en::FIRST_PERSON.iter().any(|f| w.eq_ignore_ascii_case(f)) {
+                return false;
+            }
+            words += 1;
+            letters |= w.chars().any(char::is_alphabetic);
+        }
+        if matches!(c, '.' | '!' | '?' | ';' | '\n') {
+            if letters {
+                let asks = c == '?';
+                if !asks && words >= ASK_CLAUSE {
+                    return false;
+                }
+                last_asks = asks;
+            }
+            (words, letters) = (0, false);
+        }
+    }
+    last_asks
 }
 
 /// Words a sentence needs to state something of its own ("Wow!", "Sounds great." do not).
@@ -180,6 +209,8 @@ mod tests {
             "Yum! Sounds great. Got any favorite flavors for dairy-free desserts?",
             "Thanks, Calvin! Gotta take time to chill. Do you have any hobbies that help you relax?",
             "what about a loading indicator while results load?",
+            // A trailing marker without a letter is no sentence.
+            "How long have you been playing? ->-> 2,31",
         ] {
             assert!(asks_only(text), "{text}");
         }
@@ -193,6 +224,7 @@ mod tests {
             "How long? About a month now.",
             "The review is on Friday.",
             "",
+            "I wonder, is it Friday? ->-> 2,31",
         ] {
             assert!(!asks_only(text), "{text}");
         }
