@@ -147,9 +147,9 @@ fn sentence(s: &Sentence) -> Option<Stated> {
 }
 
 /// Whether `text` only asks: it ends with a question, every sentence of it with
-/// [`ASK_CLAUSE`] words or more is a question (a shorter one is a reaction), and no word of it is the speaker's own
-/// ([`en::FIRST_PERSON`]): "Wow! How long have you been playing?" tells nothing of what
-/// it names; the turn that answers it does.
+/// [`ASK_CLAUSE`] words or more is a question (a shorter one is a reaction), and no word
+/// of it is the speaker's own ([`en::FIRST_PERSON`]): "Wow! How long have you been
+/// playing?" tells nothing of what it names; the turn that answers it does.
 pub fn asks_only(text: &str) -> bool {
     // One pass, no allocation (it runs on every candidate of a recall): words are runs of
     // letters and digits, as lexical tokens are; a sentence without a letter (a trailing
