@@ -590,6 +590,59 @@ fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
     );
 }
 
+/// The reply to a turn that only asks borrows from the turn the question was about, and
+/// the saved lexical index keeps which turns only ask.
+#[test]
+fn the_reply_to_a_question_borrows_from_what_it_asked_about_after_a_reopen_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("p");
+    let query = "what happened at the lakeside cabin";
+    let lines = [
+        (
+            "Ann",
+            "We spent the long weekend at the lakeside cabin near the pines.",
+        ),
+        ("Ben", "Oh nice! What did you do there?"),
+        (
+            "Ann",
+            "Kayaking at sunrise and a campfire every single night.",
+        ),
+        ("Ben", "Sounds relaxing."),
+    ];
+    // The id of the turn the reply borrowed from, and the ranking.
+    let lent = |m: &Memory, reply: u64| -> (Option<usize>, Vec<u64>) {
+        let items = m.recall(&p, query, 6).unwrap();
+        let lender = items
+            .iter()
+            .find(|i| i.event.id.0 == reply)
+            .and_then(|i| i.fused.breakdown.iter().find(|b| b.0.name() == "neighbour"))
+            .map(|b| b.1);
+        (lender, items.iter().map(|i| i.event.id.0).collect())
+    };
+    let (ids, before) = {
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        background(&m);
+        let ids: Vec<u64> = lines
+            .iter()
+            .map(|(speaker, text)| {
+                m.observe(say("cabin", Role::User, text).speaker(*speaker))
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        let before = lent(&m, ids[2]);
+        (ids, before)
+    };
+    assert_eq!(before.0, Some(ids[0] as usize), "{before:?}");
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(lent(&m, ids[2]), before, "the saved index keeps the bridge");
+    drop(m);
+    let mut off = profile();
+    off.recall.question_bridge = false;
+    let m = Memory::open(&off, Some(dir.path())).unwrap();
+    assert_ne!(lent(&m, ids[2]).0, Some(ids[0] as usize), "switched off");
+}
+
 #[test]
 fn a_speaker_named_in_the_question_counts_even_when_they_said_half_the_turns() {
     for reply_context in [false, true] {

@@ -644,6 +644,7 @@ struct RawRecall {
     semantic_weight: f64,
     bigram_weight: f64,
     reply_context: bool,
+    question_bridge: bool,
     learn: bool,
 }
 
@@ -668,6 +669,7 @@ impl Default for RawRecall {
             semantic_weight: r.semantic_weight,
             bigram_weight: r.bigram_weight,
             reply_context: r.reply_context,
+            question_bridge: r.question_bridge,
             learn: r.learn,
         }
     }
@@ -732,6 +734,10 @@ pub struct RecallSettings {
     /// Applied when the lexical index is built: a saved index built the other way is
     /// rebuilt.
     pub reply_context: bool,
+    /// A turn lends its neighbour share across a turn after it that only asks ("How did
+    /// that go?", [`crate::text::statements::asks_only`]) to the reply as well: the answer
+    /// to a question about what a turn said is about it too.
+    pub question_bridge: bool,
     /// Whether recall learns from its own results: co-recalled memories strengthen their
     /// synapses, which the ripple source then follows. Off by default, so recall never
     /// changes later rankings as a side effect (the same query over the same data gives the
@@ -810,6 +816,7 @@ impl Default for RecallSettings {
             semantic_weight: 1.0,
             bigram_weight: 0.5,
             reply_context: true,
+            question_bridge: true,
             learn: false,
         }
     }
@@ -1268,6 +1275,7 @@ impl Profile {
             semantic_weight: raw.recall.semantic_weight,
             bigram_weight: raw.recall.bigram_weight,
             reply_context: raw.recall.reply_context,
+            question_bridge: raw.recall.question_bridge,
             learn: raw.recall.learn,
         };
         let pu = raw.pulse;

@@ -132,7 +132,7 @@ impl Tail {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX004";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX005";
 
 /// One event as the text indexes take it.
 struct Indexed<'a> {
@@ -154,6 +154,9 @@ impl ProjectText {
     /// `earlier` reads a turn this index has not seen since it was loaded.
     fn index(&mut self, e: &Indexed<'_>, earlier: impl FnOnce(u64) -> Option<Tail>) {
         self.chronology.push(e.id, e.session);
+        if crate::text::statements::asks_only(e.content) {
+            self.chronology.bridge(e.id);
+        }
         let place = self.chronology.place(e.id);
         let mut context: &[String] = &[];
         let fetched;

@@ -17,6 +17,8 @@
 //!    lender's own (a borrower never passes the turn it borrows from; on a tie the lender,
 //!    with more evidence of its own, ranks first). Measured against letting a turn already
 //!    above its lenders keep its whole share: that lost on all three development sets.
+//!    A turn that only asks ("How did it go?") is a bridge: the turn before it also lends
+//!    to the turn after it, the reply (`FusionParams::bridge`, forward only).
 //! 4. **Session prior**: every candidate adds `session ×` the best own evidence of its
 //!    session (the same amount for every turn of a session: it reorders sessions, never
 //!    turns within one).
@@ -71,6 +73,9 @@ pub struct Chronology {
     place: FxMap<u64, (u32, Option<u64>, Option<u64>)>,
     /// Session name → (index, last item).
     sessions: HashMap<Box<str>, (u32, u64)>,
+    /// Items that only ask ([`crate::text::statements::asks_only`]): the turn before one
+    /// lends to the turn after it too ([`reach`](Self::reach)).
+    bridges: std::collections::HashSet<u64, hdv::fasthash::FxBuild>,
 }
 
 impl Chronology {
@@ -96,6 +101,26 @@ impl Chronology {
         }
     }
 
+    /// Marks `id` as a turn that only asks: the turns on either side of it are neighbours
+    /// of each other as well (a question about what was just said, then its answer).
+    pub fn bridge(&mut self, id: u64) {
+        self.bridges.insert(id);
+    }
+
+    /// The turns `id` lends to: the turns just before and after it in its session, and
+    /// with `bridge`, when the turn after it only asks, the turn after that (the reply to a
+    /// question about what `id` said is about it too). Only forward: what a reply says
+    /// does not make the turn before the question more relevant.
+    pub fn reach(&self, id: u64, bridge: bool) -> Option<(u32, [Option<u64>; 3])> {
+        let (session, [prev, next]) = self.place(id)?;
+        let beyond = |n: Option<u64>| {
+            n.filter(|n| bridge && self.bridges.contains(n))
+                .and_then(|n| self.place.get(&n))
+                .and_then(|p| p.2)
+        };
+        Some((session, [prev, next, beyond(next)]))
+    }
+
     /// The session index of `id`.
     pub fn session(&self, id: u64) -> Option<u32> {
         self.place.get(&id).map(|p| p.0)
@@ -113,7 +138,8 @@ impl Chronology {
 
     /// Appends the session of each of `ids` (in the order they were pushed) to `out`: the
     /// session names in index order (count u64, then byte length u32 and UTF-8 bytes each),
-    /// then per id its session index (u32, `u32::MAX` for none); little-endian.
+    /// then per id its session index (u32, `u32::MAX` for none), then the bridges (count
+    /// u64, then each id u64, ascending); little-endian.
     pub fn write_to(&self, ids: &[u64], out: &mut Vec<u8>) {
         let mut names: Vec<(&str, u32)> = self
             .sessions
@@ -130,6 +156,12 @@ impl Chronology {
         for id in ids {
             let index = self.session(*id).unwrap_or(u32::MAX);
             out.extend_from_slice(&index.to_le_bytes());
+        }
+        let mut bridges: Vec<u64> = self.bridges.iter().copied().collect();
+        bridges.sort_unstable();
+        out.extend_from_slice(&(bridges.len() as u64).to_le_bytes());
+        for id in bridges {
+            out.extend_from_slice(&id.to_le_bytes());
         }
     }
 
@@ -159,6 +191,10 @@ impl Chronology {
             };
             chronology.push(id, name);
         }
+        let bridges = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        for _ in 0..bridges {
+            chronology.bridge(u64::from_le_bytes(take(8)?.try_into().ok()?));
+        }
         Some(chronology)
     }
 }
@@ -170,6 +206,9 @@ pub struct FusionParams {
     pub neighbour: f64,
     /// Share of the best direct score of a session added to each of its candidates.
     pub session: f64,
+    /// A turn also lends its neighbour share across a turn after it that only asks, to
+    /// the reply (the question's answer is about what that turn said).
+    pub bridge: bool,
 }
 
 /// Min-max normalization of one list: best 1, worst 0 (a list of equal scores: all 1); an
@@ -302,11 +341,12 @@ impl Fusion {
         // lender's own evidence and id, its session (looked up once per listed item: a
         // random access into a map of the whole project).
         // Per borrower: the share of each source it is lent, its lenders' own evidence and
-        // ids (at most two: the turns before and after it), its session.
+        // ids (at most three: the turns before and after it, and the turn before a turn
+        // that only asks and precedes it), its session.
         type Lent = (Vec<f64>, Vec<(f64, u64)>, u32);
         let mut lent: FxMap<u64, Lent> = FxMap::default();
         for c in by_id.values_mut() {
-            let Some((session, neighbours)) = chronology.place(c.fused.id) else {
+            let Some((session, neighbours)) = chronology.reach(c.fused.id, params.bridge) else {
                 continue;
             };
             c.session = Some(session);
@@ -597,6 +637,7 @@ mod tests {
     }
 
     const NONE: FusionParams = FusionParams {
+        bridge: false,
         neighbour: 0.0,
         session: 0.0,
     };
@@ -634,6 +675,7 @@ mod tests {
         let params = FusionParams {
             neighbour: 0.5,
             session: 0.0,
+            bridge: false,
         };
         let f = fuse(&lists, &chron, params);
         let score = |id| f.iter().find(|c| c.fused.id == id).map(|c| c.fused.score);
@@ -641,6 +683,40 @@ mod tests {
         assert_eq!(score(1), Some(0.5), "the turn before gets half");
         assert_eq!(score(4), Some(0.5), "the turn after, in the same session");
         assert_eq!(score(3), None, "min-max puts the last of the list at 0");
+    }
+
+    #[test]
+    fn a_turn_that_only_asks_carries_the_share_forward_to_the_reply() {
+        // 1 says something, 2 only asks about it, 3 answers, 4 follows.
+        let mut chron = Chronology::default();
+        for id in 1..=4 {
+            chron.push(id, Some("a"));
+        }
+        chron.bridge(2);
+        let share = |bridge: bool, listed: u64| {
+            let lists = [list(Signal::Bm25, Evidence::Direct, &[(listed, 5.0)])];
+            let params = FusionParams {
+                neighbour: 0.5,
+                session: 0.0,
+                bridge,
+            };
+            let f = fuse(&lists, &chron, params);
+            (1..=4)
+                .map(|id| {
+                    f.iter()
+                        .find(|c| c.fused.id == id)
+                        .map_or(0.0, |c| c.fused.score)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(share(false, 1), [1.0, 0.5, 0.0, 0.0]);
+        assert_eq!(
+            share(true, 1),
+            [1.0, 0.5, 0.5, 0.0],
+            "the reply borrows too"
+        );
+        // Forward only: the reply lends to the question, not past it.
+        assert_eq!(share(true, 3), [0.0, 0.5, 1.0, 0.5]);
     }
 
     #[test]
@@ -659,6 +735,7 @@ mod tests {
         let params = FusionParams {
             neighbour: 0.5,
             session: 0.25,
+            bridge: false,
         };
         let f = fuse(&lists, &chron, params);
         let prior = |id| {
@@ -695,6 +772,7 @@ mod tests {
         {
             chron.push(id, s);
         }
+        chron.bridge(9);
         let mut bytes = Vec::new();
         chron.write_to(&ids, &mut bytes);
         let mut input = bytes.as_slice();
@@ -703,7 +781,9 @@ mod tests {
         for id in ids {
             assert_eq!(back.neighbours(id), chron.neighbours(id), "{id}");
             assert_eq!(back.session(id), chron.session(id), "{id}");
+            assert_eq!(back.reach(id, true), chron.reach(id, true), "{id}");
         }
+        assert_eq!(back.reach(3, true), Some((0, [None, Some(9), None])));
         let mut short = &bytes[..bytes.len() - 1];
         assert!(Chronology::read_from(&mut short, &ids).is_none());
         let mut input = bytes.as_slice();
@@ -759,6 +839,7 @@ mod tests {
         let params = FusionParams {
             neighbour: 0.9,
             session: 0.3,
+            bridge: false,
         };
         let ranked = order(fuse(&lists, &chron, params));
         let ids: Vec<u64> = ranked.iter().map(|c| c.fused.id).collect();
@@ -867,7 +948,7 @@ mod tests {
                     scored(s, Evidence::Direct, &h)
                 })
                 .collect();
-            let ranked = order(fuse(&lists, &chron, FusionParams { neighbour, session }));
+            let ranked = order(fuse(&lists, &chron, FusionParams { neighbour, session, bridge: false }));
             prop_assert_eq!(ranked[0].fused.id, top);
             for c in &ranked {
                 if let Some((_, lender)) = c.borrowed {

@@ -398,6 +398,7 @@ impl Memory {
             fusion: FusionParams {
                 neighbour: cx.settings.neighbour_weight,
                 session: cx.settings.session_weight,
+                bridge: cx.settings.question_bridge,
             },
         })
     }
