@@ -635,6 +635,12 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
         [(hypermem::recall::Signal::Directive, 1, 0.0)],
         "by its slot: rank fusion alone misses it"
     );
+    assert_eq!(
+        hits.iter()
+            .position(|h| h.event.content.starts_with("Always include")),
+        Some(5),
+        "its slot follows the first five answers"
+    );
     assert!(
         !hits
             .iter()

@@ -15,7 +15,8 @@
 //!    associative fillers.
 //! 7. [`Supersede`]: a newer value about the same subject moves above the older one.
 //! 8. [`Governed`]: evidence only of corrected beliefs goes after the rest of the head.
-//! 9. [`Directives`]: standing directives close to the query take the last slots.
+//! 9. [`Directives`]: standing directives close to the query take slots after the first
+//!    answers.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -31,6 +32,14 @@ use crate::recall::{Fused, Signal, lexical, supersede, values};
 use crate::store::VectorId;
 use crate::sync::RecoverRw as _;
 use crate::text::statements;
+
+/// Places a directive slot comes after ([`Directives`]): the best answers keep the first
+/// places, and a directive close to the query follows them instead of closing the list,
+/// where a reader who takes the first few would miss it. Measured on the BEAM sets (LoCoMo
+/// has no directives; recall@10 is the same wherever the slots go), MRR: at the end
+/// 0.5324 / 0.4511, after 3 0.5338 / 0.4503, after 4 0.5337 / 0.4515, after 5 0.5335 /
+/// 0.4516, after 6 0.5333 / 0.4514, after 7 0.5325 / 0.4511.
+const DIRECTIVES_AFTER: usize = 5;
 
 /// Head of the ranking that supersession (recall-time and governed) reorders.
 const RERANK_WINDOW: usize = 10;
@@ -550,7 +559,8 @@ impl Stage for Governed {
 
 /// Directive slots: the standing directives closest to the query (clearly above chance:
 /// 3 standard deviations of the similarity of unrelated vectors, 1/√D) that fusion left
-/// out of the top k take the last places, at most `directive_slots` and a third of k.
+/// out of the top k take places right after the first [`DIRECTIVES_AFTER`] (the last
+/// places when fewer remain), at most `directive_slots` and a third of k.
 /// Filters apply to them too; a gap returns none; a directive whose text is already among
 /// the top k is that item, and an item whose text a slot takes gives way to it.
 struct Directives;
@@ -625,7 +635,9 @@ impl Stage for Directives {
             !slots.iter().any(|s| s.fused.id == r.fused.id) && !given_way.contains(&r.fused.id)
         });
         run.ranked.truncate(k.saturating_sub(slots.len()));
+        let tail = run.ranked.split_off(DIRECTIVES_AFTER.min(run.ranked.len()));
         run.ranked.extend(slots);
+        run.ranked.extend(tail);
         Ok(())
     }
 }
