@@ -180,25 +180,54 @@ fn a_written_out_date_lifts_that_day_without_dropping_the_others() {
     assert!(r.items.iter().all(|i| i.event.id != early));
 }
 
+/// Recalls `query` (top `k`) over `lines` (speaker, text: one session of role-user
+/// turns, after the background chatter when `chatter`) with the recall settings `tune`
+/// leaves: the ids of the lines, and the items.
+fn recall_over(
+    tune: impl FnOnce(&mut hypermem::config::RecallSettings),
+    chatter: bool,
+    lines: &[(Option<&str>, &str)],
+    query: &str,
+    k: usize,
+) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = profile();
+    tune(&mut profile.recall);
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    if chatter {
+        background(&m);
+    }
+    let ids = lines
+        .iter()
+        .map(|&(speaker, text)| {
+            let e = say("chat", Role::User, text);
+            m.observe(match speaker {
+                Some(name) => e.speaker(name),
+                None => e,
+            })
+            .unwrap()
+        })
+        .collect();
+    let items = m.recall(&project("p"), query, k).unwrap();
+    (ids, items)
+}
+
 /// Two notes that match a "when" question about as well: the one that states a date
 /// answers it, the other only mentions the subject.
 fn when_question(answer_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut profile = profile();
-    profile.recall.answer_weight = answer_weight;
-    let m = Memory::open(&profile, Some(dir.path())).unwrap();
-    background(&m);
-    let ids = [
-        "Remind me to ask about the dentist appointment, the dentist appointment matters.",
-        "My dentist appointment is on April 14 after work.",
-    ]
-    .iter()
-    .map(|t| m.observe(say("s", Role::User, t)).unwrap())
-    .collect();
-    let items = m
-        .recall(&project("p"), "When is my dentist appointment?", 5)
-        .unwrap();
-    (ids, items)
+    recall_over(
+        |r| r.answer_weight = answer_weight,
+        true,
+        &[
+            (
+                None,
+                "Remind me to ask about the dentist appointment, the dentist appointment matters.",
+            ),
+            (None, "My dentist appointment is on April 14 after work."),
+        ],
+        "When is my dentist appointment?",
+        5,
+    )
 }
 
 #[test]
@@ -225,33 +254,25 @@ fn a_when_question_puts_the_note_that_states_a_date_first() {
 
 /// A question someone asked and the reply that answers it, both about the drums.
 fn asked_and_answered(tells_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut profile = profile();
-    profile.recall.tells_weight = tells_weight;
-    profile.recall.answer_weight = 0.0;
-    let m = Memory::open(&profile, Some(dir.path())).unwrap();
-    background(&m);
-    let ids = [
-        (
-            Role::User,
-            "Nice! How long have you been playing the drums, John?",
-        ),
-        (
-            Role::User,
-            "Playing the drums for a long while now, John says: tough but fun.",
-        ),
-    ]
-    .iter()
-    .map(|(role, t)| m.observe(say("s", *role, t)).unwrap())
-    .collect();
-    let items = m
-        .recall(
-            &project("p"),
-            "How long has John been playing the drums?",
-            5,
-        )
-        .unwrap();
-    (ids, items)
+    recall_over(
+        |r| {
+            r.tells_weight = tells_weight;
+            r.answer_weight = 0.0;
+        },
+        true,
+        &[
+            (
+                None,
+                "Nice! How long have you been playing the drums, John?",
+            ),
+            (
+                None,
+                "Playing the drums for a long while now, John says: tough but fun.",
+            ),
+        ],
+        "How long has John been playing the drums?",
+        5,
+    )
 }
 
 #[test]
@@ -696,34 +717,27 @@ fn speaker_named_in_the_question(reply_context: bool) {
 /// What a person the question names said comes before what was said to them (the
 /// telling component off: the turn said to Calvin asks).
 fn testimony(speaker_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec<RecallItem>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut profile = profile();
-    profile.recall.speaker_weight = speaker_weight;
-    profile.recall.tells_weight = 0.0;
-    let m = Memory::open(&profile, Some(dir.path())).unwrap();
-    let lines = [
-        (
-            "Calvin",
-            "Long drives along the coast help me unwind after work.",
-        ),
-        (
-            "Dave",
-            "Thanks, Calvin! Do long drives help you unwind after work too?",
-        ),
-        ("Calvin", "Sometimes, yes."),
-        ("Dave", "I mostly play guitar in the evening."),
-    ];
-    let ids = lines
-        .iter()
-        .map(|(speaker, text)| {
-            m.observe(say("chat", Role::User, text).speaker(*speaker))
-                .unwrap()
-        })
-        .collect();
-    let items = m
-        .recall(&project("p"), "How does Calvin unwind after work?", 4)
-        .unwrap();
-    (ids, items)
+    recall_over(
+        |r| {
+            r.speaker_weight = speaker_weight;
+            r.tells_weight = 0.0;
+        },
+        false,
+        &[
+            (
+                Some("Calvin"),
+                "Long drives along the coast help me unwind after work.",
+            ),
+            (
+                Some("Dave"),
+                "Thanks, Calvin! Do long drives help you unwind after work too?",
+            ),
+            (Some("Calvin"), "Sometimes, yes."),
+            (Some("Dave"), "I mostly play guitar in the evening."),
+        ],
+        "How does Calvin unwind after work?",
+        4,
+    )
 }
 
 #[test]

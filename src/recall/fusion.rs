@@ -101,8 +101,8 @@ impl Chronology {
         }
     }
 
-    /// Marks `id` as a turn that only asks: the turns on either side of it are neighbours
-    /// of each other as well (a question about what was just said, then its answer).
+    /// Marks `id` as a turn that only asks: the turn before it lends to the turn after it
+    /// as well (a question about what was just said, then its answer).
     pub fn bridge(&mut self, id: u64) {
         self.bridges.insert(id);
     }
@@ -341,8 +341,8 @@ impl Fusion {
         // lender's own evidence and id, its session (looked up once per listed item: a
         // random access into a map of the whole project).
         // Per borrower: the share of each source it is lent, its lenders' own evidence and
-        // ids (at most three: the turns before and after it, and the turn before a turn
-        // that only asks and precedes it), its session.
+        // ids (at most three: the turns before and after it, and the turn two before it
+        // when the turn between only asks), its session.
         type Lent = (Vec<f64>, Vec<(f64, u64)>, u32);
         let mut lent: FxMap<u64, Lent> = FxMap::default();
         for c in by_id.values_mut() {
@@ -597,10 +597,13 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     // with one in play, only a candidate that has it (inside the hint's window, stating
     // such a value, telling something, said by that speaker) can be unanimous.
     let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.0 == s);
-    let in_play: Vec<Signal> = [Signal::Hint, Signal::Answer, Signal::Tells, Signal::Speaker]
-        .into_iter()
-        .filter(|&s| candidates.iter().any(|c| has(c, s)))
+    let mut in_play: Vec<Signal> = candidates
+        .iter()
+        .flat_map(|c| c.fused.breakdown.iter().map(|b| b.0))
+        .filter(|s| s.is_component())
         .collect();
+    in_play.sort_unstable();
+    in_play.dedup();
     let unanimous = |c: &Candidate| {
         !sources.is_empty()
             && in_play.iter().all(|&s| has(c, s))

@@ -103,6 +103,15 @@ impl Signal {
         )
     }
 
+    /// A direct component a stage adds to every candidate ([`fusion::add_component`]):
+    /// evidence about the item itself that the order's dominance and unanimity compare.
+    pub const fn is_component(self) -> bool {
+        matches!(
+            self,
+            Self::Hint | Self::Answer | Self::Tells | Self::Speaker
+        )
+    }
+
     /// Lexical evidence of the item's own text.
     pub const fn is_lexical(self) -> bool {
         matches!(self, Self::Bm25 | Self::Bigram | Self::Phrase)

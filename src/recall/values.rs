@@ -141,15 +141,11 @@ pub fn months(scan: &Scan<'_>) -> Vec<&'static str> {
     scan.words
         .iter()
         .zip(&scan.raw)
-        .filter_map(|(w, raw)| names_month(raw, w))
+        .filter(|(w, raw)| {
+            !MONTH_HOMOGRAPHS.contains(&w.as_str()) || raw.starts_with(char::is_uppercase)
+        })
+        .filter_map(|(w, _)| month_of(w))
         .collect()
-}
-
-/// The month a word names (`raw` as written, `lower` lowercased), as [`months`] reads it.
-fn names_month(raw: &str, lower: &str) -> Option<&'static str> {
-    (!MONTH_HOMOGRAPHS.contains(&lower) || raw.starts_with(char::is_uppercase))
-        .then(|| month_of(lower))
-        .flatten()
 }
 
 /// The three-letter name of the month `word` names ([`crate::clock::month_number`]).

@@ -353,6 +353,16 @@ impl Stage for Priors {
     }
 }
 
+/// Adds `signal` as a direct component to every candidate: `weight` where `has` holds of
+/// its event, 0 elsewhere (every candidate of a recall gets the component, so the order's
+/// dominance compares them on it).
+fn component(run: &mut Run, signal: Signal, weight: f64, has: impl Fn(&Event) -> bool) {
+    for a in &mut run.candidates {
+        let w = if has(&a.event) { weight } else { 0.0 };
+        fusion::add_component(&mut a.c, signal, w);
+    }
+}
+
 /// A question about a person the project knows as a speaker ("What does Calvin do to
 /// relax?") is answered most often by that person's own words: in a conversation, what
 /// someone does, owns or plans is said by them, and what others say to them (a turn that
@@ -379,14 +389,11 @@ impl Stage for Speakers {
         if named.is_empty() {
             return Ok(());
         }
-        for a in &mut run.candidates {
-            let by =
-                a.event.speaker.as_deref().is_some_and(|name| {
-                    crate::text::tokens(name).iter().any(|t| named.contains(t))
-                });
-            let weight = if by { cx.settings.speaker_weight } else { 0.0 };
-            fusion::add_component(&mut a.c, Signal::Speaker, weight);
-        }
+        component(run, Signal::Speaker, cx.settings.speaker_weight, |e| {
+            e.speaker
+                .as_deref()
+                .is_some_and(|name| crate::text::tokens(name).iter().any(|t| named.contains(t)))
+        });
         Ok(())
     }
 }
@@ -406,11 +413,9 @@ impl Stage for Tells {
         settings.tells_weight > 0.0
     }
     fn apply(&self, cx: &Context<'_>, _: &Plan<'_>, run: &mut Run) -> Result<()> {
-        for a in &mut run.candidates {
-            let asks = statements::asks_only(&a.event.content);
-            let weight = if asks { 0.0 } else { cx.settings.tells_weight };
-            fusion::add_component(&mut a.c, Signal::Tells, weight);
-        }
+        component(run, Signal::Tells, cx.settings.tells_weight, |e| {
+            !statements::asks_only(&e.content)
+        });
         Ok(())
     }
 }
@@ -435,15 +440,9 @@ impl Stage for Answers {
         if wanted.is_empty() {
             return Ok(());
         }
-        for a in &mut run.candidates {
-            let states = wanted.answered_by(&a.event.content);
-            let weight = if states {
-                cx.settings.answer_weight
-            } else {
-                0.0
-            };
-            fusion::add_component(&mut a.c, Signal::Answer, weight);
-        }
+        component(run, Signal::Answer, cx.settings.answer_weight, |e| {
+            wanted.answered_by(&e.content)
+        });
         Ok(())
     }
 }
