@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The test command (README "Testing"): the whole default (lite) suite, then the hdv suite
-# again with the portable scalar kernel forced (and with AVX2 on an AVX-512 CPU), and on
-# CPUs without AVX-512 and without AVX2 emulated by QEMU (installed from Debian), then the
+# The test command (README "Testing"): the whole default (lite) suite and the quick-start
+# example as an end-to-end smoke test, then the hdv suite again with the portable scalar
+# kernel forced (and with AVX2 on an AVX-512 CPU), and on CPUs without AVX-512 and without
+# AVX2 emulated by QEMU (installed from Debian), then the Python package, then the
 # standard and scale profiles' suites against a real redis-server (installed from Debian
 # if missing) and a real Qdrant (`$QDRANT_URL` if the user runs one, else
 # ../shared/qdrant/qdrant), each started here on free loopback ports and stopped by pid on
-# exit, then the quick-start example as an end-to-end smoke test. The sentence model's
-# suite runs in the scale build (one compile).
+# exit. The sentence model's suite runs in the scale build (one compile). Each phase
+# prints the seconds since the start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,15 +29,45 @@ else
   echo "!! this CPU has neither AVX-512 nor AVX2: only the scalar kernels are tested here"
 fi
 
-echo "== cargo test --workspace (kernel: auto-detected)"
-cargo test --workspace
+# One feature universe for every Rust build of this first part: `cargo test` over the
+# default members (the engine and hdv), the quick-start example, and hdv's test binaries
+# run again under other kernels and emulated CPUs. (`--workspace` would add the Python
+# member, whose pyo3 macros change the features of syn and so of every derive: the example
+# and `-p hypermem-hdv` would then rebuild most of the dependency tree; pytest below tests
+# that member as users load it.)
+phase() { echo "[$SECONDS s] == $*"; }
+phase "cargo test (the engine and hdv; kernel: auto-detected)"
+cargo test
 
-echo "== cargo test -p hypermem-hdv with HDV_KERNEL=scalar"
-HDV_KERNEL=scalar cargo test -p hypermem-hdv
+phase "quick-start example (end-to-end smoke test)"
+cargo run --example quickstart >/dev/null
+
+# hdv's test binaries, as the run above built them.
+hdv_tests=$(cargo test --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if (m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test")
+            and m.get("executable") and m["target"]["src_path"].find("/hdv/") >= 0):
+        print(m["executable"])')
+[ -n "$hdv_tests" ] || { echo "!! no hdv test binaries were found"; exit 1; }
+# Runs each hdv test binary as cargo would (from hdv/), with the given command prefix.
+run_hdv() {
+  local label=$1; shift
+  for t in $hdv_tests; do
+    rc=0
+    out=$(cd hdv && "$@" "$t" -q --nocapture 2>&1) || rc=$?
+    echo "$out" | grep -E '^(test result|!! SKIP|available kernels)' || true
+    [ "$rc" -eq 0 ] || { echo "$out" | tail -40; echo "!! $t failed ($label)"; exit 1; }
+  done
+}
+
+phase "hdv suite with HDV_KERNEL=scalar"
+run_hdv "HDV_KERNEL=scalar" env HDV_KERNEL=scalar
 if has_avx512; then
   # The auto-detected run above took the AVX-512 copies; the AVX2 ones run here.
-  echo "== cargo test -p hypermem-hdv with HDV_KERNEL=avx2"
-  HDV_KERNEL=avx2 cargo test -p hypermem-hdv
+  phase "hdv suite with HDV_KERNEL=avx2"
+  run_hdv "HDV_KERNEL=avx2" env HDV_KERNEL=avx2
 fi
 
 # --- The hdv suite on emulated CPUs (QEMU user mode, from Debian): one without AVX-512
@@ -48,26 +79,15 @@ fi
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
 if ! command -v qemu-x86_64 >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ]; then
-  echo "== installing qemu-user (apt-get install -y qemu-user)"
+  phase "installing qemu-user (apt-get install -y qemu-user)"
   "${as_root[@]}" apt-get install -y qemu-user >/dev/null 2>&1 || {
     "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y qemu-user >/dev/null
   } || true
 fi
 if command -v qemu-x86_64 >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ]; then
-  hdv_tests=$(cargo test -p hypermem-hdv --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
-        print(m["executable"])')
   for cpu in max Nehalem; do
-    echo "== hdv suite under qemu-x86_64 -cpu $cpu (a CPU without $([ $cpu = max ] && echo AVX-512 || echo AVX2))"
-    for t in $hdv_tests; do
-      rc=0
-      out=$(cd hdv && qemu-x86_64 -cpu "$cpu" "$t" -q --nocapture 2>&1) || rc=$?
-      echo "$out" | grep -E '^(test result|!! SKIP|available kernels)' || true
-      [ "$rc" -eq 0 ] || { echo "$out" | tail -40; echo "!! $t failed under qemu-x86_64 -cpu $cpu"; exit 1; }
-    done
+    phase "hdv suite under qemu-x86_64 -cpu $cpu (a CPU without $([ $cpu = max ] && echo AVX-512 || echo AVX2))"
+    run_hdv "qemu-x86_64 -cpu $cpu" qemu-x86_64 -cpu "$cpu"
   done
 else
   echo "!! qemu-x86_64 is not available: the hdv suite was NOT run on emulated CPUs without AVX-512 / AVX2"
@@ -75,7 +95,7 @@ fi
 
 # --- The Python package (python/): its wheel, built here, in a venv; then pytest and the
 # examples as the README runs them. maturin, numpy and pytest come from PyPI.
-echo "== Python package: wheel into target/python-venv, pytest python/tests, python/examples"
+phase "Python package: wheel into target/python-venv, pytest python/tests, python/examples"
 py_venv=target/python-venv
 [ -x "$py_venv/bin/python" ] || python3 -m venv "$py_venv"
 if ! "$py_venv/bin/python" -c "import maturin, numpy, pytest" 2>/dev/null; then
@@ -95,7 +115,7 @@ done
 
 # --- Redis for the standard profile -------------------------------------------------------
 if ! command -v redis-server >/dev/null 2>&1; then
-  echo "== installing redis-server (apt-get install -y redis-server)"
+  phase "installing redis-server (apt-get install -y redis-server)"
   "${as_root[@]}" apt-get install -y redis-server >/dev/null 2>&1 || {
     "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y redis-server >/dev/null
   }
@@ -132,7 +152,7 @@ export HYPERMEM_REQUIRE_REDIS=1
 # --- Qdrant for the scale profile ---------------------------------------------------------
 qdrant_bin=../shared/qdrant/qdrant
 if [ -n "${QDRANT_URL:-}" ]; then
-  echo "== Qdrant: using QDRANT_URL=$QDRANT_URL"
+  phase "Qdrant: using QDRANT_URL=$QDRANT_URL"
   export HYPERMEM_TEST_QDRANT_URL="$QDRANT_URL"
 elif [ -x "$qdrant_bin" ]; then
   qdrant_bin=$(realpath "$qdrant_bin")
@@ -158,17 +178,16 @@ elif [ -x "$qdrant_bin" ]; then
   export HYPERMEM_TEST_QDRANT_URL="http://127.0.0.1:$q_grpc" HYPERMEM_TEST_QDRANT_REST="127.0.0.1:$q_rest"
   # The fault tests start their own from the same binary.
   export HYPERMEM_REQUIRE_QDRANT=1
-  echo "== Qdrant $("$qdrant_bin" --version 2>/dev/null | awk '{print $2}') on $HYPERMEM_TEST_QDRANT_URL (pid $qdrant_pid)"
+  phase "Qdrant $("$qdrant_bin" --version 2>/dev/null | awk '{print $2}') on $HYPERMEM_TEST_QDRANT_URL (pid $qdrant_pid)"
 else
   echo "!! SKIP: no QDRANT_URL and no $qdrant_bin: the scale profile's Qdrant tests SKIP (they say so one by one)"
 fi
 
-echo "== cargo check --features standard (the standard profile builds on its own)"
-cargo check --features standard --all-targets
-echo "== cargo test --features scale,sentence (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites, and the sentence model's in the same build)"
+# The library and binary with Redis and without Qdrant (the code only this combination
+# compiles); the standard profile's tests run in the scale build below.
+phase "cargo check --features standard --lib --bins (the standard profile builds on its own)"
+cargo check --features standard --lib --bins
+phase "cargo test --features scale,sentence (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites, and the sentence model's in the same build)"
 cargo test --features scale,sentence --test redis --test qdrant --test tier_contract --test profiles --test sentence
 
-echo "== quick-start example"
-cargo run --example quickstart >/dev/null
-
-echo "all tests passed"
+echo "[$SECONDS s] all tests passed"
