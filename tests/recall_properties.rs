@@ -211,6 +211,38 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     let hits = m.recall(&p, "what time is the stand-up", 5).unwrap();
     assert_eq!(hits[0].event.id, moved);
     assert_eq!(hits[0].supersedes, Some(standup));
+    // Another time for the same appointment on the same day, said without a cue, revises
+    // the time asked for; another appointment that day does not.
+    let booked = m
+        .observe(say(
+            "j",
+            Role::User,
+            "I booked the car inspection for Thursday at 9 AM at the garage on Elm Road.",
+        ))
+        .unwrap();
+    m.observe(say(
+        "k",
+        Role::User,
+        "My piano lesson is at 11 AM on Thursday this week.",
+    ))
+    .unwrap();
+    let hits = m
+        .recall(&p, "what time is the car inspection on Thursday", 5)
+        .unwrap();
+    assert_eq!(hits[0].event.id, booked);
+    assert!(hits.iter().all(|h| h.supersedes.is_none()));
+    let later = m
+        .observe(say(
+            "l",
+            Role::User,
+            "They can only take me at 2 PM on Thursday for the car inspection, so I'll go then.",
+        ))
+        .unwrap();
+    let hits = m
+        .recall(&p, "what time is the car inspection on Thursday", 5)
+        .unwrap();
+    assert_eq!(hits[0].event.id, later);
+    assert_eq!(hits[0].supersedes, Some(booked));
     // A time the question names selects the value valid then.
     let jan = hypermem::clock::parse_when("2025-01-10").unwrap();
     let mar = hypermem::clock::parse_when("2025-03-10").unwrap();

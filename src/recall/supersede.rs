@@ -25,7 +25,10 @@
 //! count of a queried noun with the same predicate and another number ("I secured 3
 //! interviews" → "I secured 5 interviews"), or restates an amount, percentage, duration or
 //! fraction of the older one with another value near three or more of the same query words
-//! and with at least half its evidence ([`RESTATE_ANCHORS`], [`RESTATE_RATIO`]).
+//! and with at least half its evidence ([`RESTATE_ANCHORS`], [`RESTATE_RATIO`]), or, when
+//! the question asks for a time of day, gives another time for the same day and the same
+//! thing ("visit the store next Saturday at 3 PM" → "free at 4 PM next Saturday for the
+//! store visit"; [`reschedules`]).
 //!
 //! The newer event then moves directly above the older one when its rank-fusion evidence is
 //! at least `ratio` of the older one's. Measured on BEAM-100K (`hypermem eval`): update
@@ -35,7 +38,9 @@
 
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
-use crate::text::en::{DETERMINERS, NOT_PREDICATES, REVISION_CUES, VALUE_ADJECTIVES};
+use crate::text::en::{
+    ASKING_WORDS, DETERMINERS, NOT_PREDICATES, PERIOD_PLACERS, REVISION_CUES, VALUE_ADJECTIVES,
+};
 use crate::text::stem;
 
 /// Words after a revision cue in which the value it sets is looked for.
@@ -351,7 +356,8 @@ fn speaker_name(content: &str) -> Option<&str> {
 
 /// Whether `newer` revises `older`: same speaker, later, and it sets a value that `older`
 /// states differently for the same thing (conditions 2–5 of the module documentation), or
-/// restates one of its counts with another number.
+/// restates one of its counts with another number, or gives another time of day for the
+/// same appointment ([`reschedules`]).
 /// A count with no noun ("now 165") compares with counts of a queried noun ("150 commits"),
 /// and with another bare number near the same query words ("the locker code is 1234" →
 /// "changed the locker code; it is now 4821").
@@ -361,6 +367,7 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
     restates(query, older, newer)
+        || reschedules(query, older, newer)
         || newer.updates.iter().any(|u| {
             let same_kind = |v: &&Value| match (&u.kind, &v.kind) {
                 (Kind::Count(None), Kind::Count(Some(noun))) => queried(noun),
@@ -498,6 +505,50 @@ fn restates_typed(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                     .count()
                     >= RESTATE_ANCHORS
             })
+    })
+}
+
+/// Whether `newer` gives another time of day for the same day and the same thing as
+/// `older`, cue or not, when the question asks for a time of day: both clock values stand
+/// next to the same day ("next Saturday at 3 PM" → "free at 4 PM next Saturday"), and a
+/// query content word other than the day stands near both (the same appointment, not
+/// another one that day).
+fn reschedules(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    if !query.asked.contains(&Kind::Clock) {
+        return false;
+    }
+    let clocks = |c: &Candidate| -> Vec<Value> {
+        c.values
+            .iter()
+            .filter(|v| v.kind == Kind::Clock)
+            .cloned()
+            .collect()
+    };
+    let (old, new) = (clocks(older), clocks(newer));
+    new.iter().any(|u| {
+        if old.iter().any(|v| v.value == u.value) {
+            return false;
+        }
+        let days_u: Vec<&Value> = newer.beside(u).filter(|d| d.kind == Kind::Date).collect();
+        let subject_u = newer.subject(u);
+        old.iter().any(|v| {
+            let same_day = older
+                .beside(v)
+                .any(|d| d.kind == Kind::Date && days_u.iter().any(|e| e.value == d.value));
+            let subject_v = older.subject(v);
+            same_day
+                && query.content.iter().any(|w| {
+                    // The day, and the words that ask for the value ("what time"), say
+                    // nothing of what the time is for.
+                    let w = w.as_str();
+                    let day = crate::clock::WEEKDAYS.contains(&w)
+                        || values::is_month(w)
+                        || PERIOD_PLACERS.contains(&w)
+                        || ASKING_WORDS.iter().any(|(_, asks)| asks.contains(&w));
+                    let w = stem(w);
+                    !day && subject_u.contains(&w) && subject_v.contains(&w)
+                })
+        })
     })
 }
 
@@ -1193,5 +1244,58 @@ mod tests {
             subjects.len() * states.len() * changes.len() * 2,
             failures.join("\n")
         );
+    }
+
+    /// Made-up appointments (no data set's words): the same appointment on the same day at
+    /// another time, cue or not, is a revision when the question asks for a time; another
+    /// appointment that day, or the same one on another day, is not.
+    #[test]
+    fn another_time_for_the_same_appointment_that_day_revises_it() {
+        let cases = [
+            (
+                "what time is my haircut on Friday",
+                "I booked a haircut at the Elm Street salon on Friday at 10 AM",
+                "I have to be at work early, so I'll get my haircut at 2 PM on Friday instead",
+                true,
+            ),
+            (
+                "what time should I go to the pottery class next Tuesday",
+                "I'm joining the pottery class next Tuesday at 6 PM, any tips?",
+                "the studio emailed me: pottery class is at 7:30 PM next Tuesday",
+                true,
+            ),
+            (
+                "what time is my haircut on Friday",
+                "I booked a haircut at the Elm Street salon on Friday at 10 AM",
+                "my piano lesson is at 2 PM on Friday this week",
+                false,
+            ),
+            (
+                "what time is my haircut on Friday",
+                "I booked a haircut at the Elm Street salon on Friday at 10 AM",
+                "I booked another haircut for my son on Monday at 2 PM",
+                false,
+            ),
+            (
+                "what time is my haircut on Friday",
+                "I booked a haircut on Friday at 10 AM, the only time they had",
+                "my piano lesson moved to 2 PM on Friday, a better time for the teacher",
+                false,
+            ),
+            (
+                "how much was my haircut on Friday",
+                "I booked a haircut at the Elm Street salon on Friday at 10 AM",
+                "I'll get my haircut at 2 PM on Friday instead",
+                false,
+            ),
+        ];
+        for (question, older, newer, revised) in cases {
+            let q = Query::new(question, &crate::text::tokens(question));
+            assert_eq!(
+                reschedules(&q, &cand(1, older, 1.0), &cand(2, newer, 1.0)),
+                revised,
+                "{question:?}: {older:?} -> {newer:?}"
+            );
+        }
     }
 }
