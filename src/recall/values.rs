@@ -96,6 +96,8 @@ pub struct Scan<'a> {
     pub words: Vec<String>,
     /// Every value, in order.
     pub values: Vec<Value>,
+    /// Per word, whether punctuation that ends a phrase (`,.;:!?`) follows it.
+    pub breaks: Vec<bool>,
 }
 
 /// Reads `text` once into its words and values.
@@ -108,6 +110,7 @@ pub fn scan(text: &str) -> Scan<'_> {
         raw: split.into_iter().map(|(w, _)| w).collect(),
         words,
         values,
+        breaks,
     }
 }
 
