@@ -180,6 +180,59 @@ fn a_written_out_date_lifts_that_day_without_dropping_the_others() {
     assert!(r.items.iter().all(|i| i.event.id != early));
 }
 
+/// A turn said the day after the day a question names, telling of it ("yesterday"), is
+/// about that day: the hint lifts it as it lifts what was said then.
+#[test]
+fn a_turn_telling_of_the_day_asked_about_gets_the_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let day = |d: i64| hypermem::clock::parse_when(&format!("2025-03-{d:02}")).unwrap();
+    background(&m);
+    let told = m
+        .observe(
+            say(
+                "a",
+                Role::User,
+                "Yesterday I ran the spring race by the river.",
+            )
+            .at(day(25) + 3_600_000),
+        )
+        .unwrap();
+    let other = m
+        .observe(
+            say(
+                "b",
+                Role::User,
+                "I ran the spring race by the lake, a great morning.",
+            )
+            .at(day(10) + 3_600_000),
+        )
+        .unwrap();
+    let p = project("p");
+    let r = m
+        .recall_with(
+            &p,
+            &RecallQuery::new("which spring race did I run on March 24, 2025", 5),
+        )
+        .unwrap();
+    assert!(!r.time_hint_ignored, "a turn tells of that day");
+    let hinted = |i: &RecallItem| {
+        i.fused
+            .breakdown
+            .iter()
+            .any(|b| b.0.name() == "hint" && b.2 > 0.0)
+    };
+    let first = &r.items[0];
+    assert_eq!(first.event.id, told, "{:?}", r.items);
+    assert!(hinted(first));
+    let second = r
+        .items
+        .iter()
+        .find(|i| i.event.id == other)
+        .expect("a hint does not filter");
+    assert!(!hinted(second));
+}
+
 /// Recalls `query` (top `k`) over `lines` (speaker, text: one session of role-user
 /// turns, after the background chatter when `chatter`) with the recall settings `tune`
 /// leaves: the ids of the lines, and the items.

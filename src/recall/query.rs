@@ -167,32 +167,14 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
         .split(|c: char| !c.is_alphanumeric() && c != '-')
         .filter(|w| !w.is_empty())
         .collect();
-    for w in words.windows(3) {
-        if w[0] == "last"
-            && w[2].starts_with("day")
-            && let Ok(n) = w[1].parse::<i64>()
-        {
-            // Saturating: "last 200000000000 days" means "since the beginning".
-            return Some((
-                today.saturating_sub(n.saturating_mul(DAY)),
-                now_ms.saturating_add(1),
-            ));
-        }
-    }
-    if lower.contains("yesterday") {
-        return Some((today - DAY, today));
+    if let Some(window) = past_window(&lower, &words, now_ms) {
+        return Some(window);
     }
     if lower.contains("today") {
         return Some((today, today + DAY));
     }
-    if lower.contains("last week") {
-        return Some((today - 7 * DAY, now_ms + 1));
-    }
     if lower.contains("this week") {
         return Some((today - 6 * DAY, now_ms + 1));
-    }
-    if lower.contains("last month") {
-        return Some((today - 30 * DAY, now_ms + 1));
     }
     let (year, month, _) = crate::clock::civil_from_days(today.div_euclid(DAY));
     if lower.contains("this month") {
@@ -200,32 +182,6 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     }
     if lower.contains("this year") {
         return Some((days_from_civil(year, 1, 1) * DAY, now_ms + 1));
-    }
-    if lower.contains("last year") {
-        return Some((
-            days_from_civil(year - 1, 1, 1) * DAY,
-            days_from_civil(year, 1, 1) * DAY,
-        ));
-    }
-    // "3 weeks ago", "a month ago": the unit-long stretch that ended N - 1 units ago.
-    for w in words.windows(3) {
-        let n = match w[0] {
-            "a" | "an" | "one" => Some(1),
-            n => n.parse::<i64>().ok().filter(|&n| n > 0),
-        };
-        let unit = match w[1].trim_end_matches('s') {
-            "day" => Some(DAY),
-            "week" => Some(7 * DAY),
-            "month" => Some(30 * DAY),
-            "year" => Some(365 * DAY),
-            _ => None,
-        };
-        if w[2] == "ago"
-            && let (Some(n), Some(unit)) = (n, unit)
-        {
-            let end = today.saturating_sub((n - 1).saturating_mul(unit));
-            return Some((end.saturating_sub(unit), end + DAY));
-        }
     }
     if let Some(start) = words.iter().find_map(|w| iso_day(w)) {
         return Some((start, start + DAY));
@@ -251,6 +207,75 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
         }
     }
     month_hint(text, now_ms).or_else(|| year_hint(&words, now_ms))
+}
+
+/// The stretch of the past a text points back to from `now_ms`: `yesterday`, `last week`,
+/// `last month`, `last year`, `last N days`, `N days / weeks / months / years ago`. For a
+/// query that is its time hint; for a stored turn, what it said happened before it was
+/// said ("Yesterday I met some artists in Boston", said on October 4, is about October 3).
+/// `lower` is the text lowercased, `words` its words.
+fn past_window(lower: &str, words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
+    let today = now_ms - now_ms.rem_euclid(DAY);
+    for w in words.windows(3) {
+        if w[0] == "last"
+            && w[2].starts_with("day")
+            && let Ok(n) = w[1].parse::<i64>()
+        {
+            // Saturating: "last 200000000000 days" means "since the beginning".
+            return Some((
+                today.saturating_sub(n.saturating_mul(DAY)),
+                now_ms.saturating_add(1),
+            ));
+        }
+    }
+    if lower.contains("yesterday") {
+        return Some((today - DAY, today));
+    }
+    if lower.contains("last week") {
+        return Some((today - 7 * DAY, now_ms + 1));
+    }
+    if lower.contains("last month") {
+        return Some((today - 30 * DAY, now_ms + 1));
+    }
+    if lower.contains("last year") {
+        let (year, _, _) = crate::clock::civil_from_days(today.div_euclid(DAY));
+        return Some((
+            days_from_civil(year - 1, 1, 1) * DAY,
+            days_from_civil(year, 1, 1) * DAY,
+        ));
+    }
+    // "3 weeks ago", "a month ago": the unit-long stretch that ended N - 1 units ago.
+    for w in words.windows(3) {
+        let n = match w[0] {
+            "a" | "an" | "one" => Some(1),
+            n => n.parse::<i64>().ok().filter(|&n| n > 0),
+        };
+        let unit = match w[1].trim_end_matches('s') {
+            "day" => Some(DAY),
+            "week" => Some(7 * DAY),
+            "month" => Some(30 * DAY),
+            "year" => Some(365 * DAY),
+            _ => None,
+        };
+        if w[2] == "ago"
+            && let (Some(n), Some(unit)) = (n, unit)
+        {
+            let end = today.saturating_sub((n - 1).saturating_mul(unit));
+            return Some((end.saturating_sub(unit), end + DAY));
+        }
+    }
+    None
+}
+
+/// The stretch of the past `text`, said at `said_ms`, tells of ([`past_window`]), if it
+/// points back at all.
+pub fn told_past(text: &str, said_ms: i64) -> Option<(i64, i64)> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    past_window(&lower, &words, said_ms)
 }
 
 /// "in 2023", "during 2024": that calendar year, when it has begun by `now_ms` (a four-digit
@@ -493,5 +518,25 @@ mod tests {
         assert!(since < 0 && until == now + 1, "{since} {until}");
         let q = compile("since:2025-02-01T10:00:00+01:00 deploys", now).unwrap();
         assert_eq!(q.since, Some(now + 9 * 3_600_000));
+    }
+
+    #[test]
+    fn a_turn_tells_of_the_past_it_points_back_to() {
+        let said = crate::clock::parse_when("2023-10-04T15:00:00Z").unwrap();
+        let day = |d: &str| crate::clock::parse_when(d).unwrap();
+        assert_eq!(
+            told_past("Yesterday I met some artists in Boston.", said),
+            Some((day("2023-10-03"), day("2023-10-04")))
+        );
+        let (from, to) = told_past("We moved here 2 years ago", said).unwrap();
+        assert!(
+            from < day("2022-01-01") && to > day("2022-01-01"),
+            "{from} {to}"
+        );
+        let (from, to) = told_past("Last year we went to Iceland.", said).unwrap();
+        assert_eq!((from, to), (day("2022-01-01"), day("2023-01-01")));
+        // Only the past it points back to: a date it names, or "today", is not that.
+        assert_eq!(told_past("The review is on March 24, 2025.", said), None);
+        assert_eq!(told_past("Today was long.", said), None);
     }
 }

@@ -225,9 +225,19 @@ impl Plan<'_> {
         self.compiled.text.as_str()
     }
 
-    /// Whether the query's time hint applies to `event` (it happened inside the window).
+    /// Whether the query's time hint applies to `event`: it was said inside the window, or
+    /// it tells of a stretch of the past that overlaps the window ("yesterday I met some
+    /// artists in Boston", said the day after the day asked about; [`told_past`]).
+    ///
+    /// [`told_past`]: crate::recall::query::told_past
     pub fn in_hint(&self, event: &Event) -> bool {
-        self.compiled.hinted && !outside(event, self.compiled.since, self.compiled.until)
+        let (since, until) = (self.compiled.since, self.compiled.until);
+        let overlaps =
+            |(from, to): (i64, i64)| since.is_none_or(|s| to > s) && until.is_none_or(|u| from < u);
+        self.compiled.hinted
+            && (!outside(event, since, until)
+                || crate::recall::query::told_past(&event.content, event.created_at)
+                    .is_some_and(overlaps))
     }
 
     /// A candidate's similarity in each similarity source (semantic, HDC vector), with
