@@ -210,7 +210,8 @@ pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
 }
 
 /// The stretch of the past a text points back to from `now_ms`: `yesterday`, `last week`,
-/// `last month`, `last year`, `last N days`, `N days / weeks / months / years ago`. For a
+/// `last month`, `last year`, `last N days`, `N days / weeks / months / years ago` (N in
+/// digits or a number word up to twelve). For a
 /// query that is its time hint; for a stored turn, what it said happened before it was
 /// said ("Yesterday I met some artists in Boston", said on October 4, is about October 3).
 /// `lower` is the text lowercased, `words` its words.
@@ -248,7 +249,13 @@ fn past_window(lower: &str, words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
     for w in words.windows(3) {
         let n = match w[0] {
             "a" | "an" | "one" => Some(1),
-            n => n.parse::<i64>().ok().filter(|&n| n > 0),
+            // "two weeks ago" as "2 weeks ago".
+            n => n.parse::<i64>().ok().filter(|&n| n > 0).or_else(|| {
+                crate::text::en::NUMBER_WORDS
+                    .iter()
+                    .position(|x| *x == n)
+                    .map(|i| i as i64 + 1)
+            }),
         };
         let unit = match w[1].trim_end_matches('s') {
             "day" => Some(DAY),
@@ -533,6 +540,12 @@ mod tests {
             from < day("2022-01-01") && to > day("2022-01-01"),
             "{from} {to}"
         );
+        // A number in words is that number.
+        assert_eq!(
+            told_past("I read it two weeks ago", said),
+            told_past("I read it 2 weeks ago", said)
+        );
+        assert!(told_past("I read it two weeks ago", said).is_some());
         let (from, to) = told_past("Last year we went to Iceland.", said).unwrap();
         assert_eq!((from, to), (day("2022-01-01"), day("2023-01-01")));
         // Only the past it points back to: a date it names, or "today", is not that.
