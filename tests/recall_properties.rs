@@ -226,9 +226,11 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
         "My piano lesson is at 11 AM on Thursday this week.",
     ))
     .unwrap();
-    let hits = m
-        .recall(&p, "what time is the car inspection on Thursday", 5)
-        .unwrap();
+    let inspection = || {
+        m.recall(&p, "what time is the car inspection on Thursday", 5)
+            .unwrap()
+    };
+    let hits = inspection();
     assert_eq!(hits[0].event.id, booked);
     assert!(hits.iter().all(|h| h.supersedes.is_none()));
     let later = m
@@ -238,9 +240,7 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
             "They can only take me at 2 PM on Thursday for the car inspection, so I'll go then.",
         ))
         .unwrap();
-    let hits = m
-        .recall(&p, "what time is the car inspection on Thursday", 5)
-        .unwrap();
+    let hits = inspection();
     assert_eq!(hits[0].event.id, later);
     assert_eq!(hits[0].supersedes, Some(booked));
     // A time the question names selects the value valid then.

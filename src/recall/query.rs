@@ -163,10 +163,7 @@ pub fn compile(text: &str, now_ms: i64) -> Result<CompiledQuery, LedgerError> {
 pub fn time_hint(text: &str, now_ms: i64) -> Option<(i64, i64)> {
     let lower = text.to_lowercase();
     let today = now_ms - now_ms.rem_euclid(DAY);
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '-')
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = hint_words(&lower);
     if let Some(window) = past_window(&lower, &words, now_ms) {
         return Some(window);
     }
@@ -278,11 +275,16 @@ fn past_window(lower: &str, words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
 /// points back at all.
 pub fn told_past(text: &str, said_ms: i64) -> Option<(i64, i64)> {
     let lower = text.to_lowercase();
-    let words: Vec<&str> = lower
+    past_window(&lower, &hint_words(&lower), said_ms)
+}
+
+/// The words time hints are read from: `lower` split at everything but letters, digits
+/// and `-` (an ISO date stays one word).
+fn hint_words(lower: &str) -> Vec<&str> {
+    lower
         .split(|c: char| !c.is_alphanumeric() && c != '-')
         .filter(|w| !w.is_empty())
-        .collect();
-    past_window(&lower, &words, said_ms)
+        .collect()
 }
 
 /// "in 2023", "during 2024": that calendar year, when it has begun by `now_ms` (a four-digit

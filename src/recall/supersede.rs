@@ -543,37 +543,41 @@ fn reschedules(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     if !query.asked.contains(&Kind::Clock) {
         return false;
     }
-    let clocks = |c: &Candidate| -> Vec<Value> {
-        c.values
-            .iter()
-            .filter(|v| v.kind == Kind::Clock)
-            .cloned()
-            .collect()
-    };
-    let (old, new) = (clocks(older), clocks(newer));
-    new.iter().any(|u| {
-        if old.iter().any(|v| v.value == u.value) {
+    // What the time is for: the query's content words but the day and the words that ask
+    // for the value ("what *time*").
+    let about: Vec<&str> = query
+        .content
+        .iter()
+        .map(String::as_str)
+        .filter(|w| {
+            !(crate::clock::WEEKDAYS.contains(w)
+                || values::is_month(w)
+                || PERIOD_PLACERS.contains(w)
+                || ASKING_WORDS.iter().any(|(_, asks)| asks.contains(w)))
+        })
+        .map(stem)
+        .collect();
+    fn clocks(c: &Candidate) -> impl Iterator<Item = &Value> {
+        c.values.iter().filter(|v| v.kind == Kind::Clock)
+    }
+    clocks(newer).any(|u| {
+        if clocks(older).any(|v| v.value == u.value) {
             return false;
         }
-        let days_u: Vec<&Value> = newer.beside(u).filter(|d| d.kind == Kind::Date).collect();
         let subject_u = newer.subject(u);
-        old.iter().any(|v| {
-            let same_day = older
-                .beside(v)
-                .any(|d| d.kind == Kind::Date && days_u.iter().any(|e| e.value == d.value));
-            let subject_v = older.subject(v);
-            same_day
-                && query.content.iter().any(|w| {
-                    // The day, and the words that ask for the value ("what time"), say
-                    // nothing of what the time is for.
-                    let w = w.as_str();
-                    let day = crate::clock::WEEKDAYS.contains(&w)
-                        || values::is_month(w)
-                        || PERIOD_PLACERS.contains(&w)
-                        || ASKING_WORDS.iter().any(|(_, asks)| asks.contains(&w));
-                    let w = stem(w);
-                    !day && subject_u.contains(&w) && subject_v.contains(&w)
-                })
+        clocks(older).any(|v| {
+            let same_day = older.beside(v).any(|d| {
+                d.kind == Kind::Date
+                    && newer
+                        .beside(u)
+                        .any(|e| e.kind == Kind::Date && e.value == d.value)
+            });
+            same_day && {
+                let subject_v = older.subject(v);
+                about
+                    .iter()
+                    .any(|w| subject_u.contains(w) && subject_v.contains(w))
+            }
         })
     })
 }
