@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::ledger::{EventKind, LedgerError, NewEvent, Role};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 use crate::{Memory, Reason, Result};
 
 /// Scores of one category (or overall).
@@ -84,7 +84,7 @@ pub struct Unasked {
     /// Its id.
     pub question_id: String,
     /// The refusal's reason name (`unknown_project`, `invalid_argument`).
-    pub reason: crate::Reason,
+    pub reason: crate::base::Reason,
     /// What recall said.
     pub message: String,
 }
@@ -886,7 +886,7 @@ pub fn import(
                 && *before != turn.text
             {
                 return Err(LedgerError::Refused {
-                    reason: crate::Reason::ChangedTurn,
+                    reason: crate::base::Reason::ChangedTurn,
                     message: format!(
                         "conversation {:?}, turn {:?}: stored before with other text; the ledger is append-only, so an edited turn needs a turn id of its own (nothing was written)",
                         conv.conversation_id, turn.turn_id

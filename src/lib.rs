@@ -13,6 +13,7 @@
 pub use hdv;
 
 pub mod api;
+pub mod base;
 pub mod clock;
 pub mod cognition;
 pub mod config;
@@ -32,20 +33,12 @@ pub mod store;
 mod sync;
 pub mod text;
 
-pub use config::{ConfigError, Profile, ProfileKind, QdrantSettings, RedisSettings};
-pub use error::{Error, ErrorClass, Reason, Result};
+pub use config::{ConfigError, PROFILE, Profile, ProfileKind, QdrantSettings, RedisSettings};
+pub use base::{ErrorClass, Reason};
+pub use error::{Error, Result};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, DEFERRED_FEEDBACK_LIMIT, EpisodeSummary, FEEDBACK_BATCH,
     ForgetReceipt, Hub, MAX_RECALL_K, Memory, MemoryMap, ProjectStats, RecallItem, RecallQuery,
     RecallResult, ThreadSummary, TierCensus,
 };
 pub use recall::query::time_hint;
-
-/// The deployment profile this build was compiled for.
-pub const PROFILE: &str = if cfg!(feature = "scale") {
-    "scale"
-} else if cfg!(feature = "standard") {
-    "standard"
-} else {
-    "lite"
-};

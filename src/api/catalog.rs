@@ -112,7 +112,7 @@ macro_rules! operations {
             pub fn decode(op: &str, value: Value) -> ApiResult<Self> {
                 match op {
                     $($name => serde_json::from_value(value).map(Self::$variant).map_err(|e| {
-                        ApiError::new(crate::Reason::InvalidJson, format!("not the result of `{op}`: {e}"))
+                        ApiError::new(crate::base::Reason::InvalidJson, format!("not the result of `{op}`: {e}"))
                     }),)*
                     other => Err(ApiError::invalid(format!("unknown operation `{other}`"))),
                 }

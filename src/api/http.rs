@@ -130,7 +130,7 @@ impl ServeConfig {
     pub fn check(&self) -> Result<(), ApiError> {
         if self.tokens.is_none() && !self.listen.ip().is_loopback() {
             return Err(ApiError::new(
-                crate::Reason::InsecureListen,
+                crate::base::Reason::InsecureListen,
                 format!(
                     "refusing to listen on {} without tokens: pass --tokens, or listen on loopback",
                     self.listen
@@ -218,7 +218,7 @@ impl Tokens {
             .map(|(_, secret)| secret.trim());
         let Some(presented) = presented else {
             return Err(ApiError::new(
-                crate::Reason::Unauthorized,
+                crate::base::Reason::Unauthorized,
                 "this server needs `Authorization: Bearer <token>`",
             ));
         };
@@ -227,13 +227,13 @@ impl Tokens {
             .iter()
             .find(|t| constant_time_eq(t.secret.as_bytes(), presented.as_bytes()))
         else {
-            return Err(ApiError::new(crate::Reason::Unauthorized, "unknown token"));
+            return Err(ApiError::new(crate::base::Reason::Unauthorized, "unknown token"));
         };
         let all = token.projects.iter().any(|p| p == "*");
         match request.projects() {
             None if !all => {
                 return Err(ApiError::new(
-                    crate::Reason::ProjectForbidden,
+                    crate::base::Reason::ProjectForbidden,
                     format!(
                         "`{}` covers the whole memory; this token is scoped to projects",
                         request.name()
@@ -253,7 +253,7 @@ impl Tokens {
         }
         if request.writes() && token.access == Access::Read {
             return Err(ApiError::new(
-                crate::Reason::ReadOnlyToken,
+                crate::base::Reason::ReadOnlyToken,
                 format!("this token may only read; `{}` writes", request.name()),
             ));
         }
@@ -265,7 +265,7 @@ impl Tokens {
 /// same status, reason and message either way.
 fn hidden_project(project: &str) -> ApiError {
     ApiError::new(
-        crate::Reason::UnknownProject,
+        crate::base::Reason::UnknownProject,
         format!("unknown project `{project}`: nothing this token may read is stored under it"),
     )
 }
@@ -313,7 +313,7 @@ fn body_object(
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(
-                crate::Reason::PayloadTooLarge,
+                crate::base::Reason::PayloadTooLarge,
                 "the request body exceeds the server's limit",
             )
         } else {
@@ -326,11 +326,11 @@ fn body_object(
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::new(
-            crate::Reason::InvalidJson,
+            crate::base::Reason::InvalidJson,
             "the body must be a JSON object",
         )),
         Err(e) => Err(ApiError::new(
-            crate::Reason::InvalidJson,
+            crate::base::Reason::InvalidJson,
             crate::input::json_error("request body", &e),
         )),
     }
@@ -371,11 +371,11 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
     let result = match tokio::time::timeout(shared.timeout, work).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) => Err(ApiError::new(
-            crate::Reason::Internal,
+            crate::base::Reason::Internal,
             format!("the operation failed inside the server: {join}"),
         )),
         Err(_) => Err(ApiError::new(
-            crate::Reason::Timeout,
+            crate::base::Reason::Timeout,
             format!(
                 "the operation did not finish within {} ms",
                 shared.timeout.as_millis()
@@ -397,7 +397,7 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         Err(e) => {
             tracing::info!(op, status = e.class.http_status(), reason = %e.reason, ms, "request");
             match hidden {
-                Some(project) if e.reason == crate::Reason::UnknownProject => {
+                Some(project) if e.reason == crate::base::Reason::UnknownProject => {
                     error_response(&hidden_project(&project))
                 }
                 _ => error_response(&e),
@@ -656,14 +656,14 @@ pub fn openapi() -> Value {
 
 async fn method_not_allowed() -> Response {
     error_response(&ApiError::new(
-        crate::Reason::MethodNotAllowed,
+        crate::base::Reason::MethodNotAllowed,
         "this route does not take this method (operations are POST; `beliefs/{key}`, `map`, `stats`, `healthz` and `readyz` are GET)",
     ))
 }
 
 async fn not_found() -> Response {
     error_response(&ApiError::new(
-        crate::Reason::NotFound,
+        crate::base::Reason::NotFound,
         "no such route (see `hypermem serve --help` and the README)",
     ))
 }
@@ -724,7 +724,7 @@ pub fn serve(
         .build()
         .map_err(|e| {
             ApiError::new(
-                crate::Reason::Internal,
+                crate::base::Reason::Internal,
                 format!("cannot start the runtime: {e}"),
             )
         })?;
@@ -734,13 +734,13 @@ pub fn serve(
             .await
             .map_err(|e| {
                 ApiError::new(
-                    crate::Reason::IoError,
+                    crate::base::Reason::IoError,
                     format!("cannot listen on {}: {e}", config.listen),
                 )
             })?;
         let addr = listener
             .local_addr()
-            .map_err(|e| ApiError::new(crate::Reason::IoError, e.to_string()))?;
+            .map_err(|e| ApiError::new(crate::base::Reason::IoError, e.to_string()))?;
         ready(addr);
         // Responses go out as soon as they are written (no Nagle delay on a reply that
         // spans more than one segment).
@@ -752,7 +752,7 @@ pub fn serve(
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown_signal())
             .await
-            .map_err(|e| ApiError::new(crate::Reason::IoError, format!("server failed: {e}")))
+            .map_err(|e| ApiError::new(crate::base::Reason::IoError, format!("server failed: {e}")))
     })?;
     drop(runtime);
     tracing::info!("shutting down: flushing every store");

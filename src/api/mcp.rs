@@ -57,7 +57,7 @@ impl McpServer {
         let name = params.name.to_string();
         if !self.tools.iter().any(|t| t.name == name) {
             return Self::refused(&ApiError::new(
-                crate::Reason::UnknownTool,
+                crate::base::Reason::UnknownTool,
                 format!("no tool `{name}` (see tools/list)"),
             ));
         }
@@ -72,7 +72,7 @@ impl McpServer {
             .await
             .unwrap_or_else(|e| {
                 Err(ApiError::new(
-                    crate::Reason::Internal,
+                    crate::base::Reason::Internal,
                     format!("the operation failed inside the server: {e}"),
                 ))
             });
@@ -347,7 +347,7 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
         .build()
         .map_err(|e| {
             ApiError::new(
-                crate::Reason::Internal,
+                crate::base::Reason::Internal,
                 format!("cannot start the runtime: {e}"),
             )
         })?;
@@ -356,12 +356,12 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
         let (transport, writer) = checked_stdio();
         let service = server.serve(transport).await.map_err(|e| {
             ApiError::new(
-                crate::Reason::Internal,
+                crate::base::Reason::Internal,
                 format!("MCP handshake failed: {e}"),
             )
         })?;
         service.waiting().await.map_err(|e| {
-            ApiError::new(crate::Reason::Internal, format!("MCP service failed: {e}"))
+            ApiError::new(crate::base::Reason::Internal, format!("MCP service failed: {e}"))
         })?;
         // Every reply written before the process ends (the writer stops when the SDK and
         // the input checks have both let go of it).

@@ -31,7 +31,7 @@ use crate::governance::{
     ProspectiveRefusal,
 };
 use crate::ledger::{EventId, EventKind, LedgerError, NewEvent, Role};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 use crate::{ErrorClass, Memory};
 
 /// A failed operation: a stable snake_case `reason`, a message naming what was wrong, its
@@ -40,7 +40,7 @@ use crate::{ErrorClass, Memory};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiError {
     /// The stable reason (`unknown_project`, `version_conflict`, `invalid_argument`, ...).
-    pub reason: crate::Reason,
+    pub reason: crate::base::Reason,
     /// What was wrong, in words.
     pub message: String,
     /// The class: one HTTP status, one exit code.
@@ -60,8 +60,8 @@ impl std::fmt::Display for ApiError {
 impl std::error::Error for ApiError {}
 
 impl ApiError {
-    /// An error with `reason` (its class follows from it, [`crate::Reason::class`]).
-    pub fn new(reason: crate::Reason, message: impl Into<String>) -> Self {
+    /// An error with `reason` (its class follows from it, [`crate::base::Reason::class`]).
+    pub fn new(reason: crate::base::Reason, message: impl Into<String>) -> Self {
         Self {
             reason,
             message: message.into(),
@@ -72,7 +72,7 @@ impl ApiError {
 
     /// `invalid_argument`.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new(crate::Reason::InvalidArgument, message)
+        Self::new(crate::base::Reason::InvalidArgument, message)
     }
 
     /// `{"error": {"reason", "message", "detail"?, "retryable"?}}`: the one error document of
@@ -90,7 +90,7 @@ impl ApiError {
 
     /// A refusal with its structured fields (`{"reason": ..., ...}`: governance,
     /// prospective) as `detail`.
-    fn refusal(reason: crate::Reason, detail: Value, message: String) -> Self {
+    fn refusal(reason: crate::base::Reason, detail: Value, message: String) -> Self {
         let mut e = Self::new(reason, message);
         e.detail = Some(detail);
         e
@@ -150,7 +150,7 @@ impl From<&clap::Error> for ApiError {
 impl From<serde_json::Error> for ApiError {
     fn from(e: serde_json::Error) -> Self {
         Self::new(
-            crate::Reason::Internal,
+            crate::base::Reason::Internal,
             format!("cannot serialize the response: {e}"),
         )
     }
@@ -158,7 +158,7 @@ impl From<serde_json::Error> for ApiError {
 
 impl From<std::io::Error> for ApiError {
     fn from(e: std::io::Error) -> Self {
-        Self::new(crate::Reason::IoError, format!("I/O error: {e}"))
+        Self::new(crate::base::Reason::IoError, format!("I/O error: {e}"))
     }
 }
 
@@ -176,16 +176,7 @@ impl From<ProspectiveRefusal> for ApiError {
 /// Result of an operation.
 pub type ApiResult<T> = Result<T, ApiError>;
 
-/// A time argument: epoch milliseconds, or any text [`crate::clock::parse_instant`] reads
-/// (RFC 3339 with seconds and offset, a date).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub enum Time {
-    /// Milliseconds since the Unix epoch.
-    Ms(i64),
-    /// Text.
-    Text(String),
-}
+pub use crate::base::Time;
 
 impl Time {
     /// The instant in ms, or `invalid_argument` naming `field`.
@@ -198,15 +189,6 @@ impl Time {
             Time::Text(t) => crate::clock::parse_instant(t)
                 .map_err(|e| ApiError::invalid(format!("{field}: {e}"))),
         }
-    }
-}
-
-impl std::str::FromStr for Time {
-    type Err = std::convert::Infallible;
-
-    /// Any text: it is read (and refused, naming the field) by [`Time::ms`].
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(Time::Text(text.to_owned()))
     }
 }
 
@@ -354,7 +336,7 @@ impl ObserveBatch {
         let name = format!("observations {}", file.display());
         let text = std::fs::read_to_string(file)
             .map_err(|e| ApiError::invalid(format!("cannot read {name}: {e}")))?;
-        let refused = |what: String| ApiError::new(crate::Reason::InvalidRequest, what);
+        let refused = |what: String| ApiError::new(crate::base::Reason::InvalidRequest, what);
         let events = if text.trim_start().starts_with('[') {
             serde_json::from_str(&text).map_err(|e| refused(crate::input::json_error(&name, &e)))?
         } else {
@@ -529,7 +511,7 @@ impl ApplyPlan {
             .map_err(|e| ApiError::invalid(format!("cannot read plan {}: {e}", file.display())))?;
         let plan = serde_json::from_str(&text).map_err(|e| {
             ApiError::new(
-                crate::Reason::InvalidPlan,
+                crate::base::Reason::InvalidPlan,
                 crate::input::json_error(&format!("plan {}", file.display()), &e),
             )
         })?;
@@ -798,7 +780,7 @@ impl Request {
     pub fn from_json(value: Value) -> ApiResult<Self> {
         let Some(op) = value.get("op").and_then(Value::as_str).map(str::to_owned) else {
             return Err(ApiError::new(
-                crate::Reason::InvalidRequest,
+                crate::base::Reason::InvalidRequest,
                 "a request names its operation as a string in `op`",
             ));
         };
@@ -806,7 +788,7 @@ impl Request {
         if !known.contains(&op.as_str()) {
             let names: Vec<String> = known.iter().map(|o| format!("`{o}`")).collect();
             return Err(ApiError::new(
-                crate::Reason::UnknownOperation,
+                crate::base::Reason::UnknownOperation,
                 format!("no operation `{op}`, expected one of {}", names.join(", ")),
             ));
         }
@@ -817,7 +799,7 @@ impl Request {
                 .as_object()
                 .and_then(|object| catalog::misfit(&op, object));
             ApiError::new(
-                crate::Reason::InvalidRequest,
+                crate::base::Reason::InvalidRequest,
                 named.unwrap_or_else(|| {
                     tracing::debug!("request misfit: {e}");
                     format!(
@@ -899,7 +881,7 @@ impl Touches for Migrate {
 }
 
 fn project(name: &str) -> ApiResult<ProjectId> {
-    Ok(ProjectId::new(name)?)
+    Ok(ProjectId::new(name).map_err(crate::Error::from)?)
 }
 
 /// The default idempotency key of a one-operation plan: derived from the whole operation
@@ -1105,7 +1087,7 @@ impl<'a> Api<'a> {
     fn no_belief(&self, p: &ProjectId, key: &str, what: &str) -> ApiResult<ApiError> {
         let versions = self.memory.belief_history(p, key)?.len();
         Ok(ApiError::new(
-            crate::Reason::NotFound,
+            crate::base::Reason::NotFound,
             if versions == 0 {
                 format!("project `{p}` has no belief with key `{key}`")
             } else {
@@ -1219,7 +1201,7 @@ impl<'a> Api<'a> {
     pub fn forget_project(&self, r: &ForgetProject) -> ApiResult<crate::ForgetReceipt> {
         if !r.confirm {
             return Err(ApiError::new(
-                crate::Reason::ConfirmationRequired,
+                crate::base::Reason::ConfirmationRequired,
                 format!(
                     "erasing project `{}` cannot be undone: repeat with confirmation (`confirm: true`; on the command line `--yes`)",
                     r.project
@@ -1331,7 +1313,7 @@ impl<'a> Api<'a> {
             crate::cognition::AppendOutcome::Appended(position) => Ok((position, false)),
             crate::cognition::AppendOutcome::AlreadyIn(position) => Ok((position, true)),
             crate::cognition::AppendOutcome::TopicShift => Err(ApiError::new(
-                crate::Reason::Internal,
+                crate::base::Reason::Internal,
                 "an explicit append did not append",
             )),
         }
@@ -1369,11 +1351,11 @@ impl<'a> Api<'a> {
             .get(&p, id)?
             .ok_or(LedgerError::UnknownEvent(id))?;
         let tiers = self.memory.vectors();
-        let trace = tiers.trace(&p, crate::store::VectorId(r.id));
+        let trace = tiers.trace(&p, crate::base::VectorId(r.id));
         Ok(MemoryShown {
             event,
             accesses: trace.as_ref().map(|t| t.accesses),
-            strength: tiers.strength(&p, crate::store::VectorId(r.id)),
+            strength: tiers.strength(&p, crate::base::VectorId(r.id)),
             tier: trace.as_ref().map(|t| {
                 match t.home {
                     crate::store::Tier::Cold => "cold",
@@ -1403,7 +1385,7 @@ impl<'a> Api<'a> {
         let rows = self.memory.ledger().plan_audit(&p, &r.idempotency_key)?;
         if rows.is_empty() {
             return Err(ApiError::new(
-                crate::Reason::NotFound,
+                crate::base::Reason::NotFound,
                 format!(
                     "no plan with idempotency key `{}` was applied in project `{}`",
                     r.idempotency_key, r.project

@@ -6,7 +6,7 @@ use rusqlite::params;
 use super::synapses::RippleParams;
 use super::{Cognition, EpisodeId};
 use crate::ledger::{EventId, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// A candidate association ("subtle thought"): never a fact.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -47,7 +47,7 @@ use hdv::{Bundler, Hypervector};
 
 use super::{Cognition, EpisodeId, similarity};
 use crate::ledger::{LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Other sealed episodes an episode's baseline is estimated from.
 pub const BASELINE_SAMPLE: usize = 64;
@@ -922,7 +922,7 @@ impl Cognition {
         let mut out: HashMap<String, usize> = HashMap::new();
         for (_, content) in events.iter().filter(|e| !users || e.0) {
             for t in crate::text::tokens(content) {
-                if crate::recall::values::is_content_word(&t) && !crate::text::is_stop_word(&t) {
+                if crate::text::is_content_word(&t) && !crate::text::is_stop_word(&t) {
                     *out.entry(t).or_default() += 1;
                 }
             }

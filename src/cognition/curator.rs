@@ -10,7 +10,7 @@ use rusqlite::params;
 use super::{Cognition, EpisodeId, is_filler};
 use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
 use crate::ledger::{EventId, LedgerResult, Role};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 use crate::text::statements::Stated;
 
 /// Why a candidate was refused.

@@ -11,7 +11,7 @@ use hdv::{Bundler, Hypervector, Scan};
 
 use super::{Cognition, similarity};
 use crate::ledger::{EventId, LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// The range of an episode's reward: -1 a failure, 1 a success, 0 neither (its sign
 /// counts a concept's successes and failures).
@@ -310,7 +310,7 @@ impl Cognition {
         let (status, start) = self.episode_row(project, id)?;
         if status == EpisodeStatus::Sealed {
             return Err(LedgerError::Refused {
-                reason: crate::Reason::EpisodeSealed,
+                reason: crate::base::Reason::EpisodeSealed,
                 message: format!("episode {} is sealed and cannot be reopened", id.0),
             });
         }
@@ -328,7 +328,7 @@ impl Cognition {
             events.iter().filter(|(e, _)| held.insert(e.0)).collect();
         if explicit && events.is_empty() {
             return Err(LedgerError::Refused {
-                reason: crate::Reason::AlreadyInEpisode,
+                reason: crate::base::Reason::AlreadyInEpisode,
                 message: format!(
                     "the event is already part of episode {} (appended once)",
                     id.0
@@ -544,7 +544,7 @@ impl Cognition {
         let clash_reward = matches!((stored_reward, reward), (Some(a), Some(b)) if a != b);
         if clash_outcome || clash_reward {
             return Err(LedgerError::Refused {
-                reason: crate::Reason::EpisodeSealed,
+                reason: crate::base::Reason::EpisodeSealed,
                 message: format!(
                     "episode {} is sealed with another outcome or reward; it cannot be changed",
                     id.0

@@ -5,7 +5,7 @@ use rusqlite::params;
 
 use super::Cognition;
 use crate::ledger::LedgerResult;
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// The learning signals of one recall, applied by [`Cognition::record_recalls`].
 #[derive(Debug, Clone, PartialEq)]

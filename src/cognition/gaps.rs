@@ -7,7 +7,7 @@ use rusqlite::params;
 
 use super::Cognition;
 use crate::ledger::LedgerResult;
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// What kind of knowledge gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::Cognition;
 use crate::ledger::{LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 crate::ledger::string_enum!(
     /// Lifecycle of a self-improvement proposal.

@@ -34,10 +34,11 @@ pub use meta::{Proposal, ProposalStatus};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
 pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};
-pub use working::{WorkingItem, WorkingMemory};
+pub use crate::store::{WorkingBoard, WorkingItem};
+pub use working::WorkingMemory;
 
 use crate::ledger::{Ledger, LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Settings of the cognitive layers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,29 +98,6 @@ pub(crate) fn is_filler(text: &str) -> bool {
 
 /// Row ids and the packed words of their vectors (`ids[i]` owns the i-th vector).
 type PackedVectors = (Vec<i64>, Vec<u64>);
-
-/// Working memories shared by the processes of a deployment (the standard profile keeps
-/// them in Redis), so an agent served by any process sees the same items.
-pub trait WorkingBoard: Send + Sync {
-    /// Runs `f` on the stored items of `agent` in `project` (empty if none) while holding
-    /// the agent's lock on the board, then stores what `f` left (removing the entry when
-    /// it is empty).
-    ///
-    /// # Errors
-    /// The board is unavailable, or the lock stayed taken past its wait.
-    fn update(
-        &self,
-        project: &ProjectId,
-        agent: &str,
-        f: &mut dyn FnMut(&mut Vec<WorkingItem>),
-    ) -> crate::store::StoreResult<()>;
-
-    /// Agents of `project` with stored items.
-    ///
-    /// # Errors
-    /// The board is unavailable.
-    fn agents(&self, project: &ProjectId) -> crate::store::StoreResult<Vec<String>>;
-}
 
 /// The cognitive layers of one ledger.
 pub struct Cognition {

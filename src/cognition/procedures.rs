@@ -7,7 +7,7 @@ use hdv::Hypervector;
 
 use super::Cognition;
 use crate::ledger::{LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Identifier of a procedure.
 #[derive(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::Cognition;
 use crate::ledger::LedgerResult;
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Budgets of one tick.
 #[derive(Debug, Clone, Copy, PartialEq)]

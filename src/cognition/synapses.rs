@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::Cognition;
 use crate::ledger::LedgerResult;
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Most memories strengthened pairwise in one co-activation (pairs grow quadratically).
 const MAX_COACTIVE: usize = 16;

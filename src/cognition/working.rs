@@ -9,26 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use hdv::Hypervector;
-
-/// One item in working memory.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct WorkingItem {
-    /// Caller's id (an event, a memory, a recall result).
-    pub id: u64,
-    /// What it is (`event`, `goal`, `recall`, ...).
-    pub kind: String,
-    /// Text, for prompts.
-    pub content: String,
-    /// Importance > 0 (higher survives longer).
-    pub importance: f64,
-    /// Absolute expiry time in seconds, if any.
-    pub expires_at: Option<f64>,
-    /// Vector, if any.
-    pub vector: Option<Hypervector>,
-    /// Last time it was added or touched (seconds).
-    pub last_touch: f64,
-}
+use crate::store::WorkingItem;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Key(f64);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 
 use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Rows removed per table by [`Ledger::forget_project`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

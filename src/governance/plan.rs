@@ -13,7 +13,7 @@ use super::beliefs::{
     row_to_belief,
 };
 use crate::ledger::{EventId, Ledger, LedgerResult, Role};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 fn one() -> f64 {
     1.0
@@ -267,7 +267,7 @@ pub struct Plan {
     /// Event time of the operations (ms, or RFC 3339 text in JSON); defaults to each
     /// operation's evidence time.
     #[serde(default, deserialize_with = "plan_time")]
-    #[schemars(with = "Option<crate::api::Time>")]
+    #[schemars(with = "Option<crate::base::Time>")]
     pub at: Option<i64>,
 }
 
@@ -357,8 +357,8 @@ pub enum RejectionReason {
 
 impl RejectionReason {
     /// Its stable reason (the `reason` tag it serializes with).
-    pub fn reason(&self) -> crate::Reason {
-        use crate::Reason as R;
+    pub fn reason(&self) -> crate::base::Reason {
+        use crate::base::Reason as R;
         match self {
             RejectionReason::MissingEvidence => R::MissingEvidence,
             RejectionReason::UnknownEvidence { .. } => R::UnknownEvidence,

@@ -6,7 +6,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 crate::ledger::string_enum!(
     /// What kind of future-directed item.
@@ -142,8 +142,8 @@ pub enum ProspectiveRefusal {
 
 impl ProspectiveRefusal {
     /// Its stable reason (the `reason` tag it serializes with).
-    pub fn reason(&self) -> crate::Reason {
-        use crate::Reason as R;
+    pub fn reason(&self) -> crate::base::Reason {
+        use crate::base::Reason as R;
         match self {
             ProspectiveRefusal::UnknownItem { .. } => R::UnknownItem,
             ProspectiveRefusal::NotUserEvent { .. } => R::NotUserEvent,

@@ -29,7 +29,7 @@ use hdv::{Dim, HvRef, Kernel, SeededRng};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::store::{Hit, MappedFile, SearchRequest, VectorId};
+use crate::base::{Hit, MappedFile, SearchRequest, VectorId};
 
 /// HNSW parameters (from the profile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -727,7 +727,8 @@ impl Hnsw {
     /// [`HnswError::DimensionMismatch`] for another dimension.
     pub fn load(dir: &Path, dim: Dim, ef_search: usize) -> Result<Self, HnswError> {
         let path = dir.join(GRAPH_FILE);
-        let file = MappedFile::open(&path).map_err(|e| persist(&path, e.to_string()))?;
+        let file = MappedFile::open(&path)
+            .map_err(|e| persist(&path, format!("I/O error on {}: {e}", path.display())))?;
         let bytes = file.bytes();
         if bytes.len() < HEADER || bytes[0..8] != MAGIC {
             return Err(persist(

@@ -1,8 +1,7 @@
-//! Search over the vector tiers: exact parallel scan ([`Exact`]) and approximate HNSW
-//! ([`Hnsw`]) over bit-level Hamming distance.
+//! Indexes derived from what is stored: the approximate HNSW graph ([`Hnsw`]) over
+//! bit-level Hamming distance (the exact scan across tiers is the store's own,
+//! `store::Exact`).
 
-mod exact;
 mod hnsw;
 
-pub use exact::Exact;
 pub use hnsw::{GRAPH_FILE, Hnsw, HnswConfig, HnswError};

@@ -50,7 +50,7 @@ pub enum LedgerError {
     #[error("{message}")]
     Refused {
         /// The stable reason.
-        reason: crate::Reason,
+        reason: crate::base::Reason,
         /// What was refused and why.
         message: String,
     },
@@ -97,35 +97,35 @@ pub type LedgerResult<T> = std::result::Result<T, LedgerError>;
 
 /// A SQLite failure as (stable reason, message in hypermem's words): callers and users see
 /// what went wrong without the driver's text.
-pub fn sqlite_failure(e: &rusqlite::Error) -> (crate::Reason, &'static str) {
+pub fn sqlite_failure(e: &rusqlite::Error) -> (crate::base::Reason, &'static str) {
     use rusqlite::ErrorCode as C;
     match e.sqlite_error_code() {
         Some(C::DatabaseBusy | C::DatabaseLocked) => (
-            crate::Reason::LedgerBusy,
+            crate::base::Reason::LedgerBusy,
             "the ledger is busy (another writer holds it); retry",
         ),
         Some(C::ConstraintViolation) => (
-            crate::Reason::Conflict,
+            crate::base::Reason::Conflict,
             "the write conflicts with a stored record (a uniqueness or reference rule); nothing was written",
         ),
         Some(C::DiskFull) => (
-            crate::Reason::DiskFull,
+            crate::base::Reason::DiskFull,
             "the disk is full; nothing was written",
         ),
         Some(C::DatabaseCorrupt | C::NotADatabase) => (
-            crate::Reason::Corruption,
+            crate::base::Reason::Corruption,
             "the ledger file is damaged or is not a hypermem ledger",
         ),
         Some(C::ReadOnly | C::PermissionDenied | C::CannotOpen) => (
-            crate::Reason::IoError,
+            crate::base::Reason::IoError,
             "the ledger file cannot be opened for writing (permissions or a read-only disk)",
         ),
         Some(C::SystemIoFailure) => (
-            crate::Reason::IoError,
+            crate::base::Reason::IoError,
             "the ledger could not be read or written (I/O failure)",
         ),
         _ => (
-            crate::Reason::Internal,
+            crate::base::Reason::Internal,
             "the ledger failed an operation (internal error)",
         ),
     }

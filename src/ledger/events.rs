@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::{Ledger, LedgerError, LedgerResult};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 
 /// Identifier of a raw event: its global sequence number (ascending in ingestion order).
 #[derive(
@@ -483,7 +483,7 @@ impl Ledger {
                             Ok(Some(EventId(id as u64)))
                         }
                         Some((id, _)) => Err(LedgerError::Refused {
-                            reason: crate::Reason::Conflict,
+                            reason: crate::base::Reason::Conflict,
                             message: format!(
                                 "source id {source:?} of project `{}` is stored as event {id} with other content",
                                 e.project

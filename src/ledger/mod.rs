@@ -347,7 +347,7 @@ impl Ledger {
     ///
     /// # Errors
     /// SQLite errors (for example an unknown table).
-    pub fn count_rows(&self, table: &str, project: &crate::store::ProjectId) -> LedgerResult<u64> {
+    pub fn count_rows(&self, table: &str, project: &crate::base::ProjectId) -> LedgerResult<u64> {
         let conn = self.lock();
         let escaped = table.replace('"', "\"\"");
         conn.query_row(

@@ -9,7 +9,7 @@ use super::{Memory, common};
 use crate::Result;
 use crate::ledger::{EventId, LedgerError};
 use crate::recall::lexical;
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 use crate::sync::RecoverRw as _;
 
 /// How much of each list [`Memory::map`] returns.
@@ -311,7 +311,7 @@ fn topic(postings: &lexical::Postings, contents: &[String]) -> Vec<String> {
     let mut score: HashMap<String, f64> = HashMap::new();
     for content in contents {
         for t in crate::text::tokens(content) {
-            if !crate::recall::values::is_content_word(&t) {
+            if !crate::text::is_content_word(&t) {
                 continue;
             }
             let df = postings.df(&t);

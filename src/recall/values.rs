@@ -6,10 +6,12 @@
 //! `%` and `:` that carry this, so values are read from the raw text with a small
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
+pub use crate::text::{is_content_word, singular};
 use crate::text::en::{
     ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS,
     NUMBER_WORDS, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS,
 };
+use crate::text::month_of;
 
 /// What a number measures.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -73,17 +75,6 @@ fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
     (qualifier.chars().all(char::is_alphabetic) && !FUNCTION_WORDS.contains(&qualifier.as_str()))
         .then(|| unit(i + 1).map(|u| (u, 2)))
         .flatten()
-}
-
-/// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
-/// function word, not a number and not part of a value's own spelling (a month, a unit).
-pub fn is_content_word(word: &str) -> bool {
-    word.len() > 1
-        && word.chars().all(char::is_alphabetic)
-        && !FUNCTION_WORDS.contains(&word)
-        && month_of(word).is_none()
-        && !DURATION_UNITS.contains(&singular(word).as_str())
-        && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
 }
 
 /// A text read once: its words as written, lowercased, and its values.
@@ -151,11 +142,6 @@ pub fn months(scan: &Scan<'_>) -> Vec<&'static str> {
         .collect()
 }
 
-/// The three-letter name of the month `word` names ([`crate::clock::month_number`]).
-fn month_of(word: &str) -> Option<&'static str> {
-    crate::clock::month_number(word).map(|m| &crate::clock::MONTHS[m as usize - 1][..3])
-}
-
 /// A plain number: digits with optional thousands commas and one decimal point, or a range
 /// of two (`5-7`). Returns the normalised spelling.
 fn number(word: &str) -> Option<String> {
@@ -186,24 +172,6 @@ fn number(word: &str) -> Option<String> {
     } else {
         format!("{}.{frac}", int.trim_start_matches('0'))
     })
-}
-
-/// A light English singular (`stories` → `story`, `branches` → `branch`, `hours` →
-/// `hour`, `class` unchanged): enough to match a counted noun with a query word, both
-/// passed through it.
-pub fn singular(word: &str) -> String {
-    if word.len() <= 3 || word.ends_with("ss") || word.ends_with("us") {
-        return word.to_owned();
-    }
-    if let Some(stem) = word.strip_suffix("ies") {
-        return format!("{stem}y");
-    }
-    for suffix in ["ches", "shes", "sses", "xes", "zes"] {
-        if word.ends_with(suffix) {
-            return word[..word.len() - 2].to_owned();
-        }
-    }
-    word.strip_suffix('s').unwrap_or(word).to_owned()
 }
 
 fn is_year(n: &str) -> bool {

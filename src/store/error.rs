@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{ProjectId, VectorId};
+use crate::base::{InvalidProject, ProjectId, VectorId};
 
 /// Everything the vector tiers can report.
 #[derive(Debug, thiserror::Error)]
@@ -126,5 +126,11 @@ impl<T> IoContext<T> for std::io::Result<T> {
             path: path.to_owned(),
             source,
         })
+    }
+}
+
+impl From<InvalidProject> for StoreError {
+    fn from(InvalidProject { name, reason }: InvalidProject) -> Self {
+        StoreError::InvalidProject { name, reason }
     }
 }

@@ -9,100 +9,36 @@
 //!
 //! Every tier scopes everything by [`ProjectId`]; a search never crosses projects.
 
+mod board;
 mod error;
+mod exact;
 mod hot;
-mod mapped;
 mod mmap;
-mod project;
 #[cfg(feature = "scale")]
 mod qdrant;
 #[cfg(feature = "standard")]
 mod redis;
 mod segment;
+mod settings;
 mod tiers;
 
 use hdv::{Dim, HvRef, Hypervector};
 
 pub use crate::clock::{Clock, ManualClock, SystemClock};
+pub use board::{WorkingBoard, WorkingItem};
 pub use error::{StoreError, StoreResult};
+pub use exact::Exact;
 pub use hot::HotTier;
-pub use mapped::MappedFile;
+pub use crate::base::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery, lock_file};
-pub use project::ProjectId;
+pub use crate::base::{Hit, InvalidProject, ProjectId, SearchRequest, VectorId};
 #[cfg(feature = "scale")]
 pub use qdrant::QdrantTier;
 #[cfg(feature = "standard")]
 pub use redis::RedisTier;
 pub use segment::SegmentRecovery;
+pub use settings::{QdrantSettings, RedisSettings, redact_url};
 pub use tiers::{Ltp, Rebalance, SharedTraces, Tier, TierManager, TierPolicy, Trace};
-
-/// Identifier of a stored vector (the id of the raw event or memory it encodes).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub struct VectorId(pub u64);
-
-impl std::fmt::Display for VectorId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// One search result of a tier: a vector id and its Hamming distance to the query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Hit {
-    /// The vector.
-    pub id: VectorId,
-    /// Hamming distance to the query.
-    pub distance: u32,
-}
-
-impl Hit {
-    /// Orders hits nearest first, ties by id (deterministic merging across tiers).
-    pub fn key(&self) -> (u32, VectorId) {
-        (self.distance, self.id)
-    }
-}
-
-/// A search request: the query, `k`, and optional filters.
-#[derive(Clone, Copy)]
-pub struct SearchRequest<'a> {
-    /// The query vector.
-    pub query: HvRef<'a>,
-    /// How many results at most.
-    pub k: usize,
-    /// Only vectors at distance `<=` this.
-    pub max_distance: Option<u32>,
-    /// Only ids for which this returns true.
-    pub filter: Option<&'a (dyn Fn(VectorId) -> bool + Sync)>,
-}
-
-impl<'a> SearchRequest<'a> {
-    /// The `k` nearest to `query`, no filters.
-    pub fn new(query: HvRef<'a>, k: usize) -> Self {
-        Self {
-            query,
-            k,
-            max_distance: None,
-            filter: None,
-        }
-    }
-
-    /// Whether `id` passes the id filter.
-    pub fn accepts(&self, id: VectorId) -> bool {
-        self.filter.is_none_or(|f| f(id))
-    }
-}
-
-impl std::fmt::Debug for SearchRequest<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchRequest")
-            .field("k", &self.k)
-            .field("max_distance", &self.max_distance)
-            .field("filtered", &self.filter.is_some())
-            .finish()
-    }
-}
 
 /// The contract every vector tier implements (RAM, mmap segments, later Redis and Qdrant);
 /// `tests/tier_contract.rs` runs one suite against each.

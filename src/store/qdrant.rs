@@ -39,7 +39,7 @@ use qdrant_client::{Qdrant, QdrantError};
 
 use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, push_hit};
-use crate::config::{QdrantSettings, redact_url};
+use super::{QdrantSettings, redact_url};
 
 /// Points per upsert request (a 1,000-vector batch at D = 8,192 is 32 MB of `f32`s).
 const UPSERT_CHUNK: usize = 256;

@@ -47,8 +47,8 @@ use redis::{Client, Connection, RedisError, Script};
 
 use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, SharedTraces, VectorId, VectorTier, scan_block};
-use crate::cognition::{WorkingBoard, WorkingItem};
-use crate::config::RedisSettings;
+use super::{WorkingBoard, WorkingItem};
+use super::RedisSettings;
 
 /// Vectors per `HMGET` while a mirror catches up.
 const FETCH_CHUNK: usize = 1_000;

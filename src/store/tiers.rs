@@ -431,7 +431,7 @@ impl TierManager {
         }
     }
 
-    /// Exact search across hot, warm and cold (see [`crate::index::Exact`]).
+    /// Exact search across hot, warm and cold (see [`super::Exact`]).
     ///
     /// # Errors
     /// Dimension mismatch or tier errors.
@@ -446,7 +446,7 @@ impl TierManager {
         } else {
             &all[..]
         };
-        crate::index::Exact::search(tiers, project, request)
+        super::Exact::search(tiers, project, request)
     }
 
     /// Deletes a vector from every tier; returns whether it existed.

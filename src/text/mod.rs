@@ -172,6 +172,40 @@ pub fn word_forms(word: &str) -> Vec<String> {
     forms
 }
 
+/// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
+/// function word, not a number and not part of a value's own spelling (a month, a unit).
+pub fn is_content_word(word: &str) -> bool {
+    word.len() > 1
+        && word.chars().all(char::is_alphabetic)
+        && !en::FUNCTION_WORDS.contains(&word)
+        && month_of(word).is_none()
+        && !en::DURATION_UNITS.contains(&singular(word).as_str())
+        && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
+}
+
+/// The three-letter name of the month `word` names ([`crate::clock::month_number`]).
+pub(crate) fn month_of(word: &str) -> Option<&'static str> {
+    crate::clock::month_number(word).map(|m| &crate::clock::MONTHS[m as usize - 1][..3])
+}
+
+/// A light English singular (`stories` → `story`, `branches` → `branch`, `hours` →
+/// `hour`, `class` unchanged): enough to match a counted noun with a query word, both
+/// passed through it.
+pub fn singular(word: &str) -> String {
+    if word.len() <= 3 || word.ends_with("ss") || word.ends_with("us") {
+        return word.to_owned();
+    }
+    if let Some(stem) = word.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    for suffix in ["ches", "shes", "sses", "xes", "zes"] {
+        if word.ends_with(suffix) {
+            return word[..word.len() - 2].to_owned();
+        }
+    }
+    word.strip_suffix('s').unwrap_or(word).to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

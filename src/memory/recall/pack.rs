@@ -4,7 +4,7 @@
 
 use super::{RecallQuery, RecallResult};
 use crate::recall::{self, Pack, PackCandidate, Signal, lexical};
-use crate::store::ProjectId;
+use crate::base::ProjectId;
 use crate::{Memory, Result};
 
 impl Memory {

@@ -29,7 +29,7 @@ use crate::governance::BeliefStatus;
 use crate::ledger::{Event, EventId, Role};
 use crate::recall::fusion::{self, Candidate};
 use crate::recall::{Fused, Signal, lexical, supersede, values};
-use crate::store::VectorId;
+use crate::base::VectorId;
 use crate::sync::RecoverRw as _;
 use crate::text::statements;
 

@@ -1,6 +1,7 @@
 use rayon::prelude::*;
 
-use crate::store::{Hit, ProjectId, SearchRequest, StoreResult, VectorTier, merge_hits};
+use super::{StoreResult, VectorTier, merge_hits};
+use crate::base::{Hit, ProjectId, SearchRequest};
 
 /// Exact top-k across several tiers: each tier scans its blocks (segments in parallel) with
 /// the `hdv` kernel under the project filter; results are merged nearest first, one hit per

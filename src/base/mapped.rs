@@ -7,8 +7,6 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
-use super::error::{IoContext, StoreResult};
-
 /// A file mapped read-only. The file must not be modified while mapped: the owners of such
 /// files (the HNSW index) only ever replace them by writing a new file and renaming it.
 #[derive(Debug)]
@@ -20,12 +18,12 @@ impl MappedFile {
     /// Maps `path` read-only.
     ///
     /// # Errors
-    /// I/O errors naming the file.
-    pub fn open(path: &Path) -> StoreResult<Self> {
-        let file = File::open(path).at(path)?;
+    /// The I/O error of opening or mapping the file (the caller names the file).
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = File::open(path)?;
         // SAFETY: the file is only ever replaced by rename, never written in place, so the
         // mapped bytes do not change under the reader (see the type's documentation).
-        let map = unsafe { Mmap::map(&file) }.at(path)?;
+        let map = unsafe { Mmap::map(&file) }?;
         Ok(Self { map })
     }
 

@@ -1,6 +1,8 @@
+//! The names of what is stored: projects (the isolation boundary of every layer) and
+//! vectors.
+
 use std::fmt;
 
-use super::error::{StoreError, StoreResult};
 
 /// A project name: the isolation boundary of every store. Also a directory name, so it is
 /// restricted to 1–64 ASCII letters, digits, `-` and `_`, not starting with `-`.
@@ -10,9 +12,20 @@ use super::error::{StoreError, StoreResult};
 #[serde(try_from = "String", into = "String")]
 pub struct ProjectId(String);
 
+/// A project name that breaks the naming rule (a store turns it into its
+/// `invalid_project` error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid project name {name:?}: {reason}")]
+pub struct InvalidProject {
+    /// The rejected name.
+    pub name: String,
+    /// Which rule it breaks.
+    pub reason: &'static str,
+}
+
 impl TryFrom<String> for ProjectId {
-    type Error = StoreError;
-    fn try_from(name: String) -> StoreResult<Self> {
+    type Error = InvalidProject;
+    fn try_from(name: String) -> Result<Self, InvalidProject> {
         Self::new(name)
     }
 }
@@ -27,8 +40,8 @@ impl ProjectId {
     /// Validates a project name.
     ///
     /// # Errors
-    /// [`StoreError::InvalidProject`] naming the rule that was broken.
-    pub fn new(name: impl Into<String>) -> StoreResult<Self> {
+    /// [`InvalidProject`] naming the rule that was broken.
+    pub fn new(name: impl Into<String>) -> Result<Self, InvalidProject> {
         let name = name.into();
         let reason = if name.is_empty() {
             Some("empty")
@@ -45,7 +58,7 @@ impl ProjectId {
             None
         };
         match reason {
-            Some(reason) => Err(StoreError::InvalidProject { name, reason }),
+            Some(reason) => Err(InvalidProject { name, reason }),
             None => Ok(Self(name)),
         }
     }
@@ -78,3 +91,16 @@ impl schemars::JsonSchema for ProjectId {
         })
     }
 }
+
+/// Identifier of a stored vector (the id of the raw event or memory it encodes).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct VectorId(pub u64);
+
+impl std::fmt::Display for VectorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+

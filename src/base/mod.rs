@@ -1,0 +1,15 @@
+//! The base types every layer names: project and vector ids, what a vector search asks and
+//! answers, a read-only mapped file, the stable error reasons and their classes, and a time
+//! argument. A leaf: it imports nothing of the crate.
+
+mod ids;
+mod mapped;
+mod reason;
+mod search;
+mod time;
+
+pub use ids::{InvalidProject, ProjectId, VectorId};
+pub use mapped::MappedFile;
+pub use reason::{ErrorClass, Reason};
+pub use search::{Hit, SearchRequest};
+pub use time::Time;
