@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use hypermem::recall::lexical::{self, Postings};
+use hypermem::index::lexical::{self, Postings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("active kernel: {}", hypermem::hdv::kernel_name());

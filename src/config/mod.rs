@@ -568,7 +568,7 @@ pub struct RecallSettings {
     /// ... when its rank-fusion evidence is at least this share of the older one's.
     pub supersede_ratio: f64,
     /// Places of a recall's top k (at most a third of k) reserved for the standing
-    /// directives most similar to the query ([`crate::recall::directives`]) when rank
+    /// directives most similar to the query ([`crate::index::lexical::directives`]) when rank
     /// fusion left them out; 0 disables.
     pub directive_slots: usize,
     /// Weight of the episodic source: events of the sealed episodes (and of the episodes

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 
 use rusqlite::params;
 
-use super::{Memory, common};
+use super::Memory;
+use crate::index::lexical::common;
 use crate::Result;
 use crate::ledger::{EventId, LedgerError};
-use crate::recall::lexical;
+use crate::index::lexical;
 use crate::base::ProjectId;
 use crate::sync::RecoverRw as _;
 

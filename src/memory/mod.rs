@@ -24,8 +24,8 @@ use rusqlite::params;
 
 use crate::cognition::{Cognition, RecallTrace};
 use crate::governance::ErasureReceipt;
-use crate::ledger::{EventId, Ledger, LedgerConfig, NewEvent, Role};
-use crate::recall::lexical::{self, Postings};
+use crate::ledger::{EventId, Ledger, LedgerConfig, NewEvent};
+use crate::index::lexical::{self, Postings, ProjectText};
 use crate::store::{HotTier, ProjectId, SegmentStore, TierManager, VectorId, VectorTier};
 use crate::{Profile, Result};
 
@@ -38,21 +38,6 @@ pub use map::{
 pub use ops::ProjectStats;
 pub use recall::{RecallItem, RecallQuery, RecallResult};
 
-/// Stored vectors sampled per project for the relevance floor's baseline.
-const BASELINE_SAMPLE: usize = 64;
-/// IDF of a word in a quarter of the events: `ln(1 + 3)`; below it a word is "common".
-const COMMON_IDF: f64 = 1.386;
-/// Events a word can be held by and still tell them apart, however small the project: in
-/// a project of eight events, a subject two of them share (a value and its update) is in a
-/// quarter of them without being common.
-const FEW_EVENTS: u64 = 2;
-
-/// Whether a word `df` of a project's `documents` events hold is common: more than
-/// [`FEW_EVENTS`] hold it and its IDF is under [`COMMON_IDF`] (a quarter of them or more).
-fn common(documents: u64, df: u64) -> bool {
-    df > FEW_EVENTS && crate::recall::lexical::idf(documents, df) < COMMON_IDF
-}
-
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
@@ -60,215 +45,6 @@ pub const FEEDBACK_BATCH: usize = 32;
 /// Pending recall signals past which a recall applies them itself even when the host
 /// defers them ([`Memory::defer_feedback`]): a host that falls behind loses no more.
 pub const DEFERRED_FEEDBACK_LIMIT: usize = 8 * FEEDBACK_BATCH;
-
-/// Derived text indexes of one project: loaded from `lexical/<project>.lex` (then caught
-/// up with the events the file has not seen) or built from the ledger on first use.
-#[derive(Debug, Default)]
-struct ProjectText {
-    /// BM25 postings.
-    postings: Postings,
-    /// BM25 postings of word pairs ([`lexical::bigrams`]).
-    bigrams: Postings,
-    /// Events stating standing directives ([`crate::recall::directives`]), oldest first.
-    directives: Vec<u64>,
-    /// The highest event id indexed.
-    last_id: u64,
-    /// Documents in the valid file on disk (as loaded or last saved); `None` when there is
-    /// none (missing or damaged).
-    saved_documents: Option<u64>,
-    /// Each event's session and its neighbours there (saved with the index, caught up
-    /// from the ledger's `(id, session)` pairs).
-    chronology: crate::recall::fusion::Chronology,
-    /// The lexical tokens of the project's speaker names: a query naming a speaker keeps
-    /// the name as a term even where the speaker said most of the turns (a field match,
-    /// not a common word). Read from the ledger when the index loads.
-    speakers: std::collections::HashSet<String>,
-    /// Whether short replies are indexed with the turn before them (the profile's
-    /// `[recall] reply_context` when the index was built; saved with it).
-    reply_context: bool,
-    /// The last turn of each session (by chronology index), for the reply context of the
-    /// next one: not saved (after a load, the ledger is asked once per session).
-    tails: HashMap<u32, Tail>,
-    /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
-    /// query's similarity to unrelated memories is estimated (the relevance floor); refreshed
-    /// when the project has doubled since it was drawn.
-    baseline: Option<(u64, Vec<Hypervector>)>,
-}
-
-/// The last indexed turn of a session, as the next turn's reply context needs it.
-#[derive(Debug, Clone)]
-struct Tail {
-    id: u64,
-    role: Role,
-    speaker: Option<String>,
-    /// Its lexical tokens when it is short enough to lend context
-    /// ([`lexical::CONTEXT_CHARS`]).
-    short: Option<Vec<String>>,
-}
-
-impl Tail {
-    /// The tail view of a turn; `tokens` are its content's tokens when the caller has
-    /// them (they are computed here otherwise, and only for a short turn).
-    fn of(
-        id: u64,
-        role: Role,
-        speaker: Option<&str>,
-        content: &str,
-        tokens: Option<&[String]>,
-    ) -> Self {
-        let short = content.chars().count() <= lexical::CONTEXT_CHARS;
-        Self {
-            id,
-            role,
-            speaker: speaker.map(str::to_owned),
-            short: short
-                .then(|| tokens.map_or_else(|| crate::text::tokens(content), <[String]>::to_vec)),
-        }
-    }
-}
-
-/// Documents a saved lexical index may lag its project before it is rewritten (catching
-/// them up from the ledger on load takes a few milliseconds).
-const LEXICAL_LAG: u64 = 4096;
-
-/// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX005";
-
-/// One event as the text indexes take it.
-struct Indexed<'a> {
-    id: u64,
-    role: Role,
-    speaker: Option<&'a str>,
-    /// Its conversation place: the session, else the thread.
-    session: Option<&'a str>,
-    content: &'a str,
-    /// Its content's [`crate::text::tokens`].
-    tokens: &'a [String],
-}
-
-impl ProjectText {
-    /// Indexes one event after those already indexed: its place in the chronology, then
-    /// its postings with its reply context, the text of the turn before it in its session
-    /// at half weight, when a different speaker said that turn and both are short (a
-    /// reply such as "Thanks! I'm so excited!" is about what the turn before named).
-    /// `earlier` reads a turn this index has not seen since it was loaded.
-    fn index(&mut self, e: &Indexed<'_>, earlier: impl FnOnce(u64) -> Option<Tail>) {
-        self.chronology.push(e.id, e.session);
-        if crate::text::statements::asks_only(e.content) {
-            self.chronology.bridge(e.id);
-        }
-        let place = self.chronology.place(e.id);
-        let mut context: &[String] = &[];
-        let fetched;
-        if let Some((session, [Some(prev), _])) = place.filter(|_| self.reply_context) {
-            let tail = match self.tails.get(&session).filter(|t| t.id == prev) {
-                Some(t) => Some(t),
-                None => {
-                    fetched = earlier(prev);
-                    fetched.as_ref()
-                }
-            };
-            let short = e.content.chars().count() <= lexical::CONTEXT_CHARS;
-            if let Some(t) = tail
-                && short
-                && (t.role, t.speaker.as_deref()) != (e.role, e.speaker)
-                && let Some(tokens) = &t.short
-            {
-                context = tokens;
-            }
-        }
-        let context = context.to_vec();
-        self.add(e.id, e.role, e.speaker, e.content, e.tokens, &context);
-        if let Some((session, _)) = place {
-            self.tails.insert(
-                session,
-                Tail::of(e.id, e.role, e.speaker, e.content, Some(e.tokens)),
-            );
-        }
-    }
-
-    fn add(
-        &mut self,
-        id: u64,
-        role: Role,
-        speaker: Option<&str>,
-        text: &str,
-        tokens: &[String],
-        context: &[String],
-    ) {
-        let name = speaker.map(crate::text::tokens).unwrap_or_default();
-        self.postings.add_with_context(id, tokens, context, &name);
-        self.bigrams.add(id, &lexical::bigrams(tokens));
-        if crate::recall::directives::is_directive(role, speaker, text) {
-            self.directives.push(id);
-        }
-        self.last_id = self.last_id.max(id);
-    }
-
-    /// Whether the file must be written: there is no valid file, or it lags the index by
-    /// [`LEXICAL_LAG`] documents or more. A smaller lag is caught up from the ledger on the
-    /// next load, so a process that adds a few events does not rewrite the whole file.
-    fn needs_save(&self) -> bool {
-        let documents = self.postings.documents();
-        match self.saved_documents {
-            None => documents > 0,
-            Some(saved) => documents.saturating_sub(saved) >= LEXICAL_LAG,
-        }
-    }
-
-    /// The file image: magic, payload (reply-context flag, last id, postings, bigram postings, directives,
-    /// chronology), XXH3-64 of the payload; all little-endian.
-    fn to_bytes(&self) -> Vec<u8> {
-        let mut out = LEXICAL_MAGIC.to_vec();
-        out.push(u8::from(self.reply_context));
-        out.extend_from_slice(&self.last_id.to_le_bytes());
-        self.postings.write_to(&mut out);
-        self.bigrams.write_to(&mut out);
-        out.extend_from_slice(&(self.directives.len() as u64).to_le_bytes());
-        for d in &self.directives {
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-        self.chronology.write_to(self.postings.ids(), &mut out);
-        let sum = xxhash_rust::xxh3::xxh3_64(&out[LEXICAL_MAGIC.len()..]);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
-    }
-
-    /// Parses a file image (which is then the valid file on disk); `None` if it is damaged
-    /// or of another version.
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        let body = bytes.strip_prefix(LEXICAL_MAGIC)?;
-        let (payload, sum) = body.split_at_checked(body.len().checked_sub(8)?)?;
-        if xxhash_rust::xxh3::xxh3_64(payload) != u64::from_le_bytes(sum.try_into().ok()?) {
-            return None;
-        }
-        let (&flag, mut input) = payload.split_first()?;
-        let reply_context = match flag {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        let last_id = lexical::Reader(&mut input).u64()?;
-        let postings = Postings::read_from(&mut input)?;
-        let bigrams = Postings::read_from(&mut input)?;
-        let mut r = lexical::Reader(&mut input);
-        let n = usize::try_from(r.u64()?).ok()?;
-        let directives = (0..n).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
-        let chronology = crate::recall::fusion::Chronology::read_from(&mut input, postings.ids())?;
-        input.is_empty().then(|| Self {
-            reply_context,
-            saved_documents: Some(postings.documents()),
-            postings,
-            bigrams,
-            directives,
-            last_id,
-            chronology,
-            speakers: Default::default(),
-            tails: HashMap::new(),
-            baseline: None,
-        })
-    }
-}
 
 /// What `forget_project` removed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -806,13 +582,6 @@ impl Memory {
         self.with_encoder(|e| e.encode(text, &UniformWeights).ok())
     }
 
-    /// Where the lexical index of `project` is saved.
-    fn lexical_path(&self, project: &ProjectId) -> PathBuf {
-        self.data_dir
-            .join("lexical")
-            .join(format!("{}.lex", project.as_str()))
-    }
-
     /// The text indexes of `project`: already loaded; else read from its file and caught
     /// up with the events appended since it was saved; else (no file, or a damaged one,
     /// which is reported) built from the ledger.
@@ -828,26 +597,11 @@ impl Memory {
         if let Some(p) = self.lexicon.reading().get(project) {
             return Ok(p.clone());
         }
-        let path = self.lexical_path(project);
-        let saved = match std::fs::read(&path) {
-            Ok(bytes) => {
-                let parsed = ProjectText::from_bytes(&bytes);
-                if parsed.is_none() {
-                    tracing::warn!(path = %path.display(), "damaged lexical index ignored; rebuilding from the ledger");
-                }
-                parsed
-            }
-            Err(_) => None,
-        };
-        // An index built with the other reply-context setting is rebuilt.
-        let reply_context = self.profile.recall.reply_context;
-        let mut text = saved
-            .filter(|t| t.reply_context == reply_context)
-            .unwrap_or_else(|| ProjectText {
-                reply_context,
-                ..ProjectText::default()
-            });
-        let caught_up = self.catch_up_text(project, &mut text)?.len();
+        let mut text = ProjectText::load(
+            &ProjectText::path(&self.data_dir, project),
+            self.profile.recall.reply_context,
+        );
+        let caught_up = text.catch_up(&self.ledger, project)?.len();
         tracing::debug!(
             project = project.as_str(),
             documents = text.postings.documents(),
@@ -858,51 +612,6 @@ impl Memory {
         let text = Arc::new(RwLock::new(text));
         self.lexicon.writing().insert(project.clone(), text.clone());
         Ok(text)
-    }
-
-    /// Indexes the events of `project` after `text.last_id` (lexical postings, speakers,
-    /// chronology); returns their ids.
-    fn catch_up_text(&self, project: &ProjectId, text: &mut ProjectText) -> Result<Vec<u64>> {
-        let saved_last = text.last_id;
-        let contents = self.ledger.contents_after(project, EventId(text.last_id))?;
-        let tokens: Vec<Vec<String>> = contents
-            .par_iter()
-            .map(|(_, _, text, _)| crate::text::tokens(text))
-            .collect();
-        // The file holds the chronology of the events it indexed; the rest follows.
-        let sessions: HashMap<u64, Option<String>> = self
-            .ledger
-            .sessions_after(project, EventId(saved_last))?
-            .into_iter()
-            .map(|(id, s)| (id.0, s))
-            .collect();
-        for ((id, role, content, speaker), t) in contents.iter().zip(&tokens) {
-            let e = Indexed {
-                id: id.0,
-                role: *role,
-                speaker: speaker.as_deref(),
-                session: sessions.get(&id.0).and_then(Option::as_deref),
-                content,
-                tokens: t,
-            };
-            text.index(&e, |prev| self.tail_of(project, prev));
-        }
-        for name in self.ledger.speakers(project)? {
-            text.speakers.extend(crate::text::tokens(&name));
-        }
-        Ok(contents.iter().map(|(id, ..)| id.0).collect())
-    }
-
-    /// The reply-context view of event `id` of `project`, read from the ledger. A read
-    /// that fails costs only that reply's context (logged), never the event's indexing.
-    fn tail_of(&self, project: &ProjectId, id: u64) -> Option<Tail> {
-        match self.ledger.get(project, EventId(id)) {
-            Ok(e) => e.map(|e| Tail::of(id, e.role, e.speaker.as_deref(), &e.content, None)),
-            Err(error) => {
-                tracing::warn!(project = project.as_str(), id, %error, "reply context unread");
-                None
-            }
-        }
     }
 
     /// A view follows the process that writes the data directory: events it appended
@@ -922,7 +631,7 @@ impl Memory {
         if newest == last {
             return Ok(());
         }
-        let new = self.catch_up_text(project, &mut text.writing())?;
+        let new = text.writing().catch_up(&self.ledger, project)?;
         let new: Vec<VectorId> = new.into_iter().map(VectorId).collect();
         self.tiers.adopt(project, &new);
         Ok(())
@@ -1149,29 +858,9 @@ impl Memory {
             .map(|(p, t)| (p.clone(), t.clone()))
             .collect();
         for (project, text) in loaded {
-            let (bytes, documents) = {
-                let t = text.reading();
-                if !t.needs_save() {
-                    continue;
-                }
-                (t.to_bytes(), t.postings.documents())
-            };
-            let path = self.lexical_path(&project);
-            let io = |source| crate::store::StoreError::Io {
-                path: path.clone(),
-                source,
-            };
-            let dir = path.parent().expect("lexical/<project>.lex");
-            std::fs::create_dir_all(dir).map_err(io)?;
-            let tmp = path.with_extension("lex.tmp");
-            {
-                use std::io::Write;
-                let mut f = std::fs::File::create(&tmp).map_err(io)?;
-                f.write_all(&bytes).map_err(io)?;
-                f.sync_all().map_err(io)?;
-            }
-            std::fs::rename(&tmp, &path).map_err(io)?;
-            text.writing().saved_documents = Some(documents);
+            let path = ProjectText::path(&self.data_dir, &project);
+            ProjectText::save(&text, &path)
+                .map_err(|source| crate::store::StoreError::Io { path, source })?;
         }
         Ok(())
     }
@@ -1460,7 +1149,7 @@ impl Memory {
                         &late
                     };
                     let mut p = p.writing();
-                    let indexed = Indexed {
+                    let indexed = crate::index::lexical::Indexed {
                         id: id.0,
                         role: e.role,
                         speaker: e.speaker.as_deref(),
@@ -1468,7 +1157,9 @@ impl Memory {
                         content: &e.content,
                         tokens,
                     };
-                    p.index(&indexed, |prev| self.tail_of(&e.project, prev));
+                    p.index(&indexed, |prev| {
+                        crate::index::lexical::tail_of(&self.ledger, &e.project, prev)
+                    });
                     if let Some(name) = &e.speaker {
                         p.speakers.extend(crate::text::tokens(name));
                     }
@@ -1622,7 +1313,7 @@ impl Memory {
             .remove(project)
             .map_or(0, |p| p.reading().postings.documents());
         self.spaces.writing().remove(project);
-        let saved = self.lexical_path(project);
+        let saved = ProjectText::path(&self.data_dir, project);
         let (mut lexical_files, mut lexical_file_bytes) = (0, 0);
         if let Ok(meta) = std::fs::metadata(&saved) {
             std::fs::remove_file(&saved).map_err(|source| crate::store::StoreError::Io {
@@ -1679,33 +1370,5 @@ impl Drop for Memory {
         if let Err(e) = self.flush() {
             tracing::warn!(error = %e, "flush on close failed");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_lexical_file_is_rewritten_when_missing_damaged_or_lagging() {
-        let mut t = ProjectText::default();
-        assert!(!t.needs_save(), "nothing to save");
-        t.add(1, Role::User, None, "one", &["one".to_owned()], &[]);
-        assert!(t.needs_save(), "no valid file");
-        let mut t = ProjectText::from_bytes(&t.to_bytes()).unwrap();
-        assert!(!t.needs_save(), "the file holds it all");
-        for id in 2..=LEXICAL_LAG {
-            t.add(id, Role::User, None, "more", &["more".to_owned()], &[]);
-        }
-        assert!(!t.needs_save(), "lagging by one less than the limit");
-        t.add(
-            LEXICAL_LAG + 1,
-            Role::User,
-            None,
-            "more",
-            &["more".to_owned()],
-            &[],
-        );
-        assert!(t.needs_save());
     }
 }

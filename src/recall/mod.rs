@@ -8,9 +8,7 @@
 //! never more than 30 % whatever is requested (invariant 8). The receipt lists every
 //! selected item and every suppressed candidate with its reason.
 
-pub mod directives;
 pub mod fusion;
-pub mod lexical;
 pub mod query;
 pub mod supersede;
 pub mod values;

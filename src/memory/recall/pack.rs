@@ -3,7 +3,8 @@
 //! associative), greedily filled under the token budget ([`recall::fill`]).
 
 use super::{RecallQuery, RecallResult};
-use crate::recall::{self, Pack, PackCandidate, Signal, lexical};
+use crate::index::lexical;
+use crate::recall::{self, Pack, PackCandidate, Signal};
 use crate::base::ProjectId;
 use crate::{Memory, Result};
 

@@ -9,7 +9,7 @@ use super::plan::{Context, Plan};
 use crate::Result;
 use crate::cognition::{EpisodeId, RippleParams};
 use crate::config::RecallSettings;
-use crate::memory::ProjectText;
+use crate::index::lexical::ProjectText;
 use crate::recall::Signal;
 use crate::recall::fusion::{self, Candidate, Evidence, Scored};
 use crate::store::{SearchRequest, VectorId};
@@ -134,7 +134,7 @@ pub(super) fn gather(cx: &Context<'_>, plan: &Plan<'_>) -> Result<Gathered> {
 
 /// BM25 over the in-memory postings ([`lexical`]).
 struct LexicalSource;
-/// BM25 over the query's word pairs ([`crate::recall::lexical::bigrams`]): phrasing the query shares
+/// BM25 over the query's word pairs ([`crate::index::lexical::bigrams`]): phrasing the query shares
 /// with a memory beyond its single words.
 struct BigramSource;
 /// BM25 over the words of the quoted phrases, among events holding all of them (the
