@@ -25,18 +25,18 @@ use rusqlite::params;
 use crate::cognition::{Cognition, RecallTrace};
 use crate::governance::ErasureReceipt;
 use crate::ledger::{EventId, Ledger, LedgerConfig, NewEvent};
-use crate::index::lexical::{self, Postings, ProjectText};
+use crate::index::lexical::ProjectText;
 use crate::store::{HotTier, ProjectId, SegmentStore, TierManager, VectorId, VectorTier};
 use crate::{Profile, Result};
 
 mod map;
 mod ops;
-mod recall;
+mod answer;
 pub use map::{
     ConceptSummary, DEFAULT_MAP_LIMIT, EpisodeSummary, Hub, MemoryMap, ThreadSummary, TierCensus,
 };
 pub use ops::ProjectStats;
-pub use recall::{RecallItem, RecallQuery, RecallResult};
+pub use crate::recall::{RecallItem, RecallQuery, RecallResult};
 
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
@@ -91,9 +91,8 @@ pub struct Memory {
     /// The data directory's lock when no segment store holds one (scale profile).
     _lock: Option<std::fs::File>,
     cognition: Arc<Cognition>,
-    /// Encoders ready for use: one is taken per encoding task (so threads encode in
-    /// parallel, each keeping its own symbol cache) and put back afterwards.
-    encoders: Mutex<Vec<TextEncoder>>,
+    /// The text encoders of the profile.
+    encoders: crate::semantic::Encoders,
     /// Lexical (BM25) postings per project, built from the ledger on first use.
     lexicon: RwLock<HashMap<ProjectId, Arc<RwLock<ProjectText>>>>,
     /// Learning signals of recalls not yet applied ([`Memory::flush_feedback`]).
@@ -377,8 +376,13 @@ impl Memory {
             }
             None => None,
         };
+        let embedder = crate::semantic::Embedder::new(model, profile.semantic.bits);
+        let words = embedder
+            .word_vectors()
+            .filter(|_| profile.semantic.item_memory);
         Ok(Self {
-            embedder: crate::semantic::Embedder::new(model, profile.semantic.bits),
+            encoders: crate::semantic::Encoders::new(profile.dim, profile.text, words),
+            embedder,
             spaces: RwLock::new(HashMap::new()),
             profile: profile.clone(),
             data_dir,
@@ -388,7 +392,6 @@ impl Memory {
             cold,
             _lock: lock,
             cognition,
-            encoders: Mutex::new(Vec::new()),
             lexicon: RwLock::new(HashMap::new()),
             append_lock: Mutex::new(()),
             ticked: Mutex::new(std::collections::HashSet::new()),
@@ -561,19 +564,7 @@ impl Memory {
     }
 
     fn with_encoder<R>(&self, f: impl FnOnce(&mut TextEncoder) -> R) -> R {
-        let pooled = self.encoders.locked().pop();
-        let mut encoder = pooled.unwrap_or_else(|| {
-            let encoder = TextEncoder::new(self.profile.dim, self.profile.text);
-            match self.embedder.word_vectors() {
-                Some(words) if self.profile.semantic.item_memory => {
-                    encoder.with_word_vectors(words)
-                }
-                _ => encoder,
-            }
-        });
-        let out = f(&mut encoder);
-        self.encoders.locked().push(encoder);
-        out
+        self.encoders.with(f)
     }
 
     /// Encodes text with the profile's text encoder and uniform term weights (`None` for
@@ -863,39 +854,6 @@ impl Memory {
                 .map_err(|source| crate::store::StoreError::Io { path, source })?;
         }
         Ok(())
-    }
-
-    /// BM25 IDF weights of the words of `text` in `project`, so rare words dominate a
-    /// query vector and template words barely count. A word the lexical tokenizer splits
-    /// (`v3.11`) takes the weight of its rarest piece.
-    fn idf(&self, postings: &Postings, text: &str) -> HashMap<String, f32> {
-        let n = postings.documents();
-        crate::text::words(text)
-            .into_iter()
-            .map(|word| {
-                let df = crate::text::tokens(&word)
-                    .iter()
-                    .map(|t| postings.df(t))
-                    .min()
-                    .unwrap_or(0);
-                (word, lexical::idf(n, df) as f32)
-            })
-            .collect()
-    }
-
-    /// Encodes a query with IDF weights of its project and its character n-grams at
-    /// `ngram_weight`.
-    fn encode_query(
-        &self,
-        text: &str,
-        idf: &HashMap<String, f32>,
-        ngram_weight: f32,
-    ) -> Option<Hypervector> {
-        let weights = |t: &str| idf.get(t).copied().unwrap_or(1.0);
-        self.with_encoder(|e| {
-            e.encode_with_ngram_weight(text, &weights, ngram_weight)
-                .ok()
-        })
     }
 
     /// Events appended to the ledger whose vectors are missing (an observation interrupted

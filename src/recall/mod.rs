@@ -1,24 +1,39 @@
-//! Recall: rank fusion of candidate lists and budgeted context packs with receipts.
+//! Recall: from a question to ranked, explained memories or a budgeted context pack. One
+//! recall reads in order:
 //!
-//! The `Memory` facade gathers candidates from its sources (BM25 and word-pair BM25 from
-//! the in-memory [`lexical`] index, HDC similarity from the vector tiers, embeddings from the
-//! semantic space, ripple over synapses), fuses them in [`fusion`] (per-query min-max
-//! normalization, neighbour smoothing, session prior, bounded priors), and packs the result
-//! under a token budget: 25 % of the caller's available tokens by default,
-//! never more than 30 % whatever is requested (invariant 8). The receipt lists every
-//! selected item and every suppressed candidate with its reason.
+//! - [`query`]: the text compiles into words, quoted phrases, filters and a time hint;
+//! - [`plan`]: the read-only [`Context`](plan::Context) of the project (built by the
+//!   facade) and the [`Plan`](plan::Plan) compiled from it once per request (terms, query
+//!   vectors, baselines, floors);
+//! - [`sources`]: each candidate source returns a ranked list; [`fusion`] combines them
+//!   (per-query normalization, bounded neighbour and session evidence, a monotone order);
+//! - [`stages`]: filters, gap and floor, folding, priors, order, supersession
+//!   ([`supersede`], reading typed [`values`]), directive slots, each with its switch;
+//! - [`pack`]: context packs, one more consumer of the same compiled query, filled under a
+//!   token budget (25 % of the caller's available tokens by default, never more than 30 %,
+//!   invariant 8) with a receipt for every candidate.
+//!
+//! Recall reads the lexical index (`index::lexical`), the ledger, the vector tiers,
+//! cognition and the semantic space; it writes nothing (the facade logs the trace).
 
 pub mod fusion;
+pub mod pack;
+pub(crate) mod plan;
 pub mod query;
+mod sources;
+mod stages;
 pub mod supersede;
 pub mod values;
 
-use std::collections::HashMap;
+use crate::error::Result;
+use crate::ledger::{Event, EventId};
+use plan::{Context, Plan};
+use query::CompiledQuery;
 
-/// Default share of the available tokens a pack may use.
-pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
-/// Hard ceiling of that share.
-pub const MAX_BUDGET_SHARE: f64 = 0.30;
+pub use pack::{
+    Anchor, DEFAULT_BUDGET_SHARE, EXCERPT_MIN_TOKENS, MAX_BUDGET_SHARE, Pack, PackCandidate,
+    ReceiptLine, estimate_tokens, fill, pack_budget,
+};
 
 /// What a part of a fused score comes from: a source that scored the item, evidence it
 /// borrowed from the turns around it, or a prior. Serialized by name (`"bm25"`, …), the
@@ -149,365 +164,163 @@ pub struct Fused {
     pub breakdown: Vec<(Signal, usize, f64)>,
 }
 
-/// The token budget of a pack: `requested` (default 25 % of `available`) capped at 30 %.
-pub fn pack_budget(available_tokens: usize, requested: Option<usize>) -> usize {
-    let cap = (available_tokens as f64 * MAX_BUDGET_SHARE).floor() as usize;
-    let default = (available_tokens as f64 * DEFAULT_BUDGET_SHARE).floor() as usize;
-    requested.unwrap_or(default).min(cap)
+/// A recalled memory with its score breakdown and source anchor.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RecallItem {
+    /// The raw event (the anchor: id, thread, turn, content).
+    pub event: Event,
+    /// Fused score and each source's contribution.
+    pub fused: Fused,
+    /// HDC similarity to the query, when the vector source found it.
+    pub similarity: Option<f64>,
+    /// The older event this one was moved above because it states a newer value
+    /// (recall-time supersession, [`supersede`]).
+    pub supersedes: Option<EventId>,
+    /// The `event_context` window around the anchor, when [`RecallQuery::context`] asks.
+    pub context: Option<crate::ledger::EventContext>,
+    /// `(key, version)` of the superseded belief this event is evidence of, when it backs
+    /// no current belief: what the user said was later corrected.
+    pub superseded_belief: Option<(String, u64)>,
+    /// Other events with the same text once folded (Unicode form, case, whitespace),
+    /// collapsed into this item.
+    pub duplicates: Vec<EventId>,
+    /// It has no evidence of its own: it is here as the turn next to a lexical match or by
+    /// a synapse to one (it fills places the others leave; a pack carries it as
+    /// associative).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub associative: bool,
 }
 
-/// Token estimate of a text: about four bytes per token, at least one.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.len().div_ceil(4).max(1)
+/// A recall request: the text, how many results, and filters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallQuery<'a> {
+    /// The query text.
+    pub text: &'a str,
+    /// Results wanted.
+    pub k: usize,
+    /// Only events created at or after this time (ms).
+    pub since: Option<i64>,
+    /// Only events created before this time (ms).
+    pub until: Option<i64>,
+    /// Only events of this agent.
+    pub agent: Option<&'a str>,
+    /// Only events of this thread.
+    pub thread: Option<&'a str>,
+    /// The caller's current session: its own events are suppressed (same-session echo).
+    pub session: Option<&'a str>,
+    /// Chronological neighbours (this many on each side, with parent and children) to
+    /// attach to each result as its `context`; 0 attaches none.
+    pub context: usize,
+    /// The query's dense embedding (the model the project's events were embedded with):
+    /// searched in the project's semantic space. Without it, the profile's static model
+    /// embeds the query text, if there is one.
+    pub embedding: Option<&'a [f32]>,
 }
 
-/// Where a pack item comes from: the event it is (or, for a belief, its first evidence),
-/// with its place in the conversation and its source.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Anchor {
-    /// The event.
-    pub event: u64,
-    /// The caller's id of the event (`source_id`).
-    pub source_id: Option<String>,
-    /// Its thread.
-    pub thread: Option<String>,
-    /// Its session.
-    pub session: Option<String>,
-    /// The document or collection it was recorded from.
-    pub source: Option<String>,
-    /// Who spoke, by name.
-    pub speaker: Option<String>,
-    /// When it happened (ms since the epoch).
-    pub created_at: Option<i64>,
-}
-
-impl From<&crate::ledger::Event> for Anchor {
-    fn from(e: &crate::ledger::Event) -> Self {
+impl<'a> RecallQuery<'a> {
+    /// `k` results for `text`, no filters.
+    pub fn new(text: &'a str, k: usize) -> Self {
         Self {
-            event: e.id.0,
-            source_id: e.source_id.clone(),
-            thread: e.thread.clone(),
-            session: e.session.clone(),
-            source: e.source.clone(),
-            speaker: e.speaker.clone(),
-            created_at: Some(e.created_at),
+            text,
+            k,
+            since: None,
+            until: None,
+            agent: None,
+            thread: None,
+            session: None,
+            context: 0,
+            embedding: None,
         }
     }
 }
 
-/// One line of a pack receipt.
+/// Recall results and the candidates the filters suppressed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ReceiptLine {
-    /// The item.
-    pub id: u64,
-    /// Slot (`belief`, `procedure`, `direct`, `directive`, `associative`).
-    #[serde(deserialize_with = "crate::names::name")]
-    pub slot: crate::names::Name,
-    /// Tokens it takes.
-    pub tokens: usize,
-    /// Why it was selected or suppressed.
-    pub reason: String,
-    /// Who said it, for an event (beliefs and procedures have none).
-    pub role: Option<crate::ledger::Role>,
-    /// Where it comes from.
-    pub anchor: Option<Anchor>,
-    /// For an item carried in part: the byte range of its text the pack holds (the whole
-    /// did not fit what was left of the budget).
+pub struct RecallResult {
+    /// Results, best first.
+    pub items: Vec<RecallItem>,
+    /// Suppressed candidates with the reason.
+    pub suppressed: Vec<(EventId, String)>,
+    /// The query's time hint ("yesterday", "last week", an ISO date) was ignored because
+    /// none of the candidates happened in its window (an explicit `since:` / `until:`
+    /// always applies).
+    pub time_hint_ignored: bool,
+    /// Quoted phrases that no candidate holds verbatim: instead of filtering every
+    /// candidate out, they only lift what holds their words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phrases_ignored: Vec<String>,
+    /// With a sentence model (embedding off the write path): how many of the results have
+    /// no sentence vector yet (still queued for the background embedder), so the semantic
+    /// source could not score them. Absent without a sentence model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub excerpt: Option<(usize, usize)>,
+    pub unembedded: Option<usize>,
 }
 
-/// The fewest tokens an excerpt of an item may take: below this, what is left of a budget
-/// holds too little of a long text to be worth carrying.
-pub const EXCERPT_MIN_TOKENS: usize = 48;
-
-/// A candidate for a pack slot.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PackCandidate {
-    /// The item (event, belief or procedure id).
-    pub id: u64,
-    /// Its slot.
-    pub slot: &'static str,
-    /// Why it is a candidate.
-    pub reason: String,
-    /// The text the pack would carry.
-    pub text: String,
-    /// Who said it, for an event.
-    pub role: Option<crate::ledger::Role>,
-    /// Where it comes from.
-    pub anchor: Option<Anchor>,
+/// One recall's answer and whether anything in it answers the query (the knowledge-gap
+/// decision the facade logs).
+pub(crate) struct Recalled {
+    /// The answer.
+    pub result: RecallResult,
+    /// Some candidate held evidence of its own above the answer floors.
+    pub answered: bool,
 }
 
-/// A context pack: the selected texts and the receipt accounting for every candidate.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Pack {
-    /// Token budget used for this pack.
-    pub budget: usize,
-    /// Tokens used (never above `budget`).
-    pub used: usize,
-    /// Selected items in order, with their text.
-    pub items: Vec<(ReceiptLine, String)>,
-    /// Candidates left out, with the reason.
-    pub suppressed: Vec<ReceiptLine>,
-}
-
-impl PackCandidate {
-    /// Its receipt line: `tokens` taken, `reason`, and the byte range of its text carried
-    /// when only an `excerpt` of it is.
-    fn line(&self, reason: String, tokens: usize, excerpt: Option<(usize, usize)>) -> ReceiptLine {
-        ReceiptLine {
-            id: self.id,
-            slot: self.slot,
-            tokens,
-            reason,
-            role: self.role,
-            anchor: self.anchor.clone(),
-            excerpt,
+/// Runs one recall on a validated, compiled request: the plan, the sources and their
+/// fusion, every stage that is on, the first `k`, each as an item with its context window
+/// when asked for.
+///
+/// # Errors
+/// Store, ledger and cognition errors of the plan, a source or a stage.
+pub(crate) fn run(
+    cx: &Context<'_>,
+    rq: &RecallQuery<'_>,
+    compiled: &CompiledQuery,
+) -> Result<Recalled> {
+    let plan = Plan::compile(cx, rq, compiled)?;
+    let mut run = stages::Run::fetch(cx, &plan, sources::gather(cx, &plan)?)?;
+    for stage in stages::STAGES {
+        if stage.on(&cx.settings, &plan) {
+            stage.apply(cx, &plan, &mut run)?;
         }
     }
+    run.truncate(rq.k);
+    let items = items(cx, &plan, &mut run)?;
+    Ok(Recalled {
+        result: RecallResult {
+            items,
+            suppressed: std::mem::take(&mut run.suppressed),
+            time_hint_ignored: run.hint_ignored,
+            phrases_ignored: std::mem::take(&mut run.phrases_ignored),
+            unembedded: None,
+        },
+        answered: run.answered,
+    })
 }
 
-/// Greedy fill: candidates in order, each taken if it fits in what is left of the budget
-/// and its text is not already in the pack (one slot per text once folded, whichever slot
-/// brought it). Then what is left of the budget, if at least [`EXCERPT_MIN_TOKENS`], goes
-/// to excerpts of the items that did not fit whole, best first, each at its rank's place:
-/// the run of words of the item that fits and holds the most of the query's `words`
-/// (stems), cut at word boundaries and marked with "…" where it was cut; its receipt names
-/// the byte range (`excerpt`).
-pub fn fill(
-    budget: usize,
-    candidates: Vec<PackCandidate>,
-    words: &std::collections::HashSet<String>,
-) -> Pack {
-    let mut pack = Pack {
-        budget,
-        used: 0,
-        items: Vec::new(),
-        suppressed: Vec::new(),
-    };
-    let mut texts: HashMap<String, u64> = HashMap::new();
-    // Items in pack order with their candidate's place; the candidates too long to fit.
-    let mut placed: Vec<(usize, (ReceiptLine, String))> = Vec::new();
-    let mut over: Vec<(usize, PackCandidate)> = Vec::new();
-    for (at, c) in candidates.into_iter().enumerate() {
-        let tokens = estimate_tokens(&c.text);
-        let key = crate::text::fold(&c.text);
-        if let Some(&first) = texts.get(&key) {
-            pack.suppressed.push(c.line(
-                format!("the same text as item {first}, already in the pack"),
-                tokens,
-                None,
-            ));
-            continue;
-        }
-        if pack.used + tokens <= budget {
-            pack.used += tokens;
-            texts.insert(key, c.id);
-            placed.push((at, (c.line(c.reason.clone(), tokens, None), c.text.clone())));
+/// The run's ranking as recall items, each with its context window when asked for.
+fn items(cx: &Context<'_>, plan: &Plan<'_>, run: &mut stages::Run) -> Result<Vec<RecallItem>> {
+    let width = plan.rq.context;
+    let mut items = Vec::with_capacity(run.ranked.len());
+    for r in std::mem::take(&mut run.ranked) {
+        let id = r.fused.id;
+        let context = if width > 0 {
+            Some(
+                cx.ledger
+                    .event_context(cx.project, r.event.id, width, width)?,
+            )
         } else {
-            over.push((at, c));
-        }
-    }
-    for (at, c) in over {
-        let left = budget - pack.used;
-        let tokens = estimate_tokens(&c.text);
-        let excerpt = (left >= EXCERPT_MIN_TOKENS)
-            .then(|| excerpt(&c.text, left, words))
-            .flatten();
-        match excerpt {
-            Some((start, end, text)) => {
-                let taken = estimate_tokens(&text);
-                pack.used += taken;
-                placed.push((
-                    at,
-                    (
-                        c.line(
-                            format!(
-                                "{}; an excerpt (bytes {start}–{end} of {}): the whole, {tokens} tokens, is over budget",
-                                c.reason,
-                                c.text.len()
-                            ),
-                            taken,
-                            Some((start, end)),
-                        ),
-                        text,
-                    ),
-                ));
-            }
-            None => pack.suppressed.push(c.line(
-                format!("over budget ({} of {budget} tokens used)", pack.used),
-                tokens,
-                None,
-            )),
-        }
-    }
-    placed.sort_by_key(|p| p.0);
-    pack.items = placed.into_iter().map(|p| p.1).collect();
-    pack
-}
-
-/// The part of `text` a pack carries in at most `tokens` tokens: the run of whole words
-/// holding the most query `words` (by stem; the earliest such run on a tie), the matched
-/// words centred in it, with "…" where it was cut. `(start, end, text)`, the byte range of `text` it holds; `None` when
-/// not even one word fits.
-fn excerpt(
-    text: &str,
-    tokens: usize,
-    words: &std::collections::HashSet<String>,
-) -> Option<(usize, usize, String)> {
-    const MARK: &str = "…";
-    // Room for a mark at both ends, in the pack's estimate (four bytes a token).
-    let room = (tokens * 4).checked_sub(2 * MARK.len())?;
-    // Words: runs of letters and digits.
-    let mut spans: Vec<(usize, usize, bool)> = Vec::new();
-    let mut start = None;
-    for (i, ch) in text.char_indices().chain([(text.len(), ' ')]) {
-        match (start, ch.is_alphanumeric()) {
-            (None, true) => start = Some(i),
-            (Some(s), false) => {
-                let hit = crate::text::tokens(&text[s..i])
-                    .iter()
-                    .any(|t| words.contains(crate::text::stem(t)));
-                spans.push((s, i, hit));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    let (mut best, mut best_hits) = (None, 0usize);
-    let (mut lo, mut hits) = (0usize, 0usize);
-    for hi in 0..spans.len() {
-        hits += usize::from(spans[hi].2);
-        while lo <= hi && spans[hi].1 - spans[lo].0 > room {
-            hits -= usize::from(spans[lo].2);
-            lo += 1;
-        }
-        if lo <= hi && (best.is_none() || hits > best_hits) {
-            best = Some((lo, hi));
-            best_hits = hits;
-        }
-    }
-    let (start, end) = match best {
-        Some((lo, hi)) => {
-            // The matched words centred in the room: as much before the first as after
-            // the last, as far as the text goes.
-            let first = (lo..=hi).find(|&i| spans[i].2).unwrap_or(lo);
-            let last = (lo..=hi).rev().find(|&i| spans[i].2).unwrap_or(hi);
-            let half = (room - (spans[last].1 - spans[first].0)) / 2;
-            let mut s = first;
-            while s > 0 && spans[last].1 - spans[s - 1].0 <= spans[last].1 - spans[first].0 + half {
-                s -= 1;
-            }
-            let mut e = last;
-            while e + 1 < spans.len() && spans[e + 1].1 - spans[s].0 <= room {
-                e += 1;
-            }
-            while s > 0 && spans[e].1 - spans[s - 1].0 <= room {
-                s -= 1;
-            }
-            (spans[s].0, spans[e].1)
-        }
-        // One word longer than the room (a script written without spaces): its opening.
-        None if !text.is_empty() => {
-            let mut end = room.min(text.len());
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            (0, end)
-        }
-        None => return None,
-    };
-    if start == end {
-        return None;
-    }
-    let mut out = String::with_capacity(end - start + 2 * MARK.len());
-    if start > 0 {
-        out.push_str(MARK);
-    }
-    out.push_str(&text[start..end]);
-    if end < text.len() {
-        out.push_str(MARK);
-    }
-    Some((start, end, out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn budgets_are_capped_at_thirty_percent() {
-        assert_eq!(pack_budget(1000, None), 250);
-        assert_eq!(pack_budget(1000, Some(100)), 100);
-        assert_eq!(pack_budget(1000, Some(10_000)), 300);
-        let c = |id, text: String| PackCandidate {
-            id,
-            slot: "direct",
-            reason: "r".into(),
-            text,
-            role: None,
-            anchor: None,
+            None
         };
-        let none = std::collections::HashSet::new();
-        let pack = fill(10, vec![c(1, "x".repeat(30)), c(2, "y".repeat(80))], &none);
-        assert_eq!(pack.used, 8);
-        assert_eq!(pack.suppressed.len(), 1);
+        items.push(RecallItem {
+            superseded_belief: run.outdated.remove(&id),
+            context,
+            supersedes: run.supersedes.get(&id).map(|&id| EventId(id)),
+            similarity: run.similarity.get(&id).copied(),
+            duplicates: run.duplicates.remove(&id).unwrap_or_default(),
+            associative: r.associative,
+            event: r.event,
+            fused: r.fused,
+        });
     }
-
-    proptest::proptest! {
-        /// Whatever the text and the room, an excerpt is a piece of the text cut at its
-        /// byte range and never takes more tokens than it was given.
-        #[test]
-        fn an_excerpt_is_a_piece_of_the_text_within_its_tokens(
-            text in "[a-zé ,.日本]{0,400}",
-            tokens in 2usize..60,
-        ) {
-            let words: std::collections::HashSet<String> =
-                ["a", "b"].iter().map(|w| (*w).to_owned()).collect();
-            if let Some((start, end, out)) = excerpt(&text, tokens, &words) {
-                proptest::prop_assert!(estimate_tokens(&out) <= tokens);
-                proptest::prop_assert!(start < end && end <= text.len());
-                proptest::prop_assert!(out.contains(&text[start..end]));
-            }
-        }
-    }
-
-    #[test]
-    fn a_text_over_what_is_left_is_carried_as_its_best_excerpt_in_rank_order() {
-        let c = |id, text: String| PackCandidate {
-            id,
-            slot: "direct",
-            reason: format!("rank {id}"),
-            text,
-            role: None,
-            anchor: None,
-        };
-        let words: std::collections::HashSet<String> = ["kiln", "glaze"]
-            .iter()
-            .map(|w| crate::text::stem(w).to_owned())
-            .collect();
-        let long = format!(
-            "{} The kiln cracked the glaze at dawn. {}",
-            "filler words about nothing much. ".repeat(60),
-            "more filler text here. ".repeat(60)
-        );
-        let short = "The glaze recipe is in the blue notebook.".to_owned();
-        let pack = fill(100, vec![c(1, long.clone()), c(2, short.clone())], &words);
-        assert_eq!(pack.items.len(), 2, "{pack:?}");
-        assert!(pack.used <= 100);
-        let (line, text) = &pack.items[0];
-        assert_eq!(line.id, 1, "the excerpt keeps its rank's place");
-        let (start, end) = line.excerpt.expect("an excerpt");
-        assert!(text.contains("The kiln cracked the glaze"), "{text}");
-        assert!(text.starts_with('…') && text.ends_with('…'));
-        assert_eq!(
-            &text['…'.len_utf8()..text.len() - '…'.len_utf8()],
-            &long[start..end]
-        );
-        assert_eq!(pack.items[1].1, short, "whole items are taken first");
-        // Too little left for an excerpt: the item is over budget.
-        let pack = fill(20, vec![c(1, long), c(2, short)], &words);
-        assert_eq!(pack.items.len(), 1);
-        assert!(pack.suppressed[0].reason.starts_with("over budget"));
-    }
+    Ok(items)
 }

@@ -47,6 +47,58 @@ pub enum Windows {
     First,
 }
 
+/// Text encoders ready for use: one is taken per encoding task (so threads encode in
+/// parallel, each keeping its own symbol cache) and put back afterwards. Each encodes with
+/// the profile's dimension and text settings and, when given, a model's word vectors as its
+/// item memory.
+pub struct Encoders {
+    pool: Mutex<Vec<hdv::encode::TextEncoder>>,
+    dim: Dim,
+    config: hdv::encode::TextConfig,
+    words: Option<Arc<dyn hdv::encode::WordVectors>>,
+}
+
+impl std::fmt::Debug for Encoders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoders")
+            .field("dim", &self.dim)
+            .field("item_memory", &self.words.is_some())
+            .finish()
+    }
+}
+
+impl Encoders {
+    /// An empty pool of encoders of `dim` bits with `config`, and `words` as their item
+    /// memory when given.
+    pub fn new(
+        dim: Dim,
+        config: hdv::encode::TextConfig,
+        words: Option<Arc<dyn hdv::encode::WordVectors>>,
+    ) -> Self {
+        Self {
+            pool: Mutex::new(Vec::new()),
+            dim,
+            config,
+            words,
+        }
+    }
+
+    /// Runs `f` with an encoder of the pool (a new one when all are taken).
+    pub fn with<R>(&self, f: impl FnOnce(&mut hdv::encode::TextEncoder) -> R) -> R {
+        let pooled = self.pool.locked().pop();
+        let mut encoder = pooled.unwrap_or_else(|| {
+            let encoder = hdv::encode::TextEncoder::new(self.dim, self.config);
+            match &self.words {
+                Some(words) => encoder.with_word_vectors(words.clone()),
+                None => encoder,
+            }
+        });
+        let out = f(&mut encoder);
+        self.pool.locked().push(encoder);
+        out
+    }
+}
+
 /// A local embedding model, of the kind its directory holds.
 #[derive(Debug)]
 pub enum Model {

@@ -7,22 +7,25 @@ use std::sync::{Arc, RwLock};
 
 use hdv::Hypervector;
 
+use std::collections::HashMap;
+
 use super::RecallQuery;
+use super::fusion::{Candidate, FusionParams};
+use super::query::CompiledQuery;
+use super::values;
+use crate::base::{ProjectId, VectorId};
 use crate::cognition::Cognition;
 use crate::config::RecallSettings;
+use crate::error::Result;
+use crate::index::lexical::{self, BASELINE_SAMPLE, COMMON_IDF, ProjectText, common};
 use crate::ledger::{Event, Ledger};
-use crate::index::lexical::{BASELINE_SAMPLE, COMMON_IDF, ProjectText, common};
-use crate::recall::fusion::{Candidate, FusionParams};
-use crate::recall::query::CompiledQuery;
-use crate::index::lexical;
-use crate::recall::values;
-use crate::store::{ProjectId, TierManager, VectorId};
+use crate::semantic::{Embedder, Encoders, Space};
+use crate::store::TierManager;
 use crate::sync::RecoverRw as _;
-use crate::{Memory, Result};
 
-/// The project as one recall reads it: sources and stages see this, never the
-/// [`Memory`] they run in.
-pub(super) struct Context<'a> {
+/// The project as one recall reads it: the plan, sources and stages see this, never the
+/// memory they run in (the facade builds it).
+pub(crate) struct Context<'a> {
     pub project: &'a ProjectId,
     pub ledger: &'a Ledger,
     pub tiers: &'a TierManager,
@@ -32,6 +35,17 @@ pub(super) struct Context<'a> {
     pub settings: RecallSettings,
     /// Bits of a hypervector.
     pub bits: usize,
+    /// The profile's text encoders (the query's HDC vector).
+    pub encoders: &'a Encoders,
+    /// The weight of character n-grams in stored vectors (the profile's
+    /// `text.ngram_weight`).
+    pub ngram_weight: f32,
+    /// The profile's embedder (a static model embeds the query; any embedding is projected
+    /// to bits).
+    pub embedder: &'a Embedder,
+    /// The project's semantic space, when the query has an embedding or the profile a
+    /// model to embed it with.
+    pub space: Option<Arc<RwLock<Space>>>,
 }
 
 impl Context<'_> {
@@ -45,7 +59,7 @@ impl Context<'_> {
 /// must reach to count as evidence, and the higher one at which it says the query is
 /// answered (not a knowledge gap).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Floors {
+pub(crate) struct Floors {
     pub item: f64,
     pub answer: f64,
 }
@@ -158,7 +172,7 @@ fn open_compounds(text: &ProjectText, word: &str) -> Vec<String> {
 
 /// The relevance floor: standard deviations above the mean similarity of the project's
 /// unrelated baseline a memory without lexical evidence must reach.
-pub(super) const FLOOR_SIGMAS: f64 = 2.0;
+pub(crate) const FLOOR_SIGMAS: f64 = 2.0;
 /// The similarity (HDC or semantic bits) that counts as evidence, for the floor and for a
 /// gap, in a project too small to sample its unrelated memories (fewer than 8): half the
 /// bits agreeing beyond chance (for sign-projected embeddings, a cosine of about 0.7),
@@ -189,7 +203,7 @@ impl Floors {
 
 /// One recall's request compiled against the project: everything the sources and stages
 /// read that does not depend on the candidates.
-pub(super) struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     /// The caller's request (`k`, filters, session, context width).
     pub rq: &'a RecallQuery<'a>,
     /// The query text compiled (its words, filters, phrases, time hint).
@@ -275,37 +289,23 @@ impl Plan<'_> {
 }
 
 /// Whether `event` happened outside the window `[since, until)`.
-pub(super) fn outside(event: &Event, since: Option<i64>, until: Option<i64>) -> bool {
+pub(crate) fn outside(event: &Event, since: Option<i64>, until: Option<i64>) -> bool {
     since.is_some_and(|t| event.created_at < t) || until.is_some_and(|t| event.created_at >= t)
 }
 
-impl Memory {
-    /// The read-only view of `project` one recall runs on.
-    pub(super) fn context<'a>(&'a self, project: &'a ProjectId) -> Result<Context<'a>> {
-        Ok(Context {
-            project,
-            ledger: &self.ledger,
-            tiers: &self.tiers,
-            cognition: &self.cognition,
-            text: self.project_text(project)?,
-            settings: self.profile.recall,
-            bits: self.profile.dim.bits(),
-        })
-    }
-
+impl<'a> Plan<'a> {
     /// Compiles a validated request against the project: lexical terms, the query
     /// vectors, baselines and floors.
     ///
     /// # Errors
     /// A query embedding the project's semantic space cannot take; store errors.
-    pub(super) fn plan<'a>(
-        &self,
+    pub(crate) fn compile(
         cx: &Context<'_>,
         rq: &'a RecallQuery<'a>,
         compiled: &'a CompiledQuery,
-    ) -> Result<Plan<'a>> {
+    ) -> Result<Self> {
         let query = compiled.text.as_str();
-        let stored = self.profile.text.ngram_weight;
+        let stored = cx.ngram_weight;
         let (idf, ngram_weight) = {
             let text = cx.text.reading();
             let weight = lexical::by_turn_length(
@@ -313,17 +313,17 @@ impl Memory {
                 QUERY_NGRAMS_SHORT.max(stored),
                 stored,
             );
-            (self.idf(&text.postings, query), weight)
+            (idf(&text.postings, query), weight)
         };
-        let mut vector = self.encode_query(query, &idf, ngram_weight);
+        let mut vector = encode_query(cx.encoders, query, &idf, ngram_weight);
         let baseline = match &vector {
-            Some(v) => self.baseline(cx.project, &cx.text, v)?,
+            Some(v) => baseline(cx, v)?,
             None => None,
         };
         if baseline.is_none() && ngram_weight != stored {
             // A project too small to sample is judged by the prior, a similarity between
             // texts encoded alike: a restatement of a memory must reach it.
-            vector = self.encode_query(query, &idf, stored);
+            vector = encode_query(cx.encoders, query, &idf, stored);
         }
         let text = cx.text.reading();
         let documents = text.postings.documents();
@@ -389,7 +389,7 @@ impl Memory {
             pairs.extend(forms.into_iter().map(|f| (f, share)));
         }
         drop(text);
-        let semantic = self.semantic_query(cx.project, rq.embedding, query)?;
+        let semantic = semantic_query(cx, rq.embedding, query)?;
         // The semantic side of the relevance floor: the query's similarity to memories
         // spread over the project's semantic space.
         let semantic_baseline = semantic
@@ -413,90 +413,118 @@ impl Memory {
             },
         })
     }
+}
 
-    /// The mean and standard deviation of the similarity of `query` to the project's
-    /// baseline sample (memories drawn evenly over the project: for almost every query,
-    /// unrelated ones), drawing or refreshing the sample when the project has doubled.
-    fn baseline(
-        &self,
-        project: &ProjectId,
-        text: &RwLock<ProjectText>,
-        query: &Hypervector,
-    ) -> Result<Option<(f64, f64)>> {
-        let documents = text.reading().postings.documents();
-        let stale = text
-            .reading()
-            .baseline
-            .as_ref()
-            .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
-        if stale && documents > 0 {
-            let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
-            let mut sample = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(v) = self.tiers.get(project, VectorId(id))? {
-                    sample.push(v);
-                }
+/// The mean and standard deviation of the similarity of `query` to the project's
+/// baseline sample (memories drawn evenly over the project: for almost every query,
+/// unrelated ones), drawing or refreshing the sample when the project has doubled.
+fn baseline(cx: &Context<'_>, query: &Hypervector) -> Result<Option<(f64, f64)>> {
+    let (project, text) = (cx.project, &*cx.text);
+    let documents = text.reading().postings.documents();
+    let stale = text
+        .reading()
+        .baseline
+        .as_ref()
+        .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
+    if stale && documents > 0 {
+        let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
+        let mut sample = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(v) = cx.tiers.get(project, VectorId(id))? {
+                sample.push(v);
             }
-            text.writing().baseline = Some((documents, sample));
         }
-        let guard = text.reading();
-        let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
-            return Ok(None);
-        };
-        let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
-        Ok(Some(crate::semantic::mean_sd(&sims)))
+        text.writing().baseline = Some((documents, sample));
     }
+    let guard = text.reading();
+    let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
+        return Ok(None);
+    };
+    let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
+    Ok(Some(crate::semantic::mean_sd(&sims)))
+}
 
-    /// The project's semantic space and the bits of the query in it: the caller's
-    /// `embedding`, else the static model's embedding of `text`; `None` when the project
-    /// has no semantic vectors or there is nothing to embed.
-    ///
-    /// # Errors
-    /// An embedding of another dimension than the project's space, or not finite.
-    fn semantic_query(
-        &self,
-        project: &ProjectId,
-        embedding: Option<&[f32]>,
-        text: &str,
-    ) -> Result<Option<(Arc<RwLock<crate::semantic::Space>>, Hypervector)>> {
-        if embedding.is_none() && self.embedder.model().is_none() {
-            return Ok(None);
+/// The project's semantic space and the bits of the query in it: the caller's
+/// `embedding`, else the static model's embedding of `text`; `None` when the project
+/// has no semantic vectors or there is nothing to embed.
+///
+/// # Errors
+/// An embedding of another dimension than the project's space, or not finite.
+fn semantic_query(
+    cx: &Context<'_>,
+    embedding: Option<&[f32]>,
+    text: &str,
+) -> Result<Option<(Arc<RwLock<Space>>, Hypervector)>> {
+    let Some(space) = cx.space.clone() else {
+        return Ok(None);
+    };
+    let project = cx.project;
+    let input = space.reading().input;
+    if input == 0 {
+        return Ok(None);
+    }
+    let embedded;
+    let query = match embedding {
+        Some(v) => v,
+        None => match cx.embedder.embed_query(text) {
+            Some(v) => {
+                embedded = v;
+                &embedded[..]
+            }
+            None => return Ok(None),
+        },
+    };
+    if query.len() != input {
+        return Err(crate::ledger::LedgerError::Invalid {
+            what: "embedding",
+            reason: format!(
+                "the query embedding has {} dimensions; the semantic space of project `{project}` holds {input}-dimensional embeddings",
+                query.len()
+            ),
         }
-        let space = self.space(project)?;
-        let input = space.reading().input;
-        if input == 0 {
-            return Ok(None);
-        }
-        let embedded;
-        let query = match embedding {
-            Some(v) => v,
-            None => match self.embedder.embed_query(text) {
-                Some(v) => {
-                    embedded = v;
-                    &embedded[..]
-                }
-                None => return Ok(None),
-            },
-        };
-        if query.len() != input {
-            return Err(crate::ledger::LedgerError::Invalid {
+        .into());
+    }
+    let bits =
+        cx.embedder
+            .project(query)
+            .map_err(|e| crate::ledger::LedgerError::Invalid {
                 what: "embedding",
-                reason: format!(
-                    "the query embedding has {} dimensions; the semantic space of project `{project}` holds {input}-dimensional embeddings",
-                    query.len()
-                ),
-            }
-            .into());
-        }
-        let bits =
-            self.embedder
-                .project(query)
-                .map_err(|e| crate::ledger::LedgerError::Invalid {
-                    what: "embedding",
-                    reason: e.to_string(),
-                })?;
-        Ok(Some((space, bits)))
-    }
+                reason: e.to_string(),
+            })?;
+    Ok(Some((space, bits)))
+}
+
+/// BM25 IDF weights of the words of `text` in `project`, so rare words dominate a
+/// query vector and template words barely count. A word the lexical tokenizer splits
+/// (`v3.11`) takes the weight of its rarest piece.
+fn idf(postings: &lexical::Postings, text: &str) -> HashMap<String, f32> {
+    let n = postings.documents();
+    crate::text::words(text)
+        .into_iter()
+        .map(|word| {
+            let df = crate::text::tokens(&word)
+                .iter()
+                .map(|t| postings.df(t))
+                .min()
+                .unwrap_or(0);
+            (word, lexical::idf(n, df) as f32)
+        })
+        .collect()
+}
+
+/// Encodes a query with IDF weights of its project and its character n-grams at
+/// `ngram_weight`.
+fn encode_query(
+    encoders: &crate::semantic::Encoders,
+    text: &str,
+    idf: &HashMap<String, f32>,
+    ngram_weight: f32,
+) -> Option<Hypervector> {
+    let weights = |t: &str| idf.get(t).copied().unwrap_or(1.0);
+    encoders.with(|e| {
+        e.encode_with_ngram_weight(text, &weights, ngram_weight)
+            .ok()
+    })
 }
 
 /// The query's lexical terms and whether a lexical match answers it (`calibrated`: the
