@@ -123,4 +123,3 @@ fn hdv_reason(e: &hdv::Error) -> Reason {
         _ => Reason::Internal,
     }
 }
-

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::ledger::{EventKind, LedgerError, NewEvent, Role};
 use crate::base::ProjectId;
+use crate::ledger::{EventKind, LedgerError, NewEvent, Role};
 use crate::{Memory, Reason, Result};
 
 /// Scores of one category (or overall).

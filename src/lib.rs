@@ -33,8 +33,8 @@ pub mod store;
 mod sync;
 pub mod text;
 
-pub use config::{ConfigError, PROFILE, Profile, ProfileKind, QdrantSettings, RedisSettings};
 pub use base::{ErrorClass, Reason};
+pub use config::{ConfigError, PROFILE, Profile, ProfileKind, QdrantSettings, RedisSettings};
 pub use error::{Error, Result};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, DEFERRED_FEEDBACK_LIMIT, EpisodeSummary, FEEDBACK_BATCH,

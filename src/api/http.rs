@@ -227,7 +227,10 @@ impl Tokens {
             .iter()
             .find(|t| constant_time_eq(t.secret.as_bytes(), presented.as_bytes()))
         else {
-            return Err(ApiError::new(crate::base::Reason::Unauthorized, "unknown token"));
+            return Err(ApiError::new(
+                crate::base::Reason::Unauthorized,
+                "unknown token",
+            ));
         };
         let all = token.projects.iter().any(|p| p == "*");
         match request.projects() {

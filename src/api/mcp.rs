@@ -361,7 +361,10 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
             )
         })?;
         service.waiting().await.map_err(|e| {
-            ApiError::new(crate::base::Reason::Internal, format!("MCP service failed: {e}"))
+            ApiError::new(
+                crate::base::Reason::Internal,
+                format!("MCP service failed: {e}"),
+            )
         })?;
         // Every reply written before the process ends (the writer stops when the SDK and
         // the input checks have both let go of it).

@@ -25,13 +25,13 @@ pub use response::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::base::ProjectId;
 use crate::cognition::{EpisodeId, ProcedureId, Step};
 use crate::governance::{
     BeliefId, BeliefStatus, Op, Ownership, Plan, PlanOutcome, ProspectiveId, ProspectiveKind,
     ProspectiveRefusal,
 };
 use crate::ledger::{EventId, EventKind, LedgerError, NewEvent, Role};
-use crate::base::ProjectId;
 use crate::{ErrorClass, Memory};
 
 /// A failed operation: a stable snake_case `reason`, a message naming what was wrong, its

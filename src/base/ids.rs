@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-
 /// A project name: the isolation boundary of every store. Also a directory name, so it is
 /// restricted to 1–64 ASCII letters, digits, `-` and `_`, not starting with `-`.
 #[derive(
@@ -103,4 +102,3 @@ impl std::fmt::Display for VectorId {
         write!(f, "{}", self.0)
     }
 }
-

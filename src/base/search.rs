@@ -60,4 +60,3 @@ impl std::fmt::Debug for SearchRequest<'_> {
             .finish()
     }
 }
-

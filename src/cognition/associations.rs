@@ -5,8 +5,8 @@ use rusqlite::params;
 
 use super::synapses::RippleParams;
 use super::{Cognition, EpisodeId};
-use crate::ledger::{EventId, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{EventId, LedgerResult};
 
 /// A candidate association ("subtle thought"): never a fact.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

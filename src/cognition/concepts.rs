@@ -46,8 +46,8 @@ use rusqlite::params;
 use hdv::{Bundler, Hypervector};
 
 use super::{Cognition, EpisodeId, similarity};
-use crate::ledger::{LedgerError, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{LedgerError, LedgerResult};
 
 /// Other sealed episodes an episode's baseline is estimated from.
 pub const BASELINE_SAMPLE: usize = 64;

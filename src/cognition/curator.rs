@@ -8,9 +8,9 @@
 use rusqlite::params;
 
 use super::{Cognition, EpisodeId, is_filler};
+use crate::base::ProjectId;
 use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
 use crate::ledger::{EventId, LedgerResult, Role};
-use crate::base::ProjectId;
 use crate::text::statements::Stated;
 
 /// Why a candidate was refused.

@@ -10,8 +10,8 @@ use rusqlite::{OptionalExtension, params};
 use hdv::{Bundler, Hypervector, Scan};
 
 use super::{Cognition, similarity};
-use crate::ledger::{EventId, LedgerError, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{EventId, LedgerError, LedgerResult};
 
 /// The range of an episode's reward: -1 a failure, 1 a success, 0 neither (its sign
 /// counts a concept's successes and failures).

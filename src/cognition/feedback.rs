@@ -4,8 +4,8 @@
 use rusqlite::params;
 
 use super::Cognition;
-use crate::ledger::LedgerResult;
 use crate::base::ProjectId;
+use crate::ledger::LedgerResult;
 
 /// The learning signals of one recall, applied by [`Cognition::record_recalls`].
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::Cognition;
-use crate::ledger::LedgerResult;
 use crate::base::ProjectId;
+use crate::ledger::LedgerResult;
 
 /// What kind of knowledge gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -4,8 +4,8 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::Cognition;
-use crate::ledger::{LedgerError, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{LedgerError, LedgerResult};
 
 crate::ledger::string_enum!(
     /// Lifecycle of a self-improvement proposal.

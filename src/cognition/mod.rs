@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use hdv::{Bundler, Dim, Hypervector};
 
+pub use crate::store::{WorkingBoard, WorkingItem};
 pub use associations::Association;
 pub use concepts::{Concept, ConceptId};
 pub use curator::{CandidateRefusal, Curated};
@@ -34,11 +35,10 @@ pub use meta::{Proposal, ProposalStatus};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
 pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};
-pub use crate::store::{WorkingBoard, WorkingItem};
 pub use working::WorkingMemory;
 
-use crate::ledger::{Ledger, LedgerError, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{Ledger, LedgerError, LedgerResult};
 
 /// Settings of the cognitive layers.
 #[derive(Debug, Clone, Copy, PartialEq)]

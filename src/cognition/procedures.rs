@@ -6,8 +6,8 @@ use rusqlite::params;
 use hdv::Hypervector;
 
 use super::Cognition;
-use crate::ledger::{LedgerError, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{LedgerError, LedgerResult};
 
 /// Identifier of a procedure.
 #[derive(

@@ -9,8 +9,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::Cognition;
-use crate::ledger::LedgerResult;
 use crate::base::ProjectId;
+use crate::ledger::LedgerResult;
 
 /// Budgets of one tick.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,8 +6,8 @@ use std::collections::{BinaryHeap, HashMap};
 use rusqlite::{OptionalExtension, params};
 
 use super::Cognition;
-use crate::ledger::LedgerResult;
 use crate::base::ProjectId;
+use crate::ledger::LedgerResult;
 
 /// Most memories strengthened pairwise in one co-activation (pairs grow quadratically).
 const MAX_COACTIVE: usize = 16;

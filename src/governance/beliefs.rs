@@ -1,7 +1,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 use crate::base::ProjectId;
+use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 
 crate::ledger::string_enum!(
     /// Whose belief it is. User-owned beliefs (preferences, goals, boundaries) need user

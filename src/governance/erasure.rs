@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use rusqlite::params;
 
-use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 use crate::base::ProjectId;
+use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 
 /// Rows removed per table by [`Ledger::forget_project`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -12,8 +12,8 @@ use super::beliefs::{
     BELIEF_COLUMNS, BeliefId, BeliefStatus, Ownership, active_of, normalize_statement,
     row_to_belief,
 };
-use crate::ledger::{EventId, Ledger, LedgerResult, Role};
 use crate::base::ProjectId;
+use crate::ledger::{EventId, Ledger, LedgerResult, Role};
 
 fn one() -> f64 {
     1.0

@@ -5,8 +5,8 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 use crate::base::ProjectId;
+use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 
 crate::ledger::string_enum!(
     /// What kind of future-directed item.

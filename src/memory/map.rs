@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::Memory;
-use crate::index::lexical::common;
 use crate::Result;
-use crate::ledger::{EventId, LedgerError};
-use crate::index::lexical;
 use crate::base::ProjectId;
+use crate::index::lexical;
+use crate::index::lexical::common;
+use crate::ledger::{EventId, LedgerError};
 use crate::sync::RecoverRw as _;
 
 /// How much of each list [`Memory::map`] returns.

@@ -317,7 +317,7 @@ pub(crate) fn assemble(
         suppressed,
         ..
     } = recalled;
-        let mut candidates = Vec::new();
+    let mut candidates = Vec::new();
     // Current beliefs come first: concise and governed (only active rows, never
     // superseded ones; user-owned ones exist only with user evidence). First those the
     // recalled events are evidence for, best recalled first; then those whose key or
@@ -399,10 +399,7 @@ pub(crate) fn assemble(
                 candidates.push(PackCandidate {
                     id: s.procedure.id.0,
                     slot: "procedure",
-                    reason: format!(
-                        "procedure score {:.3} (similarity x reliability)",
-                        s.score
-                    ),
+                    reason: format!("procedure score {:.3} (similarity x reliability)", s.score),
                     text: format!("{}: {}", s.procedure.name, steps.join("; ")),
                     role: None,
                     anchor: None,
@@ -472,22 +469,19 @@ pub(crate) fn assemble(
     }
     let mut pack = fill(budget, candidates, &words);
     pack.suppressed.extend(outdated);
-    pack.suppressed.extend(
-        suppressed
-            .into_iter()
-            .map(|(id, reason)| ReceiptLine {
-                id: id.0,
-                slot: "direct",
-                role: None,
-                anchor: Some(Anchor {
-                    event: id.0,
-                    ..Anchor::default()
-                }),
-                tokens: 0,
-                reason,
-                excerpt: None,
+    pack.suppressed
+        .extend(suppressed.into_iter().map(|(id, reason)| ReceiptLine {
+            id: id.0,
+            slot: "direct",
+            role: None,
+            anchor: Some(Anchor {
+                event: id.0,
+                ..Anchor::default()
             }),
-    );
+            tokens: 0,
+            reason,
+            excerpt: None,
+        }));
     Ok(pack)
 }
 

@@ -484,13 +484,13 @@ fn semantic_query(
         }
         .into());
     }
-    let bits =
-        cx.embedder
-            .project(query)
-            .map_err(|e| crate::ledger::LedgerError::Invalid {
-                what: "embedding",
-                reason: e.to_string(),
-            })?;
+    let bits = cx
+        .embedder
+        .project(query)
+        .map_err(|e| crate::ledger::LedgerError::Invalid {
+            what: "embedding",
+            reason: e.to_string(),
+        })?;
     Ok(Some((space, bits)))
 }
 

@@ -24,13 +24,13 @@ use std::collections::{HashMap, HashSet};
 use super::plan::{Context, FLOOR_SIGMAS, Plan, outside};
 use super::sources::Gathered;
 use crate::Result;
+use crate::base::VectorId;
 use crate::config::RecallSettings;
 use crate::governance::BeliefStatus;
+use crate::index::lexical;
 use crate::ledger::{Event, EventId, Role};
 use crate::recall::fusion::{self, Candidate};
-use crate::index::lexical;
 use crate::recall::{Fused, Signal, supersede, values};
-use crate::base::VectorId;
 use crate::sync::RecoverRw as _;
 use crate::text::statements;
 

@@ -6,12 +6,12 @@
 //! `%` and `:` that carry this, so values are read from the raw text with a small
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
-pub use crate::text::{is_content_word, singular};
 use crate::text::en::{
     ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS,
     NUMBER_WORDS, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS,
 };
 use crate::text::month_of;
+pub use crate::text::{is_content_word, singular};
 
 /// What a number measures.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

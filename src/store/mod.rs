@@ -24,14 +24,14 @@ mod tiers;
 
 use hdv::{Dim, HvRef, Hypervector};
 
+pub use crate::base::MappedFile;
+pub use crate::base::{Hit, InvalidProject, ProjectId, SearchRequest, VectorId};
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use board::{WorkingBoard, WorkingItem};
 pub use error::{StoreError, StoreResult};
 pub use exact::Exact;
 pub use hot::HotTier;
-pub use crate::base::MappedFile;
 pub use mmap::{SegmentStore, SegmentStoreConfig, StoreRecovery, lock_file};
-pub use crate::base::{Hit, InvalidProject, ProjectId, SearchRequest, VectorId};
 #[cfg(feature = "scale")]
 pub use qdrant::QdrantTier;
 #[cfg(feature = "standard")]

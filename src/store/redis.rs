@@ -45,10 +45,10 @@ use std::time::Instant;
 use hdv::{Block, Dim, HvRef, Hypervector};
 use redis::{Client, Connection, RedisError, Script};
 
+use super::RedisSettings;
 use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, SharedTraces, VectorId, VectorTier, scan_block};
 use super::{WorkingBoard, WorkingItem};
-use super::RedisSettings;
 
 /// Vectors per `HMGET` while a mirror catches up.
 const FETCH_CHUNK: usize = 1_000;

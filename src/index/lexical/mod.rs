@@ -253,7 +253,11 @@ impl ProjectText {
 impl ProjectText {
     /// Indexes the events of `project` after `text.last_id` (lexical postings, speakers,
     /// chronology) from the ledger; returns their ids.
-    pub(crate) fn catch_up(&mut self, ledger: &Ledger, project: &ProjectId) -> LedgerResult<Vec<u64>> {
+    pub(crate) fn catch_up(
+        &mut self,
+        ledger: &Ledger,
+        project: &ProjectId,
+    ) -> LedgerResult<Vec<u64>> {
         let saved_last = self.last_id;
         let contents = ledger.contents_after(project, EventId(self.last_id))?;
         let tokens: Vec<Vec<String>> = contents
@@ -282,7 +286,6 @@ impl ProjectText {
         }
         Ok(contents.iter().map(|(id, ..)| id.0).collect())
     }
-
 
     /// Where the lexical index of `project` is saved under `data_dir`.
     pub(crate) fn path(data_dir: &Path, project: &ProjectId) -> PathBuf {
@@ -342,7 +345,7 @@ impl ProjectText {
 /// The reply-context view of event `id` of `project`, read from the ledger. A read
 /// that fails costs only that reply's context (logged), never the event's indexing.
 pub(crate) fn tail_of(ledger: &Ledger, project: &ProjectId, id: u64) -> Option<Tail> {
-match ledger.get(project, EventId(id)) {
+    match ledger.get(project, EventId(id)) {
         Ok(e) => e.map(|e| Tail::of(id, e.role, e.speaker.as_deref(), &e.content, None)),
         Err(error) => {
             tracing::warn!(project = project.as_str(), id, %error, "reply context unread");
