@@ -5,9 +5,8 @@
 
 use crate::base::{ProjectId, VectorId};
 use crate::cognition::RecallTrace;
-use crate::recall::plan::Context;
 use crate::recall::query::CompiledQuery;
-use crate::recall::{self, Pack, RecallItem, RecallQuery, RecallResult};
+use crate::recall::{self, Context, Pack, RecallItem, RecallQuery, RecallResult};
 use crate::sync::Recover as _;
 use crate::{Memory, Result};
 

@@ -18,7 +18,7 @@
 
 pub mod fusion;
 pub mod pack;
-pub(crate) mod plan;
+mod plan;
 pub mod query;
 mod sources;
 mod stages;
@@ -27,7 +27,8 @@ pub mod values;
 
 use crate::error::Result;
 use crate::ledger::{Event, EventId};
-use plan::{Context, Plan};
+pub(crate) use plan::Context;
+use plan::Plan;
 use query::CompiledQuery;
 
 pub use pack::{
