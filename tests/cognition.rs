@@ -3,6 +3,7 @@
 //! procedure reliability, ripple budgets, pulse budgets, candidates' evidence, isolation).
 
 mod common;
+use common::all_of;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -366,7 +367,7 @@ fn synapses_are_bounded_decay_and_ripple_respects_its_budget() {
             },
         )
         .unwrap();
-    assert!(r.iter().all(|a| a.path.len() <= 4), "depth bound");
+    assert!(all_of(r.iter(), |a| a.path.len() <= 4), "depth bound");
     assert_eq!(r.iter().map(|a| a.id).max(), Some(4));
     for a in &r {
         assert!(a.activation <= 1.0);
@@ -755,7 +756,7 @@ fn background_runner_ticks_until_stopped() {
     std::thread::sleep(Duration::from_millis(120));
     let receipts = runner.stop();
     assert!(receipts.len() >= 2, "{} ticks", receipts.len());
-    assert!(receipts.iter().all(|r| r.phases.len() == 7));
+    assert!(all_of(receipts.iter(), |r| r.phases.len() == 7));
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! most two concepts per topic and every label made of its topic's words.
 
 mod common;
+use common::all_of;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -136,7 +137,7 @@ fn consolidation_recovers_planted_topics_for_k_3_to_20() {
             }
         }
         assert!(
-            found.iter().all(|&c| c != usize::MAX),
+            all_of(found.iter(), |&c| c != usize::MAX),
             "k = {k}: every episode is consolidated"
         );
         let planted: Vec<usize> = ids.iter().map(|e| truth[e]).collect();

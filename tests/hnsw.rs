@@ -2,6 +2,7 @@
 //! (fixed seeds), deletions filtered, save and mmap reload, damaged files, project isolation.
 
 mod common;
+use common::all_of;
 
 use common::project;
 use hypermem::hdv::{Block, Dim, HvRef, Hypervector, Scan};
@@ -100,11 +101,11 @@ fn deleted_ids_are_filtered_and_filters_apply() {
         .search(&SearchRequest::new(data[42].view(), 5))
         .unwrap();
     assert_eq!(hits.len(), 5);
-    assert!(hits.iter().all(|h| h.id != VectorId(42)));
+    assert!(all_of(hits.iter(), |h| h.id != VectorId(42)));
     let even = |id: VectorId| id.0.is_multiple_of(2);
     let mut req = SearchRequest::new(data[43].view(), 5);
     req.filter = Some(&even);
-    assert!(index.search(&req).unwrap().iter().all(|h| h.id.0 % 2 == 0));
+    assert!(all_of(index.search(&req).unwrap().iter(), |h| h.id.0 % 2 == 0));
     let wrong = Hypervector::random(Dim::new(2048).unwrap(), 1);
     assert!(index.search(&SearchRequest::new(wrong.view(), 1)).is_err());
 }
@@ -165,12 +166,12 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
         for q in &queries {
             let hits = store.search(&a, &SearchRequest::new(q.view(), 10)).unwrap();
             assert!(
-                hits.iter().all(|h| h.id.0 < 10_000),
+                all_of(hits.iter(), |h| h.id.0 < 10_000),
                 "A never returns B's ids"
             );
             let hits = store.search(&b, &SearchRequest::new(q.view(), 10)).unwrap();
             assert!(
-                hits.iter().all(|h| h.id.0 >= 10_000),
+                all_of(hits.iter(), |h| h.id.0 >= 10_000),
                 "B never returns A's ids"
             );
         }
@@ -178,7 +179,7 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
         let hits = store
             .search(&a, &SearchRequest::new(data_a[3].view(), 5))
             .unwrap();
-        assert!(hits.iter().all(|h| h.id != VectorId(3)));
+        assert!(all_of(hits.iter(), |h| h.id != VectorId(3)));
         store.save_indexes().unwrap();
     }
     // Reopen: the saved graph is reloaded, not rebuilt, and still filters the deletion.
@@ -188,7 +189,7 @@ fn segment_store_switches_to_hnsw_above_its_threshold_and_keeps_projects_apart()
     let hits = store
         .search(&a, &SearchRequest::new(data_a[3].view(), 5))
         .unwrap();
-    assert!(hits.iter().all(|h| h.id != VectorId(3)));
+    assert!(all_of(hits.iter(), |h| h.id != VectorId(3)));
     assert_eq!(
         store
             .search(&a, &SearchRequest::new(data_a[4].view(), 1))
@@ -270,7 +271,7 @@ fn the_graph_tail_is_searched_exactly_and_the_indexer_adds_it_off_the_write_path
         let hits = store
             .search(&p, &SearchRequest::new(data[350].view(), 5))
             .unwrap();
-        assert!(hits.iter().all(|h| h.id != VectorId(350)));
+        assert!(all_of(hits.iter(), |h| h.id != VectorId(350)));
     }
     // The saved graph holds the first 300 slots: reopened as it is, not rebuilt, with the
     // rest as its tail; indexing it changes no answer.
@@ -287,7 +288,7 @@ fn the_graph_tail_is_searched_exactly_and_the_indexer_adds_it_off_the_write_path
         .search(&p, &SearchRequest::new(data[350].view(), 5))
         .unwrap();
     assert!(
-        hits.iter().all(|h| h.id != VectorId(350)),
+        all_of(hits.iter(), |h| h.id != VectorId(350)),
         "a slot deleted before it was indexed stays deleted in the graph"
     );
 }

@@ -2,6 +2,7 @@
 //! storage of hostile input, size limits, references, full-text search, crash atomicity.
 
 mod common;
+use common::all_of;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -243,7 +244,7 @@ fn chronology_threads_sessions_turns_and_context() {
         vec![ids[3], ids[4]]
     );
     assert!(
-        ctx.before.iter().chain(&ctx.after).all(|e| e.id != ids[2]),
+        all_of(ctx.before.iter().chain(&ctx.after), |e| e.id != ids[2]),
         "anchor excluded"
     );
     assert_eq!(
@@ -364,7 +365,7 @@ fn full_text_search_ranks_by_bm25_within_the_project() {
     .unwrap();
     let hits = l.search(&p, "postgres backups", 10).unwrap();
     assert_eq!(hits.len(), 2, "{hits:?}");
-    assert!(hits.iter().all(|h| h.event.project == "alpha"));
+    assert!(all_of(hits.iter(), |h| h.event.project == "alpha"));
     assert_eq!(hits[0].event.content, "the postgres backups run nightly");
     assert!(hits[0].score <= hits[1].score);
     assert!(l.search(&p, "", 10).unwrap().is_empty());

@@ -3,6 +3,7 @@
 //! observation.
 
 mod common;
+use common::all_of;
 
 use common::project;
 use hypermem::hdv::Dim;
@@ -84,7 +85,7 @@ fn nothing_crosses_projects_and_packs_stay_within_budget() {
         .recall(&project("alpha"), "database migration plan", 20)
         .unwrap();
     assert!(!hits.is_empty());
-    assert!(hits.iter().all(|h| h.event.project == "alpha"));
+    assert!(all_of(hits.iter(), |h| h.event.project == "alpha"));
     for requested in [None, Some(50), Some(100_000)] {
         let pack = m
             .recall_pack(
@@ -105,16 +106,11 @@ fn nothing_crosses_projects_and_packs_stay_within_budget() {
             accounted >= 20,
             "every candidate is in the receipt: {accounted}"
         );
-        assert!(
-            pack.items
-                .iter()
-                .all(|(line, _)| line.tokens > 0 && !line.reason.is_empty())
-        );
-        assert!(
-            pack.suppressed
-                .iter()
-                .all(|l| l.reason.contains("over budget"))
-        );
+        assert!(all_of(pack.items.iter(), |(line, _)| line.tokens > 0
+            && !line.reason.is_empty()));
+        assert!(all_of(pack.suppressed.iter(), |l| l
+            .reason
+            .contains("over budget")));
     }
 }
 
@@ -156,7 +152,7 @@ fn forget_project_erases_every_store_and_spares_the_others() {
         receipt.lexical >= 2,
         "the lexical index was loaded by the recall"
     );
-    assert!(m.stats().unwrap().iter().all(|s| s.project != "gone"));
+    assert!(all_of(m.stats().unwrap().iter(), |s| s.project != "gone"));
     assert!(m.map(&project("gone"), 5).is_err());
     assert_eq!(m.map(&project("kept"), 5).unwrap().events, 2);
     // A read of the erased project is refused and writes nothing back.
@@ -348,11 +344,8 @@ fn packs_carry_current_beliefs_never_superseded_ones() {
     assert_eq!(pack.items[0].0.slot, "belief", "beliefs lead the pack");
     // The corrected statement itself stays out of the pack (only in history), with its
     // reason, while its correction is in.
-    assert!(
-        pack.items
-            .iter()
-            .all(|(l, _)| l.id != old.0 || l.slot == "belief")
-    );
+    assert!(all_of(pack.items.iter(), |(l, _)| l.id != old.0
+        || l.slot == "belief"));
     assert!(
         pack.items
             .iter()
@@ -431,11 +424,7 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
     let pack = m
         .recall_pack(&p, "release train Thursday", Some("current"), 1000, None)
         .unwrap();
-    assert!(
-        pack.items
-            .iter()
-            .all(|(_, t)| !t.starts_with("Is the release"))
-    );
+    assert!(all_of(pack.items.iter(), |(_, t)| !t.starts_with("Is the release")));
     assert!(
         pack.suppressed
             .iter()
@@ -468,15 +457,11 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
         "a hint lifts what it names, it filters nothing"
     );
     assert!(
-        r.items[..2].iter().all(|h| h.event.created_at < DAY),
+        all_of(r.items[..2].iter(), |h| h.event.created_at < DAY),
         "what happened in the hinted window comes first"
     );
     assert!(
-        r.items[2]
-            .fused
-            .breakdown
-            .iter()
-            .all(|b| b.0.name() != "hint"),
+        all_of(r.items[2].fused.breakdown.iter(), |b| b.0.name() != "hint"),
         "{:?}",
         r.items[2].fused.breakdown
     );
@@ -489,13 +474,11 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
     assert_eq!((r.items.len(), r.time_hint_ignored), (0, false));
     let mut rq = RecallQuery::new("release train", 5);
     rq.thread = Some("old");
-    assert!(
-        m.recall_with(&p, &rq)
-            .unwrap()
-            .items
-            .iter()
-            .all(|h| h.event.thread.as_deref() == Some("old"))
-    );
+    assert!(all_of(m.recall_with(&p, &rq).unwrap().items.iter(), |h| h
+        .event
+        .thread
+        .as_deref()
+        == Some("old")));
 }
 
 /// Whether a recall for `query` returns an event containing `needle` found by BM25.
@@ -649,17 +632,17 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
     );
     // A directive unrelated to the query gets no slot.
     let unrelated = m.recall(&p, "lunch plans and the weather", 10).unwrap();
-    assert!(
-        unrelated
-            .iter()
-            .all(|h| !h.event.content.starts_with("Always include"))
-    );
+    assert!(all_of(unrelated.iter(), |h| !h
+        .event
+        .content
+        .starts_with("Always include")));
     // Fewer results than three slots' worth: no slot.
     let two = m.recall(&p, QUERY, 2).unwrap();
-    assert!(
-        two.iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "directive"))
-    );
+    assert!(all_of(two.iter(), |h| h
+        .fused
+        .breakdown
+        .iter()
+        .all(|b| b.0.name() != "directive")));
     let pack = m.recall_pack(&p, QUERY, None, 4000, None).unwrap();
     assert!(
         pack.items
@@ -718,8 +701,11 @@ fn a_named_speakers_always_takes_no_directive_slot() {
         .unwrap();
     assert_eq!(hits.len(), 10);
     assert!(
-        hits.iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "directive")),
+        all_of(hits.iter(), |h| h
+            .fused
+            .breakdown
+            .iter()
+            .all(|b| b.0.name() != "directive")),
         "no reserved place: {:?}",
         hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
     );
@@ -1027,7 +1013,7 @@ fn query_text_compiles_to_phrases_and_filters() {
     assert!(err.contains("robot"), "{err}");
     let assistant = m.recall(&p, "heron project:p role:assistant", 10).unwrap();
     assert_eq!(assistant[0].event.id, reply);
-    assert!(assistant.iter().all(|h| h.event.role == Role::Assistant));
+    assert!(all_of(assistant.iter(), |h| h.event.role == Role::Assistant));
 }
 
 #[test]
@@ -1052,11 +1038,11 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
         ids.push(e.id);
     }
     let before = m.recall(&p, "fig tree care", 10).unwrap();
-    assert!(
-        before
-            .iter()
-            .all(|h| h.fused.breakdown.iter().all(|b| b.0.name() != "episode"))
-    );
+    assert!(all_of(before.iter(), |h| h
+        .fused
+        .breakdown
+        .iter()
+        .all(|b| b.0.name() != "episode")));
     m.end_episode(&p, ep, Some("healthy tree"), Some(1.0))
         .unwrap();
     let after = m.recall(&p, "fig tree care", 10).unwrap();
@@ -1066,7 +1052,7 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
         .map(|h| h.event.id)
         .collect();
     assert_eq!(episodic.len(), lines.len(), "{after:#?}");
-    assert!(episodic.iter().all(|id| ids.contains(id)));
+    assert!(all_of(episodic.iter(), |id| ids.contains(id)));
     // Consolidated into a concept, the episode is still reached (through its concept too).
     m.pulse_tick(&p).unwrap();
     assert!(!m.cognition().concepts(&p).unwrap().is_empty());
@@ -1321,7 +1307,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
     off.recall.ripple_weight = 0.0;
     let m = Memory::open(&off, Some(dir.path())).unwrap();
     for h in m.recall(&p, query, 10).unwrap() {
-        assert!(h.fused.breakdown.iter().all(|b| b.0.name() != "ripple"));
+        assert!(all_of(h.fused.breakdown.iter(), |b| b.0.name() != "ripple"));
     }
 }
 

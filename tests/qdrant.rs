@@ -5,6 +5,7 @@
 //! a named error, and nothing acknowledged is lost across a restart.
 
 mod common;
+use common::all_of;
 
 use common::qdrant_server::QdrantServer;
 use common::redis_server;
@@ -105,7 +106,7 @@ fn observe_recall_pack_and_erase_on_the_scale_profile() {
         )
         .unwrap();
     assert_eq!(beta.len(), 30);
-    assert!(beta.iter().all(|h| h.distance > 0));
+    assert!(all_of(beta.iter(), |h| h.distance > 0));
     let pack = m
         .recall_pack(&project("alpha"), "the cat's allergy", None, 400, None)
         .unwrap();

@@ -3,6 +3,7 @@
 //! beliefs their evidence supports.
 
 mod common;
+use common::all_of;
 
 use common::project;
 use hypermem::ledger::{EventKind, NewEvent, Role};
@@ -127,9 +128,7 @@ fn a_question_about_something_never_stored_returns_nothing_and_is_a_gap() {
         r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>()
     );
     assert!(
-        r.suppressed
-            .iter()
-            .all(|s| s.1.starts_with("knowledge gap")),
+        all_of(r.suppressed.iter(), |s| s.1.starts_with("knowledge gap")),
         "{:?}",
         r.suppressed
     );
@@ -177,7 +176,7 @@ fn a_written_out_date_lifts_that_day_without_dropping_the_others() {
     let r = m
         .recall_with(&p, &RecallQuery::new("spring race since:2025-03-20", 5))
         .unwrap();
-    assert!(r.items.iter().all(|i| i.event.id != early));
+    assert!(all_of(r.items.iter(), |i| i.event.id != early));
 }
 
 /// A turn said the day after the day a question names, telling of it ("yesterday"), is
@@ -757,7 +756,7 @@ fn speaker_named_in_the_question(reply_context: bool) {
     // length), and her account of the hike is among the first two.
     let said = |h: &hypermem::RecallItem| h.event.speaker.as_deref() == Some("Marisol");
     assert!(
-        hits.iter().take(2).all(said) && hits.iter().take(2).any(|h| h.event.id == ids[2]),
+        all_of(hits.iter().take(2), said) && hits.iter().take(2).any(|h| h.event.id == ids[2]),
         "reply context {reply_context}: {:?}",
         hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
     );
@@ -804,10 +803,12 @@ fn a_question_naming_a_speaker_puts_their_own_words_first() {
     let by = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.0.name() == "speaker");
     assert!(by(&items[0]), "{:?}", items[0].fused);
     assert!(
-        items
-            .iter()
-            .filter(|i| i.event.speaker.as_deref() == Some("Dave"))
-            .all(|i| !by(i)),
+        all_of(
+            items
+                .iter()
+                .filter(|i| i.event.speaker.as_deref() == Some("Dave")),
+            |i| !by(i)
+        ),
         "only the named speaker's turns"
     );
 }

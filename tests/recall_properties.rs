@@ -5,6 +5,7 @@
 //! a quoted phrase cannot silently empty an answer.
 
 mod common;
+use common::all_of;
 
 use std::path::Path;
 use std::process::Command;
@@ -192,7 +193,7 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
         .unwrap();
     let hits = m.recall(&p, "what is the garage code", 5).unwrap();
     assert_eq!(hits[0].event.id, garage);
-    assert!(hits.iter().all(|h| h.supersedes.is_none()));
+    assert!(all_of(hits.iter(), |h| h.supersedes.is_none()));
     // The same subject, changed: the new value comes first and says what it revises.
     let standup = m
         .observe(say(
@@ -232,7 +233,7 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     };
     let hits = inspection();
     assert_eq!(hits[0].event.id, booked);
-    assert!(hits.iter().all(|h| h.supersedes.is_none()));
+    assert!(all_of(hits.iter(), |h| h.supersedes.is_none()));
     let later = m
         .observe(say(
             "l",
@@ -374,7 +375,7 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
         .unwrap();
     assert_eq!(r.items[0].event.id, ids[0]);
     assert!(
-        r.items.iter().all(|i| i.event.id != ids[1]
+        all_of(r.items.iter(), |i| i.event.id != ids[1]
             || i.fused
                 .breakdown
                 .iter()
@@ -649,11 +650,10 @@ fn a_quoted_phrase_no_memory_holds_lifts_instead_of_emptying_the_answer() {
         .unwrap();
     assert!(r.phrases_ignored.is_empty());
     assert!(r.items[0].event.content.contains("mystery novel"));
-    assert!(
-        r.items
-            .iter()
-            .all(|i| i.event.content.contains("mystery novel"))
-    );
+    assert!(all_of(r.items.iter(), |i| i
+        .event
+        .content
+        .contains("mystery novel")));
     let r = m
         .recall_with(&p, &RecallQuery::new("\"novel of mystery\" train", 5))
         .unwrap();

@@ -3,6 +3,7 @@
 //! interrupted compaction, locking, read-only views, concurrent readers.
 
 mod common;
+use common::all_of;
 
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -277,7 +278,7 @@ fn tombstones_filter_and_compaction_erases_the_bytes() {
         let hits = store
             .search(&p, &SearchRequest::new(secret.view(), 3))
             .unwrap();
-        assert!(hits.iter().all(|h| h.id != VectorId(13)));
+        assert!(all_of(hits.iter(), |h| h.id != VectorId(13)));
         // The bytes are still on disk until compaction.
         assert!(contains_bytes(&root, &secret.to_le_bytes()));
         assert_eq!(store.compact(&p).unwrap(), 1);
@@ -520,10 +521,9 @@ fn a_two_stage_scan_with_every_slot_a_candidate_answers_as_the_exact_scan() {
             request.filter = Some(&odd);
             request.max_distance = Some(500);
             let want = exact.search(&p, &request).unwrap();
-            assert!(
-                want.iter()
-                    .all(|h| h.id.0 % 2 == 1 && h.distance <= 500 && h.id.0 % 7 != 0)
-            );
+            assert!(all_of(want.iter(), |h| h.id.0 % 2 == 1
+                && h.distance <= 500
+                && h.id.0 % 7 != 0));
             assert_eq!(
                 staged.search(&p, &request).unwrap(),
                 want,
@@ -554,7 +554,7 @@ fn a_two_stage_scan_finds_planted_neighbours_at_their_exact_distance() {
             let v = store.get(&p, h.id).unwrap().unwrap();
             assert_eq!(h.distance, query.hamming(&v), "id {}", h.id);
         }
-        assert!(hits.windows(2).all(|w| w[0].distance <= w[1].distance));
+        assert!(all_of(hits.windows(2), |w| w[0].distance <= w[1].distance));
     }
 }
 

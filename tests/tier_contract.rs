@@ -2,6 +2,7 @@
 //! Qdrant tiers must pass the same suite when they arrive).
 
 mod common;
+use common::all_of;
 
 use common::{brute_force, project, vector_of};
 use hypermem::hdv::{Dim, Hypervector};
@@ -102,7 +103,7 @@ fn contract(tier: &dyn VectorTier) {
         let beta_hits = tier
             .search(&b, &SearchRequest::new(query.view(), 10))
             .unwrap();
-        assert!(beta_hits.iter().all(|h| h.id.0 <= 150), "beta ids only");
+        assert!(all_of(beta_hits.iter(), |h| h.id.0 <= 150), "beta ids only");
         assert_ne!(beta_hits[0].distance, 0);
     }
     let err = tier
@@ -126,7 +127,7 @@ fn contract(tier: &dyn VectorTier) {
     req.filter = Some(&odd);
     let hits = tier.search(&a, &req).unwrap();
     assert_eq!(hits.len(), 20);
-    assert!(hits.iter().all(|h| h.id.0 % 2 == 1));
+    assert!(all_of(hits.iter(), |h| h.id.0 % 2 == 1));
 
     // Delete: gone from get, search, len, ids; deleting twice reports false.
     let victim = alpha[10].0;
@@ -137,7 +138,7 @@ fn contract(tier: &dyn VectorTier) {
     let hits = tier
         .search(&a, &SearchRequest::new(exact.view(), 5))
         .unwrap();
-    assert!(hits.iter().all(|h| h.id != victim));
+    assert!(all_of(hits.iter(), |h| h.id != victim));
     // A batch deletion counts what was present and removes every one of them.
     let batch = [alpha[20].0, alpha[21].0, victim, alpha[250].0];
     assert_eq!(tier.delete_batch(&a, &batch).unwrap(), 3);

@@ -80,3 +80,15 @@ pub fn say(session: &str, role: hypermem::ledger::Role, text: &str) -> hypermem:
     .thread(session)
     .session(session)
 }
+
+/// `items.all(f)`, after asserting that there is at least one item: an `all` over an
+/// empty list passes whatever it checks, so a test that asserts one must see something.
+#[track_caller]
+pub fn all_of<I: IntoIterator>(items: I, f: impl FnMut(I::Item) -> bool) -> bool {
+    let mut items = items.into_iter().peekable();
+    assert!(
+        items.peek().is_some(),
+        "an `all` over an empty list checks nothing"
+    );
+    items.all(f)
+}
