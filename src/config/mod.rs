@@ -552,7 +552,7 @@ impl Default for RawRecall {
 }
 
 /// Recall settings of a profile: the weight of each source in fusion and the switches of
-/// the stages (`memory/recall/stages.rs`).
+/// the stages (`recall/stages/`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RecallSettings {
     /// Weight of the HDC similarity ranking.
