@@ -76,6 +76,20 @@ pub struct Report {
     /// count as returning nothing.
     #[serde(default)]
     pub unasked: Vec<Unasked>,
+    /// Which of the turn-length rules the conversations got (the profile's
+    /// `[recall] turn_regime`, and how many conversations read as short, between or long).
+    #[serde(default)]
+    pub turn_regime: RegimeCensus,
+}
+
+/// The turn-length regime of an evaluation: the setting and the conversations each rule
+/// set was applied to (each conversation counted once, at its first answered question).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RegimeCensus {
+    /// The profile's `[recall] turn_regime`.
+    pub setting: crate::config::TurnRegime,
+    /// Conversations per rule set (`short`, `between`, `long`).
+    pub conversations: BTreeMap<crate::index::lexical::TurnLength, usize>,
 }
 
 /// A question recall refused (see [`Report::unasked`]).
@@ -110,6 +124,16 @@ impl Report {
             } else {
                 String::new()
             },
+            format!(
+                "turn regime {}: {}",
+                self.turn_regime.setting.name(),
+                self.turn_regime
+                    .conversations
+                    .iter()
+                    .map(|(length, n)| format!("{n} read as {}", length.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             format!(
                 "{:<28} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>12}",
                 "category",
@@ -1026,6 +1050,11 @@ pub fn evaluate(
     let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
     let mut questions = Vec::new();
     let mut unasked = Vec::new();
+    let mut census = RegimeCensus {
+        setting: memory.profile().recall.turn_regime,
+        conversations: BTreeMap::new(),
+    };
+    let mut regimes = std::collections::HashSet::new();
     for q in asked {
         if q.evidence.is_empty() {
             continue;
@@ -1045,7 +1074,15 @@ pub fn evaluate(
         // A question the memory cannot take (its conversation stored no turn, its text is
         // empty) returns nothing, as it would to an agent; the report names it.
         let hits = match memory.recall_with(&project, &rq) {
-            Ok(r) => r.items,
+            Ok(r) => {
+                if regimes.insert(project.clone()) {
+                    *census
+                        .conversations
+                        .entry(r.turn_regime.reads_as)
+                        .or_default() += 1;
+                }
+                r.items
+            }
             Err(e) if matches!(e.reason(), Reason::UnknownProject | Reason::InvalidArgument) => {
                 tracing::warn!(question = question_id, error = %e, "question returns nothing");
                 unasked.push(Unasked {
@@ -1138,6 +1175,7 @@ pub fn evaluate(
         overall,
         questions,
         unasked,
+        turn_regime: census,
     })
 }
 
@@ -1147,7 +1185,7 @@ mod tests {
 
     #[test]
     fn conversation_ids_map_to_distinct_valid_projects() {
-        assert_eq!(project_of("beam100k-1").unwrap().as_str(), "beam100k-1");
+        assert_eq!(project_of("chats100k-1").unwrap().as_str(), "chats100k-1");
         let ids = [
             "c 1",
             "c-1",

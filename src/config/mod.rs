@@ -11,8 +11,12 @@ use hdv::encode::TextConfig;
 
 use crate::cognition::{CognitionConfig, PulseBudget};
 use crate::index::HnswConfig;
+mod recall;
+
 pub use crate::store::{QdrantSettings, RedisSettings, redact_url};
 use crate::store::{SegmentStoreConfig, TierPolicy};
+use recall::RawRecall;
+pub use recall::{RecallSettings, TurnRegime};
 use serde::Deserialize;
 
 /// The deployment profile this build was compiled for.
@@ -502,204 +506,6 @@ impl Default for SemanticSettings {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-struct RawRecall {
-    vector_weight: f64,
-    fts_weight: f64,
-    user_bonus: f64,
-    supersede: bool,
-    supersede_ratio: f64,
-    directive_slots: usize,
-    episode_weight: f64,
-    ripple_weight: f64,
-    neighbour_weight: f64,
-    session_weight: f64,
-    hint_weight: f64,
-    answer_weight: f64,
-    tells_weight: f64,
-    speaker_weight: f64,
-    semantic_weight: f64,
-    bigram_weight: f64,
-    reply_context: bool,
-    question_bridge: bool,
-    learn: bool,
-}
-
-impl Default for RawRecall {
-    fn default() -> Self {
-        let r = RecallSettings::default();
-        Self {
-            vector_weight: r.vector_weight,
-            fts_weight: r.fts_weight,
-            user_bonus: r.user_bonus,
-            supersede: r.supersede,
-            supersede_ratio: r.supersede_ratio,
-            directive_slots: r.directive_slots,
-            episode_weight: r.episode_weight,
-            ripple_weight: r.ripple_weight,
-            neighbour_weight: r.neighbour_weight,
-            session_weight: r.session_weight,
-            hint_weight: r.hint_weight,
-            answer_weight: r.answer_weight,
-            tells_weight: r.tells_weight,
-            speaker_weight: r.speaker_weight,
-            semantic_weight: r.semantic_weight,
-            bigram_weight: r.bigram_weight,
-            reply_context: r.reply_context,
-            question_bridge: r.question_bridge,
-            learn: r.learn,
-        }
-    }
-}
-
-/// Recall settings of a profile: the weight of each source in fusion and the switches of
-/// the stages (`recall/stages/`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RecallSettings {
-    /// Weight of the HDC similarity ranking.
-    pub vector_weight: f64,
-    /// Weight of the bm25 full-text ranking.
-    pub fts_weight: f64,
-    /// Added to the fused score of user-role events among the top candidates (a role
-    /// prior: fused scores are at most `Σ weights / 61`, so 0.02 ranks user statements first).
-    pub user_bonus: f64,
-    /// Recall-time supersession (see [`crate::recall::supersede`]): a newer event that sets a
-    /// different value of the same kind for the same thing moves above the older one.
-    pub supersede: bool,
-    /// ... when its rank-fusion evidence is at least this share of the older one's.
-    pub supersede_ratio: f64,
-    /// Places of a recall's top k (at most a third of k) reserved for the standing
-    /// directives most similar to the query ([`crate::index::lexical::directives`]) when rank
-    /// fusion left them out; 0 disables.
-    pub directive_slots: usize,
-    /// Weight of the episodic source: events of the sealed episodes (and of the episodes
-    /// of the concept) nearest the query; 0 (the default) disables it.
-    pub episode_weight: f64,
-    /// Weight of the ripple source: memories linked by synapses to the top three fused
-    /// candidates, by activation (one hop); 0 disables it.
-    pub ripple_weight: f64,
-    /// Share of a turn's normalized score each source gives the turns just before and
-    /// after it in its session (neighbour smoothing, [`crate::recall::fusion`]); 0 disables.
-    pub neighbour_weight: f64,
-    /// Share of the best direct score of a session added to each candidate of that session
-    /// (session prior); 0 disables.
-    pub session_weight: f64,
-    /// Added to candidates that happened inside the window of a time hint in the query
-    /// ("last week", "on March 24, 2025"); bounded like every prior.
-    pub hint_weight: f64,
-    /// Added to candidates that state a value of the kind the question asks for (a date
-    /// for "when", an amount for "how much ... cost", a span for "how long";
-    /// [`crate::recall::values::Wanted`]): a direct component, below the order's
-    /// dominance margin, so it reorders near ties and never overturns what every source
-    /// agrees on.
-    pub answer_weight: f64,
-    /// Added to every candidate that tells something, not to a turn that only asks ("How
-    /// long have you been playing?", [`crate::text::statements::asks_only`]): the turn
-    /// after such a question answers it. A direct component, below the dominance margin;
-    /// 0 disables.
-    pub tells_weight: f64,
-    /// Added to every turn said by a speaker the query names ("What does Calvin do to
-    /// relax?": Calvin's own turns), when it names one. A direct component; 0 disables.
-    pub speaker_weight: f64,
-    /// Weight of the semantic source (embeddings: the caller's or the profile's static
-    /// model); it runs only where the project has semantic vectors.
-    pub semantic_weight: f64,
-    /// Weight of the word-pair BM25 source.
-    pub bigram_weight: f64,
-    /// Index a short turn's words with those of the short turn before it in its session,
-    /// said by someone else, at half weight (a reply is about what the turn before named).
-    /// Applied when the lexical index is built: a saved index built the other way is
-    /// rebuilt.
-    pub reply_context: bool,
-    /// A turn lends its neighbour share across a turn after it that only asks ("How did
-    /// that go?", [`crate::text::statements::asks_only`]) to the reply as well: the answer
-    /// to a question about what a turn said is about it too.
-    pub question_bridge: bool,
-    /// Whether recall learns from its own results: co-recalled memories strengthen their
-    /// synapses, which the ripple source then follows. Off by default, so recall never
-    /// changes later rankings as a side effect (the same query over the same data gives the
-    /// same answer); access counts for tier placement and the query log for knowledge gaps
-    /// are kept either way.
-    pub learn: bool,
-}
-
-impl RecallSettings {
-    /// The weight of a source or prior by the name recall reports it under (`bm25` alias
-    /// `lexical`, `vector`, `phrase`, `episode`, `ripple`, `neighbour`, `session`, `user`,
-    /// `hint`, `answer`, `tells`, `speaker`; `supersede` sets `supersede_ratio`), for ablations (`hypermem eval --weight`).
-    pub fn weight_mut(&mut self, name: &str) -> Option<&mut f64> {
-        Some(match Self::canonical(name)? {
-            "bm25" => &mut self.fts_weight,
-            "bigram" => &mut self.bigram_weight,
-            "vector" => &mut self.vector_weight,
-            "semantic" => &mut self.semantic_weight,
-            "episode" => &mut self.episode_weight,
-            "ripple" => &mut self.ripple_weight,
-            "neighbour" => &mut self.neighbour_weight,
-            "session" => &mut self.session_weight,
-            "user" => &mut self.user_bonus,
-            "hint" => &mut self.hint_weight,
-            "answer" => &mut self.answer_weight,
-            "tells" => &mut self.tells_weight,
-            "speaker" => &mut self.speaker_weight,
-            _ => &mut self.supersede_ratio,
-        })
-    }
-
-    /// The canonical name of a source or prior (`lexical`, `fts` and `phrase` are
-    /// `bm25`; `episodic` is `episode`; `neighbor` is `neighbour`; `role` is `user`;
-    /// `time` is `hint`), `None` for an unknown one.
-    pub fn canonical(name: &str) -> Option<&'static str> {
-        Some(match name {
-            "bm25" | "lexical" | "fts" | "phrase" => "bm25",
-            "bigram" => "bigram",
-            "vector" => "vector",
-            "semantic" => "semantic",
-            "episode" | "episodic" => "episode",
-            "ripple" => "ripple",
-            "neighbour" | "neighbor" => "neighbour",
-            "session" => "session",
-            "user" | "role" => "user",
-            "hint" | "time" => "hint",
-            "answer" => "answer",
-            "tells" => "tells",
-            "speaker" => "speaker",
-            "supersede" => "supersede",
-            _ => return None,
-        })
-    }
-
-    /// The names [`weight_mut`](Self::weight_mut) knows that are candidate sources.
-    pub const SOURCES: &[&str] = &["bm25", "bigram", "vector", "semantic", "episode", "ripple"];
-}
-
-impl Default for RecallSettings {
-    fn default() -> Self {
-        Self {
-            vector_weight: 1.0,
-            fts_weight: 1.0,
-            user_bonus: 1.0,
-            supersede: true,
-            supersede_ratio: 0.0,
-            directive_slots: 3,
-            episode_weight: 0.0,
-            ripple_weight: 0.1,
-            neighbour_weight: 0.3,
-            session_weight: 0.3,
-            hint_weight: 1.0,
-            answer_weight: 0.25,
-            tells_weight: 0.15,
-            speaker_weight: 0.3,
-            semantic_weight: 1.0,
-            bigram_weight: 0.5,
-            reply_context: true,
-            question_bridge: true,
-            learn: false,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
 struct RawCognition {
     working_capacity: usize,
     working_tau_secs: f64,
@@ -1110,50 +916,13 @@ impl Profile {
                 ),
             ));
         }
-        for (key, value) in [
-            ("recall.vector_weight", raw.recall.vector_weight),
-            ("recall.fts_weight", raw.recall.fts_weight),
-            ("recall.user_bonus", raw.recall.user_bonus),
-            ("recall.supersede_ratio", raw.recall.supersede_ratio),
-            ("recall.episode_weight", raw.recall.episode_weight),
-            ("recall.ripple_weight", raw.recall.ripple_weight),
-            ("recall.neighbour_weight", raw.recall.neighbour_weight),
-            ("recall.session_weight", raw.recall.session_weight),
-            ("recall.hint_weight", raw.recall.hint_weight),
-            ("recall.answer_weight", raw.recall.answer_weight),
-            ("recall.tells_weight", raw.recall.tells_weight),
-            ("recall.speaker_weight", raw.recall.speaker_weight),
-            ("recall.semantic_weight", raw.recall.semantic_weight),
-            ("recall.bigram_weight", raw.recall.bigram_weight),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(invalid(
-                    key,
-                    format!("must be a finite number >= 0, got {value}"),
-                ));
-            }
+        if let Some((key, value)) = raw.recall.invalid_weight() {
+            return Err(invalid(
+                key,
+                format!("must be a finite number >= 0, got {value}"),
+            ));
         }
-        let recall = RecallSettings {
-            vector_weight: raw.recall.vector_weight,
-            fts_weight: raw.recall.fts_weight,
-            user_bonus: raw.recall.user_bonus,
-            supersede: raw.recall.supersede,
-            supersede_ratio: raw.recall.supersede_ratio,
-            directive_slots: raw.recall.directive_slots,
-            episode_weight: raw.recall.episode_weight,
-            ripple_weight: raw.recall.ripple_weight,
-            neighbour_weight: raw.recall.neighbour_weight,
-            session_weight: raw.recall.session_weight,
-            hint_weight: raw.recall.hint_weight,
-            answer_weight: raw.recall.answer_weight,
-            tells_weight: raw.recall.tells_weight,
-            speaker_weight: raw.recall.speaker_weight,
-            semantic_weight: raw.recall.semantic_weight,
-            bigram_weight: raw.recall.bigram_weight,
-            reply_context: raw.recall.reply_context,
-            question_bridge: raw.recall.question_bridge,
-            learn: raw.recall.learn,
-        };
+        let recall = raw.recall.resolve();
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
             return Err(invalid(

@@ -413,8 +413,8 @@ pub(crate) fn fts_table(project: &str) -> String {
 
 /// Creates the project's full-text table if it does not exist. Contentless (the text lives
 /// in `events`), deletable by rowid, full detail: `detail = column` was faster but loses
-/// per-document term frequencies, and bm25 without them ranked evidence turns of the BEAM
-/// data set at recall@10 0.04 instead of 0.41.
+/// per-document term frequencies, and bm25 without them ranked evidence turns ten times
+/// worse (`docs/EXPERIMENTS.md`).
 ///
 /// The table is built on demand, by the project's first [`Ledger::search`] (from the
 /// events already stored, in the same transaction), and kept up to date by every append

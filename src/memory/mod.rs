@@ -196,6 +196,11 @@ impl Memory {
         &self.tiers
     }
 
+    /// The profile it was opened with.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
@@ -229,6 +234,7 @@ impl Memory {
         let mut text = ProjectText::load(
             &ProjectText::path(&self.data_dir, project),
             self.profile.recall.reply_context,
+            self.profile.recall.turn_regime,
         );
         let caught_up = text.catch_up(&self.ledger, project)?.len();
         tracing::debug!(

@@ -337,11 +337,9 @@ pub fn add_prior(c: &mut Candidate, signal: Signal, bonus: f64) {
 
 /// How much higher (in normalized, weighted units: a source's best candidate scores its
 /// weight) every direct source that tells two candidates apart must score one for it to
-/// dominate the other: near ties are not agreement. Measured on BEAM-100K: 0.1 cost 0.01
-/// recall@10 against 0.3; 0.3 and 0.5 scored the same. On all three development sets
-/// (fourteenth session): 0.2 cost BEAM-100K 0.005 recall@10 and an update question, 0.4
-/// moved each set by at most 0.001 either way (`docs/EXPERIMENTS.md`). An item first by
-/// every source stays above one every source puts near the bottom.
+/// dominate the other: near ties are not agreement (0.1, 0.2, 0.4 and 0.5 measured on the
+/// three development sets: `docs/EXPERIMENTS.md`). An item first by every source stays
+/// above one every source puts near the bottom.
 pub const DOMINANCE_MARGIN: f64 = 0.3;
 
 /// Adds query-derived evidence about the item itself (it happened in the window a date in

@@ -26,6 +26,7 @@ pub mod supersede;
 pub mod values;
 
 use crate::error::Result;
+use crate::index::lexical::{TurnLength, TurnRegime};
 use crate::ledger::{Event, EventId};
 pub(crate) use plan::Context;
 use plan::Plan;
@@ -255,6 +256,34 @@ pub struct RecallResult {
     /// source could not score them. Absent without a sentence model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unembedded: Option<usize>,
+    /// Which of the turn-length rules the project got.
+    #[serde(default)]
+    pub turn_regime: RegimeReport,
+}
+
+/// Which of the rules that depend on turn length a project gets: the profile's
+/// `[recall] turn_regime`, the project's average turn length and what they select
+/// ([`crate::index::lexical::TurnRegime`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RegimeReport {
+    /// The setting.
+    pub setting: TurnRegime,
+    /// The project's average turn length in tokens (a short reply's context at half
+    /// weight).
+    pub average_tokens: f32,
+    /// The rules applied.
+    pub reads_as: TurnLength,
+}
+
+impl RegimeReport {
+    /// The report for `postings` (whose regime is the profile's).
+    pub fn of(postings: &crate::index::lexical::Postings) -> Self {
+        Self {
+            setting: postings.regime(),
+            average_tokens: postings.average_tokens(),
+            reads_as: TurnRegime::reads_as(postings.turn_tokens()),
+        }
+    }
 }
 
 /// One recall's answer and whether anything in it answers the query (the knowledge-gap
@@ -293,6 +322,7 @@ pub(crate) fn run(
             time_hint_ignored: run.hint_ignored,
             phrases_ignored: std::mem::take(&mut run.phrases_ignored),
             unembedded: None,
+            turn_regime: RegimeReport::of(&crate::sync::RecoverRw::reading(&*cx.text).postings),
         },
         answered: run.answered,
     })

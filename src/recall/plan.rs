@@ -70,10 +70,7 @@ pub(crate) struct Floors {
 /// question, so an inflection or spelling that differs ("plays" / "played") loses a large
 /// share of the match, which the n-grams keep; in long turns most n-grams a question
 /// shares with a turn are incidental. Only the query changes (stored vectors are
-/// untouched). LoCoMo recall@10 / MRR with the query's n-grams at 0.5 (the profile's
-/// weight) / 0.75 / 1.0 / 1.5 / 2.0: 0.7298 / 0.7302 / **0.7338** / 0.7325 / 0.7312 and
-/// 0.488 / 0.491 / **0.495** / 0.494 / 0.494; 1.0 for every project costs both BEAM sets
-/// (0.591 / 0.532 → 0.570 / 0.524 and 0.542 / 0.447 → 0.537 / 0.440), whose turns are long
+/// untouched). 0.5 to 2.0 measured; 1.0 for every project costs where turns are long
 /// (`docs/EXPERIMENTS.md`).
 const QUERY_NGRAMS_SHORT: f32 = 1.0;
 
@@ -83,12 +80,8 @@ const QUERY_NGRAMS_SHORT: f32 = 1.0;
 /// log-linear between ([`lexical::by_turn_length`]), for the reason of
 /// [`QUERY_NGRAMS_SHORT`]: a short turn that says a query word in another inflection loses
 /// most of its match, while in long turns other inflections mostly match incidentally.
-/// LoCoMo recall@10 / MRR at 0 / 0.3 / 0.5 / 0.75 / 1.0 (forms of the kept terms only):
-/// 0.7338 / 0.7396 / **0.7433** / 0.7429 / 0.7378 and 0.4951 / 0.4996 / **0.5014** /
-/// 0.4998 / 0.5001; with the word pairs' forms too 0.7445 / 0.5048, and with the forms of
-/// query words the project never holds as written 0.7493 / 0.5094. At 0.3 / 0.5 for every
-/// project (a light-stem variant of the forms) BEAM-100K recall@10 fell 0.5913 → 0.5878 /
-/// 0.5826 and BEAM-500K 0.5423 → 0.5381 / 0.5378 (`docs/EXPERIMENTS.md`).
+/// 0 to 1.0 measured; for every project it costs where turns are long
+/// (`docs/EXPERIMENTS.md`).
 const QUERY_INFLECTIONS_SHORT: f32 = 0.5;
 
 /// A query word the project never holds as written is also looked for in the words it
@@ -97,23 +90,19 @@ const QUERY_INFLECTIONS_SHORT: f32 = 0.5;
 /// "entrepreneur"): in the knowledge-gap decision for every project (as
 /// [`crate::text::word_forms`]) and, in a chat of short turns, as terms at
 /// [`QUERY_INFLECTIONS_SHORT`], as inflections are. A word held as written never is: the
-/// rule only reaches words that would otherwise match nothing. LoCoMo recall@10 / MRR with
-/// up to 2 / 3 / 4 letters: 0.7491 / 0.5096, **0.7506 / 0.5098**, 0.7501 / 0.5097 against
-/// 0.7493 / 0.5094 without; both BEAM sets, whose turns are long, are byte-identical
-/// (`docs/EXPERIMENTS.md`).
+/// rule only reaches words that would otherwise match nothing (2, 3 and 4 letters
+/// measured: `docs/EXPERIMENTS.md`).
 const EXTENSION_LETTERS: usize = 3;
 
 /// The fewest letters a word (and the shorter word it is looked for as) has for
 /// [`EXTENSION_LETTERS`] to apply: below five, a word's continuations are mostly other
-/// words ("plan" → "plane", "plant"). LoCoMo is the same at four and at six.
+/// words ("plan" → "plane", "plant"); four and six measured the same.
 const EXTENSION_MIN: usize = 5;
 
 /// The fewest letters of a query word the project never holds as written for it to be
 /// looked for among the held words one edit away (a misspelling: "torunament" →
 /// "tournament", `Postings::one_edit_away`): shorter words have too many neighbours that
-/// are other words ("adopt" / "adapt"). LoCoMo recall@10 / MRR from five / seven letters:
-/// 0.7520 / 0.5102, **0.7521 / 0.5106** against 0.7516 / 0.5106 without (one question
-/// spells "torunament"); BEAM identical (`docs/EXPERIMENTS.md`).
+/// are other words ("adopt" / "adapt"; five and seven measured: `docs/EXPERIMENTS.md`).
 const TYPO_MIN: usize = 7;
 
 /// The letters of `word` when it is a word of letters alone, at least `min` of them, that
@@ -309,7 +298,7 @@ impl<'a> Plan<'a> {
         let (idf, ngram_weight) = {
             let text = cx.text.reading();
             let weight = lexical::by_turn_length(
-                text.postings.average_tokens(),
+                text.postings.turn_tokens(),
                 QUERY_NGRAMS_SHORT.max(stored),
                 stored,
             );
@@ -329,7 +318,7 @@ impl<'a> Plan<'a> {
         let documents = text.postings.documents();
         let (words, lexical_answers) = lexical_terms(&text, query, baseline.is_some());
         let share =
-            lexical::by_turn_length(text.postings.average_tokens(), QUERY_INFLECTIONS_SHORT, 0.0);
+            lexical::by_turn_length(text.postings.turn_tokens(), QUERY_INFLECTIONS_SHORT, 0.0);
         let own_pairs = lexical::bigrams(&crate::text::tokens(query));
         let mut terms: Vec<(String, f32)> = words.iter().map(|w| (w.clone(), 1.0)).collect();
         let mut pairs: Vec<(String, f32)> = own_pairs.iter().map(|p| (p.clone(), 1.0)).collect();

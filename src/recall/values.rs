@@ -289,8 +289,8 @@ impl Wanted {
 /// a relative day ("yesterday", [`RELATIVE_DAYS`]), a placed period ("last week", "this
 /// summer"), a span or periods ago ("two weeks ago", "two weekends ago"). A chat turn
 /// answers "when" this way more often than with a calendar date. (A month after a placer,
-/// "in June", was measured as well and cost a question on LoCoMo and one on BEAM-500K:
-/// it names the month of a plan as often as of an event.)
+/// "in June", was measured as well and cost questions: it names the month of a plan as
+/// often as of an event; `docs/EXPERIMENTS.md`.)
 pub fn says_when(scan: &Scan<'_>) -> bool {
     let w = &scan.words;
     w.iter().enumerate().any(|(i, t)| {

@@ -190,9 +190,8 @@ pub fn asks_only(text: &str) -> bool {
 }
 
 /// Words a sentence needs to state something of its own: a reaction ("Wow, that looks
-/// great!", "Gotta take time to chill.") before a question tells nothing. Measured on LoCoMo
-/// (BEAM identical from 4 to 16): 4 words 0.7749 / 0.5533, 8 0.7789 / 0.5560, 12 0.7789 /
-/// 0.5575, 16 0.7789 / 0.5577; with no limit BEAM-100K loses recall (`docs/EXPERIMENTS.md`).
+/// great!", "Gotta take time to chill.") before a question tells nothing (4 to 16 words and
+/// no limit measured: `docs/EXPERIMENTS.md`).
 pub const ASK_CLAUSE: usize = 12;
 
 /// What `text` states: the kind of its first sentence that states one.

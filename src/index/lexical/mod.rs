@@ -22,8 +22,8 @@ mod postings;
 
 pub use chronology::Chronology;
 pub use postings::{
-    B, CONTEXT_CHARS, K1, K1_SHORT, LONG_TURNS, Postings, SHORT_TURNS, bigrams, by_turn_length,
-    idf, k1, query_terms,
+    B, CONTEXT_CHARS, K1, K1_SHORT, LONG_TURNS, Postings, SHORT_TURNS, TurnLength, TurnRegime,
+    bigrams, by_turn_length, idf, k1, query_terms,
 };
 
 /// Stored vectors sampled per project for the relevance floor's baseline.
@@ -295,8 +295,9 @@ impl ProjectText {
     }
 
     /// The saved index at `path` when it is valid and was built with `reply_context`,
-    /// else an empty one (a damaged file is reported and rebuilt from the ledger).
-    pub(crate) fn load(path: &Path, reply_context: bool) -> Self {
+    /// else an empty one (a damaged file is reported and rebuilt from the ledger); its
+    /// length-dependent rules follow `regime`.
+    pub(crate) fn load(path: &Path, reply_context: bool, regime: TurnRegime) -> Self {
         let saved = match std::fs::read(path) {
             Ok(bytes) => {
                 let parsed = Self::from_bytes(&bytes);
@@ -308,12 +309,15 @@ impl ProjectText {
             Err(_) => None,
         };
         // An index built with the other reply-context setting is rebuilt.
-        saved
+        let mut text = saved
             .filter(|t| t.reply_context == reply_context)
             .unwrap_or_else(|| Self {
                 reply_context,
                 ..Self::default()
-            })
+            });
+        text.postings.set_regime(regime);
+        text.bigrams.set_regime(regime);
+        text
     }
 
     /// Writes `text` to `path` when [`needs_save`](Self::needs_save) says so, atomically

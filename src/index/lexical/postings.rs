@@ -20,16 +20,15 @@ use crate::text::{is_stop_word, tokens};
 pub const K1: f32 = 1.2;
 /// BM25 term-frequency saturation where turns are short (a chat of one-line turns). With
 /// full length normalization `k1` also scales the length penalty, and there a turn twice
-/// the average length is a fuller statement rather than a diluted one: in LoCoMo's chats
-/// the evidence is longer than what outranks it (median 200 against 126 characters).
-/// LoCoMo's recall@10 at 0.3 / 0.4 / 0.5 / 0.6 / 0.7 / 1.2: 0.730 / 0.730 / 0.730 / 0.729
-/// / 0.728 / 0.723; both BEAM sets, whose turns are long, lose at 0.5 (0.583 and 0.541
-/// against 0.591 and 0.542), so their setting stays [`K1`] (`docs/EXPERIMENTS.md`).
+/// the average length is a fuller statement rather than a diluted one: in chats of short
+/// turns the evidence is longer than what outranks it. Where turns are long it loses, so
+/// their setting stays [`K1`] (0.3 to 1.2 measured: `docs/EXPERIMENTS.md`).
 pub const K1_SHORT: f32 = 0.5;
 /// Average turn lengths (tokens, reply context at half weight) at and below which `k1` is
 /// [`K1_SHORT`], and at and above which it is [`K1`]; between them it moves with the
-/// logarithm of the length. LoCoMo's conversations average 11–45 tokens a turn, BEAM's
-/// 134–386.
+/// logarithm of the length (the development sets' conversations average 11–45 and
+/// 134–386 tokens a turn: `docs/EXPERIMENTS.md`). `[recall] turn_regime` can fix the
+/// regime instead ([`TurnRegime`]).
 pub const SHORT_TURNS: f32 = 60.0;
 /// See [`SHORT_TURNS`].
 pub const LONG_TURNS: f32 = 120.0;
@@ -157,9 +156,97 @@ fn one_edit(a: &[char], b: &[char]) -> bool {
             && long[rest + 1..] == short[rest + 1..])
 }
 
+/// How a project's turns are read where a rule depends on their length: BM25's `k1`
+/// ([`k1`]), and in recall the weight of the query's character n-grams and the share of
+/// the other inflections and compounds of its words ([`by_turn_length`]). `auto` decides
+/// by the project's average turn length ([`SHORT_TURNS`], [`LONG_TURNS`], log-linear
+/// between); `short` and `long` fix the rules whatever the length. The profile's
+/// `[recall] turn_regime`, reported with every recall and by `eval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnRegime {
+    /// By the project's average turn length.
+    #[default]
+    Auto,
+    /// As a chat of short turns, whatever their length.
+    Short,
+    /// As a collection of long turns, whatever their length.
+    Long,
+}
+
+impl TurnRegime {
+    /// Its name in profiles and reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Short => "short",
+            Self::Long => "long",
+        }
+    }
+
+    /// The turn length the rules read for an index whose turns average `average` tokens.
+    pub fn tokens(self, average: f32) -> f32 {
+        match self {
+            Self::Auto => average,
+            Self::Short => 0.0,
+            Self::Long => f32::INFINITY,
+        }
+    }
+
+    /// Which rules `tokens` (as [`tokens`](Self::tokens) gives it) selects.
+    pub fn reads_as(tokens: f32) -> TurnLength {
+        if tokens <= SHORT_TURNS {
+            TurnLength::Short
+        } else if tokens >= LONG_TURNS {
+            TurnLength::Long
+        } else {
+            TurnLength::Between
+        }
+    }
+}
+
+/// Which of the length-dependent rules a project gets ([`TurnRegime::reads_as`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnLength {
+    /// The short-turn rules.
+    #[default]
+    Short,
+    /// Between the two, log-linear in the length.
+    Between,
+    /// The long-turn rules.
+    Long,
+}
+
+impl TurnLength {
+    /// Its name in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Short => "short",
+            Self::Between => "between",
+            Self::Long => "long",
+        }
+    }
+}
+
 /// The postings of one project.
 #[derive(Debug, Default, Clone)]
 pub struct Postings {
+    /// How its turns are read where a rule depends on their length (not saved: the
+    /// profile's, set when the index is loaded).
+    regime: TurnRegime,
     vocabulary: HashMap<Box<str>, u32>,
     /// The vocabulary's words of letters alone (speaker fields, numbers and codes left
     /// out) in order, for the words that begin with another
@@ -241,6 +328,23 @@ impl Postings {
             return 0.0;
         }
         self.total_length as f32 / self.ids.len() as f32 / HALVES as f32
+    }
+
+    /// The turn length the length-dependent rules read: the average
+    /// ([`average_tokens`](Self::average_tokens)) under [`TurnRegime::Auto`], else the
+    /// regime's fixed one.
+    pub fn turn_tokens(&self) -> f32 {
+        self.regime.tokens(self.average_tokens())
+    }
+
+    /// The regime its length-dependent rules follow.
+    pub fn regime(&self) -> TurnRegime {
+        self.regime
+    }
+
+    /// Sets the regime its length-dependent rules follow.
+    pub fn set_regime(&mut self, regime: TurnRegime) {
+        self.regime = regime;
     }
 
     /// Documents indexed.
@@ -412,7 +516,7 @@ impl Postings {
             return Vec::new();
         }
         let avg = self.total_length as f32 / n as f32;
-        let k1 = k1(self.average_tokens());
+        let k1 = k1(self.turn_tokens());
         // Per-document accumulators: a buffer of the thread's, kept between calls (a
         // project's worth of f32, zero between calls: only the touched entries are reset).
         let heap = SCORES.with_borrow_mut(|acc| {
@@ -531,6 +635,7 @@ impl Postings {
             lists.push(list);
         }
         Some(Self {
+            regime: TurnRegime::Auto,
             vocabulary,
             sorted: std::sync::OnceLock::new(),
             lists,

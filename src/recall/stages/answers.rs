@@ -8,10 +8,8 @@ use super::*;
 /// candidate stating a value of that kind gets `answer_weight` as a direct component
 /// (0 for the others, so every candidate of the recall is compared on it). At the
 /// default 0.25, under the order's dominance margin, it settles near ties and never
-/// overturns what every source agrees on. Measured on all three development sets
-/// (`docs/EXPERIMENTS.md`, twenty-fourth session): LoCoMo 0.7571 / 0.5166 → 0.7580 /
-/// 0.5201, BEAM-100K 0.5913 / 0.5318 → 0.5923 / 0.5324, BEAM-500K 0.5423 / 0.4488 →
-/// 0.5481 / 0.4488 (recall@10 / MRR).
+/// overturns what every source agrees on. It gained on all three development sets
+/// (`docs/EXPERIMENTS.md`, twenty-fourth session).
 pub(super) struct Answers;
 
 impl Stage for Answers {

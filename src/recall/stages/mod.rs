@@ -60,10 +60,8 @@ use tells::Tells;
 
 /// Places a directive slot comes after ([`Directives`]): the best answers keep the first
 /// places, and a directive close to the query follows them instead of closing the list,
-/// where a reader who takes the first few would miss it. Measured on the BEAM sets (LoCoMo
-/// has no directives; recall@10 is the same wherever the slots go), MRR: at the end
-/// 0.5324 / 0.4511, after 3 0.5338 / 0.4503, after 4 0.5337 / 0.4515, after 5 0.5335 /
-/// 0.4516, after 6 0.5333 / 0.4514, after 7 0.5325 / 0.4511.
+/// where a reader who takes the first few would miss it (positions 3 to 7 and the end
+/// measured: `docs/EXPERIMENTS.md`).
 pub(super) const DIRECTIVES_AFTER: usize = 5;
 
 /// Head of the ranking that supersession (recall-time and governed) reorders.

@@ -9,9 +9,7 @@ use super::*;
 /// opens "Thanks, Calvin!") asks or answers back. Every turn said by a speaker the query
 /// names gets `speaker_weight` as a direct component, the others 0 (only when the query
 /// names one: a project of `user` and `assistant` turns has no names to match). Measured
-/// at 0.3 (`docs/EXPERIMENTS.md`): LoCoMo 0.7588 / 0.5355 → 0.7749 / 0.5533, every
-/// category up but the adversarial one (built to ask about one person what the other
-/// said); both BEAM sets identical.
+/// at 0.3 (`docs/EXPERIMENTS.md`).
 pub(super) struct Speakers;
 
 impl Stage for Speakers {

@@ -7,10 +7,8 @@ use super::*;
 /// playing?" ([`statements::asks_only`]: it ends with a question, every sentence of
 /// twelve words or more asks, no word of it is the speaker's own) matches a question
 /// about that subject word for word, but the turn after it answers. Every other candidate
-/// gets `tells_weight` as a direct component, an asking turn 0. Measured at 0.15
-/// (`docs/EXPERIMENTS.md`, twenty-fourth session): LoCoMo 0.7579 / 0.5257 → 0.7588 /
-/// 0.5355, BEAM-500K 0.5481 / 0.4488 → 0.5497 / 0.4500, BEAM-100K identical; at 0.2
-/// BEAM-100K's MRR falls.
+/// gets `tells_weight` as a direct component, an asking turn 0. Measured at 0.15 and 0.2
+/// (`docs/EXPERIMENTS.md`, twenty-fourth session).
 pub(super) struct Tells;
 
 impl Stage for Tells {
