@@ -250,3 +250,60 @@ fn the_sentence_models_window_reading_is_a_named_choice() {
     let e = err(&format!("{LITE}[semantic]\nwindows = \"best\"\n"));
     assert!(e.contains("best") && e.contains("windows"), "{e}");
 }
+
+#[test]
+fn the_recall_table_resolves_validates_and_names_every_weight() {
+    use hypermem::config::{RecallSettings, TurnRegime};
+    let p = Profile::parse(LITE, "<test>").unwrap();
+    assert_eq!(p.recall, RecallSettings::default());
+    assert_eq!(p.recall.turn_regime, TurnRegime::Auto);
+    for (text, regime) in [("short", TurnRegime::Short), ("long", TurnRegime::Long)] {
+        let p = Profile::parse(
+            &format!("{LITE}[recall]\nturn_regime = \"{text}\"\nhint_weight = 0.5\n"),
+            "<test>",
+        )
+        .unwrap();
+        assert_eq!(p.recall.turn_regime, regime);
+        assert_eq!(p.recall.hint_weight, 0.5);
+        assert_eq!(regime.name(), text);
+    }
+    let e = Profile::parse(
+        &format!("{LITE}[recall]\nturn_regime = \"medium\"\n"),
+        "<test>",
+    )
+    .unwrap_err();
+    assert!(matches!(e, ConfigError::Parse { .. }), "{e:?}");
+    assert!(e.to_string().contains("turn_regime"), "{e}");
+    // Every weight is validated under its own key, first failing key first.
+    let e = Profile::parse(
+        &format!("{LITE}[recall]\nspeaker_weight = -1.0\nbigram_weight = -2.0\n"),
+        "<test>",
+    )
+    .unwrap_err();
+    match e {
+        ConfigError::Invalid { key, .. } => assert_eq!(key, "recall.speaker_weight"),
+        other => panic!("{other:?}"),
+    }
+    // Names and aliases reach their weights; the sources are the weights marked so.
+    let mut r = RecallSettings::default();
+    *r.weight_mut("lexical").unwrap() = 0.25;
+    assert_eq!(r.fts_weight, 0.25);
+    *r.weight_mut("role").unwrap() = 0.5;
+    assert_eq!(r.user_bonus, 0.5);
+    *r.weight_mut("supersede").unwrap() = 0.75;
+    assert_eq!(r.supersede_ratio, 0.75);
+    assert!(r.weight_mut("no_such").is_none());
+    assert_eq!(RecallSettings::canonical("neighbor"), Some("neighbour"));
+    let mut sources = RecallSettings::SOURCES.to_vec();
+    sources.sort_unstable();
+    assert_eq!(
+        sources,
+        ["bigram", "bm25", "episode", "ripple", "semantic", "vector"]
+    );
+    for name in RecallSettings::SOURCES {
+        assert!(
+            RecallSettings::default().weight_mut(name).is_some(),
+            "{name}"
+        );
+    }
+}

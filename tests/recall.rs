@@ -1016,3 +1016,35 @@ fn a_fact_in_other_words_is_no_gap_and_a_subject_never_stored_is() {
     assert!(!gaps.iter().any(|g| g.contains("seat")), "{gaps:?}");
     assert!(gaps.iter().any(|g| g.contains("opera")), "{gaps:?}");
 }
+
+#[test]
+fn every_recall_reports_the_turn_regime_its_project_got() {
+    use hypermem::config::TurnRegime;
+    use hypermem::index::lexical::TurnLength;
+    let query = RecallQuery::new("how do I water succulents", 5);
+    let mut reports = Vec::new();
+    for regime in [TurnRegime::Auto, TurnRegime::Short, TurnRegime::Long] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = profile();
+        p.recall.turn_regime = regime;
+        let m = Memory::open(&p, Some(dir.path())).unwrap();
+        background(&m);
+        let r = m.recall_with(&project("p"), &query).unwrap();
+        assert!(!r.items.is_empty());
+        assert_eq!(r.turn_regime.setting, regime);
+        assert!(
+            r.turn_regime.average_tokens > 0.0 && r.turn_regime.average_tokens < 60.0,
+            "{:?}",
+            r.turn_regime
+        );
+        // It is in the JSON every surface returns.
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["turn_regime"]["setting"], regime.name());
+        reports.push(r.turn_regime.reads_as);
+    }
+    // Short chat turns read as short unless the profile fixes the long rules.
+    assert_eq!(
+        reports,
+        [TurnLength::Short, TurnLength::Short, TurnLength::Long]
+    );
+}
