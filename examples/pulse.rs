@@ -151,7 +151,7 @@ fn ticks(
                 ph.produced
             );
             if ph.elapsed_ms > worst.0 {
-                *worst = (ph.elapsed_ms, ph.phase);
+                *worst = (ph.elapsed_ms, ph.phase.name());
             }
         }
     }

@@ -26,7 +26,6 @@ pub mod index;
 pub mod input;
 pub mod ledger;
 mod memory;
-mod names;
 pub mod recall;
 pub mod semantic;
 pub mod store;

@@ -103,7 +103,8 @@ fn observe_recall_beliefs_plans_and_erasure() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|s| s[1].as_str().unwrap().contains("role user"))
+            .any(|s| s[1]["reason"] == "another_role"
+                && s[1]["detail"].as_str().unwrap().contains("role user"))
     );
     let (ok, _, err) = hm(d, &["recall", "--project", "acme", "mode since:someday"]);
     assert!(!ok && err.contains("since:someday"), "{err}");

@@ -690,7 +690,7 @@ fn pulse_runs_its_phases_in_order_within_budget_and_never_deletes_events() {
             },
         )
         .unwrap();
-    let names: Vec<&str> = receipt.phases.iter().map(|r| r.phase).collect();
+    let names: Vec<hypermem::cognition::Phase> = receipt.phases.iter().map(|r| r.phase).collect();
     assert_eq!(names, hypermem::cognition::PHASES.to_vec());
     assert_eq!(
         receipt.phases[0].items, 1,

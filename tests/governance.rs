@@ -602,7 +602,7 @@ fn candidates_stay_candidates_until_governed_promotion() {
     assert_eq!(
         rejected(out),
         RejectionReason::InvalidTransition {
-            op: "reject",
+            op: hypermem::governance::Transition::Reject,
             status: BeliefStatus::Active
         }
     );
@@ -959,7 +959,7 @@ fn every_refusal_and_outcome_serializes_for_the_cli() {
             belief: BeliefId(1),
         },
         RejectionReason::InvalidTransition {
-            op: "reject",
+            op: hypermem::governance::Transition::Reject,
             status: BeliefStatus::Active,
         },
         RejectionReason::InvalidValue { detail: "d".into() },

@@ -437,7 +437,10 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
     let r = m.recall_with(&p, &rq).unwrap();
     assert_eq!(r.items.len(), 1);
     assert!(r.items[0].event.content.starts_with("Is the release"));
-    assert_eq!(r.suppressed[0].1, "outside the time window");
+    assert_eq!(
+        r.suppressed[0].1.reason,
+        hypermem::recall::SuppressReason::OutsideTimeWindow
+    );
     // A time hint is soft: it lifts what happened in its window...
     let mut rq = RecallQuery::new("release train 1970-01-01", 5);
     let r = m.recall_with(&p, &rq).unwrap();
@@ -987,10 +990,9 @@ fn query_text_compiles_to_phrases_and_filters() {
     assert!(found.contains(&exact) && found.contains(&reply));
     assert!(!found.contains(&scrambled));
     assert!(
-        phrase
-            .suppressed
-            .iter()
-            .any(|(id, why)| *id == scrambled && why.contains("blue heron")),
+        phrase.suppressed.iter().any(|(id, why)| *id == scrambled
+            && why.reason == hypermem::recall::SuppressReason::MissingPhrase
+            && why.detail.contains("blue heron")),
         "{:?}",
         phrase.suppressed
     );

@@ -128,7 +128,8 @@ fn a_question_about_something_never_stored_returns_nothing_and_is_a_gap() {
         r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>()
     );
     assert!(
-        all_of(r.suppressed.iter(), |s| s.1.starts_with("knowledge gap")),
+        all_of(r.suppressed.iter(), |s| s.1.reason
+            == hypermem::recall::SuppressReason::KnowledgeGap),
         "{:?}",
         r.suppressed
     );

@@ -12,6 +12,7 @@ use std::process::Command;
 
 use common::project;
 use hypermem::ledger::{EventKind, NewEvent, Role};
+use hypermem::recall::Slot;
 use hypermem::{Memory, RecallQuery};
 
 use common::say;
@@ -633,7 +634,7 @@ fn a_long_on_topic_note_is_packed_and_nothing_below_the_floor_pads_a_pack() {
         .recall_with(&p, &RecallQuery::new("lower back stretch routine", 20))
         .unwrap();
     for (line, text) in &pack.items {
-        if matches!(line.slot, "direct" | "associative") {
+        if matches!(line.slot, Slot::Direct | Slot::Associative) {
             assert!(r.items.iter().any(|i| i.event.id.0 == line.id), "{text}");
         }
         assert!(!text.contains("pasta") && !text.contains("novel"), "{text}");

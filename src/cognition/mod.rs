@@ -33,7 +33,7 @@ pub use feedback::RecallTrace;
 pub use gaps::{Gap, GapKind};
 pub use meta::{Proposal, ProposalStatus};
 pub use procedures::{Procedure, ProcedureId, Step, Suggestion};
-pub use pulse::{PHASES, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
+pub use pulse::{PHASES, Phase, PhaseReceipt, PulseBudget, PulseReceipt, PulseRunner};
 pub use synapses::{Activation, RippleParams};
 pub use working::WorkingMemory;
 

@@ -33,9 +33,8 @@ impl Default for PulseBudget {
 /// What one phase did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseReceipt {
-    /// Phase name.
-    #[serde(deserialize_with = "crate::names::name")]
-    pub phase: crate::names::Name,
+    /// The phase.
+    pub phase: Phase,
     /// Items processed.
     pub items: usize,
     /// Time spent (ms).
@@ -64,15 +63,68 @@ pub struct PulseReceipt {
 /// count of new events.
 const LAST_EVENT_METRIC: &str = "pulse_last_event";
 
-/// The phase order.
-pub const PHASES: [&str; 7] = [
-    "working_memory",
-    "episodic_chaining",
-    "semantic_refresh",
-    "gap_detection",
-    "association_generation",
-    "procedure_refinement",
-    "meta_reflection",
+/// A phase of a pulse tick, named in receipts by its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Expired working-memory items dropped.
+    WorkingMemory,
+    /// Episodes soft-sealed and chained.
+    EpisodicChaining,
+    /// Concepts consolidated from sealed episodes.
+    SemanticRefresh,
+    /// Knowledge gaps read from the query log.
+    GapDetection,
+    /// Associations for sealed episodes.
+    AssociationGeneration,
+    /// Procedures' reliabilities refined.
+    ProcedureRefinement,
+    /// Meta-memory rules evaluated.
+    MetaReflection,
+    /// Queued events embedded by the sentence model (the facade's phase).
+    Embed,
+    /// Traces placed in the tiers by strength (the facade's phase).
+    Tiers,
+}
+
+impl Phase {
+    /// Its name in receipts.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::WorkingMemory => "working_memory",
+            Self::EpisodicChaining => "episodic_chaining",
+            Self::SemanticRefresh => "semantic_refresh",
+            Self::GapDetection => "gap_detection",
+            Self::AssociationGeneration => "association_generation",
+            Self::ProcedureRefinement => "procedure_refinement",
+            Self::MetaReflection => "meta_reflection",
+            Self::Embed => "embed",
+            Self::Tiers => "tiers",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Phase {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// The cognitive phases of a tick, in order (the facade adds `embed` and `tiers`).
+pub const PHASES: [Phase; 7] = [
+    Phase::WorkingMemory,
+    Phase::EpisodicChaining,
+    Phase::SemanticRefresh,
+    Phase::GapDetection,
+    Phase::AssociationGeneration,
+    Phase::ProcedureRefinement,
+    Phase::MetaReflection,
 ];
 
 /// Runs `step(1)` (which processes up to one item and returns how many it did) until
@@ -112,7 +164,7 @@ impl Cognition {
             let deadline = t + budget.time_per_phase;
             let items = budget.items_per_phase;
             let (items, exhausted, produced) = match phase {
-                "working_memory" => {
+                Phase::WorkingMemory => {
                     let mut expired = 0;
                     if let Some(board) = &self.board {
                         match board.agents(project) {
@@ -137,11 +189,11 @@ impl Cognition {
                     }
                     (expired, false, format!("{expired} expired items removed"))
                 }
-                "episodic_chaining" => {
+                Phase::EpisodicChaining => {
                     let (n, ex) = bounded(items, deadline, |n| self.seal_idle(project, n))?;
                     (n, ex, format!("{n} idle episodes soft-sealed or sealed"))
                 }
-                "semantic_refresh" => {
+                Phase::SemanticRefresh => {
                     let (n, created) = self.consolidate_until(project, items, Some(deadline))?;
                     let mut candidates = 0;
                     let (m, ex2) = bounded(items.saturating_sub(n), deadline, |k| {
@@ -165,18 +217,18 @@ impl Cognition {
                         ),
                     )
                 }
-                "gap_detection" => {
+                Phase::GapDetection => {
                     let gaps = self.knowledge_gaps(project, budget.items_per_phase)?;
                     self.record_metric(project, "gap_count", gaps.len() as f64, "tick")?;
                     (gaps.len(), false, format!("{} gaps", gaps.len()))
                 }
-                "association_generation" => {
+                Phase::AssociationGeneration => {
                     let (n, ex) = bounded(items, deadline, |n| {
                         Ok(self.generate_associations(project, n)?.len())
                     })?;
                     (n, ex, format!("{n} candidate associations"))
                 }
-                "procedure_refinement" => {
+                Phase::ProcedureRefinement => {
                     let weak = self.unreliable_procedures(project, 5, 0.3)?;
                     let names: Vec<&str> = weak.iter().map(|p| p.name.as_str()).collect();
                     (
@@ -185,6 +237,7 @@ impl Cognition {
                         format!("unreliable procedures: {names:?}"),
                     )
                 }
+                // Meta-reflection (the facade's own phases are never in `PHASES`).
                 _ => {
                     let raised = self.reflect(project)?;
                     (

@@ -11,7 +11,9 @@ mod prospective;
 
 pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
 pub use erasure::ErasureReceipt;
-pub use plan::{AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason};
+pub use plan::{
+    AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason, Transition,
+};
 pub use prospective::{
     ProspectiveChange, ProspectiveId, ProspectiveItem, ProspectiveKind, ProspectiveRefusal,
     ProspectiveStatus, is_affirmative,

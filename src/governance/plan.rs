@@ -342,8 +342,7 @@ pub enum RejectionReason {
     #[error("cannot {op} a belief in status {status}")]
     InvalidTransition {
         /// The operation.
-        #[serde(deserialize_with = "crate::names::name")]
-        op: crate::names::Name,
+        op: Transition,
         /// The current status.
         status: BeliefStatus,
     },
@@ -353,6 +352,25 @@ pub enum RejectionReason {
         /// What is wrong.
         detail: String,
     },
+}
+
+/// A change of a candidate belief's status that its status may refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transition {
+    /// A candidate made active.
+    Promote,
+    /// A candidate rejected.
+    Reject,
+}
+
+impl std::fmt::Display for Transition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Promote => "promote",
+            Self::Reject => "reject",
+        })
+    }
 }
 
 impl RejectionReason {
@@ -964,7 +982,7 @@ impl Validator<'_> {
                         | BeliefStatus::PossibleConflict
                 ) {
                     return Ok(Err(RejectionReason::InvalidTransition {
-                        op: "promote",
+                        op: Transition::Promote,
                         status: b.status,
                     }));
                 }
@@ -1001,7 +1019,7 @@ impl Validator<'_> {
                         | BeliefStatus::PossibleConflict
                 ) {
                     return Ok(Err(RejectionReason::InvalidTransition {
-                        op: "reject",
+                        op: Transition::Reject,
                         status: b.status,
                     }));
                 }

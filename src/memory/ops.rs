@@ -289,7 +289,7 @@ impl Memory {
             let elapsed_ms = t.elapsed().as_secs_f64() * 1e3;
             receipt.elapsed_ms += elapsed_ms;
             receipt.phases.push(PhaseReceipt {
-                phase: "embed",
+                phase: crate::cognition::Phase::Embed,
                 items: done.embedded,
                 elapsed_ms,
                 produced: format!(
@@ -325,7 +325,7 @@ impl Memory {
             )
         };
         receipt.phases.push(PhaseReceipt {
-            phase: "tiers",
+            phase: crate::cognition::Phase::Tiers,
             items: moves,
             elapsed_ms,
             produced: format!(

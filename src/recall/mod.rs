@@ -34,7 +34,7 @@ use query::CompiledQuery;
 
 pub use pack::{
     Anchor, DEFAULT_BUDGET_SHARE, EXCERPT_MIN_TOKENS, MAX_BUDGET_SHARE, Pack, PackCandidate,
-    ReceiptLine, estimate_tokens, fill, pack_budget,
+    ReceiptLine, Slot, estimate_tokens, fill, pack_budget,
 };
 
 /// What a part of a fused score comes from: a source that scored the item, evidence it
@@ -236,13 +236,67 @@ impl<'a> RecallQuery<'a> {
     }
 }
 
+/// Why recall did not return a candidate, by a stable snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressReason {
+    /// An event of the caller's own session.
+    SameSessionEcho,
+    /// Outside the `since:` / `until:` window (or the time hint's, with no candidate
+    /// inside it).
+    OutsideTimeWindow,
+    /// Another agent than the one asked for.
+    AnotherAgent,
+    /// Another thread than the one asked for.
+    AnotherThread,
+    /// Another session than the one asked for.
+    AnotherSession,
+    /// Another source than the one asked for.
+    AnotherSource,
+    /// Another role than the one asked for.
+    AnotherRole,
+    /// Another kind than the one asked for.
+    AnotherKind,
+    /// It does not hold a quoted phrase verbatim.
+    MissingPhrase,
+    /// Nothing in the project answers the query (a knowledge gap).
+    KnowledgeGap,
+    /// No evidence of its own above the project's relevance floor.
+    BelowFloor,
+}
+
+/// A suppressed candidate's reason and what it was in words.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Suppression {
+    /// The stable reason.
+    pub reason: SuppressReason,
+    /// The detail in words (the filter's value, the floor and the similarity).
+    pub detail: String,
+}
+
+impl Suppression {
+    /// A suppression for `reason` with `detail`.
+    pub fn new(reason: SuppressReason, detail: impl Into<String>) -> Self {
+        Self {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Suppression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
 /// Recall results and the candidates the filters suppressed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecallResult {
     /// Results, best first.
     pub items: Vec<RecallItem>,
     /// Suppressed candidates with the reason.
-    pub suppressed: Vec<(EventId, String)>,
+    pub suppressed: Vec<(EventId, Suppression)>,
     /// The query's time hint ("yesterday", "last week", an ISO date) was ignored because
     /// none of the candidates happened in its window (an explicit `since:` / `until:`
     /// always applies).

@@ -62,14 +62,54 @@ impl From<&crate::ledger::Event> for Anchor {
     }
 }
 
+/// What place an item takes in a pack, named in receipts by its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Slot {
+    /// A current belief the query touches.
+    Belief,
+    /// A suggested procedure.
+    Procedure,
+    /// A recalled item with evidence of its own.
+    Direct,
+    /// A standing directive.
+    Directive,
+    /// A recalled item linked to a match (a neighbouring turn, a synapse).
+    Associative,
+}
+
+impl Slot {
+    /// Its name in receipts.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Belief => "belief",
+            Self::Procedure => "procedure",
+            Self::Direct => "direct",
+            Self::Directive => "directive",
+            Self::Associative => "associative",
+        }
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Slot {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
 /// One line of a pack receipt.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReceiptLine {
     /// The item.
     pub id: u64,
-    /// Slot (`belief`, `procedure`, `direct`, `directive`, `associative`).
-    #[serde(deserialize_with = "crate::names::name")]
-    pub slot: crate::names::Name,
+    /// Its slot.
+    pub slot: Slot,
     /// Tokens it takes.
     pub tokens: usize,
     /// Why it was selected or suppressed.
@@ -94,7 +134,7 @@ pub struct PackCandidate {
     /// The item (event, belief or procedure id).
     pub id: u64,
     /// Its slot.
-    pub slot: &'static str,
+    pub slot: Slot,
     /// Why it is a candidate.
     pub reason: String,
     /// The text the pack would carry.
@@ -374,7 +414,7 @@ pub(crate) fn assemble(
         let b = &active[i];
         candidates.push(PackCandidate {
             id: b.id.0,
-            slot: "belief",
+            slot: Slot::Belief,
             reason,
             text: format!("{}: {}", b.key, b.statement),
             role: None,
@@ -398,7 +438,7 @@ pub(crate) fn assemble(
                     .collect();
                 candidates.push(PackCandidate {
                     id: s.procedure.id.0,
-                    slot: "procedure",
+                    slot: Slot::Procedure,
                     reason: format!("procedure score {:.3} (similarity x reliability)", s.score),
                     text: format!("{}: {}", s.procedure.name, steps.join("; ")),
                     role: None,
@@ -416,7 +456,7 @@ pub(crate) fn assemble(
             item.fused.breakdown.first()
         {
             (
-                "directive",
+                Slot::Directive,
                 format!(
                     "standing directive, #{rank} by similarity ({:.3})",
                     item.similarity.unwrap_or(0.0)
@@ -425,7 +465,7 @@ pub(crate) fn assemble(
         } else if let Some((key, version)) = &item.superseded_belief {
             outdated.push(ReceiptLine {
                 id: item.event.id.0,
-                slot: "direct",
+                slot: Slot::Direct,
                 role: Some(item.event.role),
                 anchor: Some((&item.event).into()),
                 tokens: estimate_tokens(&item.event.content),
@@ -437,7 +477,7 @@ pub(crate) fn assemble(
             continue;
         } else if item.associative {
             (
-                "associative",
+                Slot::Associative,
                 format!(
                     "rank {}: linked to a match ({})",
                     i + 1,
@@ -454,7 +494,7 @@ pub(crate) fn assemble(
             )
         } else {
             (
-                "direct",
+                Slot::Direct,
                 format!("rank {} (fused {:.4})", i + 1, item.fused.score),
             )
         };
@@ -472,14 +512,14 @@ pub(crate) fn assemble(
     pack.suppressed
         .extend(suppressed.into_iter().map(|(id, reason)| ReceiptLine {
             id: id.0,
-            slot: "direct",
+            slot: Slot::Direct,
             role: None,
             anchor: Some(Anchor {
                 event: id.0,
                 ..Anchor::default()
             }),
             tokens: 0,
-            reason,
+            reason: reason.detail,
             excerpt: None,
         }));
     Ok(pack)
@@ -496,7 +536,7 @@ mod tests {
         assert_eq!(pack_budget(1000, Some(10_000)), 300);
         let c = |id, text: String| PackCandidate {
             id,
-            slot: "direct",
+            slot: Slot::Direct,
             reason: "r".into(),
             text,
             role: None,
@@ -530,7 +570,7 @@ mod tests {
     fn a_text_over_what_is_left_is_carried_as_its_best_excerpt_in_rank_order() {
         let c = |id, text: String| PackCandidate {
             id,
-            slot: "direct",
+            slot: Slot::Direct,
             reason: format!("rank {id}"),
             text,
             role: None,

@@ -35,12 +35,15 @@ impl Stage for Admit {
             let reason = if let Some(reason) = run.suppresses(plan, &a.event) {
                 Some(reason)
             } else if !run.answered {
-                Some("knowledge gap: no candidate matches a distinctive query word or is more similar than the project's unrelated memories reach by chance".to_owned())
+                Some(Suppression::new(
+                    SuppressReason::KnowledgeGap,
+                    "knowledge gap: no candidate matches a distinctive query word or is more similar than the project's unrelated memories reach by chance",
+                ))
             } else {
                 let similarity = run.similarity.get(&a.c.fused.id).copied();
                 a.filler = !plan.supported(&a.c, similarity);
                 (a.filler && !linked(&a.c)).then(|| {
-                    format!(
+                    Suppression::new(SuppressReason::BelowFloor, format!(
                         "below the relevance floor (no lexical match; similarity {:.3} under {:.3}, {})",
                         similarity.unwrap_or(0.0),
                         plan.vector_floors.item,
@@ -50,7 +53,7 @@ impl Stage for Admit {
                                 "the project's unrelated baseline {mean:.3} + {FLOOR_SIGMAS} x {sd:.3}"
                             )
                         )
-                    )
+                    ))
                 })
             };
             match reason {

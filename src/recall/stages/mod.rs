@@ -30,7 +30,7 @@ use crate::governance::BeliefStatus;
 use crate::index::lexical;
 use crate::ledger::{Event, EventId, Role};
 use crate::recall::fusion::{self, Candidate};
-use crate::recall::{Fused, Signal, supersede, values};
+use crate::recall::{Fused, Signal, SuppressReason, Suppression, supersede, values};
 use crate::sync::RecoverRw as _;
 use crate::text::statements;
 
@@ -123,7 +123,7 @@ pub(super) struct Run {
     /// Every candidate a lexical source returned.
     pub lexical: HashSet<u64>,
     /// Refused candidates with the reason.
-    pub suppressed: Vec<(EventId, String)>,
+    pub suppressed: Vec<(EventId, Suppression)>,
     /// The time hint's window was ignored (no candidate fell inside it).
     pub hint_ignored: bool,
     /// Quoted phrases no candidate holds verbatim (a lift, not a filter).
@@ -179,38 +179,62 @@ impl Run {
 
     /// Why `event` must not be returned, if it must not: the caller's filters
     /// ([`super::RecallQuery`]) and those compiled from the query text.
-    pub fn suppresses(&self, plan: &Plan<'_>, event: &Event) -> Option<String> {
+    pub fn suppresses(&self, plan: &Plan<'_>, event: &Event) -> Option<Suppression> {
         let (rq, q) = (plan.rq, plan.compiled);
         if rq.session.is_some() && event.session.as_deref() == rq.session {
-            return Some("same-session echo".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::SameSessionEcho,
+                "same-session echo",
+            ));
         }
         // A time hint's window only lifts what falls inside it ([`Priors`]); explicit
         // `since:` / `until:` filter.
         if outside(event, rq.since, rq.until) || (!q.hinted && outside(event, q.since, q.until)) {
-            return Some("outside the time window".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::OutsideTimeWindow,
+                "outside the time window",
+            ));
         }
         let differs = |want: Option<&str>, have: Option<&str>| want.is_some() && want != have;
         if differs(rq.agent, event.agent.as_deref())
             || differs(q.agent.as_deref(), event.agent.as_deref())
         {
-            return Some("another agent".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::AnotherAgent,
+                "another agent",
+            ));
         }
         if differs(rq.thread, event.thread.as_deref())
             || differs(q.thread.as_deref(), event.thread.as_deref())
         {
-            return Some("another thread".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::AnotherThread,
+                "another thread",
+            ));
         }
         if differs(q.session.as_deref(), event.session.as_deref()) {
-            return Some("another session".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::AnotherSession,
+                "another session",
+            ));
         }
         if differs(q.source.as_deref(), event.source.as_deref()) {
-            return Some("another source".to_owned());
+            return Some(Suppression::new(
+                SuppressReason::AnotherSource,
+                "another source",
+            ));
         }
         if let Some(role) = q.role.filter(|&r| r != event.role) {
-            return Some(format!("role {} is not {role}", event.role));
+            return Some(Suppression::new(
+                SuppressReason::AnotherRole,
+                format!("role {} is not {role}", event.role),
+            ));
         }
         if let Some(kind) = q.kind.filter(|&k| k != event.kind) {
-            return Some(format!("kind {} is not {kind}", event.kind));
+            return Some(Suppression::new(
+                SuppressReason::AnotherKind,
+                format!("kind {} is not {kind}", event.kind),
+            ));
         }
         // The first quoted phrase that filters and that the event does not hold.
         let mut filtering = q
@@ -221,7 +245,10 @@ impl Run {
         if filtering.peek().is_some() {
             let content = crate::recall::query::normalize(&event.content);
             if let Some(missing) = filtering.find(|p| !content.contains(p.as_str())) {
-                return Some(format!("does not contain the phrase \"{missing}\""));
+                return Some(Suppression::new(
+                    SuppressReason::MissingPhrase,
+                    format!("does not contain the phrase \"{missing}\""),
+                ));
             }
         }
         None
