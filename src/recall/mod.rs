@@ -323,8 +323,8 @@ pub struct RegimeReport {
     /// The setting.
     pub setting: TurnRegime,
     /// The project's average turn length in tokens (a short reply's context at half
-    /// weight).
-    pub average_tokens: f32,
+    /// weight), to two decimals.
+    pub average_tokens: f64,
     /// The rules applied.
     pub reads_as: TurnLength,
 }
@@ -334,7 +334,7 @@ impl RegimeReport {
     pub fn of(postings: &crate::index::lexical::Postings) -> Self {
         Self {
             setting: postings.regime(),
-            average_tokens: postings.average_tokens(),
+            average_tokens: (f64::from(postings.average_tokens()) * 100.0).round() / 100.0,
             reads_as: TurnRegime::reads_as(postings.turn_tokens()),
         }
     }
