@@ -3,6 +3,7 @@
 
 mod common;
 use common::all_of;
+use hypermem::Reason;
 
 use common::project;
 use hypermem::hdv::{Block, Dim, HvRef, Hypervector, Scan};
@@ -141,8 +142,10 @@ fn save_and_reload_answers_identically_without_rebuilding() {
     // Wrong dimension and missing files are clear errors.
     let err = Hnsw::load(&dir.path().join("idx"), Dim::new(2048).unwrap(), 64).unwrap_err();
     assert!(err.to_string().contains("expected 2048 bits"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::DimensionMismatch);
     let err = Hnsw::load(&dir.path().join("nothing"), dim(), 64).unwrap_err();
     assert!(err.to_string().contains("graph.hhnsw"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::Corruption);
 }
 
 #[test]
@@ -223,6 +226,7 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
     std::fs::write(&data_file, bytes).unwrap();
     let err = Hnsw::load(&graph_dir, dim(), 64).unwrap_err();
     assert!(err.to_string().contains("checksum"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::Corruption);
     let store = SegmentStore::open(dir.path().join("s"), dim(), config).unwrap();
     assert_eq!(store.recovery().indexes_rebuilt, 1);
     let hit = store

@@ -3,6 +3,7 @@
 
 mod common;
 use common::all_of;
+use hypermem::Reason;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -174,6 +175,7 @@ fn hostile_content_is_stored_byte_exact_or_refused() {
         matches!(err, LedgerError::ContentTooLarge { size, limit } if size == (1 << 20) + 1 && limit == 1 << 20)
     );
     assert!(err.to_string().contains("nothing was written"));
+    assert_eq!(common::reason_of(err), Reason::PayloadTooLarge);
     assert_eq!(l.count(&p).unwrap(), before, "the whole batch was refused");
     // Hostile FTS queries are text, not syntax.
     for q in [
@@ -291,6 +293,7 @@ fn references_must_exist_in_the_same_project_and_batches_are_atomic() {
     l.append(e.clone()).unwrap();
     let err = l.append(e).unwrap_err();
     assert!(err.to_string().contains("conv-1#3"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::InvalidArgument);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod common;
 use common::all_of;
+use hypermem::Reason;
 
 use common::project;
 use hypermem::hdv::Dim;
@@ -819,7 +820,9 @@ fn the_facade_covers_the_agent_api() {
     let other = m
         .record_event(say("q", "s", Role::User, "another project"))
         .unwrap();
-    let err = m.append_event(&p, ep, other.id).unwrap_err().to_string();
+    let err = m.append_event(&p, ep, other.id).unwrap_err();
+    assert_eq!(err.reason(), Reason::UnknownEvent, "{err}");
+    let err = err.to_string();
     assert!(err.contains(&other.id.to_string()), "{err}");
     m.end_episode(&p, ep, Some("done"), Some(1.0)).unwrap();
     // Beliefs: propose, correct, current, history, at.
@@ -1011,7 +1014,9 @@ fn query_text_compiles_to_phrases_and_filters() {
         err.contains("other") && err.contains("never crosses projects"),
         "{err}"
     );
-    let err = m.recall(&p, "heron role:robot", 5).unwrap_err().to_string();
+    let err = m.recall(&p, "heron role:robot", 5).unwrap_err();
+    assert_eq!(err.reason(), Reason::InvalidArgument, "{err}");
+    let err = err.to_string();
     assert!(err.contains("robot"), "{err}");
     let assistant = m.recall(&p, "heron project:p role:assistant", 10).unwrap();
     assert_eq!(assistant[0].event.id, reply);

@@ -405,7 +405,9 @@ fn caller_embeddings_are_a_semantic_source_of_one_dimension_per_project() {
     );
     let short = vec![1.0f32; 3];
     rq.embedding = Some(&short);
-    let err = m.recall_with(&p, &rq).unwrap_err().to_string();
+    let err = m.recall_with(&p, &rq).unwrap_err();
+    assert_eq!(err.reason(), hypermem::Reason::InvalidArgument, "{err}");
+    let err = err.to_string();
     assert!(err.contains("3 dimensions"), "{err}");
     let mut nan = say("s", Role::User, "zeta");
     nan.embedding = Some(vec![f32::NAN; 8]);
@@ -482,7 +484,9 @@ fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
     std::fs::create_dir(&broken).unwrap();
     std::fs::write(broken.join("tokenizer.json"), "{").unwrap();
     p.semantic.model = Some(broken);
-    let err = Memory::open(&p, Some(dir.path())).unwrap_err().to_string();
+    let err = Memory::open(&p, Some(dir.path())).unwrap_err();
+    assert_eq!(err.reason(), hypermem::Reason::ModelError, "{err}");
+    let err = err.to_string();
     assert!(err.contains("tokenizer.json"), "{err}");
 
     let good = models.path().join("tiny");

@@ -4,6 +4,7 @@
 
 mod common;
 use common::all_of;
+use hypermem::Reason;
 
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -182,6 +183,7 @@ fn truncation_into_committed_data_is_corruption_naming_the_file() {
     open_rw(file).set_len(100).unwrap();
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     assert!(err.to_string().contains("shorter than the header"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::Corruption);
 }
 
 #[test]
@@ -226,6 +228,7 @@ fn headers_one_damaged_copy_recovers_both_damaged_is_corruption() {
     drop(f);
     let err = SegmentStore::open(&root, dim(), config(100)).unwrap_err();
     assert!(err.to_string().contains("no valid header"), "{err}");
+    assert_eq!(common::reason_of(err), Reason::Corruption);
     // Never a panic on garbage: a file of random bytes.
     fs::write(file, vec![0xA5u8; 10_000]).unwrap();
     assert!(matches!(

@@ -92,3 +92,8 @@ pub fn all_of<I: IntoIterator>(items: I, f: impl FnMut(I::Item) -> bool) -> bool
     );
     items.all(f)
 }
+
+/// The stable reason of any error of the engine's layers (what every surface reports).
+pub fn reason_of(e: impl Into<hypermem::Error>) -> hypermem::Reason {
+    e.into().reason()
+}
