@@ -143,7 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .fused
                 .breakdown
                 .iter()
-                .map(|(s, rank, _)| format!("{s}#{rank}"))
+                .map(|b| format!("{}#{}", b.signal, b.number()))
                 .collect();
             if let Some(old) = hit.supersedes {
                 parts.push(format!("newer than #{old}"));

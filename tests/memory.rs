@@ -64,7 +64,12 @@ fn a_preference_from_one_session_is_recalled_in_a_later_one() {
         "{:?}",
         hits[0].event.content
     );
-    let sources: Vec<&str> = hits[0].fused.breakdown.iter().map(|b| b.0.name()).collect();
+    let sources: Vec<&str> = hits[0]
+        .fused
+        .breakdown
+        .iter()
+        .map(|b| b.signal.name())
+        .collect();
     assert!(
         sources.contains(&"vector") && sources.contains(&"bm25"),
         "found by both the vector and the full-text source: {sources:?}"
@@ -465,7 +470,8 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
         "what happened in the hinted window comes first"
     );
     assert!(
-        all_of(r.items[2].fused.breakdown.iter(), |b| b.0.name() != "hint"),
+        all_of(r.items[2].fused.breakdown.iter(), |b| b.signal.name()
+            != "hint"),
         "{:?}",
         r.items[2].fused.breakdown
     );
@@ -488,7 +494,8 @@ fn time_hints_and_same_session_echo_are_filtered_with_reasons() {
 /// Whether a recall for `query` returns an event containing `needle` found by BM25.
 fn bm25_finds(m: &Memory, p: &hypermem::store::ProjectId, query: &str, needle: &str) -> bool {
     m.recall(p, query, 5).unwrap().iter().any(|h| {
-        h.event.content.contains(needle) && h.fused.breakdown.iter().any(|b| b.0.name() == "bm25")
+        h.event.content.contains(needle)
+            && h.fused.breakdown.iter().any(|b| b.signal.name() == "bm25")
     })
 }
 
@@ -619,7 +626,11 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
     );
     assert_eq!(
         directive[0].fused.breakdown,
-        [(hypermem::recall::Signal::Directive, 1, 0.0)],
+        [hypermem::recall::Part::ranked(
+            hypermem::recall::Signal::Directive,
+            1,
+            0.0
+        )],
         "by its slot: rank fusion alone misses it"
     );
     assert_eq!(
@@ -646,7 +657,7 @@ fn standing_directives_take_their_slots_in_recall_and_packs() {
         .fused
         .breakdown
         .iter()
-        .all(|b| b.0.name() != "directive")));
+        .all(|b| b.signal.name() != "directive")));
     let pack = m.recall_pack(&p, QUERY, None, 4000, None).unwrap();
     assert!(
         pack.items
@@ -709,7 +720,7 @@ fn a_named_speakers_always_takes_no_directive_slot() {
             .fused
             .breakdown
             .iter()
-            .all(|b| b.0.name() != "directive")),
+            .all(|b| b.signal.name() != "directive")),
         "no reserved place: {:?}",
         hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
     );
@@ -1049,13 +1060,18 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
         .fused
         .breakdown
         .iter()
-        .all(|b| b.0.name() != "episode")));
+        .all(|b| b.signal.name() != "episode")));
     m.end_episode(&p, ep, Some("healthy tree"), Some(1.0))
         .unwrap();
     let after = m.recall(&p, "fig tree care", 10).unwrap();
     let episodic: Vec<_> = after
         .iter()
-        .filter(|h| h.fused.breakdown.iter().any(|b| b.0.name() == "episode"))
+        .filter(|h| {
+            h.fused
+                .breakdown
+                .iter()
+                .any(|b| b.signal.name() == "episode")
+        })
         .map(|h| h.event.id)
         .collect();
     assert_eq!(episodic.len(), lines.len(), "{after:#?}");
@@ -1064,11 +1080,12 @@ fn sealed_episodes_and_concepts_are_a_recall_source() {
     m.pulse_tick(&p).unwrap();
     assert!(!m.cognition().concepts(&p).unwrap().is_empty());
     let again = m.recall(&p, "fig tree care", 10).unwrap();
-    assert!(
-        again
+    assert!(again.iter().any(|h| {
+        h.fused
+            .breakdown
             .iter()
-            .any(|h| h.fused.breakdown.iter().any(|b| b.0.name() == "episode"))
-    );
+            .any(|b| b.signal.name() == "episode")
+    }));
     // Erasure drops the cached topics with the rows.
     m.forget_project(&p).unwrap();
     assert_eq!(
@@ -1305,7 +1322,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
             .fused
             .breakdown
             .iter()
-            .any(|b| b.0.name() == "ripple"),
+            .any(|b| b.signal.name() == "ripple"),
         "{:?}",
         linked.fused.breakdown
     );
@@ -1314,7 +1331,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
     off.recall.ripple_weight = 0.0;
     let m = Memory::open(&off, Some(dir.path())).unwrap();
     for h in m.recall(&p, query, 10).unwrap() {
-        assert!(all_of(h.fused.breakdown.iter(), |b| b.0.name() != "ripple"));
+        assert!(all_of(h.fused.breakdown.iter(), |b| b.signal.name() != "ripple"));
     }
 }
 

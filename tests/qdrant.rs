@@ -91,7 +91,7 @@ fn observe_recall_pack_and_erase_on_the_scale_profile() {
             .fused
             .breakdown
             .iter()
-            .any(|b| b.0.name() == "vector")
+            .any(|b| b.signal.name() == "vector")
     );
     // Isolation inside one collection: beta's nearest to alpha's memory are beta's own.
     let v = m

@@ -220,7 +220,7 @@ fn a_turn_telling_of_the_day_asked_about_gets_the_hint() {
         i.fused
             .breakdown
             .iter()
-            .any(|b| b.0.name() == "hint" && b.2 > 0.0)
+            .any(|b| b.signal.name() == "hint" && b.score > 0.0)
     };
     let first = &r.items[0];
     assert_eq!(first.event.id, told, "{:?}", r.items);
@@ -291,8 +291,9 @@ fn a_when_question_puts_the_note_that_states_a_date_first() {
     // ... with it (the default), the one that says when.
     let (ids, items) = when_question(profile().recall.answer_weight);
     assert_eq!(items[0].event.id, ids[1], "{:?}", items[0].event.content);
-    let signals =
-        |i: &RecallItem| -> Vec<&str> { i.fused.breakdown.iter().map(|b| b.0.name()).collect() };
+    let signals = |i: &RecallItem| -> Vec<&str> {
+        i.fused.breakdown.iter().map(|b| b.signal.name()).collect()
+    };
     assert!(
         signals(&items[0]).contains(&"answer"),
         "{:?}",
@@ -334,7 +335,7 @@ fn a_turn_that_only_asks_gives_way_to_the_one_that_tells() {
     assert_eq!(items[0].event.id, ids[0], "{:?}", items[0].event.content);
     let (ids, items) = asked_and_answered(profile().recall.tells_weight);
     assert_eq!(items[0].event.id, ids[1], "{:?}", items[0].event.content);
-    let tells = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.0.name() == "tells");
+    let tells = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.signal.name() == "tells");
     assert!(tells(&items[0]), "{:?}", items[0].fused);
     assert!(!tells(&items[1]), "{:?}", items[1].fused);
 }
@@ -393,7 +394,7 @@ fn caller_embeddings_are_a_semantic_source_of_one_dimension_per_project() {
             .fused
             .breakdown
             .iter()
-            .any(|b| b.0.name() == "semantic")
+            .any(|b| b.signal.name() == "semantic")
     );
     // Another dimension is refused with a reason naming both, for events and queries.
     let mut bad = say("s", Role::User, "epsilon");
@@ -507,7 +508,7 @@ fn the_static_model_makes_recall_semantic_and_a_bad_model_is_named() {
             .fused
             .breakdown
             .iter()
-            .any(|b| b.0.name() == "semantic")
+            .any(|b| b.signal.name() == "semantic")
     );
 }
 
@@ -626,7 +627,7 @@ fn neighbour_smoothing_reads_the_same_conversation_after_a_reopen() {
             .map(|h| {
                 (
                     h.event.id.0,
-                    h.fused.breakdown.iter().map(|b| b.0.name()).collect(),
+                    h.fused.breakdown.iter().map(|b| b.signal.name()).collect(),
                 )
             })
             .collect()
@@ -688,13 +689,18 @@ fn the_reply_to_a_question_borrows_from_what_it_asked_about_after_a_reopen_too()
         ("Ben", "Sounds relaxing."),
     ];
     // The id of the turn the reply borrowed from, and the ranking.
-    let lent = |m: &Memory, reply: u64| -> (Option<usize>, Vec<u64>) {
+    let lent = |m: &Memory, reply: u64| -> (Option<u64>, Vec<u64>) {
         let items = m.recall(&p, query, 6).unwrap();
         let lender = items
             .iter()
             .find(|i| i.event.id.0 == reply)
-            .and_then(|i| i.fused.breakdown.iter().find(|b| b.0.name() == "neighbour"))
-            .map(|b| b.1);
+            .and_then(|i| {
+                i.fused
+                    .breakdown
+                    .iter()
+                    .find(|b| b.signal.name() == "neighbour")
+            })
+            .and_then(hypermem::recall::Part::lender);
         (lender, items.iter().map(|i| i.event.id.0).collect())
     };
     let (ids, before) = {
@@ -711,14 +717,14 @@ fn the_reply_to_a_question_borrows_from_what_it_asked_about_after_a_reopen_too()
         let before = lent(&m, ids[2]);
         (ids, before)
     };
-    assert_eq!(before.0, Some(ids[0] as usize), "{before:?}");
+    assert_eq!(before.0, Some(ids[0]), "{before:?}");
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
     assert_eq!(lent(&m, ids[2]), before, "the saved index keeps the bridge");
     drop(m);
     let mut off = profile();
     off.recall.question_bridge = false;
     let m = Memory::open(&off, Some(dir.path())).unwrap();
-    assert_ne!(lent(&m, ids[2]).0, Some(ids[0] as usize), "switched off");
+    assert_ne!(lent(&m, ids[2]).0, Some(ids[0]), "switched off");
 }
 
 #[test]
@@ -805,7 +811,12 @@ fn a_question_naming_a_speaker_puts_their_own_words_first() {
     // ... with it, Calvin's own account.
     let (ids, items) = testimony(profile().recall.speaker_weight);
     assert_eq!(items[0].event.id, ids[0], "{:?}", items[0].event.content);
-    let by = |i: &RecallItem| i.fused.breakdown.iter().any(|b| b.0.name() == "speaker");
+    let by = |i: &RecallItem| {
+        i.fused
+            .breakdown
+            .iter()
+            .any(|b| b.signal.name() == "speaker")
+    };
     assert!(by(&items[0]), "{:?}", items[0].fused);
     assert!(
         all_of(

@@ -367,7 +367,7 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
                 .fused
                 .breakdown
                 .iter()
-                .any(|b| b.0 == hypermem::recall::Signal::Bm25)),
+                .any(|b| b.signal == hypermem::recall::Signal::Bm25)),
         "{:?}",
         r.items.iter().map(|i| &i.event.content).collect::<Vec<_>>()
     );
@@ -380,7 +380,7 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
             || i.fused
                 .breakdown
                 .iter()
-                .all(|b| b.0 != hypermem::recall::Signal::Bm25)),
+                .all(|b| b.signal != hypermem::recall::Signal::Bm25)),
         "\"planes\" is not a form of \"plan\""
     );
 }
@@ -424,7 +424,11 @@ fn found_by_a_held_form(
                 r.suppressed
             );
             assert!(
-                r.items[0].fused.breakdown.iter().any(|b| b.0.is_lexical()),
+                r.items[0]
+                    .fused
+                    .breakdown
+                    .iter()
+                    .any(|b| b.signal.is_lexical()),
                 "{q}: matched by its words"
             );
             r
@@ -458,7 +462,7 @@ fn a_word_held_only_in_a_longer_or_shorter_form_is_found_and_is_not_a_gap() {
                 && i.fused
                     .breakdown
                     .iter()
-                    .any(|b| b.0 == hypermem::recall::Signal::Bm25)
+                    .any(|b| b.signal == hypermem::recall::Signal::Bm25)
         })
     };
     // Held only longer ("postgresql"), then only shorter ("music"): found by the word
@@ -704,9 +708,9 @@ fn a_turn_that_only_names_its_speaker_gains_nothing_from_being_short() {
                 h.fused
                     .breakdown
                     .iter()
-                    .find(|b| b.0 == hypermem::recall::Signal::Bm25)
+                    .find(|b| b.signal == hypermem::recall::Signal::Bm25)
             })
-            .map_or(0.0, |b| b.2)
+            .map_or(0.0, |b| b.score)
     };
     assert!(
         bm25(long) > 0.0,

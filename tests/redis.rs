@@ -60,7 +60,12 @@ fn observe_recall_pack_and_erase_on_the_standard_profile() {
         .recall(&project("alpha"), "what is the cat allergic to?", 5)
         .unwrap();
     assert!(hits[0].event.content.contains("Miso"), "{hits:?}");
-    let sources: Vec<&str> = hits[0].fused.breakdown.iter().map(|b| b.0.name()).collect();
+    let sources: Vec<&str> = hits[0]
+        .fused
+        .breakdown
+        .iter()
+        .map(|b| b.signal.name())
+        .collect();
     assert!(sources.contains(&"vector"), "{sources:?}");
     let pack = m
         .recall_pack(&project("alpha"), "the cat's allergy", None, 400, None)

@@ -154,7 +154,10 @@ fn observations_are_embedded_off_the_write_path_and_resume_after_a_restart() {
     let top = r.items.first().unwrap_or_else(|| panic!("{r:?}"));
     assert!(top.event.content.contains("puppy"), "{r:?}");
     assert!(
-        top.fused.breakdown.iter().any(|b| b.0.name() == "semantic"),
+        top.fused
+            .breakdown
+            .iter()
+            .any(|b| b.signal.name() == "semantic"),
         "{:?}",
         top.fused
     );

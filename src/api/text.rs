@@ -22,7 +22,7 @@ pub fn render(response: &Response) -> String {
                     .fused
                     .breakdown
                     .iter()
-                    .map(|(s, r, _)| format!("{s}#{r}"))
+                    .map(|b| format!("{}#{}", b.signal, b.number()))
                     .collect();
                 out.push(format!(
                     "{:>2}. {:.4} #{} [{}] ({}){} {}",

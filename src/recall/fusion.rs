@@ -38,7 +38,7 @@ use std::collections::HashMap;
 /// Maps keyed by ids the engine assigned (no outsider chooses them): FxHash.
 type FxMap<K, V> = HashMap<K, V, hdv::fasthash::FxBuild>;
 
-use super::{Fused, Signal};
+use super::{Fused, Part, Signal};
 use crate::index::lexical::Chronology;
 
 /// Whether a source scored the query against the memory itself or only followed links.
@@ -139,7 +139,7 @@ impl Candidate {
         self.fused
             .breakdown
             .iter()
-            .any(|b| b.0.is_lexical() && b.1 > 0)
+            .any(|b| b.signal.is_lexical() && b.rank().is_some())
     }
 }
 
@@ -200,7 +200,7 @@ impl Fusion {
                 if c.direct[d] == 0.0 {
                     c.direct[d] = w;
                     c.own += w;
-                    c.fused.breakdown.push((list.source, i + 1, w));
+                    c.fused.breakdown.push(Part::ranked(list.source, i + 1, w));
                 }
             }
         }
@@ -256,9 +256,7 @@ impl Fusion {
                 c.borrowed = Some((share, lender));
                 c.cap = cap;
                 c.session = Some(session);
-                c.fused
-                    .breakdown
-                    .push((Signal::Neighbour, lender as usize, share));
+                c.fused.breakdown.push(Part::lent(lender, share));
             }
         }
         for c in by_id.values_mut() {
@@ -279,7 +277,7 @@ impl Fusion {
                     if share > 0.0 {
                         c.direct_score += share;
                         c.direct[prior] = share;
-                        c.fused.breakdown.push((Signal::Session, 0, share));
+                        c.fused.breakdown.push(Part::prior(Signal::Session, share));
                     }
                 }
             }
@@ -311,9 +309,9 @@ impl Fusion {
                 .entry(id)
                 .or_insert_with(|| Candidate::empty(id, self.components));
             let w = list.weight * s;
-            if w > 0.0 && c.fused.breakdown.iter().all(|b| b.0 != list.source) {
+            if w > 0.0 && c.fused.breakdown.iter().all(|b| b.signal != list.source) {
                 c.fused.score += w;
-                c.fused.breakdown.push((list.source, i + 1, w));
+                c.fused.breakdown.push(Part::ranked(list.source, i + 1, w));
             }
         }
     }
@@ -331,7 +329,7 @@ impl Fusion {
 pub fn add_prior(c: &mut Candidate, signal: Signal, bonus: f64) {
     if bonus > 0.0 {
         c.fused.score += bonus;
-        c.fused.breakdown.push((signal, 0, bonus));
+        c.fused.breakdown.push(Part::prior(signal, bonus));
     }
 }
 
@@ -351,7 +349,7 @@ pub fn add_component(c: &mut Candidate, signal: Signal, score: f64) {
     if score > 0.0 {
         c.fused.score += score;
         c.direct_score += score;
-        c.fused.breakdown.push((signal, 0, score));
+        c.fused.breakdown.push(Part::prior(signal, score));
     }
 }
 
@@ -432,8 +430,8 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         let mut all: Vec<Signal> = candidates
             .iter()
             .flat_map(|c| c.fused.breakdown.iter())
-            .filter(|b| b.0.is_direct_source() && b.1 > 0)
-            .map(|b| b.0)
+            .filter(|b| b.signal.is_direct_source() && b.rank().is_some())
+            .map(|b| b.signal)
             .collect();
         all.sort_unstable();
         all.dedup();
@@ -445,11 +443,16 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         .map(|s| {
             candidates
                 .iter()
-                .flat_map(|c| c.fused.breakdown.iter().filter(|b| b.0 == *s && b.1 > 0))
+                .flat_map(|c| {
+                    c.fused
+                        .breakdown
+                        .iter()
+                        .filter(|b| b.signal == *s && b.rank().is_some())
+                })
                 .fold((f64::NEG_INFINITY, 0), |(top, n), b| {
-                    if b.2 > top {
-                        (b.2, 1)
-                    } else if b.2 == top {
+                    if b.score > top {
+                        (b.score, 1)
+                    } else if b.score == top {
                         (top, n + 1)
                     } else {
                         (top, n)
@@ -461,10 +464,10 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     // value it asks for, a turn that tells rather than only asks, a speaker it names):
     // with one in play, only a candidate that has it (inside the hint's window, stating
     // such a value, telling something, said by that speaker) can be unanimous.
-    let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.0 == s);
+    let has = |c: &Candidate, s: Signal| c.fused.breakdown.iter().any(|b| b.signal == s);
     let mut in_play: Vec<Signal> = candidates
         .iter()
-        .flat_map(|c| c.fused.breakdown.iter().map(|b| b.0))
+        .flat_map(|c| c.fused.breakdown.iter().map(|b| b.signal))
         .filter(|s| s.is_component())
         .collect();
     in_play.sort_unstable();
@@ -477,7 +480,7 @@ pub fn order(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
                     && c.fused
                         .breakdown
                         .iter()
-                        .any(|b| b.0 == *s && b.1 > 0 && b.2 == top)
+                        .any(|b| b.signal == *s && b.rank().is_some() && b.score == top)
             })
     };
     if let Some(at) = picked.iter().position(|&i| unanimous(&candidates[i])) {
@@ -609,8 +612,13 @@ mod tests {
         let prior = |id| {
             f.iter()
                 .find(|c| c.fused.id == id)
-                .and_then(|c| c.fused.breakdown.iter().find(|b| b.0 == Signal::Session))
-                .map(|b| b.2)
+                .and_then(|c| {
+                    c.fused
+                        .breakdown
+                        .iter()
+                        .find(|b| b.signal == Signal::Session)
+                })
+                .map(|b| b.score)
         };
         // Normalized: 2 → 1.0, 4 → 0.5, 6 → 0.25. Session a's best direct score is 2's
         // (1 and 3 get half of it by smoothing), session b's is 4's (5 gets half of it).
@@ -688,9 +696,9 @@ mod tests {
             .fused
             .breakdown
             .iter()
-            .find(|b| b.0 == Signal::Neighbour)
+            .find(|b| b.signal == Signal::Neighbour)
             .unwrap();
-        assert_eq!(share.1, 2, "the lender is named");
+        assert_eq!(share.lender(), Some(2), "the lender is named");
     }
 
     use proptest::prelude::*;

@@ -162,8 +162,108 @@ pub struct Fused {
     pub id: u64,
     /// Fused score (sum of contributions).
     pub score: f64,
-    /// `(signal, rank in its source (1-based; 0 for a prior), contribution)`.
-    pub breakdown: Vec<(Signal, usize, f64)>,
+    /// Each part of the score, in the order they were added.
+    pub breakdown: Vec<Part>,
+}
+
+/// What a part of a fused score is tied to besides its signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Its 1-based place in the list of the source that scored the item (a direct source,
+    /// ripple, a directive's slot).
+    Rank(usize),
+    /// The turn whose evidence the item borrowed (its neighbour share).
+    Lender(u64),
+    /// None: a prior or a component every candidate is given.
+    Prior,
+}
+
+/// One part of a fused score: its signal, what it is tied to, and its contribution.
+/// Serialized as `[signal, n, contribution]`, `n` the rank, the lending turn's id, or 0.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "(Signal, u64, f64)", into = "(Signal, u64, f64)")]
+pub struct Part {
+    /// Where it comes from.
+    pub signal: Signal,
+    /// What it is tied to.
+    pub place: Place,
+    /// Its contribution to the fused score.
+    pub score: f64,
+}
+
+impl Part {
+    /// A part from a source's list, at 1-based `rank`.
+    pub const fn ranked(signal: Signal, rank: usize, score: f64) -> Self {
+        Self {
+            signal,
+            place: Place::Rank(rank),
+            score,
+        }
+    }
+
+    /// A prior or component.
+    pub const fn prior(signal: Signal, score: f64) -> Self {
+        Self {
+            signal,
+            place: Place::Prior,
+            score,
+        }
+    }
+
+    /// A neighbour share borrowed from `lender`.
+    pub const fn lent(lender: u64, score: f64) -> Self {
+        Self {
+            signal: Signal::Neighbour,
+            place: Place::Lender(lender),
+            score,
+        }
+    }
+
+    /// Its rank in its source's list, when it has one.
+    pub const fn rank(&self) -> Option<usize> {
+        match self.place {
+            Place::Rank(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The turn it was borrowed from, when it is a neighbour share.
+    pub const fn lender(&self) -> Option<u64> {
+        match self.place {
+            Place::Lender(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Its number in the serialized form: the rank, the lender's id, or 0.
+    pub const fn number(&self) -> u64 {
+        match self.place {
+            Place::Rank(r) => r as u64,
+            Place::Lender(id) => id,
+            Place::Prior => 0,
+        }
+    }
+}
+
+impl From<(Signal, u64, f64)> for Part {
+    fn from((signal, n, score): (Signal, u64, f64)) -> Self {
+        let place = match (signal, n) {
+            (Signal::Neighbour, id) => Place::Lender(id),
+            (_, 0) => Place::Prior,
+            (_, rank) => Place::Rank(usize::try_from(rank).unwrap_or(usize::MAX)),
+        };
+        Self {
+            signal,
+            place,
+            score,
+        }
+    }
+}
+
+impl From<Part> for (Signal, u64, f64) {
+    fn from(p: Part) -> Self {
+        (p.signal, p.number(), p.score)
+    }
 }
 
 /// A recalled memory with its score breakdown and source anchor.
@@ -408,4 +508,31 @@ fn items(cx: &Context<'_>, plan: &Plan<'_>, run: &mut stages::Run) -> Result<Vec
         });
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Part, Place, Signal};
+
+    #[test]
+    fn a_part_says_what_its_number_means_and_serializes_as_before() {
+        let parts = [
+            Part::ranked(Signal::Bm25, 3, 0.5),
+            Part::lent(42, 0.25),
+            Part::prior(Signal::Session, 0.125),
+            Part::ranked(Signal::Directive, 1, 0.0),
+        ];
+        assert_eq!(parts[0].rank(), Some(3));
+        assert_eq!(parts[0].lender(), None);
+        assert_eq!(parts[1].lender(), Some(42));
+        assert_eq!(parts[1].rank(), None);
+        assert_eq!(parts[2].place, Place::Prior);
+        let json = serde_json::to_string(&parts).unwrap();
+        assert_eq!(
+            json,
+            r#"[["bm25",3,0.5],["neighbour",42,0.25],["session",0,0.125],["directive",1,0.0]]"#
+        );
+        let back: Vec<Part> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, parts);
+    }
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::plan::Context;
-use super::{RecallResult, Signal};
+use super::{Part, RecallResult, Signal};
 use crate::error::Result;
 use crate::index::lexical;
 
@@ -452,9 +452,13 @@ pub(crate) fn assemble(
     // floor of its own and no item recall did not return.
     let mut outdated = Vec::new();
     for (i, item) in direct.iter().enumerate() {
-        let (slot, reason) = if let Some(&(Signal::Directive, rank, _)) =
-            item.fused.breakdown.first()
-        {
+        let directive = item
+            .fused
+            .breakdown
+            .first()
+            .filter(|b| b.signal == Signal::Directive)
+            .and_then(Part::rank);
+        let (slot, reason) = if let Some(rank) = directive {
             (
                 Slot::Directive,
                 format!(
@@ -484,9 +488,9 @@ pub(crate) fn assemble(
                     item.fused
                         .breakdown
                         .iter()
-                        .map(|b| match b.0 {
-                            Signal::Neighbour => format!("the turn next to event {}", b.1),
-                            other => other.name().to_owned(),
+                        .map(|b| match b.lender() {
+                            Some(lender) => format!("the turn next to event {lender}"),
+                            None => b.signal.name().to_owned(),
                         })
                         .collect::<Vec<_>>()
                         .join(", ")

@@ -25,8 +25,7 @@ impl Stage for Admit {
         });
         let linked = |c: &Candidate| {
             c.fused.breakdown.iter().any(|b| {
-                b.0 == Signal::Ripple
-                    || (b.0 == Signal::Neighbour && run.lexical.contains(&(b.1 as u64)))
+                b.signal == Signal::Ripple || b.lender().is_some_and(|l| run.lexical.contains(&l))
             })
         };
         let mut admitted = Vec::with_capacity(run.candidates.len());

@@ -61,7 +61,7 @@ impl Stage for Directives {
                 fused: Fused {
                     id,
                     score: 0.0,
-                    breakdown: vec![(Signal::Directive, rank + 1, 0.0)],
+                    breakdown: vec![Part::ranked(Signal::Directive, rank + 1, 0.0)],
                 },
                 event,
                 associative: false,

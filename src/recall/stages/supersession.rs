@@ -26,8 +26,8 @@ impl Stage for Supersede {
                     .fused
                     .breakdown
                     .iter()
-                    .filter(|b| !b.0.is_prior())
-                    .map(|b| b.2)
+                    .filter(|b| !b.signal.is_prior())
+                    .map(|b| b.score)
                     .sum();
                 supersede::Candidate::new(
                     r.fused.id,
