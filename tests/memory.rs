@@ -1644,3 +1644,45 @@ fn an_acknowledgement_after_a_gap_stays_in_the_episode_it_answers() {
     let second = one.next.expect("a chained episode");
     assert_eq!(cog.episode(&p, second).unwrap().events, ids[5..].to_vec());
 }
+
+#[test]
+fn one_text_typed_three_ways_is_one_memory_and_its_receipt_lists_every_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let ids = m
+        .observe_batch(&[
+            say("p", "a", Role::User, "The boiler pressure is low"),
+            say("p", "b", Role::User, "the boiler pressure is low!! 😩"),
+            say("p", "c", Role::User, "*The boiler\u{00A0}pressure is low…*"),
+            say("p", "d", Role::User, "The boiler pressure is not low"),
+            say("p", "e", Role::User, "The garden hose is leaking"),
+        ])
+        .unwrap();
+    let hits = m.recall(&p, "boiler pressure", 10).unwrap();
+    let same: Vec<_> = hits
+        .iter()
+        .filter(|h| ids[..3].contains(&h.event.id))
+        .collect();
+    assert_eq!(same.len(), 1, "{hits:#?}");
+    let mut all: Vec<hypermem::ledger::EventId> = same[0].duplicates.clone();
+    all.push(same[0].event.id);
+    all.sort_unstable();
+    assert_eq!(all, ids[..3], "every typing is folded into the one slot");
+    assert!(
+        hits.iter().any(|h| h.event.id == ids[3]),
+        "a negation never folds: {hits:#?}"
+    );
+    let pack = m
+        .recall_pack(&p, "boiler pressure", None, 4_000, None)
+        .unwrap();
+    let (line, _) = pack
+        .items
+        .iter()
+        .find(|(l, _)| ids[..3].iter().any(|i| i.0 == l.id))
+        .expect("the boiler note is in the pack");
+    let mut receipt: Vec<u64> = line.folded.clone();
+    receipt.push(line.id);
+    receipt.sort_unstable();
+    assert_eq!(receipt, ids[..3].iter().map(|i| i.0).collect::<Vec<_>>());
+}

@@ -122,6 +122,10 @@ pub struct ReceiptLine {
     /// did not fit what was left of the budget).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<(usize, usize)>,
+    /// Every other event with the same text once folded ([`crate::text::fold`]) that this
+    /// item stands for: those recall collapsed into it and those the pack met again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<u64>,
 }
 
 /// The fewest tokens an excerpt of an item may take: below this, what is left of a budget
@@ -143,6 +147,9 @@ pub struct PackCandidate {
     pub role: Option<crate::ledger::Role>,
     /// Where it comes from.
     pub anchor: Option<Anchor>,
+    /// Other events with the same text once folded ([`crate::text::fold`]) that recall
+    /// collapsed into this one.
+    pub folded: Vec<u64>,
 }
 
 /// A context pack: the selected texts and the receipt accounting for every candidate.
@@ -170,6 +177,7 @@ impl PackCandidate {
             role: self.role,
             anchor: self.anchor.clone(),
             excerpt,
+            folded: self.folded.clone(),
         }
     }
 }
@@ -192,14 +200,20 @@ pub fn fill(
         items: Vec::new(),
         suppressed: Vec::new(),
     };
-    let mut texts: HashMap<String, u64> = HashMap::new();
+    // Each text in the pack (folded) with its item and, once placed whole, its line.
+    let mut texts: HashMap<String, (u64, Option<usize>)> = HashMap::new();
     // Items in pack order with their candidate's place; the candidates too long to fit.
     let mut placed: Vec<(usize, (ReceiptLine, String))> = Vec::new();
     let mut over: Vec<(usize, PackCandidate)> = Vec::new();
     for (at, c) in candidates.into_iter().enumerate() {
         let tokens = estimate_tokens(&c.text);
         let key = crate::text::fold(&c.text);
-        if let Some(&first) = texts.get(&key) {
+        if let Some(&(first, line)) = texts.get(&key) {
+            if let Some(line) = line {
+                let folded = &mut placed[line].1.0.folded;
+                folded.push(c.id);
+                folded.extend(&c.folded);
+            }
             pack.suppressed.push(c.line(
                 format!("the same text as item {first}, already in the pack"),
                 tokens,
@@ -209,7 +223,7 @@ pub fn fill(
         }
         if pack.used + tokens <= budget {
             pack.used += tokens;
-            texts.insert(key, c.id);
+            texts.insert(key, (c.id, Some(placed.len())));
             placed.push((at, (c.line(c.reason.clone(), tokens, None), c.text.clone())));
         } else {
             over.push((at, c));
@@ -422,6 +436,7 @@ pub(crate) fn assemble(
                 event: e.0,
                 ..Anchor::default()
             }),
+            folded: Vec::new(),
         });
     }
     if let Some(q) = cx
@@ -443,6 +458,7 @@ pub(crate) fn assemble(
                     text: format!("{}: {}", s.procedure.name, steps.join("; ")),
                     role: None,
                     anchor: None,
+                    folded: Vec::new(),
                 });
             }
         }
@@ -477,6 +493,7 @@ pub(crate) fn assemble(
                     "evidence of belief {key} v{version}, since superseded (the current version is governed; history keeps the old one)"
                 ),
                 excerpt: None,
+                folded: Vec::new(),
             });
             continue;
         } else if item.associative {
@@ -509,6 +526,7 @@ pub(crate) fn assemble(
             text: item.event.content.clone(),
             role: Some(item.event.role),
             anchor: Some((&item.event).into()),
+            folded: item.duplicates.iter().map(|d| d.0).collect(),
         });
     }
     let mut pack = fill(budget, candidates, &words);
@@ -525,6 +543,7 @@ pub(crate) fn assemble(
             tokens: 0,
             reason: reason.detail,
             excerpt: None,
+            folded: Vec::new(),
         }));
     Ok(pack)
 }
@@ -545,6 +564,7 @@ mod tests {
             text,
             role: None,
             anchor: None,
+            folded: Vec::new(),
         };
         let none = std::collections::HashSet::new();
         let pack = fill(10, vec![c(1, "x".repeat(30)), c(2, "y".repeat(80))], &none);
@@ -579,6 +599,7 @@ mod tests {
             text,
             role: None,
             anchor: None,
+            folded: Vec::new(),
         };
         let words: std::collections::HashSet<String> = ["kiln", "glaze"]
             .iter()
