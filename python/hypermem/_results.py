@@ -141,6 +141,8 @@ class PackItem:
     raw: Dict[str, Any] = field(repr=False, compare=False)
     #: For a text carried in part (the whole was over budget): the byte range it holds.
     excerpt: Optional[Tuple[int, int]] = None
+    #: Other events with the same text once folded (however it was typed) it stands for.
+    folded: Tuple[int, ...] = ()
 
     @classmethod
     def from_pair(cls, pair: List[Any]) -> "PackItem":
@@ -157,6 +159,7 @@ class PackItem:
             anchor=Anchor.from_dict(anchor) if anchor else None,
             raw=meta,
             excerpt=(excerpt[0], excerpt[1]) if excerpt else None,
+            folded=tuple(meta.get("folded") or ()),
         )
 
 
