@@ -1,11 +1,21 @@
 //! Understanding, measured through the public API on a labelled corpus written by others
-//! (`../shared/data/understanding/`, its README gives the schema). This measures the
-//! `duplicates.jsonl` kind: each group is observed into a project of its own (one event per
-//! text, each in its own session) and recalled by its first text; a group labelled `same`
-//! passes when exactly one result stands for all of its texts (the others folded into it,
-//! listed as its `duplicates`), a group of near-twins passes when every text is a result of
-//! its own. The other kinds of the corpus (updates, candidates, unknown questions) are not
-//! measured here yet.
+//! (`../shared/data/understanding/`, its README gives the schema), one project per
+//! scenario, every figure per kind:
+//!
+//! - `updates.jsonl`: the statements are observed at their own times (`user` and
+//!   `assistant` as roles, any other speaker as a named user), then each question is
+//!   recalled; it passes when the first result is the expected statement (or one the
+//!   label lists as carrying the same value). Reported for `change`, `no_change` and
+//!   `dated` scenarios.
+//! - `unknown.jsonl`: an unanswerable question passes when recall returns nothing; an
+//!   answerable control when its answer is first.
+//! - `duplicates.jsonl`: each group is observed (one event per text, each in its own
+//!   session) and recalled by its first text; a group labelled `same` passes when exactly
+//!   one result stands for all of its texts (the others folded into it, listed as its
+//!   `duplicates`), a group of near-twins when every text is a result of its own.
+//!
+//! Candidate beliefs (`candidates.jsonl`) are not measured here yet. Each `Score` counts
+//! questions (groups for duplicates) and lists the scenarios that failed.
 //!
 //! `cargo run --release --example understanding -- ../shared/data/understanding [--json]`
 //!
@@ -41,10 +51,134 @@ impl Score {
 
 #[derive(Debug, Default, serde::Serialize)]
 struct Report {
+    /// Change scenarios: the current value first.
+    change: Score,
+    /// No-change scenarios: the original value (or a restatement of it) first.
+    no_change: Score,
+    /// Dated questions: the value of the named time first.
+    dated: Score,
+    /// Unanswerable questions: nothing returned.
+    unanswerable: Score,
+    /// Answerable controls: the answer first.
+    answerable: Score,
     /// Groups labelled `same`: folded to one result.
     folded: Score,
     /// Groups labelled not `same`: every text kept apart.
     kept_apart: Score,
+}
+
+/// The lines of a corpus file, parsed, with their line numbers.
+fn lines(
+    path: &std::path::Path,
+) -> Result<Vec<(usize, serde_json::Value)>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "{}: {e} (the corpus is in ../shared/data/understanding)",
+            path.display()
+        )
+    })?;
+    let mut out = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v =
+            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+        out.push((n, v));
+    }
+    Ok(out)
+}
+
+/// A statement of the corpus as an event of `project`: `user` and `assistant` are roles,
+/// any other speaker a named participant.
+fn statement(
+    project: &ProjectId,
+    s: &serde_json::Value,
+) -> Result<NewEvent, Box<dyn std::error::Error>> {
+    let text = s["text"].as_str().unwrap_or_default();
+    let speaker = s["speaker"].as_str().unwrap_or("user");
+    let mut e = match speaker {
+        "assistant" => NewEvent::new(project.clone(), Role::Assistant, EventKind::Message, text),
+        "user" => NewEvent::new(project.clone(), Role::User, EventKind::Message, text),
+        name => NewEvent::new(project.clone(), Role::User, EventKind::Message, text).speaker(name),
+    };
+    if let Some(at) = s["at"].as_str() {
+        e = e.at(hypermem::clock::parse_instant(at)?);
+    }
+    Ok(e)
+}
+
+/// The updates scenarios.
+fn updates(
+    memory: &Memory,
+    data: &std::path::Path,
+    report: &mut Report,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (n, scenario) in lines(&data.join("updates.jsonl"))? {
+        let id = scenario["id"].as_str().unwrap_or_default().to_owned();
+        let project = ProjectId::new(format!("upd-{n}"))?;
+        let events = scenario["statements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| statement(&project, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ids = memory.observe_batch(&events)?;
+        for q in scenario["questions"].as_array().into_iter().flatten() {
+            let text = q["text"].as_str().unwrap_or_default();
+            let mut want: Vec<u64> = Vec::new();
+            for i in std::iter::once(&q["expect_first"])
+                .chain(q["also_ok"].as_array().into_iter().flatten())
+            {
+                if let Some(e) = i.as_u64().and_then(|i| ids.get(i as usize)) {
+                    want.push(e.0);
+                }
+            }
+            let first = memory
+                .recall(&project, text, 10)
+                .ok()
+                .and_then(|items| items.first().map(|i| i.event.id.0));
+            let ok = first.is_some_and(|f| want.contains(&f));
+            match scenario["kind"].as_str() {
+                Some("change") => report.change.add(&id, ok),
+                Some("no_change") => report.no_change.add(&id, ok),
+                _ => report.dated.add(&id, ok),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The unknown-question scenarios.
+fn unknown(
+    memory: &Memory,
+    data: &std::path::Path,
+    report: &mut Report,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (n, scenario) in lines(&data.join("unknown.jsonl"))? {
+        let id = scenario["id"].as_str().unwrap_or_default().to_owned();
+        let project = ProjectId::new(format!("unk-{n}"))?;
+        let events = scenario["statements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| statement(&project, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ids = memory.observe_batch(&events)?;
+        for q in scenario["questions"].as_array().into_iter().flatten() {
+            let text = q["text"].as_str().unwrap_or_default();
+            let items = memory.recall(&project, text, 10).unwrap_or_default();
+            if q["answerable"].as_bool().unwrap_or(false) {
+                let want = q["answer_index"].as_u64().and_then(|i| ids.get(i as usize));
+                let ok = items.first().map(|i| i.event.id) == want.copied();
+                report.answerable.add(&id, ok);
+            } else {
+                report.unanswerable.add(&id, items.is_empty());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,24 +190,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .cloned()
             .unwrap_or_else(|| "../shared/data/understanding".into()),
     );
-    let path = data.join("duplicates.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: {e} (the corpus is in ../shared/data/understanding)",
-            path.display()
-        )
-    })?;
     let dir = tempfile::tempdir()?;
     let profile = Profile::load(Profile::bundled_path(ProfileKind::Lite))?;
     let memory = Memory::open(&profile, Some(dir.path()))?;
     let mut report = Report::default();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let group: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+    updates(&memory, &data, &mut report)?;
+    unknown(&memory, &data, &mut report)?;
+    for (n, group) in lines(&data.join("duplicates.jsonl"))? {
         let id = group["id"].as_str().unwrap_or_default().to_owned();
         let same = group["same"].as_bool().unwrap_or(false);
         let texts: Vec<&str> = group["texts"]
@@ -125,16 +248,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
-        println!(
-            "duplicate groups folded to one slot: {} / {} = {:.2}",
-            report.folded.passed, report.folded.groups, report.folded.rate
-        );
-        println!(
-            "near-twins kept apart: {} / {} = {:.2}",
-            report.kept_apart.passed, report.kept_apart.groups, report.kept_apart.rate
-        );
-        for id in report.folded.failed.iter().chain(&report.kept_apart.failed) {
-            println!("  failed: {id}");
+        for (what, s) in [
+            ("change scenarios: the current value first", &report.change),
+            (
+                "no-change scenarios: the original value first",
+                &report.no_change,
+            ),
+            (
+                "dated questions: the value of the named time first",
+                &report.dated,
+            ),
+            (
+                "unanswerable questions: nothing returned",
+                &report.unanswerable,
+            ),
+            ("answerable controls: the answer first", &report.answerable),
+            ("duplicate groups folded to one slot", &report.folded),
+            ("near-twins kept apart", &report.kept_apart),
+        ] {
+            println!("{what}: {} / {} = {:.2}", s.passed, s.groups, s.rate);
         }
     }
     Ok(())
