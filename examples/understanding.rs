@@ -14,8 +14,13 @@
 //!   one result stands for all of its texts (the others folded into it, listed as its
 //!   `duplicates`), a group of near-twins when every text is a result of its own.
 //!
-//! Candidate beliefs (`candidates.jsonl`) are not measured here yet. Each `Score` counts
-//! questions (groups for duplicates) and lists the scenarios that failed.
+//! - `candidates.jsonl`: every turn is observed by plain `observe` (no agent, no episode)
+//!   into one project, each in its own session; three pulse ticks run; the turns cited as
+//!   evidence by a candidate belief are the predicted candidates, scored as precision and
+//!   recall against the labels.
+//!
+//! Each `Score` counts questions (groups for duplicates) and lists the scenarios that
+//! failed.
 //!
 //! `cargo run --release --example understanding -- ../shared/data/understanding [--json]`
 //!
@@ -65,6 +70,68 @@ struct Report {
     folded: Score,
     /// Groups labelled not `same`: every text kept apart.
     kept_apart: Score,
+    /// Candidate beliefs from plain observation.
+    candidates: Candidates,
+}
+
+/// Candidate beliefs against the labels.
+#[derive(Debug, Default, serde::Serialize)]
+struct Candidates {
+    /// Turns labelled as candidates.
+    labelled: usize,
+    /// Turns cited as evidence by a candidate belief.
+    produced: usize,
+    /// Of those, labelled ones.
+    correct: usize,
+    precision: f64,
+    recall: f64,
+}
+
+/// The candidate statements: all observed into one project, three pulse ticks, then the
+/// candidate beliefs' evidence against the labels.
+fn candidates(
+    memory: &Memory,
+    data: &std::path::Path,
+    report: &mut Report,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let project = ProjectId::new("cand")?;
+    let mut labelled = std::collections::HashMap::new();
+    for (n, turn) in lines(&data.join("candidates.jsonl"))? {
+        let role = match turn["speaker_role"].as_str() {
+            Some("assistant") => Role::Assistant,
+            _ => Role::User,
+        };
+        let text = turn["text"].as_str().unwrap_or_default();
+        let id = memory.observe(
+            NewEvent::new(project.clone(), role, EventKind::Message, text).session(format!("c{n}")),
+        )?;
+        labelled.insert(id.0, turn["label"].as_bool().unwrap_or(false));
+    }
+    for _ in 0..3 {
+        memory.pulse_tick(&project)?;
+    }
+    let produced: BTreeSet<u64> = memory
+        .ledger()
+        .beliefs_with_status(&project, hypermem::governance::BeliefStatus::Candidate)?
+        .into_iter()
+        .flat_map(|b| b.evidence.into_iter().map(|e| e.0))
+        .filter(|e| labelled.contains_key(e))
+        .collect();
+    let c = &mut report.candidates;
+    c.labelled = labelled.values().filter(|&&l| l).count();
+    c.produced = produced.len();
+    c.correct = produced.iter().filter(|e| labelled[*e]).count();
+    c.precision = if c.produced == 0 {
+        0.0
+    } else {
+        c.correct as f64 / c.produced as f64
+    };
+    c.recall = if c.labelled == 0 {
+        0.0
+    } else {
+        c.correct as f64 / c.labelled as f64
+    };
+    Ok(())
 }
 
 /// The lines of a corpus file, parsed, with their line numbers.
@@ -196,6 +263,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut report = Report::default();
     updates(&memory, &data, &mut report)?;
     unknown(&memory, &data, &mut report)?;
+    candidates(&memory, &data, &mut report)?;
     for (n, group) in lines(&data.join("duplicates.jsonl"))? {
         let id = group["id"].as_str().unwrap_or_default().to_owned();
         let same = group["same"].as_bool().unwrap_or(false);
@@ -268,6 +336,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ] {
             println!("{what}: {} / {} = {:.2}", s.passed, s.groups, s.rate);
         }
+        let c = &report.candidates;
+        println!(
+            "candidate statements through plain observe + pulse: {} produced, {} correct of {} labelled: precision {:.2}, recall {:.2}",
+            c.produced, c.correct, c.labelled, c.precision, c.recall
+        );
     }
     Ok(())
 }
