@@ -15,7 +15,6 @@ mod recall;
 
 pub use crate::store::{QdrantSettings, RedisSettings, redact_url};
 use crate::store::{SegmentStoreConfig, TierPolicy};
-use recall::RawRecall;
 pub use recall::{RecallSettings, TurnRegime};
 use serde::Deserialize;
 
@@ -121,7 +120,7 @@ struct RawProfile {
     #[serde(default)]
     pulse: RawPulse,
     #[serde(default)]
-    recall: RawRecall,
+    recall: RecallSettings,
     #[serde(default)]
     semantic: RawSemantic,
     #[serde(default)]
@@ -922,7 +921,7 @@ impl Profile {
                 format!("must be a finite number >= 0, got {value}"),
             ));
         }
-        let recall = raw.recall.resolve();
+        let recall = raw.recall;
         let pu = raw.pulse;
         if !(pu.interval_secs.is_finite() && pu.interval_secs > 0.0) {
             return Err(invalid(

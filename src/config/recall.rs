@@ -1,9 +1,8 @@
 //! The `[recall]` settings, declared once: each row of [`recall_settings!`] is a field of
-//! the raw (TOML) and the resolved settings, its default, its doc, and, for a weight, the
+//! the settings (read from TOML as they are), its default, its doc, and, for a weight, the
 //! name `--weight` and the score breakdown use, its aliases and whether it is a candidate
-//! source. The macro generates both structs, their defaults, the conversion, the
-//! validation of the weights, `weight_mut`, `canonical` and `SOURCES`. Adding a stage's
-//! setting is one row here.
+//! source. The macro generates the struct, its default, the validation of the weights,
+//! `weight_mut`, `canonical` and `SOURCES`. Adding a stage's setting is one row here.
 
 use serde::Deserialize;
 
@@ -25,41 +24,12 @@ macro_rules! recall_settings {
         $field:ident : $ty:ty = $default:expr
             $(=> $name:literal $(| $alias:literal)* $(, $source:ident)?)? ;
     )*) => {
-        #[derive(Debug, Deserialize)]
-        #[serde(deny_unknown_fields, default)]
-        pub(super) struct RawRecall {
-            $(pub(super) $field: $ty,)*
-        }
-
-        impl Default for RawRecall {
-            fn default() -> Self {
-                let r = RecallSettings::default();
-                Self { $($field: r.$field,)* }
-            }
-        }
-
-        impl RawRecall {
-            /// The first weight that is not a finite number >= 0, with its key.
-            pub(super) fn invalid_weight(&self) -> Option<(&'static str, f64)> {
-                $($(
-                    let _ = $name;
-                    let value: f64 = self.$field;
-                    if !(value.is_finite() && value >= 0.0) {
-                        return Some((concat!("recall.", stringify!($field)), value));
-                    }
-                )?)*
-                None
-            }
-
-            /// The resolved settings.
-            pub(super) fn resolve(&self) -> RecallSettings {
-                RecallSettings { $($field: self.$field,)* }
-            }
-        }
-
         /// Recall settings of a profile: the weight of each source in fusion and the
-        /// switches of the stages (`recall/stages/`).
-        #[derive(Debug, Clone, Copy, PartialEq)]
+        /// switches of the stages (`recall/stages/`). Read from `[recall]` as it is (unknown
+        /// keys refused, missing ones at their defaults), then checked
+        /// (`invalid_weight`).
+        #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
         pub struct RecallSettings {
             $($(#[doc = $doc])* pub $field: $ty,)*
         }
@@ -71,6 +41,19 @@ macro_rules! recall_settings {
         }
 
         impl RecallSettings {
+            /// The first weight that is not a finite number >= 0, with its key.
+            pub(crate) fn invalid_weight(&self) -> Option<(&'static str, f64)> {
+                $($(
+                    // (`$name` marks a weight; every weight is an `f64`.)
+                    let _ = $name;
+                    let value: f64 = self.$field;
+                    if !(value.is_finite() && value >= 0.0) {
+                        return Some((concat!("recall.", stringify!($field)), value));
+                    }
+                )?)*
+                None
+            }
+
             /// The weight of a source or prior by the name recall reports it under (or an
             /// alias, [`canonical`](Self::canonical)), for ablations (`hypermem eval
             /// --weight`).
