@@ -1,15 +1,18 @@
 //! The base types every layer names: project and vector ids, what a vector search asks and
 //! answers, a read-only mapped file, the stable error reasons and their classes, and a time
-//! argument. A leaf: it imports nothing of the crate.
+//! argument, and the `names!` macro that declares the closed sets of names results carry.
+//! A leaf: it imports nothing of the crate.
 
 mod ids;
 mod mapped;
+mod names;
 mod reason;
 mod search;
 mod time;
 
 pub use ids::{InvalidProject, ProjectId, VectorId};
 pub use mapped::MappedFile;
+pub(crate) use names::names;
 pub use reason::{ErrorClass, Reason};
 pub use search::{Hit, SearchRequest};
 pub use time::Time;

@@ -63,56 +63,27 @@ pub struct PulseReceipt {
 /// count of new events.
 const LAST_EVENT_METRIC: &str = "pulse_last_event";
 
-/// A phase of a pulse tick, named in receipts by its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Expired working-memory items dropped.
-    WorkingMemory,
-    /// Episodes soft-sealed and chained.
-    EpisodicChaining,
-    /// Concepts consolidated from sealed episodes.
-    SemanticRefresh,
-    /// Knowledge gaps read from the query log.
-    GapDetection,
-    /// Associations for sealed episodes.
-    AssociationGeneration,
-    /// Procedures' reliabilities refined.
-    ProcedureRefinement,
-    /// Meta-memory rules evaluated.
-    MetaReflection,
-    /// Queued events embedded by the sentence model (the facade's phase).
-    Embed,
-    /// Traces placed in the tiers by strength (the facade's phase).
-    Tiers,
-}
-
-impl Phase {
-    /// Its name in receipts.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::WorkingMemory => "working_memory",
-            Self::EpisodicChaining => "episodic_chaining",
-            Self::SemanticRefresh => "semantic_refresh",
-            Self::GapDetection => "gap_detection",
-            Self::AssociationGeneration => "association_generation",
-            Self::ProcedureRefinement => "procedure_refinement",
-            Self::MetaReflection => "meta_reflection",
-            Self::Embed => "embed",
-            Self::Tiers => "tiers",
-        }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl PartialEq<&str> for Phase {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
+crate::base::names! {
+    /// A phase of a pulse tick, named in receipts by its snake_case name.
+    pub enum Phase {
+        /// Expired working-memory items dropped.
+        WorkingMemory = "working_memory",
+        /// Episodes soft-sealed and chained.
+        EpisodicChaining = "episodic_chaining",
+        /// Concepts consolidated from sealed episodes.
+        SemanticRefresh = "semantic_refresh",
+        /// Knowledge gaps read from the query log.
+        GapDetection = "gap_detection",
+        /// Associations for sealed episodes.
+        AssociationGeneration = "association_generation",
+        /// Procedures' reliabilities refined.
+        ProcedureRefinement = "procedure_refinement",
+        /// Meta-memory rules evaluated.
+        MetaReflection = "meta_reflection",
+        /// Queued events embedded by the sentence model (the facade's phase).
+        Embed = "embed",
+        /// Traces placed in the tiers by strength (the facade's phase).
+        Tiers = "tiers",
     }
 }
 

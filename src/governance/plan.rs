@@ -354,22 +354,13 @@ pub enum RejectionReason {
     },
 }
 
-/// A change of a candidate belief's status that its status may refuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transition {
-    /// A candidate made active.
-    Promote,
-    /// A candidate rejected.
-    Reject,
-}
-
-impl std::fmt::Display for Transition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Promote => "promote",
-            Self::Reject => "reject",
-        })
+crate::base::names! {
+    /// A change of a candidate belief's status that its status may refuse.
+    pub enum Transition {
+        /// A candidate made active.
+        Promote = "promote",
+        /// A candidate rejected.
+        Reject = "reject",
     }
 }
 

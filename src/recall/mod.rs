@@ -37,73 +37,49 @@ pub use pack::{
     ReceiptLine, Slot, estimate_tokens, fill, pack_budget,
 };
 
-/// What a part of a fused score comes from: a source that scored the item, evidence it
-/// borrowed from the turns around it, or a prior. Serialized by name (`"bm25"`, …), the
-/// names `--weight` and `--sources` take.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Signal {
-    /// BM25 over the lexical index.
-    Bm25,
-    /// BM25 over word pairs.
-    Bigram,
-    /// BM25 over the words of quoted phrases.
-    Phrase,
-    /// HDC similarity in the vector tiers.
-    Vector,
-    /// Embedding similarity in the semantic space.
-    Semantic,
-    /// Events of the nearest episodes and concept.
-    Episode,
-    /// Spreading activation over synapses (associative).
-    Ripple,
-    /// A share of the direct evidence of the turn before or after it in its session; its
-    /// rank field holds the lending turn's id.
-    Neighbour,
-    /// A share of the best direct evidence of its session.
-    Session,
-    /// Role prior: the user said it.
-    User,
-    /// It happened inside the window of a time hint in the query.
-    Hint,
-    /// It states a value of the kind the question asks for (a date for "when").
-    Answer,
-    /// It tells something: it does not only ask.
-    Tells,
-    /// A speaker the query names said it.
-    Speaker,
-    /// A quoted phrase of the query that no candidate contains verbatim, counted as a
-    /// boost for the items that do hold it nearly (its words) instead of a filter.
-    PhraseBoost,
-    /// A standing directive given its own slot.
-    Directive,
+crate::base::names! {
+    /// What a part of a fused score comes from: a source that scored the item, evidence it
+    /// borrowed from the turns around it, or a prior. Serialized by name (`"bm25"`, …), the
+    /// names `--weight` and `--sources` take.
+    pub enum Signal {
+        /// BM25 over the lexical index.
+        Bm25 = "bm25",
+        /// BM25 over word pairs.
+        Bigram = "bigram",
+        /// BM25 over the words of quoted phrases.
+        Phrase = "phrase",
+        /// HDC similarity in the vector tiers.
+        Vector = "vector",
+        /// Embedding similarity in the semantic space.
+        Semantic = "semantic",
+        /// Events of the nearest episodes and concept.
+        Episode = "episode",
+        /// Spreading activation over synapses (associative).
+        Ripple = "ripple",
+        /// A share of the direct evidence of the turn before or after it in its session; its
+        /// rank field holds the lending turn's id.
+        Neighbour = "neighbour",
+        /// A share of the best direct evidence of its session.
+        Session = "session",
+        /// Role prior: the user said it.
+        User = "user",
+        /// It happened inside the window of a time hint in the query.
+        Hint = "hint",
+        /// It states a value of the kind the question asks for (a date for "when").
+        Answer = "answer",
+        /// It tells something: it does not only ask.
+        Tells = "tells",
+        /// A speaker the query names said it.
+        Speaker = "speaker",
+        /// A quoted phrase of the query that no candidate contains verbatim, counted as a
+        /// boost for the items that do hold it nearly (its words) instead of a filter.
+        PhraseBoost = "phrase_boost",
+        /// A standing directive given its own slot.
+        Directive = "directive",
+    }
 }
 
 impl Signal {
-    /// The name in breakdowns and on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Bm25 => "bm25",
-            Self::Bigram => "bigram",
-            Self::Phrase => "phrase",
-            Self::Vector => "vector",
-            Self::Semantic => "semantic",
-            Self::Episode => "episode",
-            Self::Ripple => "ripple",
-            Self::Neighbour => "neighbour",
-            Self::Session => "session",
-            Self::User => "user",
-            Self::Hint => "hint",
-            Self::Answer => "answer",
-            Self::Tells => "tells",
-            Self::Speaker => "speaker",
-            Self::PhraseBoost => "phrase_boost",
-            Self::Directive => "directive",
-        }
-    }
-
     /// A source that scored the query against the item itself (its rank in the
     /// breakdown is its place in that source's list).
     pub const fn is_direct_source(self) -> bool {
@@ -146,12 +122,6 @@ impl Signal {
                 | Self::Session
                 | Self::PhraseBoost
         )
-    }
-}
-
-impl std::fmt::Display for Signal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -336,33 +306,33 @@ impl<'a> RecallQuery<'a> {
     }
 }
 
-/// Why recall did not return a candidate, by a stable snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SuppressReason {
-    /// An event of the caller's own session.
-    SameSessionEcho,
-    /// Outside the `since:` / `until:` window (or the time hint's, with no candidate
-    /// inside it).
-    OutsideTimeWindow,
-    /// Another agent than the one asked for.
-    AnotherAgent,
-    /// Another thread than the one asked for.
-    AnotherThread,
-    /// Another session than the one asked for.
-    AnotherSession,
-    /// Another source than the one asked for.
-    AnotherSource,
-    /// Another role than the one asked for.
-    AnotherRole,
-    /// Another kind than the one asked for.
-    AnotherKind,
-    /// It does not hold a quoted phrase verbatim.
-    MissingPhrase,
-    /// Nothing in the project answers the query (a knowledge gap).
-    KnowledgeGap,
-    /// No evidence of its own above the project's relevance floor.
-    BelowFloor,
+crate::base::names! {
+    /// Why recall did not return a candidate, by a stable snake_case name.
+    pub enum SuppressReason {
+        /// An event of the caller's own session.
+        SameSessionEcho = "same_session_echo",
+        /// Outside the `since:` / `until:` window (or the time hint's, with no candidate
+        /// inside it).
+        OutsideTimeWindow = "outside_time_window",
+        /// Another agent than the one asked for.
+        AnotherAgent = "another_agent",
+        /// Another thread than the one asked for.
+        AnotherThread = "another_thread",
+        /// Another session than the one asked for.
+        AnotherSession = "another_session",
+        /// Another source than the one asked for.
+        AnotherSource = "another_source",
+        /// Another role than the one asked for.
+        AnotherRole = "another_role",
+        /// Another kind than the one asked for.
+        AnotherKind = "another_kind",
+        /// It does not hold a quoted phrase verbatim.
+        MissingPhrase = "missing_phrase",
+        /// Nothing in the project answers the query (a knowledge gap).
+        KnowledgeGap = "knowledge_gap",
+        /// No evidence of its own above the project's relevance floor.
+        BelowFloor = "below_floor",
+    }
 }
 
 /// A suppressed candidate's reason and what it was in words.

@@ -62,44 +62,19 @@ impl From<&crate::ledger::Event> for Anchor {
     }
 }
 
-/// What place an item takes in a pack, named in receipts by its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Slot {
-    /// A current belief the query touches.
-    Belief,
-    /// A suggested procedure.
-    Procedure,
-    /// A recalled item with evidence of its own.
-    Direct,
-    /// A standing directive.
-    Directive,
-    /// A recalled item linked to a match (a neighbouring turn, a synapse).
-    Associative,
-}
-
-impl Slot {
-    /// Its name in receipts.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Belief => "belief",
-            Self::Procedure => "procedure",
-            Self::Direct => "direct",
-            Self::Directive => "directive",
-            Self::Associative => "associative",
-        }
-    }
-}
-
-impl std::fmt::Display for Slot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl PartialEq<&str> for Slot {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
+crate::base::names! {
+    /// What place an item takes in a pack, named in receipts by its snake_case name.
+    pub enum Slot {
+        /// A current belief the query touches.
+        Belief = "belief",
+        /// A suggested procedure.
+        Procedure = "procedure",
+        /// A recalled item with evidence of its own.
+        Direct = "direct",
+        /// A standing directive.
+        Directive = "directive",
+        /// A recalled item linked to a match (a neighbouring turn, a synapse).
+        Associative = "associative",
     }
 }
 

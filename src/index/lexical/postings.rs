@@ -156,34 +156,26 @@ fn one_edit(a: &[char], b: &[char]) -> bool {
             && long[rest + 1..] == short[rest + 1..])
 }
 
-/// How a project's turns are read where a rule depends on their length: BM25's `k1`
-/// ([`k1`]), and in recall the weight of the query's character n-grams and the share of
-/// the other inflections and compounds of its words ([`by_turn_length`]). `auto` decides
-/// by the project's average turn length ([`SHORT_TURNS`], [`LONG_TURNS`], log-linear
-/// between); `short` and `long` fix the rules whatever the length. The profile's
-/// `[recall] turn_regime`, reported with every recall and by `eval`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnRegime {
-    /// By the project's average turn length.
-    #[default]
-    Auto,
-    /// As a chat of short turns, whatever their length.
-    Short,
-    /// As a collection of long turns, whatever their length.
-    Long,
+crate::base::names! {
+    /// How a project's turns are read where a rule depends on their length: BM25's `k1`
+    /// ([`k1`]), and in recall the weight of the query's character n-grams and the share of
+    /// the other inflections and compounds of its words ([`by_turn_length`]). `auto` decides
+    /// by the project's average turn length ([`SHORT_TURNS`], [`LONG_TURNS`], log-linear
+    /// between); `short` and `long` fix the rules whatever the length. The profile's
+    /// `[recall] turn_regime`, reported with every recall and by `eval`.
+    #[derive(Default)]
+    pub enum TurnRegime {
+        /// By the project's average turn length.
+        #[default]
+        Auto = "auto",
+        /// As a chat of short turns, whatever their length.
+        Short = "short",
+        /// As a collection of long turns, whatever their length.
+        Long = "long",
+    }
 }
 
 impl TurnRegime {
-    /// Its name in profiles and reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Short => "short",
-            Self::Long => "long",
-        }
-    }
-
     /// The turn length the rules read for an index whose turns average `average` tokens.
     pub fn tokens(self, average: f32) -> f32 {
         match self {
@@ -205,39 +197,17 @@ impl TurnRegime {
     }
 }
 
-/// Which of the length-dependent rules a project gets ([`TurnRegime::reads_as`]).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnLength {
-    /// The short-turn rules.
-    #[default]
-    Short,
-    /// Between the two, log-linear in the length.
-    Between,
-    /// The long-turn rules.
-    Long,
-}
-
-impl TurnLength {
-    /// Its name in reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Short => "short",
-            Self::Between => "between",
-            Self::Long => "long",
-        }
+crate::base::names! {
+    /// Which of the length-dependent rules a project gets ([`TurnRegime::reads_as`]).
+    #[derive(Default)]
+    pub enum TurnLength {
+        /// The short-turn rules.
+        #[default]
+        Short = "short",
+        /// Between the two, log-linear in the length.
+        Between = "between",
+        /// The long-turn rules.
+        Long = "long",
     }
 }
 
