@@ -176,6 +176,26 @@ fn statement(
     Ok(e)
 }
 
+/// A scenario's statements observed into a project of its own (`<prefix>-<line>`): the
+/// scenario's id, the project and the statements' event ids in order.
+fn observe_scenario(
+    memory: &Memory,
+    prefix: &str,
+    line: usize,
+    scenario: &serde_json::Value,
+) -> Result<(String, ProjectId, Vec<hypermem::ledger::EventId>), Box<dyn std::error::Error>> {
+    let id = scenario["id"].as_str().unwrap_or_default().to_owned();
+    let project = ProjectId::new(format!("{prefix}-{line}"))?;
+    let events = scenario["statements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| statement(&project, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids = memory.observe_batch(&events)?;
+    Ok((id, project, ids))
+}
+
 /// The updates scenarios.
 fn updates(
     memory: &Memory,
@@ -183,15 +203,7 @@ fn updates(
     report: &mut Report,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for (n, scenario) in lines(&data.join("updates.jsonl"))? {
-        let id = scenario["id"].as_str().unwrap_or_default().to_owned();
-        let project = ProjectId::new(format!("upd-{n}"))?;
-        let events = scenario["statements"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| statement(&project, s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let ids = memory.observe_batch(&events)?;
+        let (id, project, ids) = observe_scenario(memory, "upd", n, &scenario)?;
         for q in scenario["questions"].as_array().into_iter().flatten() {
             let text = q["text"].as_str().unwrap_or_default();
             let mut want: Vec<u64> = Vec::new();
@@ -203,9 +215,9 @@ fn updates(
                 }
             }
             let first = memory
-                .recall(&project, text, 10)
-                .ok()
-                .and_then(|items| items.first().map(|i| i.event.id.0));
+                .recall(&project, text, 10)?
+                .first()
+                .map(|i| i.event.id.0);
             let ok = first.is_some_and(|f| want.contains(&f));
             match scenario["kind"].as_str() {
                 Some("change") => report.change.add(&id, ok),
@@ -224,18 +236,10 @@ fn unknown(
     report: &mut Report,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for (n, scenario) in lines(&data.join("unknown.jsonl"))? {
-        let id = scenario["id"].as_str().unwrap_or_default().to_owned();
-        let project = ProjectId::new(format!("unk-{n}"))?;
-        let events = scenario["statements"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| statement(&project, s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let ids = memory.observe_batch(&events)?;
+        let (id, project, ids) = observe_scenario(memory, "unk", n, &scenario)?;
         for q in scenario["questions"].as_array().into_iter().flatten() {
             let text = q["text"].as_str().unwrap_or_default();
-            let items = memory.recall(&project, text, 10).unwrap_or_default();
+            let items = memory.recall(&project, text, 10)?;
             if q["answerable"].as_bool().unwrap_or(false) {
                 let want = q["answer_index"].as_u64().and_then(|i| ids.get(i as usize));
                 let ok = items.first().map(|i| i.event.id) == want.copied();

@@ -218,41 +218,47 @@ fn every_import_points_down_the_layer_table() {
     );
 }
 
+/// The violations of the tree with `code` appended to `file` (a path under `src/`).
+fn violations_with(file: &str, code: &str) -> Vec<String> {
+    let mut t = tree();
+    let (_, text) = t
+        .files
+        .iter_mut()
+        .find(|(p, _)| p == Path::new(file))
+        .unwrap_or_else(|| panic!("src/{file}"));
+    text.push_str(code);
+    violations(&t.files, &t.lib, &t.table)
+}
+
 #[test]
 fn an_injected_upward_import_is_caught() {
-    let mut t = tree();
-    let (_, text) = t
-        .files
-        .iter_mut()
-        .find(|(p, _)| p == Path::new("text/mod.rs"))
-        .expect("src/text/mod.rs");
-    text.push_str("\nfn upward() -> Option<crate::Memory> { None }\n");
-    let found = violations(&t.files, &t.lib, &t.table);
+    let found = violations_with(
+        "text/mod.rs",
+        "\nfn upward() -> Option<crate::Memory> { None }\n",
+    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
-        found[0].contains("`text`") && found[0].contains("`memory`"),
+        found[0].contains("`text`") && found[0].contains("`memory`") && found[0].contains("above"),
         "{found:?}"
     );
-    // A grouped import of a module on the same layer, behind a feature, is caught too.
-    let mut t = tree();
-    let (_, ledger) = t
-        .files
-        .iter_mut()
-        .find(|(p, _)| p == Path::new("ledger/mod.rs"))
-        .expect("src/ledger/mod.rs");
-    ledger.push_str("\n#[cfg(feature = \"scale\")]\nuse crate::{clock, store::{self, Exact}};\n");
-    let found = violations(&t.files, &t.lib, &t.table);
+    // A grouped import of a module above, behind a feature, is caught too (and the module
+    // below in the same group is not).
+    let found = violations_with(
+        "ledger/mod.rs",
+        "\n#[cfg(feature = \"scale\")]\nuse crate::{clock, store::{self, Exact}};\n",
+    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("imports `store`"), "{found:?}");
+    // A module on the same line of the table.
+    let found = violations_with("api/mod.rs", "\nuse crate::eval::EvalArgs;\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("on the same layer"), "{found:?}");
     // A comment naming a module above is not an import.
-    let mut t = tree();
-    let (_, text) = t
-        .files
-        .iter_mut()
-        .find(|(p, _)| p == Path::new("text/mod.rs"))
-        .expect("src/text/mod.rs");
-    text.push_str("\n/// See [`crate::memory`] and crate::api.\n    // crate::eval\n");
-    assert!(violations(&t.files, &t.lib, &t.table).is_empty());
+    let found = violations_with(
+        "text/mod.rs",
+        "\n/// See [`crate::memory`] and crate::api.\n    // crate::eval\n",
+    );
+    assert!(found.is_empty(), "{found:?}");
 }
 
 #[test]
