@@ -196,6 +196,31 @@ fn observe_scenario(
     Ok((id, project, ids))
 }
 
+/// Set by `--explain`: every failed question is printed to stderr with its results.
+static EXPLAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Under `--explain`, a failed question and the results it got (text and score parts).
+fn explain(id: &str, question: &str, ok: bool, items: &[hypermem::RecallItem]) {
+    if ok || !EXPLAIN.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    eprintln!("FAIL {id}: {question}");
+    for i in items.iter().take(4) {
+        let parts: Vec<String> = i
+            .fused
+            .breakdown
+            .iter()
+            .map(|p| format!("{}={:.2}", p.signal, p.score))
+            .collect();
+        eprintln!(
+            "    {:.2} [{}] {}",
+            i.fused.score,
+            parts.join(" "),
+            i.event.content
+        );
+    }
+}
+
 /// The updates scenarios.
 fn updates(
     memory: &Memory,
@@ -219,6 +244,9 @@ fn updates(
                 .first()
                 .map(|i| i.event.id.0);
             let ok = first.is_some_and(|f| want.contains(&f));
+            if EXPLAIN.load(std::sync::atomic::Ordering::Relaxed) {
+                explain(&id, text, ok, &memory.recall(&project, text, 10)?);
+            }
             match scenario["kind"].as_str() {
                 Some("change") => report.change.add(&id, ok),
                 Some("no_change") => report.no_change.add(&id, ok),
@@ -243,8 +271,10 @@ fn unknown(
             if q["answerable"].as_bool().unwrap_or(false) {
                 let want = q["answer_index"].as_u64().and_then(|i| ids.get(i as usize));
                 let ok = items.first().map(|i| i.event.id) == want.copied();
+                explain(&id, text, ok, &items);
                 report.answerable.add(&id, ok);
             } else {
+                explain(&id, text, items.is_empty(), &items);
                 report.unanswerable.add(&id, items.is_empty());
             }
         }
@@ -255,6 +285,10 @@ fn unknown(
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
+    EXPLAIN.store(
+        args.iter().any(|a| a == "--explain"),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let data = std::path::PathBuf::from(
         args.iter()
             .find(|a| !a.starts_with("--"))

@@ -30,6 +30,13 @@ pub enum Kind {
     Fraction,
     /// A count of something, with the counted noun when one follows (`165 commits`).
     Count(Option<String>),
+    /// A code or identifier: a word that mixes letters and digits (`QX7P2L`, `B12`,
+    /// `db-prod-07`) or joins letters with `.`, `_`, `/` or `@` (`docs.internal`).
+    /// Read by [`identifiers`], never by [`values`].
+    Code,
+    /// A name: a run of words capitalised inside a sentence (`Grace Adjei`). Read by
+    /// [`identifiers`], never by [`values`].
+    Name,
 }
 
 /// One value: its kind and a normalised spelling (equal spellings mean equal values).
@@ -89,31 +96,38 @@ pub struct Scan<'a> {
     pub values: Vec<Value>,
     /// Per word, whether punctuation that ends a phrase (`,.;:!?`) follows it.
     pub breaks: Vec<bool>,
+    /// Per word, the punctuation written right after it ("'" in "the Hendersons' gate").
+    pub tails: Vec<&'a str>,
 }
 
 /// Reads `text` once into its words and values.
 pub fn scan(text: &str) -> Scan<'_> {
     let split = split(text);
     let words: Vec<String> = split.iter().map(|(w, _)| w.to_lowercase()).collect();
-    let breaks: Vec<bool> = split.iter().map(|&(_, b)| b).collect();
+    let breaks: Vec<bool> = split.iter().map(|&(_, t)| ends_phrase(t)).collect();
     let values = read_values(&words, &breaks);
     Scan {
-        raw: split.into_iter().map(|(w, _)| w).collect(),
+        raw: split.iter().map(|&(w, _)| w).collect(),
+        tails: split.into_iter().map(|(_, t)| t).collect(),
         words,
         values,
         breaks,
     }
 }
 
-/// The words of `text` as written, each with whether punctuation that ends a phrase
-/// (`,.;:!?`) followed it.
-fn split(text: &str) -> Vec<(&str, bool)> {
+/// Whether the punctuation after a word ends a phrase (`,.;:!?`).
+fn ends_phrase(tail: &str) -> bool {
+    tail.contains([',', '.', ';', ':', '!', '?'])
+}
+
+/// The words of `text` as written, each with the punctuation written right after it.
+fn split(text: &str) -> Vec<(&str, &str)> {
     text.split_whitespace()
         .filter_map(|w| {
             let start = w.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
             let word = start.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '%'));
             let tail = &start[word.len()..];
-            (!word.is_empty()).then(|| (word, tail.contains([',', '.', ';', ':', '!', '?'])))
+            (!word.is_empty()).then_some((word, tail))
         })
         .collect()
 }
@@ -211,7 +225,7 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     let asks_when = w
         .iter()
         .enumerate()
-        .any(|(i, t)| t == "when" && (i == 0 || split[i - 1].1));
+        .any(|(i, t)| t == "when" && (i == 0 || ends_phrase(split[i - 1].1)));
     let pair = |a: &str, b: &dyn Fn(&str) -> bool| w.windows(2).any(|p| p[0] == a && b(&p[1]));
     let mut out = Vec::new();
     let duration = |t: &str| DURATION_UNITS.contains(&singular(t).as_str());
@@ -235,6 +249,16 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     }
     if has("percentage") || has("percent") || has("rate") {
         out.push(Kind::Percent);
+    }
+    // "who" and "where" opening a clause ask for a person or a place: a name; so does a
+    // question about what something is named or called.
+    let opens_clause = |x: &str| {
+        w.iter()
+            .enumerate()
+            .any(|(i, t)| t == x && (i == 0 || ends_phrase(split[i - 1].1)))
+    };
+    if opens_clause("who") || opens_clause("where") || has("name") || has("called") {
+        out.push(Kind::Name);
     }
     out
 }
@@ -322,6 +346,65 @@ pub fn asking_words(question: &str) -> Vec<String> {
         .collect()
 }
 
+/// The codes and names of `scan` ([`Kind::Code`], [`Kind::Name`]) that are not read as
+/// another value: what a slot holds when its value is not a quantity ("the new reference
+/// is QX9T4M", "our contact is now Grace Adjei"). A name is a run of words capitalised
+/// inside a sentence (after a word with no phrase break), months and weekdays left out.
+pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
+    let valued = |i: usize| scan.values.iter().any(|v| v.word == i);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < scan.words.len() {
+        let raw = scan.raw[i];
+        let word = &scan.words[i];
+        let letters = raw.chars().any(char::is_alphabetic);
+        let digits = raw.chars().any(|c| c.is_ascii_digit());
+        let joined = raw
+            .char_indices()
+            .any(|(j, c)| matches!(c, '.' | '_' | '/' | '@') && j > 0 && j + 1 < raw.len());
+        if !valued(i) && letters && (digits || joined) && !is_ordinal(word) {
+            out.push(Value {
+                kind: Kind::Code,
+                value: word.clone(),
+                word: i,
+            });
+            i += 1;
+            continue;
+        }
+        let capital = |j: usize| {
+            let (raw, word) = (scan.raw[j], &scan.words[j]);
+            raw.starts_with(char::is_uppercase)
+                && raw.chars().all(char::is_alphabetic)
+                && !valued(j)
+                && !is_month(word)
+                && !crate::clock::WEEKDAYS
+                    .iter()
+                    .any(|d| word.trim_end_matches('s') == *d)
+        };
+        if i > 0 && !scan.breaks[i - 1] && capital(i) {
+            let start = i;
+            while i + 1 < scan.words.len() && !scan.breaks[i] && capital(i + 1) {
+                i += 1;
+            }
+            out.push(Value {
+                kind: Kind::Name,
+                value: scan.words[start..=i].join(" "),
+                word: start,
+            });
+        }
+        i += 1;
+    }
+    out
+}
+
+/// "14th", "2nd": a day of the month, not a code.
+fn is_ordinal(word: &str) -> bool {
+    ["st", "nd", "rd", "th"].iter().any(|s| {
+        word.strip_suffix(s)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// Every value in `text`, in order.
 pub fn values(text: &str) -> Vec<Value> {
     scan(text).values
@@ -376,8 +459,13 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
             i += 1;
             continue;
         }
-        // A weekday ("on Thursday"): the day of a weekly thing, or of the week in question.
-        if crate::clock::WEEKDAYS.contains(&word) {
+        // A weekday ("on Thursday", "on Thursdays"): the day of a weekly thing, or of the
+        // week in question.
+        if crate::clock::WEEKDAYS.contains(&word)
+            || word
+                .strip_suffix('s')
+                .is_some_and(|d| crate::clock::WEEKDAYS.contains(&d))
+        {
             push(&mut out, Kind::Date, word[..3].to_owned());
             i += 1;
             continue;
@@ -639,7 +727,9 @@ mod tests {
             ("How long does the course last?", vec![Duration]),
             ("How much did the flat cost in dollars?", vec![Money]),
             ("What percentage did I reach?", vec![Percent]),
-            ("Who came to the party?", vec![]),
+            // "who" and "where" ask for a name.
+            ("Who came to the party?", vec![Name]),
+            ("Where is the party?", vec![Name]),
         ] {
             assert_eq!(asked_kinds(question), asked, "{question}");
             assert_eq!(Wanted::of(question).kinds, asked, "{question}");
@@ -730,5 +820,33 @@ mod tests {
             proptest::prop_assert_eq!(&alone[0].value, &inside[0].value);
             proptest::prop_assert_eq!(&alone[0].value, &n.to_string());
         }
+    }
+
+    #[test]
+    fn codes_and_names_are_identifiers_not_quantities() {
+        use Kind::{Code, Name};
+        let ids = |text: &str| -> Vec<(Kind, String)> {
+            identifiers(&scan(text))
+                .into_iter()
+                .map(|v| (v.kind, v.value))
+                .collect()
+        };
+        assert_eq!(
+            ids("new reference is QX9T4M, host db-prod-07, docs at docs.internal"),
+            [
+                (Code, "qx9t4m".to_owned()),
+                (Code, "db-prod-07".to_owned()),
+                (Code, "docs.internal".to_owned())
+            ]
+        );
+        assert_eq!(
+            ids("our contact is now Grace Adjei from Monday"),
+            [(Name, "grace adjei".to_owned())]
+        );
+        // A capital after a phrase break opens a sentence; days, months, ordinals, plain
+        // numbers and hyphenated words are not identifiers.
+        assert!(
+            ids("Done. Thanks on Thursday in March, the 14th, 3,850 for spare-room").is_empty()
+        );
     }
 }

@@ -48,6 +48,10 @@ pub const ASKING_WORDS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Determiners that set what they qualify apart from one named before ("the *other*
+/// team", "*another* branch"): a value said of it is not the one asked about.
+pub const ALTERITY: &[&str] = &["other", "another", "else"];
+
 /// Words that announce a changed value in the words after them.
 pub const REVISION_CUES: &[&str] = &[
     "adjusted",

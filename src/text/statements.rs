@@ -109,11 +109,7 @@ fn sentence(s: &Sentence) -> Option<Stated> {
     let w = &s.words;
     let any_open = |table: &[&[&str]]| table.iter().any(|p| opens(w, p));
     let any_in = |table: &[&[&str]]| table.iter().any(|p| contains(w, p));
-    let reported = w.iter().enumerate().any(|(i, v)| {
-        en::REPORTING_VERBS.contains(&v.as_str())
-            && !(i > 0 && matches!(w[i - 1].as_str(), "i" | "we"))
-    });
-    if s.asks || reported || any_open(en::HYPOTHETICAL_OPENINGS) || any_in(en::HEDGES) {
+    if !tells_as_so(s) {
         return None;
     }
     if any_open(en::CORRECTION_OPENINGS)
@@ -194,6 +190,31 @@ pub fn asks_only(text: &str) -> bool {
 /// no limit measured: `docs/EXPERIMENTS.md`).
 pub const ASK_CLAUSE: usize = 12;
 
+/// Whether one sentence is told as so: it does not ask, and it is not a hypothetical, a
+/// hedge (a guess, a past habit, a joke) or someone else's words reported.
+fn tells_as_so(s: &Sentence) -> bool {
+    let w = &s.words;
+    let reported = w.iter().enumerate().any(|(i, v)| {
+        en::REPORTING_VERBS.contains(&v.as_str())
+            && !(i > 0 && matches!(w[i - 1].as_str(), "i" | "we"))
+    });
+    !(s.asks
+        || reported
+        || en::HYPOTHETICAL_OPENINGS.iter().any(|p| opens(w, p))
+        || en::HEDGES.iter().any(|p| contains(w, p)))
+}
+
+/// Whether `text` asserts what it says, by its mood: at least one of its sentences is
+/// told as so, and none is a hypothetical, a hedge or reported speech ("if it moves to
+/// Friday ...", "maybe 30?", "Sam says it's 12 now"). A question asserts nothing. What
+/// supersession lets revise a value, and what a candidate belief must be, read alike.
+pub fn asserts(text: &str) -> bool {
+    let all = sentences(text);
+    let told = all.iter().filter(|s| tells_as_so(s)).count();
+    let asked = all.iter().filter(|s| s.asks).count();
+    told > 0 && told + asked == all.len()
+}
+
 /// What `text` states: the kind of its first sentence that states one.
 pub fn stated(text: &str) -> Option<Stated> {
     sentences(text).iter().find_map(sentence)
@@ -258,6 +279,26 @@ mod tests {
             ("Never mind, I found the file.", None),
         ] {
             assert_eq!(stated(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_text_asserts_by_its_mood() {
+        for text in [
+            "gymnastics got moved to thursdays, same time",
+            "The rent is 1,520 now. Can you update the sheet?",
+            "no, it's the 15th",
+        ] {
+            assert!(asserts(text), "{text}");
+        }
+        for text in [
+            "wait do we still use TeamCity?",
+            "if the lease moves to June we'd need movers",
+            "maybe 30 chairs?",
+            "Sam says it's 12 now",
+            "",
+        ] {
+            assert!(!asserts(text), "{text}");
         }
     }
 }
