@@ -126,11 +126,7 @@ impl Query {
     fn subject(&self) -> Vec<String> {
         self.content
             .iter()
-            .filter(|w| {
-                !(self.asking.contains(w)
-                    || values::is_month(w)
-                    || crate::clock::WEEKDAYS.contains(&w.as_str()))
-            })
+            .filter(|w| !(self.asking.contains(w) || values::is_month(w) || values::is_weekday(w)))
             .cloned()
             .collect()
     }
@@ -181,8 +177,9 @@ pub struct Candidate {
     words: Vec<Vec<String>>,
     /// Typed values of the content.
     values: Vec<Value>,
-    /// Per value, the stem of the word right before it when that word can say what the
-    /// value is the value of ("secured" in "secured 5 interviews"; not "to", "by", ...).
+    /// Per slot ([`slots`](Self::slots): the values first), the stem of the word right
+    /// before it when that word can say what it is the value of ("secured" in "secured 5
+    /// interviews"; not "to", "by", ...).
     predicates: Vec<Option<String>>,
     /// The values it says something was changed to: those within [`UPDATE_SPAN`] words
     /// after a revision cue (or [`ADJECTIVE_SPAN`] after "new"), and the `Y` of a "from X
@@ -215,7 +212,7 @@ impl Candidate {
     pub fn new(id: u64, role: Role, agent: Option<&str>, content: &str, evidence: f64) -> Self {
         let scan = values::scan(content);
         let months = values::months(&scan);
-        let (entities, owners) = entities(&scan);
+
         let negated = {
             let mut on = false;
             let mut out = Vec::with_capacity(scan.words.len());
@@ -230,8 +227,10 @@ impl Candidate {
             }
             out
         };
+        let identifiers = values::identifiers(&scan);
+        let (entities, owners) = entities(&scan);
         let mut slots = scan.values.clone();
-        slots.extend(values::identifiers(&scan));
+        slots.extend(identifiers);
         let values::Scan {
             raw,
             words,
@@ -297,7 +296,7 @@ impl Candidate {
             .collect();
         updates.sort();
         updates.dedup();
-        let predicates = values
+        let predicates = slots
             .iter()
             .map(|v| {
                 let w = words.get(v.word.checked_sub(1)?)?;
@@ -419,14 +418,6 @@ impl Candidate {
         (!found.is_empty()).then_some(found)
     }
 
-    /// The stem of the word before `v` when it can say what `v` is the value of
-    /// ([`Candidate::predicates`], for values and identifiers alike).
-    fn predicate(&self, v: &Value) -> Option<String> {
-        let w = self.words.get(v.word.checked_sub(1)?)?.first()?;
-        (w.chars().all(char::is_alphabetic) && !NOT_PREDICATES.contains(&w.as_str()))
-            .then(|| stem(w).to_owned())
-    }
-
     /// The other values within [`ANCHOR_WINDOW`] words of `v`.
     fn beside<'a>(&'a self, v: &'a Value) -> impl Iterator<Item = &'a Value> {
         self.values
@@ -507,13 +498,12 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
 
 /// The entities `scan` names by form, lowercased: possessors ("Leo's", "the Hendersons'")
 /// and words capitalised inside a sentence (not after a phrase break; values, months and
-/// weekdays are not entities); and the possessors alone.
+/// weekdays are not entities); and the possessors alone. Read by capitalisation, not from
+/// the names among the identifiers: "Next.js" is an entity here and a code as a value
+/// (reading entities from names alone let more technical turns revise each other:
+/// BEAM-100K MRR −0.003, BEAM-500K −0.003).
 fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
     let valued: Vec<usize> = scan.values.iter().map(|v| v.word).collect();
-    let weekday = |w: &str| {
-        let w = w.trim_end_matches('s');
-        w.len() >= 3 && crate::clock::WEEKDAYS.iter().any(|d| d.starts_with(w))
-    };
     let (mut entities, mut owners) = (Vec::new(), Vec::new());
     for (i, raw) in scan.raw.iter().enumerate() {
         let word = &scan.words[i];
@@ -532,7 +522,7 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
             && raw.chars().skip(1).any(char::is_lowercase)
             && !valued.contains(&i)
             && !values::is_month(word)
-            && !weekday(word);
+            && !values::is_weekday(word);
         if let Some(o) = owner {
             owners.push(o.to_owned());
             entities.push(o.to_owned());
@@ -586,7 +576,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     let subject = query.subject();
     // What the question itself names is not a value it asks for ("Brightline" in "who is
     // our account manager at Brightline").
-    let free = |v: &&Value| {
+    let free = |v: &Value| {
         !crate::text::tokens(&v.value)
             .iter()
             .all(|w| query.terms.iter().any(|t| *t == values::singular(w)))
@@ -594,13 +584,14 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     newer
         .slots
         .iter()
-        .filter(free)
-        .filter(|u| {
-            asked(newer, &u.kind)
+        .zip(&newer.predicates)
+        .filter(|(u, _)| {
+            free(u)
+                && asked(newer, &u.kind)
                 && !newer.negated.get(u.word).copied().unwrap_or(false)
                 && !(u.word > 0 && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
         })
-        .any(|u| {
+        .any(|(u, pu)| {
             if older
                 .slots
                 .iter()
@@ -613,19 +604,21 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                 && older
                     .slots
                     .iter()
-                    .filter(free)
-                    .filter(|v| compatible(&v.kind, &u.kind) && asked(older, &v.kind))
+                    .zip(&older.predicates)
+                    .filter(|(v, _)| {
+                        free(v) && compatible(&v.kind, &u.kind) && asked(older, &v.kind)
+                    })
                     // "secured 3 interviews" and "declined 5 interviews" count two things.
-                    .filter(|v| {
+                    .filter(|(v, pv)| {
                         !matches!(
                             (&v.kind, &u.kind),
                             (Kind::Count(Some(_)), Kind::Count(Some(_)))
-                        ) || match (older.predicate(v), newer.predicate(u)) {
+                        ) || match (pv, pu) {
                             (Some(a), Some(b)) => a == b,
                             _ => true,
                         }
                     })
-                    .any(|v| {
+                    .any(|(v, _)| {
                         older
                             .anchors(&subject, v)
                             .iter()
@@ -781,7 +774,7 @@ fn reschedules(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
         .iter()
         .map(String::as_str)
         .filter(|w| {
-            !(crate::clock::WEEKDAYS.contains(w)
+            !(values::is_weekday(w)
                 || values::is_month(w)
                 || PERIOD_PLACERS.contains(w)
                 || ASKING_WORDS.iter().any(|(_, asks)| asks.contains(w)))

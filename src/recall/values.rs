@@ -137,6 +137,13 @@ pub fn words(text: &str) -> Vec<String> {
     split(text).iter().map(|(w, _)| w.to_lowercase()).collect()
 }
 
+/// Whether `word` (lowercase) names a weekday, in the singular or the plural ("thursday",
+/// "thursdays").
+pub fn is_weekday(word: &str) -> bool {
+    let day = |w: &str| crate::clock::WEEKDAYS.contains(&w);
+    day(word) || word.strip_suffix('s').is_some_and(day)
+}
+
 /// Whether `word` (lowercase) names a month.
 pub fn is_month(word: &str) -> bool {
     month_of(word).is_some()
@@ -371,15 +378,14 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
             i += 1;
             continue;
         }
+        // Capitalised, not shouted ("NOT"), not a value, a month or a weekday.
         let capital = |j: usize| {
             let (raw, word) = (scan.raw[j], &scan.words[j]);
             raw.starts_with(char::is_uppercase)
                 && raw.chars().all(char::is_alphabetic)
                 && !valued(j)
                 && !is_month(word)
-                && !crate::clock::WEEKDAYS
-                    .iter()
-                    .any(|d| word.trim_end_matches('s') == *d)
+                && !is_weekday(word)
         };
         if i > 0 && !scan.breaks[i - 1] && capital(i) {
             let start = i;
@@ -461,11 +467,7 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
         }
         // A weekday ("on Thursday", "on Thursdays"): the day of a weekly thing, or of the
         // week in question.
-        if crate::clock::WEEKDAYS.contains(&word)
-            || word
-                .strip_suffix('s')
-                .is_some_and(|d| crate::clock::WEEKDAYS.contains(&d))
-        {
+        if is_weekday(word) {
             push(&mut out, Kind::Date, word[..3].to_owned());
             i += 1;
             continue;
