@@ -385,6 +385,21 @@ fn a_short_note_in_another_inflection_of_the_query_word_is_found() {
     );
 }
 
+/// In a project of three notes no word is rarer than another, so every query word is a
+/// term; another inflection of one is a term too, and finds its note.
+#[test]
+fn a_handful_of_notes_is_found_by_another_inflection() {
+    let (_dir, m, ids) = notes(&[
+        "Weighed in at 92 kg.",
+        "The boiler was serviced in May.",
+        "Bins go out on Tuesday night.",
+    ]);
+    let r = m
+        .recall_with(&project("p"), &RecallQuery::new("what did I weigh?", 3))
+        .unwrap();
+    assert_eq!(r.items.first().map(|i| i.event.id), Some(ids[0]));
+}
+
 /// A project `p` of one user's `notes`, in a fresh directory, and their event ids.
 /// Notes about nothing the held-form tests ask, to give their projects a background.
 const UNRELATED: [&str; 4] = [

@@ -327,6 +327,13 @@ impl<'a> Plan<'a> {
             // where a turn says "chewed"): the forms it holds that are as distinctive as a
             // term must be.
             let query_words = lexical::query_terms(query);
+            // A project too small for any word to be distinctive by its IDF (a handful of
+            // notes) searches with every query word; another inflection of one is as good
+            // a term there ("weigh" for a note that says "weighed").
+            let none_distinctive = !words.iter().any(|w| {
+                let df = text.postings.df(w);
+                df > 0 && lexical::idf(documents, df) >= COMMON_IDF
+            });
             let mut forms: Vec<String> = query_words
                 .iter()
                 .flat_map(|t| {
@@ -336,7 +343,9 @@ impl<'a> Plan<'a> {
                 })
                 .filter(|f| {
                     let df = text.postings.df(f);
-                    df > 0 && !words.contains(f) && lexical::idf(documents, df) >= COMMON_IDF
+                    df > 0
+                        && !words.contains(f)
+                        && (none_distinctive || lexical::idf(documents, df) >= COMMON_IDF)
                 })
                 .collect();
             forms.extend(

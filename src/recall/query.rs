@@ -288,14 +288,33 @@ fn hint_words(lower: &str) -> Vec<&str> {
 }
 
 /// "in 2023", "during 2024": that calendar year, when it has begun by `now_ms` (a four-digit
-/// number after "in" that lies ahead is a model number or a quantity, not a year).
+/// number after "in" that lies ahead is a model number or a quantity, not a year). A part
+/// of a year or a season before the year ("late 2023", "mid-2024", "spring 2024";
+/// [`YEAR_PARTS`](crate::text::en::YEAR_PARTS)) narrows it to those months.
 fn year_hint(words: &[&str], now_ms: i64) -> Option<(i64, i64)> {
+    use crate::text::en::YEAR_PARTS;
     let (this_year, _, _) = crate::clock::civil_from_days(now_ms.div_euclid(DAY));
-    words.windows(2).find_map(|w| {
-        let year = (matches!(w[0], "in" | "during") && w[1].len() == 4)
-            .then(|| w[1].parse::<i64>().ok())
+    let year_of = |w: &str| {
+        (w.len() == 4)
+            .then(|| w.parse::<i64>().ok())
             .flatten()
-            .filter(|y| (1900..=this_year).contains(y))?;
+            .filter(|y| (1900..=this_year).contains(y))
+    };
+    // Month `m` of `year`, counting on past December (13 is the next January).
+    let month_start =
+        |year: i64, m: i64| days_from_civil(year + (m - 1) / 12, (m - 1) % 12 + 1, 1) * DAY;
+    let part = |name: &str, year: i64| {
+        YEAR_PARTS
+            .iter()
+            .find(|(p, _, _)| *p == name)
+            .map(|&(_, from, to)| (month_start(year, from), month_start(year, to)))
+    };
+    let pieces: Vec<&str> = words.iter().flat_map(|w| w.split('-')).collect();
+    if let Some(window) = pieces.windows(2).find_map(|w| part(w[0], year_of(w[1])?)) {
+        return Some(window);
+    }
+    words.windows(2).find_map(|w| {
+        let year = year_of(w[1]).filter(|_| matches!(w[0], "in" | "during"))?;
         Some((
             days_from_civil(year, 1, 1) * DAY,
             days_from_civil(year + 1, 1, 1) * DAY,
@@ -487,6 +506,30 @@ mod tests {
         assert_eq!(time_hint("benchmarks of the RTX 2060", now), None);
         assert_eq!(time_hint("what will run in 2060", now), None, "ahead");
         assert_eq!(time_hint("what happened last year", now), year(2025));
+        // Parts of a year and seasons narrow it.
+        let months = |y, from, y2, to| {
+            Some((
+                days_from_civil(y, from, 1) * DAY,
+                days_from_civil(y2, to, 1) * DAY,
+            ))
+        };
+        assert_eq!(
+            time_hint("which vet in late 2023", now),
+            months(2023, 9, 2024, 1)
+        );
+        assert_eq!(
+            time_hint("the provider in mid-2024", now),
+            months(2024, 5, 2024, 9)
+        );
+        assert_eq!(
+            time_hint("school in spring 2024?", now),
+            months(2024, 3, 2024, 6)
+        );
+        assert_eq!(
+            time_hint("the flat in winter 2024", now),
+            months(2024, 12, 2025, 3)
+        );
+        assert_eq!(time_hint("early 2060 plans", now), None, "ahead");
         assert_eq!(
             time_hint("what did we decide this year", now),
             Some((days_from_civil(2026, 1, 1) * DAY, now + 1))

@@ -171,6 +171,20 @@ pub const CALENDAR_PERIODS: &[&str] = &[
     "winter",
 ];
 
+/// Parts of a year and seasons, each with the months it spans, first and past-the-last
+/// (13 is the next January): "late 2023" is September to December 2023. Seasons are the
+/// northern meteorological ones; a winter is the one that begins in December of its year.
+pub const YEAR_PARTS: &[(&str, i64, i64)] = &[
+    ("early", 1, 5),
+    ("mid", 5, 9),
+    ("late", 9, 13),
+    ("spring", 3, 6),
+    ("summer", 6, 9),
+    ("autumn", 9, 12),
+    ("fall", 9, 12),
+    ("winter", 12, 15),
+];
+
 /// Words that, right before a month alone, place something in that month ("in June",
 /// "last April").
 pub const MONTH_PLACERS: &[&str] = &[
