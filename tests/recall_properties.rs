@@ -400,6 +400,49 @@ fn a_handful_of_notes_is_found_by_another_inflection() {
     assert_eq!(r.items.first().map(|i| i.event.id), Some(ids[0]));
 }
 
+/// "I don't know" from evidence of its own: a question that shares only a speaker's name
+/// with what is stored, or asks for an amount or a time that nothing matching it states, is
+/// a knowledge gap (nothing returned); the same questions are answered once something
+/// states it (a bare number may be the amount), and a question about when something happened is answered by when it was
+/// said.
+#[test]
+fn a_speaker_name_or_a_subject_without_the_value_asked_is_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let by = |who: &str, text: &str| say("s", Role::User, text).speaker(who);
+    for (who, text) in [
+        ("Noor", "Booked the big meeting room for the design review."),
+        ("Tomas", "The printer on the second floor is jammed again."),
+        ("Noor", "Our gym opens early on weekdays."),
+        ("Tomas", "I started learning the cello."),
+    ] {
+        m.observe(by(who, text)).unwrap();
+    }
+    let gap = |q: &str| {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
+        r.items.is_empty()
+    };
+    assert!(
+        gap("When is Noor's train home?"),
+        "only Noor's name is shared"
+    );
+    assert!(gap("How much does the gym cost?"), "no amount is stated");
+    assert!(
+        !gap("When did Tomas start learning the cello?"),
+        "when it was said answers"
+    );
+    assert!(!gap("Which room did Noor book?"));
+    let fee = m.observe(by("Noor", "The gym is 30 a month.")).unwrap();
+    let r = m
+        .recall_with(&p, &RecallQuery::new("How much does the gym cost?", 5))
+        .unwrap();
+    assert!(
+        r.items.iter().any(|i| i.event.id == fee),
+        "the amount is stated now"
+    );
+}
+
 /// A project `p` of one user's `notes`, in a fresh directory, and their event ids.
 /// Notes about nothing the held-form tests ask, to give their projects a background.
 const UNRELATED: [&str; 4] = [

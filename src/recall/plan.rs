@@ -211,6 +211,8 @@ pub(crate) struct Plan<'a> {
     pub pairs: Vec<(String, f32)>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
+    /// The kind of value the question asks for, if it says ([`values::Wanted`]).
+    pub wanted: values::Wanted,
     /// The query's HDC vector (IDF-weighted), when it has words.
     pub vector: Option<Hypervector>,
     /// The query's similarity to the project's unrelated baseline, `(mean, sd)`.
@@ -255,7 +257,10 @@ impl Plan<'_> {
     }
 
     /// Evidence of its own: a lexical match (a neighbour's score passed on by smoothing is
-    /// not one), or a similarity above its source's relevance floor.
+    /// not one), or a similarity above its source's relevance floor. A match on the
+    /// speaker's name alone keeps an item here (a question about a person is often
+    /// answered by what the person said: refusing such items cost LoCoMo recall@10 0.034,
+    /// `docs/EXPERIMENTS.md`) but never answers the query ([`Self::answers`]).
     pub fn supported(&self, c: &Candidate, vector: Option<f64>) -> bool {
         c.lexical()
             || self
@@ -265,15 +270,44 @@ impl Plan<'_> {
                 .any(|(s, floors)| s >= floors.item)
     }
 
-    /// Whether the candidate answers the query: a lexical match that counts for the gap
-    /// decision, or a similarity above what the best unrelated memory reaches by chance.
-    pub fn answers(&self, c: &Candidate, vector: Option<f64>) -> bool {
-        (self.lexical_answers && c.lexical())
+    /// Whether the candidate answers the query: evidence of its own that counts for the
+    /// gap decision (a lexical match, not on its speaker's name alone, or a similarity
+    /// above what the best unrelated memory reaches by chance), and, when the question
+    /// asks for a kind of value ("when", "how much … cost"), a value of that kind stated.
+    /// "How much do the school photos cost?" is not answered by "School photos are on the
+    /// 14th".
+    pub fn answers(&self, c: &Candidate, event: &Event, vector: Option<f64>) -> bool {
+        let evidence = (self.lexical_answers && c.lexical() && !self.speaker_only(event))
             || self
                 .similarities(c.fused.id, vector)
                 .into_iter()
                 .flatten()
-                .any(|(s, floors)| s >= floors.answer)
+                .any(|(s, floors)| s >= floors.answer);
+        evidence && self.wanted.could_be_answered_by(&event.content)
+    }
+
+    /// Whether the event matches the query only through its speaker field: its speaker's
+    /// name is a query term and its text holds no other query word, in any form the search
+    /// used ("When is Priya's flight home?" of anything Priya said). A word too common
+    /// to be a term still counts as the text's own ("What does Caroline research?" of her
+    /// "I research coral reefs").
+    pub fn speaker_only(&self, event: &Event) -> bool {
+        let Some(speaker) = event.speaker.as_deref() else {
+            return false;
+        };
+        let name = crate::text::tokens(speaker);
+        let named = |t: &str| name.iter().any(|n| n == t);
+        if !self.terms.iter().any(|(t, _)| named(t)) {
+            return false;
+        }
+        let own = crate::text::tokens(&event.content);
+        let words = lexical::query_terms(self.query());
+        !self
+            .terms
+            .iter()
+            .map(|(t, _)| t)
+            .chain(&words)
+            .any(|t| !named(t) && own.iter().any(|w| w == t))
     }
 }
 
@@ -399,6 +433,7 @@ impl<'a> Plan<'a> {
             terms,
             pairs,
             lexical_answers,
+            wanted: values::Wanted::of(query),
             vector,
             baseline,
             semantic,

@@ -8,7 +8,7 @@
 
 use crate::text::en::{
     ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS,
-    NUMBER_WORDS, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS,
+    NUMBER_WORDS, PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
 };
 use crate::text::month_of;
 pub use crate::text::{is_content_word, singular};
@@ -282,12 +282,18 @@ pub struct Wanted {
     pub kinds: Vec<Kind>,
     /// A time said relative to the turn answers it too.
     pub relative: bool,
+    /// It asks when something happened, in the past tense ("When did Jon start …?",
+    /// [`PAST_AUXILIARIES`]): the time a turn was said answers it, whatever it states.
+    pub happened: bool,
 }
 
 impl Wanted {
     /// What answers `question`.
     pub fn of(question: &str) -> Self {
+        // A name is not told by its form well enough to answer "who" (a conversation
+        // names people in every other turn): only supersession reads it.
         let mut kinds = asked_kinds(question);
+        kinds.retain(|k| *k != Kind::Name);
         let relative = kinds.contains(&Kind::Date);
         if kinds.contains(&Kind::Duration)
             && !relative
@@ -297,7 +303,15 @@ impl Wanted {
         {
             kinds.push(Kind::Date);
         }
-        Self { kinds, relative }
+        let happened = relative
+            && words(question)
+                .iter()
+                .any(|w| PAST_AUXILIARIES.contains(&w.as_str()));
+        Self {
+            kinds,
+            relative,
+            happened,
+        }
     }
 
     /// The question asks for no kind of value.
@@ -313,6 +327,33 @@ impl Wanted {
         let scan = scan(text);
         scan.values.iter().any(|v| self.kinds.contains(&v.kind))
             || (self.relative && says_when(&scan))
+    }
+
+    /// Whether `text` could answer it at all: it states some quantity or time — a digit, a
+    /// number word, a month, a weekday, a calendar period, a unit of time or a word for a
+    /// time or a span ("at dawn", "for a long while"), or a time said relative to it — of
+    /// any kind. Wider
+    /// than [`answered_by`](Self::answered_by) (the reader of typed values does not know
+    /// every way to write one: "closes at 6", "the 20th", "10–14 May"); what it refuses
+    /// states no value whatever ("School photos are on the picture day" for "how much do
+    /// they cost"). True for a question that asks for no kind of value, and for one that
+    /// asks when something happened ([`Wanted::happened`]).
+    pub fn could_be_answered_by(&self, text: &str) -> bool {
+        if self.kinds.is_empty() || self.happened || text.chars().any(|c| c.is_ascii_digit()) {
+            return true;
+        }
+        let scan = scan(text);
+        !scan.values.is_empty()
+            || says_when(&scan)
+            || scan.words.iter().any(|w| {
+                let w = singular(w);
+                is_month(&w)
+                    || is_weekday(&w)
+                    || NUMBER_WORDS.contains(&w.as_str())
+                    || CALENDAR_PERIODS.contains(&w.as_str())
+                    || DURATION_UNITS.contains(&w.as_str())
+                    || TIME_WORDS.contains(&w.as_str())
+            })
     }
 }
 
@@ -718,7 +759,7 @@ mod tests {
     #[test]
     fn what_a_question_asks_for_and_what_answers_it() {
         use Kind::*;
-        for (question, asked) in [
+        for (question, mut asked) in [
             ("When is the review?", vec![Date, Clock]),
             (
                 "I moved house, when should I update my address?",
@@ -734,6 +775,7 @@ mod tests {
             ("Where is the party?", vec![Name]),
         ] {
             assert_eq!(asked_kinds(question), asked, "{question}");
+            asked.retain(|k| *k != Name);
             assert_eq!(Wanted::of(question).kinds, asked, "{question}");
         }
         // A span between events is computed from their dates, said as dates.
@@ -850,5 +892,25 @@ mod tests {
         assert!(
             ids("Done. Thanks on Thursday in March, the 14th, 3,850 for spare-room").is_empty()
         );
+    }
+
+    #[test]
+    fn a_question_for_a_value_is_answered_only_by_a_text_that_states_one() {
+        let cost = Wanted::of("How much does the bike cost?");
+        assert!(!cost.could_be_answered_by("The bike is in the shed."));
+        for text in ["The bike was 240.", "It cost two hundred", "paid in March"] {
+            assert!(cost.could_be_answered_by(text), "{text}");
+        }
+        let when = Wanted::of("When is the bike service?");
+        assert!(!when.could_be_answered_by("The bike service is booked with Sam."));
+        assert!(when.could_be_answered_by("bike service on Thursday"));
+        assert!(when.could_be_answered_by("bike service tomorrow"));
+        // When something happened: the time it was said answers.
+        assert!(
+            Wanted::of("When did I service the bike?")
+                .could_be_answered_by("Serviced the bike, new chain.")
+        );
+        // No kind asked: anything could.
+        assert!(Wanted::of("Which bike do I ride?").could_be_answered_by("the red one"));
     }
 }

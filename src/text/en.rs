@@ -171,6 +171,17 @@ pub const CALENDAR_PERIODS: &[&str] = &[
     "winter",
 ];
 
+/// Times and spans named by a word of their own, without a number ("fires at *dawn*",
+/// "playing for a long *while*"), beside the periods of [`CALENDAR_PERIODS`] ("morning",
+/// "night") and the units of [`DURATION_UNITS`] ("for years").
+pub const TIME_WORDS: &[&str] = &[
+    "dawn", "dusk", "noon", "midday", "midnight", "sunrise", "sunset", "while", "ages",
+];
+
+/// Auxiliaries of the past tense: "when *did* it start" asks when something happened,
+/// which the time a turn was said answers; "when *is* it" asks for a time to be stated.
+pub const PAST_AUXILIARIES: &[&str] = &["did", "was", "were", "had"];
+
 /// Parts of a year and seasons, each with the months it spans, first and past-the-last
 /// (13 is the next January): "late 2023" is September to December 2023. Seasons are the
 /// northern meteorological ones; a winter is the one that begins in December of its year.

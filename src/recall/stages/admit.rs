@@ -5,11 +5,13 @@ use super::*;
 
 /// Admission: the filters, the knowledge gap and the relevance floor.
 ///
-/// A knowledge gap: nothing answers the query. No candidate the filters let through
-/// matches a word that tells memories apart, and none is more similar than the best of
-/// the project's memories would be by chance (`chance_best`: the largest of N unrelated
-/// ones), which for any sizeable project lies well above the floor's 2 σ. A gap returns
-/// nothing; anything returned answers (floor and gaps agree).
+/// A knowledge gap: nothing answers the query ([`Plan::answers`]). No candidate the
+/// filters let through matches a word that tells memories apart in its own text (its
+/// speaker's name alone does not answer), and none is more similar than the best of the
+/// project's memories would be by chance (`chance_best`: the largest of N unrelated
+/// ones), which for any sizeable project lies well above the floor's 2 σ; or none that
+/// does states a value at all where the question asks for one ("how much", "when is").
+/// A gap returns nothing; anything returned answers (floor and gaps agree).
 ///
 /// The relevance floor: a candidate with no evidence of its own (a lexical match, or a
 /// similarity above the spread of unrelated memories of this project) and no link to a
@@ -21,7 +23,7 @@ impl Stage for Admit {
     fn apply(&self, _: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
         run.answered = run.candidates.iter().any(|a| {
             run.suppresses(plan, &a.event).is_none()
-                && plan.answers(&a.c, run.similarity.get(&a.c.fused.id).copied())
+                && plan.answers(&a.c, &a.event, run.similarity.get(&a.c.fused.id).copied())
         });
         let linked = |c: &Candidate| {
             c.fused.breakdown.iter().any(|b| {

@@ -17,12 +17,11 @@ impl Stage for Answers {
         settings.answer_weight > 0.0
     }
     fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
-        let wanted = values::Wanted::of(plan.query());
-        if wanted.is_empty() {
+        if plan.wanted.is_empty() {
             return Ok(());
         }
         component(run, Signal::Answer, cx.settings.answer_weight, |e| {
-            wanted.answered_by(&e.content)
+            plan.wanted.answered_by(&e.content)
         });
         Ok(())
     }

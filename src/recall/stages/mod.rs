@@ -30,7 +30,7 @@ use crate::governance::BeliefStatus;
 use crate::index::lexical;
 use crate::ledger::{Event, EventId, Role};
 use crate::recall::fusion::{self, Candidate};
-use crate::recall::{Fused, Part, Signal, SuppressReason, Suppression, supersede, values};
+use crate::recall::{Fused, Part, Signal, SuppressReason, Suppression, supersede};
 use crate::sync::RecoverRw as _;
 use crate::text::statements;
 
