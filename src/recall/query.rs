@@ -507,28 +507,18 @@ mod tests {
         assert_eq!(time_hint("what will run in 2060", now), None, "ahead");
         assert_eq!(time_hint("what happened last year", now), year(2025));
         // Parts of a year and seasons narrow it.
-        let months = |y, from, y2, to| {
-            Some((
+        for (text, (y, from), (y2, to)) in [
+            ("which vet in late 2023", (2023, 9), (2024, 1)),
+            ("the provider in mid-2024", (2024, 5), (2024, 9)),
+            ("school in spring 2024?", (2024, 3), (2024, 6)),
+            ("the flat in winter 2024", (2024, 12), (2025, 3)),
+        ] {
+            let window = (
                 days_from_civil(y, from, 1) * DAY,
                 days_from_civil(y2, to, 1) * DAY,
-            ))
-        };
-        assert_eq!(
-            time_hint("which vet in late 2023", now),
-            months(2023, 9, 2024, 1)
-        );
-        assert_eq!(
-            time_hint("the provider in mid-2024", now),
-            months(2024, 5, 2024, 9)
-        );
-        assert_eq!(
-            time_hint("school in spring 2024?", now),
-            months(2024, 3, 2024, 6)
-        );
-        assert_eq!(
-            time_hint("the flat in winter 2024", now),
-            months(2024, 12, 2025, 3)
-        );
+            );
+            assert_eq!(time_hint(text, now), Some(window), "{text}");
+        }
         assert_eq!(time_hint("early 2060 plans", now), None, "ahead");
         assert_eq!(
             time_hint("what did we decide this year", now),
