@@ -96,6 +96,7 @@ fn candidates(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let project = ProjectId::new("cand")?;
     let mut labelled = std::collections::HashMap::new();
+    let mut ids_in_order = Vec::new();
     for (n, turn) in lines(&data.join("candidates.jsonl"))? {
         let role = match turn["speaker_role"].as_str() {
             Some("assistant") => Role::Assistant,
@@ -106,6 +107,7 @@ fn candidates(
             NewEvent::new(project.clone(), role, EventKind::Message, text).session(format!("c{n}")),
         )?;
         labelled.insert(id.0, turn["label"].as_bool().unwrap_or(false));
+        ids_in_order.push(id.0);
     }
     for _ in 0..3 {
         memory.pulse_tick(&project)?;
@@ -117,6 +119,23 @@ fn candidates(
         .flat_map(|b| b.evidence.into_iter().map(|e| e.0))
         .filter(|e| labelled.contains_key(e))
         .collect();
+    if EXPLAIN.load(std::sync::atomic::Ordering::Relaxed) {
+        for ((_, turn), &id) in lines(&data.join("candidates.jsonl"))?
+            .iter()
+            .zip(&ids_in_order)
+        {
+            let (label, got) = (labelled[&id], produced.contains(&id));
+            if label != got {
+                eprintln!(
+                    "{} {} [{}] {}",
+                    if got { "FALSE+" } else { "MISSED" },
+                    turn["id"].as_str().unwrap_or_default(),
+                    turn["kind"].as_str().unwrap_or_default(),
+                    turn["text"].as_str().unwrap_or_default()
+                );
+            }
+        }
+    }
     let c = &mut report.candidates;
     c.labelled = labelled.values().filter(|&&l| l).count();
     c.produced = produced.len();

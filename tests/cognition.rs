@@ -558,6 +558,79 @@ fn the_migration_finds_the_open_questions_already_stored() {
 }
 
 #[test]
+fn observations_outside_episodes_become_candidates_once_by_the_same_reader() {
+    let (l, cog, _) = setup();
+    let p = project("p");
+    // Written for this test: lasting items and decoys of the same surface.
+    let lasting = [
+        event(&l, "p", Role::User, "I'm vegetarian and I cook most evenings."),
+        event(&l, "p", Role::User, "We've decided the book club meets on Thursdays."),
+        event(&l, "p", Role::User, "From now on, write dates as YYYY-MM-DD."),
+        event(&l, "p", Role::Assistant, "Noted: from now on I'll always reply in Dutch."),
+    ];
+    let decoys = [
+        event(&l, "p", Role::User, "Am I vegetarian or was that my cousin?"),
+        event(&l, "p", Role::User, "If I were vegetarian I'd miss bacon."),
+        event(&l, "p", Role::User, "My uncle says he never eats fish."),
+        event(&l, "p", Role::User, "I'm stuck on a delayed bus right now."),
+        event(&l, "p", Role::Assistant, "You could try a vegetarian lasagne."),
+        event(&l, "p", Role::User, "We haven't decided on the venue yet."),
+    ];
+    // Budgets smaller than the events: the mark moves on in id order, nothing twice.
+    let (mut read, mut made) = (0, Vec::new());
+    loop {
+        let (n, c) = cog.curate_loose(&p, 3).unwrap();
+        if n == 0 {
+            break;
+        }
+        read += n;
+        made.extend(c);
+    }
+    assert_eq!(read, lasting.len() + decoys.len());
+    let cited: Vec<EventId> = made
+        .iter()
+        .flat_map(|b| l.belief(&p, *b).unwrap().unwrap().evidence)
+        .collect();
+    assert_eq!(cited, lasting.to_vec(), "every lasting item, no decoy");
+    for b in &made {
+        assert_eq!(
+            l.belief(&p, *b).unwrap().unwrap().status,
+            BeliefStatus::Candidate
+        );
+    }
+    // An event in an episode is read when the episode is sealed, not as a loose one.
+    let ep = cog.start_episode(&p, "a").unwrap();
+    let inside = l
+        .append(
+            NewEvent::new(p.clone(), Role::User, EventKind::Message, "I'm allergic to kiwis.")
+                .agent("a"),
+        )
+        .unwrap()
+        .id;
+    cog.append_to_episode(&p, ep, inside, &Hypervector::random(dim(), 7))
+        .unwrap();
+    assert_eq!(cog.curate_loose(&p, 10).unwrap(), (0, Vec::new()));
+    cog.end_episode(&p, ep, None, None).unwrap();
+    assert_eq!(cog.curate(&p, 10).unwrap()[0].candidates.len(), 1);
+    // The pulse curates loose events too.
+    let later = event(&l, "p", Role::User, "My sister Ines is a pilot.");
+    let receipt = cog.tick(&p, PulseBudget::default()).unwrap();
+    assert!(
+        receipt
+            .phases
+            .iter()
+            .any(|ph| ph.produced.contains("1 events outside episodes curated (1 candidates)")),
+        "{receipt:?}"
+    );
+    assert!(
+        l.beliefs_with_status(&p, BeliefStatus::Candidate)
+            .unwrap()
+            .iter()
+            .any(|b| b.evidence == vec![later])
+    );
+}
+
+#[test]
 fn curator_candidates_cite_their_own_episode_and_wait_for_governance() {
     let (l, cog, _) = setup();
     let p = project("p");

@@ -1,9 +1,12 @@
-//! The consolidation ("dream") curator: a deterministic pass over sealed episodes that
-//! proposes candidate beliefs — preferences, decisions, boundaries, corrections, standing
-//! instructions, recognised by how a user states them ([`crate::text::statements`]) — each
-//! citing exact raw event ids of its own episode, and one summary per concept citing events of
-//! its episodes. Candidates enter the governance
-//! queue as `candidate` rows; promotion is a separate, governed step.
+//! The consolidation ("dream") curator: a deterministic pass that proposes candidate
+//! beliefs — preferences, decisions, boundaries, corrections, standing instructions, limits
+//! and lasting facts, recognised by how they are said ([`crate::text::statements`]) — each
+//! citing the exact raw event it was read from, over sealed episodes and over the events
+//! that belong to no episode (observed without an agent: read in id order past the
+//! project's `curation_mark`); and one summary per concept citing events of its episodes.
+//! An event is proposed once, whichever pass reads it (its idempotency key is its own).
+//! Candidates enter the governance queue as `candidate` rows; promotion is a separate,
+//! governed step.
 
 use rusqlite::params;
 
@@ -48,6 +51,8 @@ fn key_of(kind: Stated) -> (&'static str, Ownership) {
         Stated::Boundary => ("user.boundary", Ownership::User),
         Stated::Correction => ("user.correction", Ownership::User),
         Stated::Instruction => ("user.instruction", Ownership::User),
+        Stated::Constraint => ("user.constraint", Ownership::User),
+        Stated::Fact => ("user.fact", Ownership::User),
     }
 }
 
@@ -87,6 +92,17 @@ impl Cognition {
         if let Some(outside) = evidence.iter().find(|e| !events.contains(e)) {
             return Ok(Err(CandidateRefusal::EvidenceOutsideEpisode(*outside)));
         }
+        self.apply_candidate(project, idempotency_key, op)
+    }
+
+    /// Applies a `propose` as a one-operation plan: the candidate it made, or the one an
+    /// earlier call under the same idempotency key made.
+    fn apply_candidate(
+        &self,
+        project: &ProjectId,
+        idempotency_key: &str,
+        op: Op,
+    ) -> LedgerResult<Result<BeliefId, CandidateRefusal>> {
         match self
             .ledger
             .apply_plan(&Plan::single(project.clone(), idempotency_key, op))?
@@ -110,6 +126,43 @@ impl Cognition {
         }
     }
 
+    /// The candidate one event states, if its reader finds one
+    /// ([`crate::text::statements::candidate`]): a `propose` citing the event alone, under
+    /// an idempotency key of the event's own, so an event read twice (in an episode and
+    /// outside one) is proposed once.
+    fn read_candidate(
+        &self,
+        project: &ProjectId,
+        episode: Option<EpisodeId>,
+        event: EventId,
+        role: Role,
+        content: &str,
+    ) -> LedgerResult<Option<BeliefId>> {
+        let by_assistant = match role {
+            Role::User => false,
+            Role::Assistant => true,
+            Role::Tool | Role::System => return Ok(None),
+        };
+        let Some(kind) = crate::text::statements::candidate(content, by_assistant) else {
+            return Ok(None);
+        };
+        let (prefix, ownership) = key_of(kind);
+        let op = Op::Propose {
+            key: format!("{prefix}.{}", slug(content)),
+            statement: content.trim().to_owned(),
+            ownership,
+            agent: None,
+            confidence: 0.6,
+            evidence: vec![event],
+        };
+        let key = format!("curator-ev{}", event.0);
+        let made = match episode {
+            Some(episode) => self.submit_candidate(project, episode, &key, op)?,
+            None => self.apply_candidate(project, &key, op)?,
+        };
+        Ok(made.ok())
+    }
+
     /// Curates up to `budget` sealed, not yet curated episodes (see the module docs).
     ///
     /// # Errors
@@ -123,36 +176,13 @@ impl Cognition {
         let mut out = Vec::new();
         for id in pending {
             let episode = EpisodeId(id as u64);
-            let ep = self.episode(project, episode)?;
-            let mut user_events = Vec::new();
-            for e in &ep.events {
-                if let Some(ev) = self.ledger.get(project, *e)?
-                    && ev.role == Role::User
-                    && !is_filler(&ev.content)
-                {
-                    user_events.push(ev);
-                }
-            }
             let mut candidates = Vec::new();
-            for ev in &user_events {
-                if let Some(kind) = crate::text::statements::stated(&ev.content) {
-                    let (prefix, ownership) = key_of(kind);
-                    let op = Op::Propose {
-                        key: format!("{prefix}.{}", slug(&ev.content)),
-                        statement: ev.content.trim().to_owned(),
-                        ownership,
-                        agent: None,
-                        confidence: 0.6,
-                        evidence: vec![ev.id],
-                    };
-                    if let Ok(b) = self.submit_candidate(
-                        project,
-                        episode,
-                        &format!("curator-ep{id}-ev{}", ev.id),
-                        op,
-                    )? {
-                        candidates.push(b);
-                    }
+            for e in self.episode(project, episode)?.events {
+                if let Some(ev) = self.ledger.get(project, e)?
+                    && let Some(b) =
+                        self.read_candidate(project, Some(episode), ev.id, ev.role, &ev.content)?
+                {
+                    candidates.push(b);
                 }
             }
             self.ledger.write(|tx| {
@@ -166,6 +196,56 @@ impl Cognition {
             });
         }
         Ok(out)
+    }
+
+    /// Curates up to `budget` events that belong to no episode (observed without an agent),
+    /// in id order after the project's curation mark, which then moves past them: the same
+    /// reader as for a sealed episode's events. Returns how many events were read and the
+    /// candidates made.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn curate_loose(
+        &self,
+        project: &ProjectId,
+        budget: usize,
+    ) -> LedgerResult<(usize, Vec<BeliefId>)> {
+        let rows: Vec<(i64, String, String)> = self.ledger.read(|c| {
+            c.prepare_cached(
+                "SELECT id, role, content FROM events WHERE project = ?1 AND agent IS NULL
+                 AND id > COALESCE((SELECT after FROM curation_mark WHERE project = ?1), 0)
+                 ORDER BY id LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![project.as_str(), budget as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        let Some(last) = rows.last().map(|r| r.0) else {
+            return Ok((0, Vec::new()));
+        };
+        let mut candidates = Vec::new();
+        for (id, role, content) in &rows {
+            let event = EventId(*id as u64);
+            if let Some(b) =
+                self.read_candidate(project, None, event, Role::parse(role)?, content)?
+            {
+                candidates.push(b);
+            }
+        }
+        self.ledger.write(|tx| {
+            tx.execute(
+                "INSERT INTO curation_mark (project, after) VALUES (?1, ?2)
+                 ON CONFLICT (project) DO UPDATE SET after = MAX(after, excluded.after)",
+                params![project.as_str(), last],
+            )
+            .map(|_| ())
+            .map_err(|e| self.ledger.sql(e))
+        })?;
+        Ok((rows.len(), candidates))
     }
 }
 

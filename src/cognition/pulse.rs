@@ -98,6 +98,9 @@ pub const PHASES: [Phase; 7] = [
     Phase::MetaReflection,
 ];
 
+/// Events outside episodes the curator reads per transaction of its mark.
+const LOOSE_BATCH: usize = 64;
+
 /// Runs `step(1)` (which processes up to one item and returns how many it did) until
 /// `items` are done, `deadline` has passed, or there is nothing left; returns what it did
 /// and whether a budget stopped it. One item at a time, so a phase overruns its time by at
@@ -172,19 +175,35 @@ impl Cognition {
                         candidates += curated.iter().map(|c| c.candidates.len()).sum::<usize>();
                         Ok(curated.len())
                     })?;
+                    // Events outside episodes, in batches, with what the budget leaves.
+                    let (mut loose, mut loose_candidates, mut ex3) = (0, 0, false);
+                    while loose < items.saturating_sub(n + m) {
+                        if Instant::now() >= deadline {
+                            ex3 = true;
+                            break;
+                        }
+                        let batch = LOOSE_BATCH.min(items - n - m - loose);
+                        let (read, made) = self.curate_loose(project, batch)?;
+                        loose += read;
+                        loose_candidates += made.len();
+                        if read < batch {
+                            break;
+                        }
+                    }
+                    ex3 |= loose >= items.saturating_sub(n + m) && items > n + m;
                     let summaries = self
                         .propose_concept_summaries_until(
                             project,
-                            items.saturating_sub(n + m),
+                            items.saturating_sub(n + m + loose),
                             Some(deadline),
                         )?
                         .len();
                     let pending = self.unconsolidated(project)?;
                     (
-                        n + m + summaries,
-                        pending > 0 || ex2,
+                        n + m + loose + summaries,
+                        pending > 0 || ex2 || ex3,
                         format!(
-                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates); {summaries} concept summaries proposed; {pending} episodes left to consolidate"
+                            "{n} episodes consolidated ({created} new concepts); {m} curated ({candidates} candidates); {loose} events outside episodes curated ({loose_candidates} candidates); {summaries} concept summaries proposed; {pending} episodes left to consolidate"
                         ),
                     )
                 }

@@ -409,4 +409,16 @@ CREATE TABLE semantic_queue_mark (
 );
 "#,
     },
+    Migration {
+        version: 11,
+        name: "the curator's mark over events outside episodes",
+        sql: r#"
+-- Events without an agent join no episode; the curator reads them in id order, and every
+-- such event of the project up to `after` has been read (candidates proposed or none).
+CREATE TABLE curation_mark (
+    project TEXT    PRIMARY KEY,
+    after   INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
+    },
 ];

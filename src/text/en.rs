@@ -336,6 +336,9 @@ pub const INSTRUCTION_OPENINGS: &[&[&str]] = &[
     &["by", "default"],
     &["from", "here", "on"],
     &["whenever"],
+    &["when", "you"],
+    &["before", "you"],
+    &["any", "time"],
     &["every", "time"],
     &["remember", "to"],
     &["you", "should", "always"],
@@ -372,8 +375,11 @@ pub const IMPERATIVE_VERBS: &[&str] = &[
 /// Words that make an imperative hold beyond the request at hand.
 pub const STANDING_MARKERS: &[&[&str]] = &[
     &["always"],
+    &["all"],
+    &["any"],
     &["every"],
     &["everything"],
+    &["anything"],
     &["whenever"],
     &["from", "now", "on"],
     &["from", "here", "on"],
@@ -414,57 +420,9 @@ pub const CORRECTION_OPENINGS: &[&[&str]] = &[
     &["you", "got", "it", "wrong"],
 ];
 
-/// First-person (or the user's team's) statements of a decision or commitment, anywhere
-/// in a sentence; "let's" + a verb opens one too ([`LET_US_NOT_DECISIONS`] aside).
-pub const DECISION_PHRASES: &[&[&str]] = &[
-    &["we", "decided"],
-    &["we", "ve", "decided"],
-    &["we", "have", "decided"],
-    &["i", "decided"],
-    &["i", "ve", "decided"],
-    &["we", "agreed"],
-    &["we", "ve", "agreed"],
-    &["we", "re", "going", "with"],
-    &["we", "are", "going", "with"],
-    &["we", "will", "use"],
-    &["we", "ll", "use"],
-    &["we", "chose"],
-    &["we", "settled", "on"],
-    &["we", "picked"],
-    &["i", "opted"],
-    &["i", "ve", "opted"],
-    &["final", "decision"],
-    &["we", "re", "switching"],
-    &["we", "are", "switching"],
-    &["our", "plan", "is"],
-    &["we", "should"],
-    &["we", "must"],
-    &["the", "team", "chose"],
-    &["the", "team", "decided"],
-    &["the", "team", "agreed"],
-];
-
 /// Verbs after "let's" that think aloud rather than decide ("let's see", "let's say").
 pub const LET_US_NOT_DECISIONS: &[&str] = &[
-    "see", "say", "think", "wait", "check", "look", "hope", "find", "just",
-];
-
-/// First-person likes and dislikes beside [`PREFERENCE_PHRASES`], anywhere in a sentence.
-pub const LIKING_PHRASES: &[&[&str]] = &[
-    &["i", "like"],
-    &["i", "love"],
-    &["i", "really", "love"],
-    &["i", "really", "like"],
-    &["i", "hate"],
-    &["i", "enjoy"],
-    &["i", "don", "t", "like"],
-    &["i", "do", "not", "like"],
-    &["i", "m", "not", "a", "fan", "of"],
-    &["i", "m", "more", "of", "a"],
-    &["work", "best", "for", "me"],
-    &["works", "best", "for", "me"],
-    &["my", "favourite"],
-    &["my", "favorite"],
+    "see", "say", "think", "wait", "check", "look", "hope", "find", "just", "discuss", "talk",
 ];
 
 /// Sentence openings of a hypothetical or a thought, not a statement of fact or intent.
@@ -513,4 +471,115 @@ pub const REPORTING_VERBS: &[&str] = &[
     "suggested",
     "suggests",
     "reckons",
+    "telling",
+    "swore",
+    "swears",
+    "apparently",
+    "according",
+];
+
+/// Negations, as lexical tokens ("don't" ends in `t`).
+pub const NEGATIONS: &[&str] = &["not", "never", "no", "nothing", "t"];
+
+/// Evaluative interjections: a turn that opens with one reacts to the moment ("Oh great,
+/// another ..."), it does not state a lasting item.
+pub const REACTIONS: &[&[&str]] = &[
+    &["oh"],
+    &["wow"],
+    &["yeah"],
+    &["sure"],
+    &["great"],
+    &["brilliant"],
+    &["perfect"],
+    &["ugh"],
+    &["of", "course"],
+];
+
+/// Markers of the unreal mood ("I'd hire", "we would go"), except before the comparatives
+/// of a choice ([`CHOICE_COMPARATIVES`]: "I'd rather", "I would prefer").
+pub const UNREAL_MARKERS: &[&str] = &["would", "d"];
+
+/// Words that make an unreal marker a choice between options.
+pub const CHOICE_COMPARATIVES: &[&str] = &["rather", "prefer"];
+
+/// Auxiliaries that, before a subject pronoun, open a question without its mark ("can
+/// you remind me ...").
+pub const AUXILIARIES: &[&str] = &[
+    "can", "could", "do", "does", "did", "is", "are", "was", "were", "should", "would", "will",
+    "have", "has",
+];
+
+/// Subject pronouns (with an auxiliary before one, a question).
+pub const SUBJECT_PRONOUNS: &[&str] = &["i", "you", "we", "he", "she", "it", "they", "there"];
+
+/// Verbs of saying and meaning: negated by the speaker ("I never said ...", "I didn't
+/// mean ..."), they withdraw what was said.
+pub const SAYING_VERBS: &[&str] = &["said", "say", "mean", "meant", "mention", "mentioned"];
+
+/// Openings that withdraw something said ("forget I mentioned it", "never mind, ...").
+pub const WITHDRAWALS: &[&[&str]] = &[&["forget"], &["ignore"], &["never", "mind"]];
+
+/// Nouns that name a kept item: negated with a demonstrative ("that's not a rule"), the
+/// turn withdraws one.
+pub const KEPT_ITEMS: &[&str] = &["rule", "decision", "preference"];
+
+/// Verbs of settling a choice (base forms; their inflections count, with the irregular
+/// past listed): "we've booked", "decided:", "team voted".
+pub const DECISION_VERBS: &[&str] = &[
+    "decide", "agree", "choose", "chose", "settle", "vote", "book", "sign", "accept", "pick",
+    "final",
+];
+
+/// Verbs and nouns of liking (base forms; inflections count).
+pub const LIKING_VERBS: &[&str] = &[
+    "like",
+    "love",
+    "prefer",
+    "hate",
+    "enjoy",
+    "favourite",
+    "favorite",
+    "fan",
+    "rather",
+];
+
+/// Modals of necessity and prohibition: a limit ("has to be under 10 slides", "can't
+/// travel after sunset").
+pub const NECESSITY: &[&[&str]] = &[
+    &["must"],
+    &["has", "to"],
+    &["have", "to"],
+    &["can", "t"],
+    &["cannot"],
+    &["need", "to"],
+    &["needs"],
+    &["not", "allowed"],
+    &["max"],
+    &["limit"],
+];
+
+/// Words that place a statement at one moment, not as lasting: "right now", "again",
+/// "once", "years ago" (beside [`RELATIVE_DAYS`] and a placed [`CALENDAR_PERIODS`] one).
+pub const MOMENT_MARKERS: &[&[&str]] = &[
+    &["right", "now"],
+    &["later"],
+    &["currently"],
+    &["at", "the", "moment"],
+    &["again"],
+    &["once"],
+    &["ago"],
+];
+
+/// Words of a choice still open, anywhere (beside [`HEDGES`]): a candidate belief is
+/// settled ("thinking about learning Italian", "probably the Toyota", "we'll see").
+pub const DELIBERATIONS: &[&[&str]] = &[
+    &["could"],
+    &["probably"],
+    &["possibly"],
+    &["perhaps"],
+    &["thinking"],
+    &["considering"],
+    &["leaning"],
+    &["toying"],
+    &["we", "ll", "see"],
 ];

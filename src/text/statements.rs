@@ -1,19 +1,26 @@
-//! What a user states, by sentence structure: a preference, a decision, a boundary, a
-//! correction or a standing instruction — what the curator proposes as a candidate belief.
+//! What a speaker states that could become a candidate belief: a preference, a decision,
+//! a boundary, a correction, a standing instruction, a limit or a lasting fact of their own
+//! — read by structure, from the language data in [`super::en`] (a new language is a new
+//! table).
 //!
-//! A sentence counts by its form, from the language data in [`super::en`] (a new language
-//! is a new table): an imperative of permanence or a negated imperative at its opening
-//! (shared with recall's directive detection: [`en::DIRECTIVE_OPENINGS`],
-//! [`en::PREFERENCE_PHRASES`]), a bare imperative with a marker of permanence later on, a
-//! first-person decision or "let's" + a verb, a first-person liking, a correcting opening.
-//! What only looks like one is left out: questions (a sentence ending in `?`),
-//! hypotheticals and reported sources at the opening ("if", "suppose", "according to"),
-//! reported speech ("my boss said ..."), hedges, past habits and jokes anywhere ("maybe",
-//! "used to", "lol"). Third persons never
-//! match: every form is the user's own, or addressed to the agent.
+//! A turn is cut into sentences and clauses (at `,`, `:` and dashes). It states nothing
+//! when it quotes a clause of someone else's (three words or more in quotation marks),
+//! opens with an evaluative interjection (a user's "oh great, ..."), opens by denying ("no,
+//! that's not ..."), withdraws what was said ("forget ...", "I never said ..."), reports
+//! another person's words, or asks about the speaker themself ("do I ...?"). Otherwise the
+//! first clause told as so — not in a question (by its mark or an auxiliary before its
+//! subject), not a hypothetical or an unreal consequence ("we'd need"), no hedge or
+//! deliberation, no choice said to be open — that states something counts: by its form (a
+//! correcting opening, a negated imperative, an imperative of permanence, "let's" + a
+//! verb), else by what it says (a verb of deciding or liking of the speaker's own, a modal
+//! of necessity, a first-person statement) unless it is placed at one moment ("right now",
+//! "today"), on a condition, or narrates a one-off past event. The assistant's words are
+//! its own proposals: only its commitment to a standing instruction or a recap of a
+//! settled choice counts.
 //!
-//! Measured on `tests/data/statements.tsv` (154 statements written for the purpose, half
-//! of them decoys): see `tests/statements.rs`.
+//! Measured on `tests/data/statements.tsv` (written for the purpose, half decoys: see
+//! `tests/statements.rs`) and, through the public API, on the understanding corpus
+//! (`examples/understanding.rs`).
 
 use super::en;
 
@@ -32,6 +39,11 @@ pub enum Stated {
     Correction,
     /// A standing instruction ("Going forward, keep answers under 200 words").
     Instruction,
+    /// A hard limit ("The deck has to be under 10 slides").
+    Constraint,
+    /// A lasting fact of the speaker's own: who they are, what they have, who is who to
+    /// them ("I'm allergic to penicillin", "Tomasz is my manager").
+    Fact,
 }
 
 impl Stated {
@@ -43,35 +55,53 @@ impl Stated {
             Stated::Boundary => "boundary",
             Stated::Correction => "correction",
             Stated::Instruction => "instruction",
+            Stated::Constraint => "constraint",
+            Stated::Fact => "fact",
         }
     }
 }
 
-/// One sentence: its words ([`super::tokens`]) and whether it asks.
+/// One sentence: its words ([`super::tokens`]), its clauses (its words cut at `,`, `:`
+/// and dashes) and whether it asks.
 struct Sentence {
     words: Vec<String>,
+    /// Each clause's words and where it starts in `words`.
+    clauses: Vec<(Vec<String>, usize)>,
     asks: bool,
 }
 
 /// The sentences of `text`, cut at `.`, `!`, `?`, `;` and line breaks.
 fn sentences(text: &str) -> Vec<Sentence> {
     let mut out = Vec::new();
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?' | ';' | '\n') {
+    let (mut start, mut clause) = (0, 0);
+    let mut clauses = Vec::new();
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), '\n')))
+    {
+        let ends = matches!(c, '.' | '!' | '?' | ';' | '\n');
+        if ends || matches!(c, ',' | ':' | '—' | '–') {
+            let words = super::tokens(&text[clause..i]);
+            if !words.is_empty() {
+                let at = clauses
+                    .last()
+                    .map_or(0, |(w, at): &(Vec<String>, usize)| at + w.len());
+                clauses.push((words, at));
+            }
+            clause = i + c.len_utf8();
+        }
+        if ends {
             let words = super::tokens(&text[start..i]);
             if !words.is_empty() {
                 out.push(Sentence {
                     words,
+                    clauses: std::mem::take(&mut clauses),
                     asks: c == '?',
                 });
             }
+            clauses.clear();
             start = i + c.len_utf8();
         }
-    }
-    let words = super::tokens(&text[start..]);
-    if !words.is_empty() {
-        out.push(Sentence { words, asks: false });
     }
     out
 }
@@ -104,21 +134,45 @@ pub fn contains(words: &[String], phrase: &[&str]) -> bool {
     (0..words.len()).any(|i| opens(&words[i..], phrase))
 }
 
-/// What one sentence states, if anything.
-fn sentence(s: &Sentence) -> Option<Stated> {
-    let w = &s.words;
-    let any_open = |table: &[&[&str]]| table.iter().any(|p| opens(w, p));
-    let any_in = |table: &[&[&str]]| table.iter().any(|p| contains(w, p));
-    if !tells_as_so(s) {
-        return None;
+/// Whether `word` is `base` or one of its regular inflections ("decided", "books",
+/// "picking", "loves").
+fn inflects(word: &str, base: &str) -> bool {
+    let root = base.strip_suffix('e').unwrap_or(base);
+    word.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || en::INFLECTIONS.contains(&rest))
+}
+
+/// The position of the first word of `words` that inflects a verb of `verbs`.
+fn verb_at(words: &[String], verbs: &[&str]) -> Option<usize> {
+    words
+        .iter()
+        .position(|w| verbs.iter().any(|v| inflects(w, v)))
+}
+
+/// Whether a negation ([`en::NEGATIONS`]) stands among the `n` words before `at`.
+fn negated_before(words: &[String], at: usize, n: usize) -> bool {
+    words[at.saturating_sub(n)..at]
+        .iter()
+        .any(|w| en::NEGATIONS.contains(&w.as_str()))
+}
+
+/// What one clause (`w`; `on` = its sentence from the clause on) states by its form, if
+/// anything: a correction, a limit, a standing instruction or a "let's" decision.
+fn form(w: &[String], on: &[String]) -> Option<Stated> {
+    // "please" or "pls" before a form leaves it the form it is.
+    if w.len() > 1
+        && matches!(w[0].as_str(), "please" | "pls")
+        && let Some(kind) = form(&w[1..], &on[1..])
+    {
+        return Some(kind);
     }
-    if any_open(en::CORRECTION_OPENINGS)
+    if en::CORRECTION_OPENINGS.iter().any(|p| opens(w, p))
         || (opens(w, &["no"]) && contains(w, &["not"]))
         || (opens(w, &["not"]) && contains(w, &["but"]))
     {
         return Some(Stated::Correction);
     }
-    if any_open(en::BOUNDARY_OPENINGS) {
+    if en::BOUNDARY_OPENINGS.iter().any(|p| opens(w, p)) {
         return Some(Stated::Boundary);
     }
     let imperative = |at: usize| {
@@ -127,19 +181,224 @@ fn sentence(s: &Sentence) -> Option<Stated> {
     };
     let standing = (imperative(0) || (opens(w, &["please"]) && imperative(1)))
         && (1..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
-    if instructs(w, en::DIRECTIVE_OPENINGS) || instructs(w, en::INSTRUCTION_OPENINGS) || standing {
+    let asked = w.iter().any(|v| matches!(v.as_str(), "please" | "pls"))
+        && (0..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
+    if instructs(on, en::DIRECTIVE_OPENINGS)
+        || instructs(on, en::INSTRUCTION_OPENINGS)
+        || standing
+        || asked
+    {
         return Some(Stated::Instruction);
     }
     let lets = (opens(w, &["let", "s"]) || opens(w, &["let", "us"]))
         && w.get(2)
             .is_some_and(|v| !en::LET_US_NOT_DECISIONS.contains(&v.as_str()));
-    if lets || any_in(en::DECISION_PHRASES) {
+    lets.then_some(Stated::Decision)
+}
+
+/// Whether a clause places what it says at one moment ("today", "this week", "right
+/// now", "again"): a state or an event then, not a lasting item.
+fn at_a_moment(w: &[String]) -> bool {
+    w.iter().enumerate().any(|(i, v)| {
+        en::RELATIVE_DAYS.contains(&v.as_str())
+            || (en::PERIOD_PLACERS.contains(&v.as_str())
+                && w.get(i + 1)
+                    .is_some_and(|n| en::CALENDAR_PERIODS.contains(&n.as_str())))
+    }) || en::MOMENT_MARKERS.iter().any(|m| contains(w, m))
+}
+
+/// What one clause states by what it says, when its form says nothing: a settled choice
+/// (a verb of deciding), a liking, a limit (a modal of necessity) or a lasting fact —
+/// each of the speaker's own (a first-person word, or a clause that opens with its
+/// verb: "Decided: ...", "Love a window table"). A limit or fact placed at one moment is
+/// not lasting.
+fn content(w: &[String], sentence: &[String]) -> Option<Stated> {
+    // The speaker as the one things are done for ("show me", "for me") is a request,
+    // a lasting one only for every occasion ("give me ... every time").
+    let object = |v: &String| matches!(v.as_str(), "me" | "us");
+    if w.iter().any(object)
+        && (0..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)))
+    {
+        return Some(Stated::Instruction);
+    }
+    let own = w
+        .iter()
+        .any(|v| en::FIRST_PERSON.contains(&v.as_str()) && !object(v));
+    if let Some(at) = verb_at(w, en::DECISION_VERBS)
+        && (own || at == 0)
+    {
         return Some(Stated::Decision);
     }
-    if any_in(en::PREFERENCE_PHRASES) || any_in(en::LIKING_PHRASES) {
+    if at_a_moment(sentence) {
+        return None;
+    }
+    if let Some(at) = verb_at(w, en::LIKING_VERBS)
+        && (own || at == 0)
+    {
         return Some(Stated::Preference);
     }
-    None
+    // A limit or a fact on a condition ("... if they're in cake form") holds only then.
+    if w.iter().any(|v| v == "if") {
+        return None;
+    }
+    // A clause that opens with "no" or "nothing" and names what it forbids: "Nothing
+    // with gluten for Amara" (not "no worries").
+    let forbids = w.len() >= 4 && matches!(w[0].as_str(), "no" | "nothing");
+    if forbids || en::NECESSITY.iter().any(|m| contains(w, m)) {
+        return Some(Stated::Constraint);
+    }
+    // A one-off past event of the speaker's ("we had pizza", "my flight got delayed")
+    // is narration, not a lasting fact.
+    let narrated = w.windows(2).any(|p| {
+        (en::FIRST_PERSON.contains(&p[0].as_str()) || p[0] == "got")
+            && (en::PAST_AUXILIARIES.contains(&p[1].as_str())
+                || (p[1].len() > 4 && p[1].ends_with("ed")))
+    });
+    (own && !narrated).then_some(Stated::Fact)
+}
+
+/// Whether one clause is told as so: not a hypothetical, an unreal consequence ("we'd
+/// need"), a hedge (a guess, a past habit, a joke, a deliberation), nor a choice said to
+/// be open ("nothing's decided").
+fn clause_told(w: &[String]) -> bool {
+    let unreal = w.iter().enumerate().any(|(i, v)| {
+        en::UNREAL_MARKERS.contains(&v.as_str())
+            && !w[i + 1..]
+                .iter()
+                .take(2)
+                .any(|n| en::CHOICE_COMPARATIVES.contains(&n.as_str()))
+    });
+    let open = verb_at(w, en::DECISION_VERBS).is_some_and(|at| negated_before(w, at, 3));
+    // "may" after a subject is the modal of a guess ("I may go"), not the month.
+    let may = w
+        .windows(2)
+        .any(|p| en::SUBJECT_PRONOUNS.contains(&p[0].as_str()) && p[1] == "may");
+    !(unreal || open || may || en::DELIBERATIONS.iter().any(|p| contains(w, p)) || !said_as_so(w))
+}
+
+/// Whether words are said as so by the older, shared reading of mood: not opened as a
+/// hypothetical and with no hedge ([`en::HEDGES`]).
+fn said_as_so(w: &[String]) -> bool {
+    !(en::HYPOTHETICAL_OPENINGS.iter().any(|p| opens(w, p))
+        || en::HEDGES.iter().any(|p| contains(w, p)))
+}
+
+/// Whether a sentence reports another person's words ("my boss said we should ship"):
+/// a reporting verb not of the speaker or their team ("I said", "we've told").
+fn reported(w: &[String]) -> bool {
+    w.iter().enumerate().any(|(i, v)| {
+        en::REPORTING_VERBS.contains(&v.as_str())
+            && !w[i.saturating_sub(2)..i]
+                .iter()
+                .any(|p| matches!(p.as_str(), "i" | "we"))
+    })
+}
+
+/// Whether a sentence withdraws something said before: "forget I mentioned it", "I
+/// never said ...", "that's not a rule".
+fn withdraws(w: &[String]) -> bool {
+    en::WITHDRAWALS.iter().any(|p| opens(w, p))
+        || w.iter().enumerate().any(|(i, v)| {
+            (en::SAYING_VERBS.contains(&v.as_str())
+                && negated_before(w, i, 3)
+                && w[i.saturating_sub(4)..i]
+                    .iter()
+                    .any(|p| en::FIRST_PERSON.contains(&p.as_str())))
+                || (en::KEPT_ITEMS.contains(&v.as_str())
+                    && negated_before(w, i, i)
+                    && w[..i]
+                        .iter()
+                        .any(|p| matches!(p.as_str(), "that" | "this" | "it")))
+        })
+}
+
+/// Whether `text` quotes a clause of someone else's (three words or more between
+/// quotation marks): a sign, a motto, a line read somewhere.
+fn quotes_a_clause(text: &str) -> bool {
+    let mut open: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        match (c, open) {
+            ('"' | '“' | '”', Some(start)) => {
+                if super::tokens(&text[start..i]).len() >= 3 {
+                    return true;
+                }
+                open = None;
+            }
+            ('"' | '“', None) => open = Some(i + c.len_utf8()),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `text` opens by denying what was said ("No, that's not ...", "No no, I
+/// don't ..."): "no" alone, then a negation in the same sentence.
+fn denies(text: &str, first: &Sentence) -> bool {
+    let t = text.trim_start();
+    t.get(..2).is_some_and(|n| n.eq_ignore_ascii_case("no"))
+        && t[2..].starts_with(|c: char| !c.is_alphanumeric())
+        && first.words[1..]
+            .iter()
+            .any(|w| en::NEGATIONS.contains(&w.as_str()))
+}
+
+/// What `text` states as a candidate belief, read by who says it, by structure: a turn
+/// that quotes someone, reacts to the moment, denies or withdraws what was said, or
+/// reports another person's words states nothing; otherwise the first clause told as so
+/// (in a sentence that does not ask) that states something by its form ([`form`]) or
+/// what it says ([`content`]). The assistant's words are its own proposals: only its
+/// commitment to a standing instruction ("from now on I'll ...") or a recap of a settled
+/// choice counts.
+pub fn candidate(text: &str, by_assistant: bool) -> Option<Stated> {
+    if quotes_a_clause(text) {
+        return None;
+    }
+    let all = sentences(text);
+    let first = all.first()?;
+    // An assistant's "Sure, ..." acknowledges; a user's reacts.
+    if (!by_assistant && en::REACTIONS.iter().any(|r| opens(&first.words, r)))
+        || denies(text, first)
+    {
+        return None;
+    }
+    // A speaker who asks about themself ("Do I like ...?", "what were we talking
+    // about?") is not sure of what the turn says.
+    let unsure = |s: &Sentence| {
+        s.asks
+            && s.words.windows(2).any(|p| {
+                en::AUXILIARIES.contains(&p[0].as_str()) && matches!(p[1].as_str(), "i" | "we")
+            })
+    };
+    if all
+        .iter()
+        .any(|s| reported(&s.words) || withdraws(&s.words) || unsure(s))
+    {
+        return None;
+    }
+    all.iter()
+        .filter(|s| {
+            !(s.asks
+                || (s.words.len() > 1
+                    && en::AUXILIARIES.contains(&s.words[0].as_str())
+                    && en::SUBJECT_PRONOUNS.contains(&s.words[1].as_str())))
+        })
+        .flat_map(|s| s.clauses.iter().map(move |(c, at)| (c, &s.words, *at)))
+        .filter(|(c, _, _)| clause_told(c))
+        .find_map(|(c, sentence, at)| {
+            if by_assistant {
+                let commits = (contains(c, &["i", "ll"]) || contains(c, &["i", "will"]))
+                    && (0..c.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&c[i..], m)));
+                // A recap of a settled choice is in the past ("everyone agreed").
+                return if commits {
+                    Some(Stated::Instruction)
+                } else {
+                    verb_at(c, en::DECISION_VERBS)
+                        .filter(|&at| c[at].ends_with('d') || c[at] == "chose")
+                        .map(|_| Stated::Decision)
+                };
+            }
+            form(c, &sentence[at..]).or_else(|| content(c, sentence))
+        })
 }
 
 /// Whether `text` only asks: it ends with a question, every sentence of it with
@@ -193,15 +452,7 @@ pub const ASK_CLAUSE: usize = 12;
 /// Whether one sentence is told as so: it does not ask, and it is not a hypothetical, a
 /// hedge (a guess, a past habit, a joke) or someone else's words reported.
 fn tells_as_so(s: &Sentence) -> bool {
-    let w = &s.words;
-    let reported = w.iter().enumerate().any(|(i, v)| {
-        en::REPORTING_VERBS.contains(&v.as_str())
-            && !(i > 0 && matches!(w[i - 1].as_str(), "i" | "we"))
-    });
-    !(s.asks
-        || reported
-        || en::HYPOTHETICAL_OPENINGS.iter().any(|p| opens(w, p))
-        || en::HEDGES.iter().any(|p| contains(w, p)))
+    !(s.asks || reported(&s.words)) && said_as_so(&s.words)
 }
 
 /// Whether `text` asserts what it says, by its mood: at least one of its sentences is
@@ -215,9 +466,9 @@ pub fn asserts(text: &str) -> bool {
     told > 0 && told + asked == all.len()
 }
 
-/// What `text` states: the kind of its first sentence that states one.
+/// What `text` states, said by a user ([`candidate`]).
 pub fn stated(text: &str) -> Option<Stated> {
-    sentences(text).iter().find_map(sentence)
+    candidate(text, false)
 }
 
 #[cfg(test)]
@@ -279,6 +530,32 @@ mod tests {
             ("Never mind, I found the file.", None),
         ] {
             assert_eq!(stated(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn candidates_are_lasting_items_of_the_speakers_own() {
+        // Written for this test.
+        for (text, by_assistant, want) in [
+            ("I'm a beekeeper, two hives in the garden.", false, Some(Stated::Fact)),
+            ("Leo is my nephew.", false, Some(Stated::Fact)),
+            ("The report has to fit on one page.", false, Some(Stated::Constraint)),
+            ("Decided: the fence gets painted green.", false, Some(Stated::Decision)),
+            ("Send me the totals every Friday.", false, Some(Stated::Instruction)),
+            ("Sure thing, from now on I'll always add units.", true, Some(Stated::Instruction)),
+            // The moment, a condition, a guess, a quote, someone else, a withdrawal.
+            ("I'm so cold right now.", false, None),
+            ("I swim only if the pool is empty.", false, None),
+            ("I may take up rowing.", false, None),
+            ("The poster said \"always bring a towel\" in red.", false, None),
+            ("My neighbour reckons he owns the hedge.", false, None),
+            ("I never said I was a beekeeper.", false, None),
+            ("Do I keep bees? I forget what I told you.", false, None),
+            ("We had soup for lunch.", false, None),
+            ("Show me the totals.", false, None),
+            ("You could paint the fence green.", true, None),
+        ] {
+            assert_eq!(candidate(text, by_assistant), want, "{text}");
         }
     }
 
