@@ -973,25 +973,24 @@ pub fn import(
                 batch.push(e);
             }
         }
-        if episodes {
-            for e in &mut batch {
-                e.agent = Some(EPISODE_AGENT.to_owned());
-            }
-        }
-        // One episode per session when asked (started before its first event, sealed after
-        // its last; a topic shift inside a session starts a chained one).
+        // Exactly one episode per session when asked (of agent [`EPISODE_AGENT`]): the
+        // session's events are appended explicitly, so no topic shift inside a session
+        // splits it; it is sealed after its last event.
         for session in batch.chunk_by(|a, b| a.session == b.session) {
-            if episodes {
-                memory.start_episode(&project, EPISODE_AGENT)?;
-            }
+            let episode = if episodes {
+                Some(memory.start_episode(&project, EPISODE_AGENT)?)
+            } else {
+                None
+            };
             for chunk in session.chunks(1000) {
-                memory.observe_batch(chunk)?;
+                let ids = memory.observe_batch(chunk)?;
+                if let Some(ep) = episode {
+                    memory.append_events(&project, ep, &ids)?;
+                }
                 report.new += chunk.len();
                 progress(report.new + report.skipped + report.empty, total);
             }
-            if episodes
-                && let Some(ep) = memory.cognition().open_episode(&project, EPISODE_AGENT)?
-            {
+            if let Some(ep) = episode {
                 memory.end_episode(&project, ep, None, None)?;
             }
         }

@@ -563,17 +563,47 @@ fn observations_outside_episodes_become_candidates_once_by_the_same_reader() {
     let p = project("p");
     // Written for this test: lasting items and decoys of the same surface.
     let lasting = [
-        event(&l, "p", Role::User, "I'm vegetarian and I cook most evenings."),
-        event(&l, "p", Role::User, "We've decided the book club meets on Thursdays."),
-        event(&l, "p", Role::User, "From now on, write dates as YYYY-MM-DD."),
-        event(&l, "p", Role::Assistant, "Noted: from now on I'll always reply in Dutch."),
+        event(
+            &l,
+            "p",
+            Role::User,
+            "I'm vegetarian and I cook most evenings.",
+        ),
+        event(
+            &l,
+            "p",
+            Role::User,
+            "We've decided the book club meets on Thursdays.",
+        ),
+        event(
+            &l,
+            "p",
+            Role::User,
+            "From now on, write dates as YYYY-MM-DD.",
+        ),
+        event(
+            &l,
+            "p",
+            Role::Assistant,
+            "Noted: from now on I'll always reply in Dutch.",
+        ),
     ];
     let decoys = [
-        event(&l, "p", Role::User, "Am I vegetarian or was that my cousin?"),
+        event(
+            &l,
+            "p",
+            Role::User,
+            "Am I vegetarian or was that my cousin?",
+        ),
         event(&l, "p", Role::User, "If I were vegetarian I'd miss bacon."),
         event(&l, "p", Role::User, "My uncle says he never eats fish."),
         event(&l, "p", Role::User, "I'm stuck on a delayed bus right now."),
-        event(&l, "p", Role::Assistant, "You could try a vegetarian lasagne."),
+        event(
+            &l,
+            "p",
+            Role::Assistant,
+            "You could try a vegetarian lasagne.",
+        ),
         event(&l, "p", Role::User, "We haven't decided on the venue yet."),
     ];
     // Budgets smaller than the events: the mark moves on in id order, nothing twice.
@@ -602,8 +632,13 @@ fn observations_outside_episodes_become_candidates_once_by_the_same_reader() {
     let ep = cog.start_episode(&p, "a").unwrap();
     let inside = l
         .append(
-            NewEvent::new(p.clone(), Role::User, EventKind::Message, "I'm allergic to kiwis.")
-                .agent("a"),
+            NewEvent::new(
+                p.clone(),
+                Role::User,
+                EventKind::Message,
+                "I'm allergic to kiwis.",
+            )
+            .agent("a"),
         )
         .unwrap()
         .id;
@@ -616,10 +651,9 @@ fn observations_outside_episodes_become_candidates_once_by_the_same_reader() {
     let later = event(&l, "p", Role::User, "My sister Ines is a pilot.");
     let receipt = cog.tick(&p, PulseBudget::default()).unwrap();
     assert!(
-        receipt
-            .phases
-            .iter()
-            .any(|ph| ph.produced.contains("1 events outside episodes curated (1 candidates)")),
+        receipt.phases.iter().any(|ph| ph
+            .produced
+            .contains("1 events outside episodes curated (1 candidates)")),
         "{receipt:?}"
     );
     assert!(

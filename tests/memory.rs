@@ -1686,3 +1686,58 @@ fn one_text_typed_three_ways_is_one_memory_and_its_receipt_lists_every_id() {
     receipt.sort_unstable();
     assert_eq!(receipt, ids[..3].iter().map(|i| i.0).collect::<Vec<_>>());
 }
+
+#[test]
+fn import_with_episodes_makes_exactly_one_episode_per_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // Written for this test: two sessions, the first with a hard change of topic halfway
+    // (segmentation by topic would cut it in two).
+    let garden = [
+        "the tomatoes need staking before the wind picks up",
+        "compost the bean haulms and turn the heap",
+        "net the brassicas against pigeons",
+        "sow the broad beans in the raised bed",
+        "water the greenhouse peppers twice a week",
+        "prune the gooseberry bushes into an open cup",
+    ];
+    let servers = [
+        "the replica lags four seconds behind the primary",
+        "rotate the TLS certificates on the load balancer",
+        "vacuum the events table after the migration",
+        "the kernel upgrade needs a reboot of node three",
+        "page the on-call engineer when disk passes ninety percent",
+        "pin the container image digest in the deploy manifest",
+    ];
+    let turns = |texts: &[&str], from: usize| -> Vec<serde_json::Value> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| serde_json::json!({"turn_id": format!("t{}", from + i), "role": if i % 2 == 0 { "user" } else { "assistant" }, "text": t}))
+            .collect()
+    };
+    let mut first = turns(&garden, 0);
+    first.extend(turns(&servers, garden.len()));
+    let conversation = serde_json::json!({"conversation_id": "c", "sessions": [
+        {"session_id": "s1", "date": "2024-03-01", "turns": first},
+        {"session_id": "s2", "date": "2024-03-09", "turns": turns(&garden[..3], 100)},
+    ]});
+    std::fs::write(
+        data.path().join("conversations.jsonl"),
+        conversation.to_string(),
+    )
+    .unwrap();
+    let report = hypermem::eval::import(&m, data.path(), true, None, |_, _| {}).unwrap();
+    assert_eq!(report.new, 15);
+    let map = m.map(&project("c"), 100).unwrap();
+    assert_eq!(map.episode_count, 2, "{:?}", map.episodes);
+    let mut sizes: Vec<u64> = map.episodes.iter().map(|e| e.events).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, vec![3, 12]);
+    assert!(map.episodes.iter().all(|e| e.status == "sealed"));
+    // Re-running the import stores nothing and makes no episode.
+    let again = hypermem::eval::import(&m, data.path(), true, None, |_, _| {}).unwrap();
+    assert_eq!((again.new, again.skipped), (0, 15));
+    assert_eq!(m.map(&project("c"), 100).unwrap().episode_count, 2);
+}

@@ -297,6 +297,32 @@ impl Cognition {
         self.append_events(project, id, events, false)
     }
 
+    /// Appends events (already checked to be of `project`) the caller chose explicitly, in
+    /// order, in one transaction: no topic-shift or idle test (as
+    /// [`append_explicit`](Self::append_explicit)); events the episode holds already are
+    /// skipped. Returns the positions the appended events took.
+    ///
+    /// # Errors
+    /// Unknown or sealed episode, wrong dimension, SQLite errors (nothing appended then).
+    pub fn append_batch_explicit(
+        &self,
+        project: &ProjectId,
+        id: EpisodeId,
+        events: &[(EventId, &Hypervector)],
+    ) -> LedgerResult<Vec<usize>> {
+        let mut fresh = Vec::with_capacity(events.len());
+        for (e, v) in events {
+            if self.position_in(id, *e)?.is_none() {
+                fresh.push((*e, *v));
+            }
+        }
+        if fresh.is_empty() {
+            self.episode_row(project, id)?;
+            return Ok(Vec::new());
+        }
+        self.append_events(project, id, &fresh, true)
+    }
+
     fn append_events(
         &self,
         project: &ProjectId,

@@ -78,6 +78,34 @@ impl Memory {
             .append_explicit(project, episode, event, &vector)?)
     }
 
+    /// Appends observed events to `episode` in order, as [`append_event`](Self::append_event)
+    /// does one (no topic-shift test), in one transaction; events it holds are skipped.
+    ///
+    /// # Errors
+    /// As [`append_event`](Self::append_event).
+    pub fn append_events(
+        &self,
+        project: &ProjectId,
+        episode: EpisodeId,
+        events: &[EventId],
+    ) -> Result<usize> {
+        let mut vectors = Vec::with_capacity(events.len());
+        for &event in events {
+            self.cognition.check_event(project, event)?;
+            vectors.push(
+                self.tiers
+                    .get(project, VectorId(event.0))?
+                    .ok_or(LedgerError::UnknownEvent(event))?,
+            );
+        }
+        let batch: Vec<(EventId, &hdv::Hypervector)> =
+            events.iter().copied().zip(&vectors).collect();
+        Ok(self
+            .cognition
+            .append_batch_explicit(project, episode, &batch)?
+            .len())
+    }
+
     /// Seals `episode` with its outcome and reward.
     ///
     /// # Errors

@@ -537,17 +537,41 @@ mod tests {
     fn candidates_are_lasting_items_of_the_speakers_own() {
         // Written for this test.
         for (text, by_assistant, want) in [
-            ("I'm a beekeeper, two hives in the garden.", false, Some(Stated::Fact)),
+            (
+                "I'm a beekeeper, two hives in the garden.",
+                false,
+                Some(Stated::Fact),
+            ),
             ("Leo is my nephew.", false, Some(Stated::Fact)),
-            ("The report has to fit on one page.", false, Some(Stated::Constraint)),
-            ("Decided: the fence gets painted green.", false, Some(Stated::Decision)),
-            ("Send me the totals every Friday.", false, Some(Stated::Instruction)),
-            ("Sure thing, from now on I'll always add units.", true, Some(Stated::Instruction)),
+            (
+                "The report has to fit on one page.",
+                false,
+                Some(Stated::Constraint),
+            ),
+            (
+                "Decided: the fence gets painted green.",
+                false,
+                Some(Stated::Decision),
+            ),
+            (
+                "Send me the totals every Friday.",
+                false,
+                Some(Stated::Instruction),
+            ),
+            (
+                "Sure thing, from now on I'll always add units.",
+                true,
+                Some(Stated::Instruction),
+            ),
             // The moment, a condition, a guess, a quote, someone else, a withdrawal.
             ("I'm so cold right now.", false, None),
             ("I swim only if the pool is empty.", false, None),
             ("I may take up rowing.", false, None),
-            ("The poster said \"always bring a towel\" in red.", false, None),
+            (
+                "The poster said \"always bring a towel\" in red.",
+                false,
+                None,
+            ),
             ("My neighbour reckons he owns the hedge.", false, None),
             ("I never said I was a beekeeper.", false, None),
             ("Do I keep bees? I forget what I told you.", false, None),
