@@ -329,31 +329,52 @@ impl Wanted {
             || (self.relative && says_when(&scan))
     }
 
-    /// Whether `text` could answer it at all: it states some quantity or time — a digit, a
-    /// number word, a month, a weekday, a calendar period, a unit of time or a word for a
-    /// time or a span ("at dawn", "for a long while"), or a time said relative to it — of
-    /// any kind. Wider
-    /// than [`answered_by`](Self::answered_by) (the reader of typed values does not know
-    /// every way to write one: "closes at 6", "the 20th", "10–14 May"); what it refuses
-    /// states no value whatever ("School photos are on the picture day" for "how much do
-    /// they cost"). True for a question that asks for no kind of value, and for one that
-    /// asks when something happened ([`Wanted::happened`]).
+    /// Whether `text` could answer it at all: it states a quantity or a time of a kind
+    /// the question asks for, in any form — a typed value of the kind; for an amount, a
+    /// share or a count, any number (a bare "3,850", a number word); for a day, a month,
+    /// a weekday, a calendar period or a time said relative to the turn; for a time of
+    /// day, a bare number ("at 7"), a word for a time ("at dawn") or a part of a day; for
+    /// a span, a unit of time or a word for one ("for a long while"). Wider than
+    /// [`answered_by`](Self::answered_by) (the reader of typed values does not know every
+    /// way to write one: "closes at 6", "the 20th"); what it refuses states no value of
+    /// the kind asked ("School photos are on the 14th" for "how much do they cost"). True
+    /// for a question that asks for no kind of value, and for one that asks when
+    /// something happened ([`Wanted::happened`]).
     pub fn could_be_answered_by(&self, text: &str) -> bool {
-        if self.kinds.is_empty() || self.happened || text.chars().any(|c| c.is_ascii_digit()) {
+        if self.kinds.is_empty() || self.happened {
             return true;
         }
         let scan = scan(text);
-        !scan.values.is_empty()
-            || says_when(&scan)
-            || scan.words.iter().any(|w| {
-                let w = singular(w);
-                is_month(&w)
-                    || is_weekday(&w)
-                    || NUMBER_WORDS.contains(&w.as_str())
-                    || CALENDAR_PERIODS.contains(&w.as_str())
-                    || DURATION_UNITS.contains(&w.as_str())
-                    || TIME_WORDS.contains(&w.as_str())
-            })
+        let words: Vec<String> = scan.words.iter().map(|w| singular(w)).collect();
+        let word = |f: &dyn Fn(&str) -> bool| words.iter().any(|w| f(w));
+        let numeric = |k: &Kind| {
+            matches!(
+                k,
+                Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_)
+            )
+        };
+        self.kinds.iter().any(|k| {
+            scan.values.iter().any(|v| {
+                v.kind == *k
+                    || (numeric(k) && numeric(&v.kind))
+                    || (*k == Kind::Clock && v.kind == Kind::Count(None))
+            }) || match k {
+                Kind::Date => {
+                    says_when(&scan)
+                        || word(&|w| is_month(w) || is_weekday(w) || CALENDAR_PERIODS.contains(&w))
+                }
+                Kind::Clock => word(&|w| TIME_WORDS.contains(&w) || CALENDAR_PERIODS.contains(&w)),
+                Kind::Duration => word(&|w| {
+                    DURATION_UNITS.contains(&w)
+                        || TIME_WORDS.contains(&w)
+                        || CALENDAR_PERIODS.contains(&w)
+                }),
+                Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_) => {
+                    word(&|w| NUMBER_WORDS.contains(&w))
+                }
+                Kind::Code | Kind::Name => true,
+            }
+        })
     }
 }
 
@@ -898,9 +919,20 @@ mod tests {
     fn a_question_for_a_value_is_answered_only_by_a_text_that_states_one() {
         let cost = Wanted::of("How much does the bike cost?");
         assert!(!cost.could_be_answered_by("The bike is in the shed."));
-        for text in ["The bike was 240.", "It cost two hundred", "paid in March"] {
+        for text in [
+            "The bike was 240.",
+            "It cost two hundred",
+            "£1,200 with the rack",
+        ] {
             assert!(cost.could_be_answered_by(text), "{text}");
         }
+        // A value of another kind does not answer: a day is not an amount.
+        for text in ["paid in March", "The bike is booked for Thursday."] {
+            assert!(!cost.could_be_answered_by(text), "{text}");
+        }
+        let time = Wanted::of("What time is the bike service?");
+        assert!(time.could_be_answered_by("bike service at 7"));
+        assert!(time.could_be_answered_by("bike service at dawn"));
         let when = Wanted::of("When is the bike service?");
         assert!(!when.could_be_answered_by("The bike service is booked with Sam."));
         assert!(when.could_be_answered_by("bike service on Thursday"));
