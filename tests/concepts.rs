@@ -408,3 +408,44 @@ fn messy_topics_of_uneven_sizes_with_off_topic_episodes_are_recovered() {
         );
     }
 }
+
+#[test]
+fn concepts_do_not_depend_on_how_the_work_is_cut_and_hold_still_after() {
+    // The same messy input consolidated in calls of 100, 7 and 1 episodes.
+    let partition = |budget: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let (mem, _, _) = messy(dir.path(), &[12, 5, 9, 4], 3, 9);
+        let p = project("m");
+        let cog = mem.cognition();
+        while cog.consolidate(&p, budget).unwrap().0 > 0 {}
+        let read = || {
+            let mut concepts: Vec<(Vec<u64>, String)> = cog
+                .concepts(&p)
+                .unwrap()
+                .into_iter()
+                .map(|c| {
+                    let mut s: Vec<u64> = c.support.iter().map(|e| e.0).collect();
+                    s.sort_unstable();
+                    (s, c.label)
+                })
+                .collect();
+            concepts.sort();
+            concepts
+        };
+        let settled = read();
+        // Nothing new arrives: further calls change nothing.
+        for _ in 0..3 {
+            assert_eq!(cog.consolidate(&p, budget).unwrap(), (0, 0));
+            mem.pulse_tick(&p).unwrap();
+        }
+        assert_eq!(
+            read(),
+            settled,
+            "budget {budget}: concepts moved with nothing new"
+        );
+        settled
+    };
+    let whole = partition(100);
+    assert_eq!(partition(7), whole);
+    assert_eq!(partition(1), whole);
+}

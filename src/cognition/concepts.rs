@@ -16,18 +16,24 @@
 //! and a one-sided robust deviation `σ` (1.4826 × the median deviation of the similarities
 //! below `m`: same-topic episodes sit above the median and would inflate a two-sided one).
 //!
-//! **Clustering** is average linkage on that scale, in one online pass plus merges:
+//! **Clustering** is average linkage on that scale, one episode at a time, in id order:
 //! - an episode joins the concept whose members (up to [`LINKAGE_SAMPLE`]) its gist is most
 //!   similar to on average, when that mean reaches `m + concept_z · σ` (and the absolute
 //!   `concept_similarity`); otherwise it starts a concept;
-//! - after the pass, each concept it touched merges with the concept whose members are
-//!   nearest on average when that mean reaches `m̄ + concept_z · σ̄` (the baseline of up to
-//!   four of its members, averaged), which repairs the splits an online pass makes while a
-//!   topic's first episodes are still alone;
-//! - a concept of one episode that attracted none of the next [`RETIRE_AFTER`] episodes
-//!   consolidated is retired (its episode stays consolidated, in no concept), and the
-//!   profile's `max_concepts` is a hard bound: past it, the concepts with the least support
-//!   (the oldest first) are retired.
+//! - then the concept it touched merges with the concept whose members are nearest on
+//!   average when that mean reaches `m̄ + concept_z · σ̄` (the baseline of up to four of its
+//!   members, averaged), and so on along the chain, which repairs the splits an online pass
+//!   makes while a topic's first episodes are still alone;
+//! - then a concept of one episode that attracted none of the next [`RETIRE_AFTER`]
+//!   episodes consolidated is retired (its episode stays consolidated, in no concept), and
+//!   the profile's `max_concepts` is a hard bound: past it, the concepts with the least
+//!   support (the oldest first) are retired.
+//!
+//! Because each episode's merges and retirement run before the next episode is taken, the
+//! concepts do not depend on how the work is cut into calls (a pulse's budget, a deadline):
+//! the same input gives the same concepts, and calls with nothing new change nothing
+//! (`tests/concepts.rs`). (Merging once per call, after all its episodes, made them depend
+//! on the cut: a call of 7 episodes and one of 100 gave different concepts.)
 //!
 //! Measured on planted topics (`tests/concepts.rs`): uneven topics of 3 to 40 episodes in
 //! varied wording, everyday filler in every sentence and 10 % off-topic episodes, where the
@@ -55,8 +61,11 @@ pub const BASELINE_SAMPLE: usize = 64;
 /// Recent sealed episodes a project's word statistics (episode frequencies) come from.
 pub const VOCABULARY_SAMPLE: usize = 256;
 
-/// Later episodes a concept of one episode may fail to attract before it is retired.
-pub const RETIRE_AFTER: usize = 10;
+/// Later episodes a concept of one episode may fail to attract before it is retired: more
+/// than the other topics a user may turn to before coming back to one (with merges run
+/// per episode, 10 retired the first episode of topics interleaved eleven ways;
+/// `tests/concepts.rs` interleaves up to twenty).
+pub const RETIRE_AFTER: usize = 24;
 
 /// Members of a concept sampled for average linkage (the most recent ones).
 pub const LINKAGE_SAMPLE: usize = 16;
@@ -159,17 +168,10 @@ pub(super) struct GistState {
     words: HashMap<String, Hypervector>,
     /// Each episode's content words with their counts ([`Cognition::episode_terms`]).
     terms: HashMap<i64, std::sync::Arc<HashMap<String, usize>>>,
-    /// Concepts a pass touched whose merge check its deadline postponed: the next pass
-    /// checks them first.
-    unmerged: Vec<ConceptId>,
-    /// What a pass's merges, retirement and labels take (the last pass's time, or three
-    /// quarters of the estimate before it if that is more: the finishing work waits on the
-    /// ledger's writer, so it varies with the load): a pass with a deadline stops taking
-    /// episodes that long before it (a quarter of its time before any pass was timed), so
-    /// its finishing work fits too.
-    finish: std::time::Duration,
-    /// The same estimate for retirement and labels alone: merges stop that long before
-    /// the deadline.
+    /// What a pass's labels take (the last pass's time, or three quarters of the estimate
+    /// before it if that is more: labelling waits on the ledger's writer, so it varies with
+    /// the load): a pass with a deadline stops taking episodes that long before it (a
+    /// quarter of its time before any pass was timed), so its labels fit too.
     labels: std::time::Duration,
 }
 
@@ -270,8 +272,6 @@ impl<'a> Gists<'a> {
                     // frequencies: only the comparison forms are made again.
                     words: state.words,
                     terms: state.terms,
-                    unmerged: state.unmerged,
-                    finish: state.finish,
                     labels: state.labels,
                     ..GistState::default()
                 };
@@ -429,10 +429,9 @@ impl Cognition {
     }
 
     /// [`consolidate`](Self::consolidate) within `deadline`: it stops taking episodes
-    /// early enough for the finishing work (merges, retirement, labels) to fit, as long as
-    /// that took lately, and leaves the merge checks that would not fit for the next call
-    /// (retirement and the labels of what it touched always run, so the concept limit holds
-    /// after every call).
+    /// (each with its merges and retirement) early enough for the labels of what it
+    /// touched to fit, as long as they took lately; the concept limit holds after every
+    /// episode.
     ///
     /// # Errors
     /// SQLite errors.
@@ -452,19 +451,20 @@ impl Cognition {
         let Some(mut gists) = Gists::new(self, project, deadline)? else {
             return Ok((0, 0));
         };
-        let mut touched: Vec<ConceptId> = Vec::new();
+        // One episode at a time, each with its merges and the retirement it brings
+        // before the next is taken: the concepts are the same however the work is cut
+        // into calls (a budget, a deadline), and the same for the same input.
+        let mut live: Vec<ConceptId> = Vec::new();
         let mut created: Vec<ConceptId> = Vec::new();
         let mut done = 0;
-        let before = |d: std::time::Instant, reserve| d.checked_sub(reserve).unwrap_or(d);
-        // Before any pass was timed, a quarter of the time left is the reserve.
-        let finish = match gists.state.finish {
+        // Before any pass was timed, a quarter of the time left is kept for the labels.
+        let finish = match gists.state.labels {
             std::time::Duration::ZERO => deadline.map_or(std::time::Duration::ZERO, |d| {
                 d.saturating_duration_since(std::time::Instant::now()) / 4
             }),
             measured => measured,
         };
-        let take_until = deadline.map(|d| before(d, finish));
-        let merge_until = deadline.map(|d| before(d, gists.state.labels));
+        let take_until = deadline.map(|d| d.checked_sub(finish).unwrap_or(d));
         for (episode, blob, reward) in pending {
             if take_until.is_some_and(|d| std::time::Instant::now() >= d) {
                 break;
@@ -490,64 +490,43 @@ impl Cognition {
                     cid
                 }
             };
-            if !touched.contains(&cid) {
-                touched.push(cid);
-            }
+            live.extend(self.merge_chain(project, &mut gists, cid)?);
+            self.retire(project)?;
             done += 1;
         }
-        let finishing = std::time::Instant::now();
-        let (mut merged_away, mut merge_targets) = (Vec::new(), Vec::new());
-        let mut queue = std::mem::take(&mut gists.state.unmerged);
-        queue.extend(
-            touched
-                .iter()
-                .filter(|c| !queue.contains(c))
-                .collect::<Vec<_>>(),
-        );
-        for (i, cid) in queue.iter().enumerate() {
-            if merge_until.is_some_and(|d| std::time::Instant::now() >= d) {
-                gists.state.unmerged = queue[i..]
-                    .iter()
-                    .filter(|c| !merged_away.contains(*c))
-                    .copied()
-                    .collect();
-                break;
-            }
-            let mut current = *cid;
-            while !merged_away.contains(&current) {
-                match self.merge_partner(project, &mut gists, current)? {
-                    Some(into) => {
-                        self.merge_concepts(project, current, into)?;
-                        merged_away.push(current);
-                        merge_targets.push(into);
-                        current = into;
-                    }
-                    None => break,
-                }
-            }
-        }
         let labelling = std::time::Instant::now();
-        let retired = self.retire(project)?;
-        // What the merges kept, touched directly or as a merge target, and not retired.
-        let mut live: Vec<ConceptId> = Vec::new();
-        for cid in touched.iter().chain(&merge_targets) {
-            let mut c = *cid;
-            while let Some(i) = merged_away.iter().position(|m| *m == c) {
-                c = merge_targets[i];
-            }
-            if !live.contains(&c) && !retired.contains(&c) {
-                live.push(c);
-            }
-        }
+        // What this pass touched and still exists.
+        let existing = self.concept_ids(project)?;
+        live.retain(|c| existing.contains(c));
+        live.sort_unstable_by_key(|c| c.0);
+        live.dedup();
         self.relabel(&mut gists, &live)?;
-        gists.state.finish = finishing.elapsed().max(gists.state.finish * 3 / 4);
         gists.state.labels = labelling.elapsed().max(gists.state.labels * 3 / 4);
         gists.keep();
-        let created = created
-            .iter()
-            .filter(|c| !merged_away.contains(c) && !retired.contains(c))
-            .count();
+        let created = created.iter().filter(|c| existing.contains(c)).count();
         Ok((done, created))
+    }
+
+    /// Merges `cid` into its nearest concept while one is near enough (module
+    /// documentation), and that one into its own, and so on: the concepts it touched,
+    /// the last one being where `cid`'s episodes now are.
+    fn merge_chain(
+        &self,
+        project: &ProjectId,
+        gists: &mut Gists<'_>,
+        cid: ConceptId,
+    ) -> LedgerResult<Vec<ConceptId>> {
+        let mut chain = vec![cid];
+        let mut current = cid;
+        while let Some(into) = self.merge_partner(project, gists, current)? {
+            self.merge_concepts(project, current, into)?;
+            if chain.contains(&into) {
+                break;
+            }
+            chain.push(into);
+            current = into;
+        }
+        Ok(chain)
     }
 
     /// The concept `episode` (gist `g`) joins: the one whose members its gist is most
