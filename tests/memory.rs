@@ -1736,6 +1736,12 @@ fn import_with_episodes_makes_exactly_one_episode_per_session() {
     sizes.sort_unstable();
     assert_eq!(sizes, vec![3, 12]);
     assert!(map.episodes.iter().all(|e| e.status == "sealed"));
+    // Spans are the events' time (the sessions' dates), not when they were imported.
+    let day = |d: &str| hypermem::clock::parse_instant(d).unwrap();
+    let mut spans: Vec<(i64, i64)> = map.episodes.iter().map(|e| e.span).collect();
+    spans.sort_unstable();
+    assert_eq!(spans[0].0, day("2024-03-01"));
+    assert_eq!(spans[1], (day("2024-03-09"), day("2024-03-09")));
     // Re-running the import stores nothing and makes no episode.
     let again = hypermem::eval::import(&m, data.path(), true, None, |_, _| {}).unwrap();
     assert_eq!((again.new, again.skipped), (0, 15));

@@ -98,7 +98,8 @@ pub struct EpisodeSummary {
     pub status: String,
     /// Events in it.
     pub events: u64,
-    /// Start and last-event time (ms).
+    /// When its first and its last event happened (their event time, ms; an episode
+    /// without events: when it was started and last active).
     pub span: (i64, i64),
     /// Its most distinctive words (highest summed BM25 IDF over its events).
     pub topic: Vec<String>,
@@ -182,7 +183,9 @@ impl Memory {
                 .map_err(sql)?;
             let mut s = c
                 .prepare(
-                    "SELECT e.id, e.agent, e.status, e.started_at, e.last_event_at,
+                    "SELECT e.id, e.agent, e.status,
+                            COALESCE((SELECT MIN(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.started_at),
+                            COALESCE((SELECT MAX(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.last_event_at),
                             (SELECT COUNT(*) FROM episode_events x WHERE x.episode_id = e.id)
                      FROM episodes e WHERE e.project = ?1 ORDER BY e.id DESC LIMIT ?2",
                 )
