@@ -7,7 +7,7 @@
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
 use crate::text::en::{
-    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, FUNCTION_WORDS, MONEY_WORDS, MONTH_HOMOGRAPHS,
+    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, MONEY_WORDS, MONTH_HOMOGRAPHS,
     NUMBER_WORDS, PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
 };
 use crate::text::month_of;
@@ -79,7 +79,7 @@ fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
         return Some((u, 1));
     }
     let qualifier = w.get(i)?;
-    (qualifier.chars().all(char::is_alphabetic) && !FUNCTION_WORDS.contains(&qualifier.as_str()))
+    (qualifier.chars().all(char::is_alphabetic) && !crate::text::is_function_word(qualifier))
         .then(|| unit(i + 1).map(|u| (u, 2)))
         .flatten()
 }
@@ -644,7 +644,7 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
                 .filter(|n| {
                     !n.is_empty()
                         && n.chars().all(char::is_alphabetic)
-                        && !FUNCTION_WORDS.contains(n)
+                        && !crate::text::is_function_word(n)
                 })
                 .map(singular);
             push(&mut out, Kind::Count(noun), n);

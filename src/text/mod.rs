@@ -277,12 +277,18 @@ pub fn word_forms(word: &str) -> Vec<String> {
     forms
 }
 
+/// Whether `word` (lowercase) is a function word: a stop word ([`en::STOP_WORDS`]) or a
+/// word of quantity, comparison or time ([`en::QUANTITY_FUNCTION_WORDS`]).
+pub fn is_function_word(word: &str) -> bool {
+    en::STOP_WORDS.binary_search(&word).is_ok() || en::QUANTITY_FUNCTION_WORDS.contains(&word)
+}
+
 /// Whether `word` (lowercase) can say what a value is the value of: a word that is not a
 /// function word, not a number and not part of a value's own spelling (a month, a unit).
 pub fn is_content_word(word: &str) -> bool {
     word.len() > 1
         && word.chars().all(char::is_alphabetic)
-        && !en::FUNCTION_WORDS.contains(&word)
+        && !is_function_word(word)
         && month_of(word).is_none()
         && !en::DURATION_UNITS.contains(&singular(word).as_str())
         && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
