@@ -156,33 +156,6 @@ impl ProspectiveRefusal {
     }
 }
 
-const AFFIRMATIONS: &[&str] = &[
-    "yes",
-    "yeah",
-    "yep",
-    "yup",
-    "sure",
-    "ok",
-    "okay",
-    "confirm",
-    "confirmed",
-    "agreed",
-    "absolutely",
-    "definitely",
-    "correct",
-    "please do",
-    "go ahead",
-    "do it",
-    "sounds good",
-    "let's do it",
-    "that works",
-    "approved",
-];
-const NEGATIONS: &[&str] = &[
-    "no", "not", "don't", "dont", "never", "nope", "nah", "cancel", "stop", "without", "neither",
-    "nor", "later", "wait", "hold",
-];
-
 /// Whether `text` explicitly affirms: it contains an affirmation (`yes`, `go ahead`, ...)
 /// and no negation or hedge (`no`, `not`, `don't`, `…n't`, `cancel`, `wait`, ...). Deliberately
 /// conservative: anything ambiguous does not confirm.
@@ -193,12 +166,12 @@ pub fn is_affirmative(text: &str) -> bool {
         .collect();
     if tokens
         .iter()
-        .any(|t| NEGATIONS.contains(&t.as_str()) || t.ends_with("n't"))
+        .any(|t| crate::text::en::CONFIRMATION_HOLDS.contains(&t.as_str()) || t.ends_with("n't"))
     {
         return false;
     }
     let joined = format!(" {} ", tokens.join(" "));
-    AFFIRMATIONS
+    crate::text::en::AFFIRMATIONS
         .iter()
         .any(|a| joined.contains(&format!(" {a} ")))
 }

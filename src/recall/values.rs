@@ -7,8 +7,8 @@
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
 use crate::text::en::{
-    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, MONEY_WORDS, MONTH_HOMOGRAPHS,
-    NUMBER_WORDS, PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
+    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, MONEY_WORDS, MONTH_HOMOGRAPHS, NUMBER_WORDS,
+    PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
 };
 use crate::text::month_of;
 pub use crate::text::{is_content_word, singular};
@@ -467,7 +467,7 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
 
 /// "14th", "2nd": a day of the month, not a code.
 fn is_ordinal(word: &str) -> bool {
-    ["st", "nd", "rd", "th"].iter().any(|s| {
+    crate::text::en::ORDINAL_SUFFIXES.iter().any(|s| {
         word.strip_suffix(s)
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     })

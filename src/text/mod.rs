@@ -13,7 +13,8 @@
 //! - [`stem`], [`word_forms`], [`is_stop_word`]: the language's rules, read from its
 //!   tables ([`en`]): another language is a new table, not a code change.
 
-pub mod en;
+pub mod lang;
+pub use lang::en;
 pub mod statements;
 
 use hdv::encode::TextEncoder;
@@ -291,7 +292,7 @@ pub fn is_content_word(word: &str) -> bool {
         && !is_function_word(word)
         && month_of(word).is_none()
         && !en::DURATION_UNITS.contains(&singular(word).as_str())
-        && !matches!(word, "am" | "pm" | "percent" | "dollars" | "usd" | "euros")
+        && !en::VALUE_SPELLINGS.contains(&word)
 }
 
 /// The three-letter name of the month `word` names ([`crate::clock::month_number`]).

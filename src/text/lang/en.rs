@@ -245,7 +245,17 @@ pub const NUMBER_WORDS: &[&str] = &[
 /// function word ([`super::is_function_word`]) is one of either: it never names a counted
 /// noun ("165, and ...") nor ties a value to a query ("what was ...").
 pub const QUANTITY_FUNCTION_WORDS: &[&str] = &[
-    "currently", "ever", "many", "more", "most", "much", "now", "over", "per", "since", "under",
+    "currently",
+    "ever",
+    "many",
+    "more",
+    "most",
+    "much",
+    "now",
+    "over",
+    "per",
+    "since",
+    "under",
     "until",
 ];
 
@@ -266,7 +276,6 @@ pub const INSTRUCTION_OPENINGS: &[&[&str]] = &[
     &["remember", "to"],
     &["you", "should", "always"],
     &["you", "must", "always"],
-    &["please", "remember", "to"],
 ];
 
 /// Verbs whose bare form opening a sentence is an imperative addressed to the agent; with
@@ -315,9 +324,6 @@ pub const BOUNDARY_OPENINGS: &[&[&str]] = &[
     &["never"],
     &["don", "t"],
     &["do", "not"],
-    &["please", "don", "t"],
-    &["please", "do", "not"],
-    &["please", "never"],
     &["stop"],
     &["no", "more"],
     &["avoid"],
@@ -506,3 +512,41 @@ pub const DELIBERATIONS: &[&[&str]] = &[
     &["toying"],
     &["we", "ll", "see"],
 ];
+
+/// Words and phrases that confirm a pending item ("yes", "go ahead"): with none of
+/// [`CONFIRMATION_HOLDS`], a reply affirms.
+pub const AFFIRMATIONS: &[&str] = &[
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "sure",
+    "ok",
+    "okay",
+    "confirm",
+    "confirmed",
+    "agreed",
+    "absolutely",
+    "definitely",
+    "correct",
+    "please do",
+    "go ahead",
+    "do it",
+    "sounds good",
+    "let's do it",
+    "that works",
+    "approved",
+];
+/// Words that hold a confirmation back: a negation or a hedge ("no", "don't",
+/// "wait", "later").
+pub const CONFIRMATION_HOLDS: &[&str] = &[
+    "no", "not", "don't", "dont", "never", "nope", "nah", "cancel", "stop", "without", "neither",
+    "nor", "later", "wait", "hold",
+];
+
+/// Suffixes of ordinal numbers ("14th", "2nd"): a day of the month, not a code.
+pub const ORDINAL_SUFFIXES: &[&str] = &["st", "nd", "rd", "th"];
+
+/// Words that are part of a value's own spelling ("3 pm", "15 percent", "40 dollars"),
+/// not what it is the value of.
+pub const VALUE_SPELLINGS: &[&str] = &["am", "pm", "percent", "dollars", "usd", "euros"];
