@@ -180,8 +180,12 @@ pub fn render(response: &Response) -> String {
             list.iter()
                 .map(|b| {
                     format!(
-                        "#{} {} = {} ({}, evidence {:?})",
-                        b.id, b.key, b.statement, b.ownership, b.evidence
+                        "#{} {} = {} ({}, evidence {})",
+                        b.id,
+                        b.key,
+                        b.statement,
+                        b.ownership,
+                        to_value(&b.evidence)
                     )
                 })
                 .collect(),
