@@ -1008,3 +1008,42 @@ fn eval_reads_integer_ids_and_refuses_a_malformed_question_up_front() {
         "nothing was written"
     );
 }
+
+#[test]
+fn a_plain_observation_becomes_a_candidate_at_the_next_pulse() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Written for this test: two lasting items, a hypothetical and an assistant's offer.
+    let allergy = observe(d, "p", &[], "I'm allergic to shellfish.");
+    observe(d, "p", &[], "If I lived by the sea I'd swim daily.");
+    observe(d, "p", &["--role", "assistant"], "You might like the harbour walk.");
+    let rule = observe(d, "p", &[], "From now on, reply in Spanish.");
+    let (ok, out, _) = hm(d, &["--json", "pulse", "--project", "p"]);
+    assert!(ok);
+    let receipt = json(&out);
+    assert!(
+        receipt["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["produced"]
+                .as_str()
+                .unwrap()
+                .contains("4 events outside episodes curated (2 candidates)")),
+        "{receipt}"
+    );
+    let (ok, out, _) = hm(d, &["--json", "candidates", "list", "--project", "p"]);
+    assert!(ok);
+    let cited: Vec<u64> = json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["evidence"][0].as_u64().unwrap())
+        .collect();
+    assert_eq!(cited, vec![allergy, rule]);
+    // A second pulse reads nothing again and proposes nothing twice.
+    let (ok, _, _) = hm(d, &["pulse", "--project", "p"]);
+    assert!(ok);
+    let (_, out, _) = hm(d, &["--json", "candidates", "list", "--project", "p"]);
+    assert_eq!(json(&out).as_array().unwrap().len(), 2);
+}
