@@ -1016,7 +1016,12 @@ fn a_plain_observation_becomes_a_candidate_at_the_next_pulse() {
     // Written for this test: two lasting items, a hypothetical and an assistant's offer.
     let allergy = observe(d, "p", &[], "I'm allergic to shellfish.");
     observe(d, "p", &[], "If I lived by the sea I'd swim daily.");
-    observe(d, "p", &["--role", "assistant"], "You might like the harbour walk.");
+    observe(
+        d,
+        "p",
+        &["--role", "assistant"],
+        "You might like the harbour walk.",
+    );
     let rule = observe(d, "p", &[], "From now on, reply in Spanish.");
     let (ok, out, _) = hm(d, &["--json", "pulse", "--project", "p"]);
     assert!(ok);

@@ -113,10 +113,14 @@ fn arguments_that_are_not_an_object_are_invalid_params() {
     let mut child = spawn_stdio(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // A JSON string is sent as the raw line it holds (and always answered).
     let mut ask = |message: Value| -> Value {
-        writeln!(stdin, "{message}").unwrap();
+        match &message {
+            Value::String(raw) => writeln!(stdin, "{raw}").unwrap(),
+            _ => writeln!(stdin, "{message}").unwrap(),
+        }
         stdin.flush().unwrap();
-        if message.get("id").is_none() {
+        if message.get("id").is_none() && !message.is_string() {
             return Value::Null;
         }
         let mut line = String::new();
@@ -133,6 +137,13 @@ fn arguments_that_are_not_an_object_are_invalid_params() {
     assert_eq!(
         (r["id"].as_u64(), r["error"]["code"].as_i64()),
         (Some(2), Some(-32602)),
+        "{r}"
+    );
+    // A line that is not JSON gets JSON-RPC's parse error, with a null id.
+    let r = ask(json!("this is not json {"));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].as_i64()),
+        (Value::Null, Some(-32700)),
         "{r}"
     );
     // The session goes on.

@@ -155,6 +155,22 @@ fn invalid_arguments(call: &Value) -> Option<String> {
     )
 }
 
+/// The parse error (-32700) answering a line that is not JSON, as a JSON-RPC response line
+/// (`id` null: a line that does not parse has none); it names where parsing failed, never
+/// echoing the line.
+fn parse_error(line: &str) -> String {
+    let detail = serde_json::from_str::<serde::de::IgnoredAny>(line)
+        .err()
+        .map(|e| format!(" at line {}, column {}", e.line(), e.column()))
+        .unwrap_or_default();
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": Value::Null,
+        "error": {"code": -32700, "message": format!("parse error: the line is not JSON{detail}")},
+    })
+    .to_string()
+}
+
 /// How long a tool call waits for the calls before it ([`Calls`]) before it runs anyway: a
 /// call the SDK never answers (one the client cancelled, say) must not stop the session.
 const ORDER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -308,6 +324,16 @@ fn checked_stdio() -> (
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = stdin.next_line().await {
+            // A line that is not JSON is answered with JSON-RPC's parse error (the SDK
+            // would drop it unanswered); the session goes on.
+            if !line.trim().is_empty()
+                && serde_json::from_str::<serde::de::IgnoredAny>(&line).is_err()
+            {
+                if lines.send(parse_error(&line)).is_err() {
+                    break;
+                }
+                continue;
+            }
             if let Some(call) = tool_call(&line) {
                 if let Some(error) = invalid_arguments(&call) {
                     if lines.send(error).is_err() {
