@@ -1052,3 +1052,22 @@ fn a_plain_observation_becomes_a_candidate_at_the_next_pulse() {
     let (_, out, _) = hm(d, &["--json", "candidates", "list", "--project", "p"]);
     assert_eq!(json(&out).as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn a_dry_run_migration_of_an_empty_directory_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, _) = hm(d, &["--json", "migrate", "--dry-run"]);
+    assert!(ok);
+    let report = json(&out);
+    assert_eq!(report["from"], 0);
+    assert_eq!(
+        report["migrations"].as_array().unwrap().len(),
+        hypermem::ledger::MIGRATIONS.len()
+    );
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
+    // A read still says the directory holds no memory, not that it needs a migration.
+    let (ok, out, _) = hm(d, &["--json", "stats"]);
+    assert!(!ok);
+    assert_eq!(json(&out)["error"]["reason"], "not_initialized");
+}

@@ -353,11 +353,21 @@ fn run(cli: Cli) -> Result<(), ApiError> {
         Command::Migrate(api::Migrate { dry_run }) => {
             local::check_data_dir(&dir, cli.create)?;
             // On the ledger alone, unmigrated: opening the memory would apply the
-            // migrations first, and a dry run would then report none.
-            let ledger = hypermem::ledger::Ledger::open_unmigrated(
-                dir.join("ledger.db"),
-                hypermem::ledger::LedgerConfig::default(),
-            )?;
+            // migrations first, and a dry run would then report none. A dry run writes
+            // nothing: with no ledger yet, it reports every migration from version 0 on a
+            // ledger in memory instead of creating the file.
+            let path = dir.join("ledger.db");
+            let ledger = if dry_run && !path.exists() {
+                hypermem::ledger::Ledger::open_unmigrated(
+                    ":memory:",
+                    hypermem::ledger::LedgerConfig::default(),
+                )?
+            } else {
+                hypermem::ledger::Ledger::open_unmigrated(
+                    path,
+                    hypermem::ledger::LedgerConfig::default(),
+                )?
+            };
             let r = ledger.migrate(dry_run)?;
             let response = api::Response::Migrate(api::Migrated {
                 from: r.from,

@@ -299,6 +299,14 @@ impl Memory {
         let ledger = Ledger::open_unmigrated(data_dir.join("ledger.db"), LedgerConfig::default())?;
         let needed = crate::ledger::MIGRATIONS.last().map_or(0, |m| m.version);
         let found = ledger.schema_version()?;
+        if found > needed {
+            // Written by a newer build: migrating cannot help.
+            return Err(crate::ledger::LedgerError::SchemaTooNew {
+                found,
+                supported: needed,
+            }
+            .into());
+        }
         if found != needed {
             return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
         }
