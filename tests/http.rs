@@ -103,6 +103,28 @@ fn routes_answer_with_statuses_and_named_reasons() {
         r#"{"text":"light mode here"}"#,
     );
     let foreign = v["event_id"].as_u64().unwrap();
+    // A body whose project contradicts the route is refused and stores nothing.
+    for (path, body) in [
+        (
+            "/v1/projects/acme/observe",
+            r#"{"project":"other","text":"misrouted"}"#,
+        ),
+        (
+            "/v1/projects/acme/observe_batch",
+            r#"{"events":[{"text":"fine"},{"project":"other","text":"misrouted"}]}"#,
+        ),
+    ] {
+        let (st, v) = post(&u(path), None, body);
+        assert_eq!((st, reason(&v)), (400, "invalid_argument"), "{v}");
+    }
+    let (st, v) = post(
+        &u("/v1/projects/other/observe"),
+        None,
+        r#"{"project":"other","text":"the route's project repeated is fine"}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    let repeated = v["event_id"].as_u64().unwrap();
+    assert_eq!(repeated, foreign + 1, "the refused writes stored nothing");
     let (st, v) = post(
         &u("/v1/projects/acme/recall"),
         None,

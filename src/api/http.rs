@@ -452,14 +452,30 @@ async fn route_op(
             ));
         }
     } else if object.contains_key("events") {
-        // A batch: each event names its project; default it to the route's.
+        // A batch: each event names its project or takes the route's; one that names
+        // another is refused (nothing is stored in a project the caller did not name).
         if let Some(events) = object.get_mut("events").and_then(Value::as_array_mut) {
             for e in events.iter_mut().filter_map(Value::as_object_mut) {
-                e.entry("project")
+                let named = e
+                    .entry("project")
                     .or_insert_with(|| Value::String(project.clone()));
+                if named.as_str() != Some(project.as_str()) {
+                    return error_response(&ApiError::invalid(
+                        "an event's `project` differs from the route's",
+                    ));
+                }
             }
         }
     } else {
+        // The body may repeat the route's project, never contradict it.
+        if object
+            .get("project")
+            .is_some_and(|p| p.as_str() != Some(project.as_str()))
+        {
+            return error_response(&ApiError::invalid(
+                "the body's `project` differs from the route's",
+            ));
+        }
         object.insert("project".to_owned(), Value::String(project));
     }
     match request_of(object) {
