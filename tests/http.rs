@@ -17,7 +17,7 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hypermem"))
             .arg("--data-dir")
             .arg(dir)
-            .args(["--create", "serve", "--listen", "127.0.0.1:0"])
+            .args(["--create", "serve", "--listen", "localhost:0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -72,13 +72,31 @@ impl Default for ServeConfig {
     }
 }
 
+/// A `--listen` address: an IP address and port, or a host name and port resolved to its
+/// first address (IPv4 first: "localhost:0" is 127.0.0.1 with a free port).
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let resolved: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
+        .map_err(|e| format!("not an address (host:port): {e}"))?
+        .collect();
+    resolved
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(resolved.first())
+        .copied()
+        .ok_or_else(|| format!("{text} resolves to no address"))
+}
+
 /// The command line's `serve` arguments (each falls back to the profile's `[server]`
 /// settings, then to [`ServeConfig::default`]).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on (default: the profile's `[server] listen`, else
-    /// 127.0.0.1:7878; port 0 picks a free port; the address is printed).
-    #[arg(long)]
+    /// Address to listen on, `host:port` with an IP or a host name (`localhost:0`)
+    /// (default: the profile's `[server] listen`, else 127.0.0.1:7878; port 0 picks a
+    /// free port; the address is printed).
+    #[arg(long, value_parser = listen_address)]
     pub listen: Option<SocketAddr>,
     /// Bearer tokens (TOML `[[token]]` tables: secret, projects, access; default: the
     /// profile's `[server] tokens`); without them the server listens only on loopback.
