@@ -706,6 +706,11 @@ pub struct Profile {
     pub qdrant: Option<QdrantSettings>,
 }
 
+/// An environment override's value: none when unset or empty (`HYPERMEM_REDIS_URL=`).
+fn overriding(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
 impl Profile {
     /// Loads and validates a profile file.
     ///
@@ -1034,7 +1039,8 @@ impl Profile {
 
     /// The profile with the operator's environment overrides: `HYPERMEM_LOCK_WAIT_MS`
     /// (how long a writer waits for another process's store lock), `HYPERMEM_REDIS_URL`
-    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are).
+    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are); an empty value
+    /// overrides nothing.
     #[must_use]
     pub fn with_env(mut self) -> Self {
         if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
@@ -1043,10 +1049,12 @@ impl Profile {
         {
             self.store.lock_wait_ms = ms;
         }
-        if let (Some(redis), Ok(url)) = (&mut self.redis, std::env::var("HYPERMEM_REDIS_URL")) {
+        // A variable set but empty (`HYPERMEM_REDIS_URL=`) overrides nothing.
+        let set = |name: &str| overriding(std::env::var(name).ok());
+        if let (Some(redis), Some(url)) = (&mut self.redis, set("HYPERMEM_REDIS_URL")) {
             redis.url = url;
         }
-        if let (Some(qdrant), Ok(url)) = (&mut self.qdrant, std::env::var("HYPERMEM_QDRANT_URL")) {
+        if let (Some(qdrant), Some(url)) = (&mut self.qdrant, set("HYPERMEM_QDRANT_URL")) {
             qdrant.url = url;
         }
         self
@@ -1071,5 +1079,21 @@ impl Profile {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("profiles")
             .join(format!("{}.toml", kind.name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overriding;
+
+    #[test]
+    fn an_empty_environment_override_overrides_nothing() {
+        assert_eq!(overriding(None), None);
+        assert_eq!(overriding(Some(String::new())), None);
+        assert_eq!(overriding(Some("  ".into())), None);
+        assert_eq!(
+            overriding(Some("redis://127.0.0.1:6380".into())).as_deref(),
+            Some("redis://127.0.0.1:6380")
+        );
     }
 }
