@@ -929,9 +929,16 @@ fn the_facade_covers_the_agent_api() {
     assert_eq!(map.threads[0].events, 2);
     assert_eq!((map.episode_count, map.episodes[0].events), (1, 1));
     assert_eq!(map.episodes[0].status, "sealed");
+    // The two lasting facts said ("I live in Berlin ...", "I cycle to work ... every
+    // day") are candidates from the curator, each once (one is in the episode too); "I
+    // moved to Lisbon last month" is an event of one moment.
     assert_eq!(
         map.beliefs,
-        [("active".to_owned(), 1), ("superseded".to_owned(), 1)]
+        [
+            ("candidate".to_owned(), 2),
+            ("active".to_owned(), 1),
+            ("superseded".to_owned(), 1)
+        ]
     );
     assert_eq!(map.procedures, 1);
     assert!(map.synapse_count > 0 && !map.hubs.is_empty());

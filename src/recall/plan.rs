@@ -311,6 +311,15 @@ impl Plan<'_> {
     }
 }
 
+/// `items` without repeats, in their first order.
+fn distinct(items: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items
+        .into_iter()
+        .filter(|i| seen.insert(i.clone()))
+        .collect()
+}
+
 /// Whether `event` happened outside the window `[since, until)`.
 pub(crate) fn outside(event: &Event, since: Option<i64>, until: Option<i64>) -> bool {
     since.is_some_and(|t| event.created_at < t) || until.is_some_and(|t| event.created_at >= t)
@@ -356,11 +365,18 @@ impl<'a> Plan<'a> {
         let own_pairs = lexical::bigrams(&crate::text::tokens(query));
         let mut terms: Vec<(String, f32)> = words.iter().map(|w| (w.clone(), 1.0)).collect();
         let mut pairs: Vec<(String, f32)> = own_pairs.iter().map(|p| (p.clone(), 1.0)).collect();
+        // Forms are looked up once per distinct word and pair, against sets: the work
+        // grows with the query's length, not with its square (a query repeating its words
+        // thousands of times took minutes).
+        let own_pairs: Vec<String> = distinct(own_pairs);
+        let own_pair_set: std::collections::HashSet<&str> =
+            own_pairs.iter().map(String::as_str).collect();
+        let word_set: std::collections::HashSet<&str> = words.iter().map(String::as_str).collect();
         if share > 0.0 {
             // Of every query word, also of one the project never holds as written ("chew"
             // where a turn says "chewed"): the forms it holds that are as distinctive as a
             // term must be.
-            let query_words = lexical::query_terms(query);
+            let query_words = distinct(lexical::query_terms(query));
             // A project too small for any word to be distinctive by its IDF (a handful of
             // notes) searches with every query word; another inflection of one is as good
             // a term there ("weigh" for a note that says "weighed").
@@ -378,7 +394,7 @@ impl<'a> Plan<'a> {
                 .filter(|f| {
                     let df = text.postings.df(f);
                     df > 0
-                        && !words.contains(f)
+                        && !word_set.contains(f.as_str())
                         && (none_distinctive || lexical::idf(documents, df) >= COMMON_IDF)
                 })
                 .collect();
@@ -386,7 +402,7 @@ impl<'a> Plan<'a> {
                 closed_compounds(&text, &own_pairs)
                     .into_iter()
                     .filter(|joined| {
-                        !words.contains(joined)
+                        !word_set.contains(joined.as_str())
                             && lexical::idf(documents, text.postings.df(joined)) >= COMMON_IDF
                     }),
             );
@@ -415,7 +431,7 @@ impl<'a> Plan<'a> {
             for t in &query_words {
                 forms.extend(open_compounds(&text, t));
             }
-            forms.retain(|f| !own_pairs.contains(f) && text.bigrams.df(f) > 0);
+            forms.retain(|f| !own_pair_set.contains(f.as_str()) && text.bigrams.df(f) > 0);
             forms.sort_unstable();
             forms.dedup();
             pairs.extend(forms.into_iter().map(|f| (f, share)));

@@ -40,8 +40,8 @@
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{
-    ALTERITY, ASKING_WORDS, DETERMINERS, NOT_PREDICATES, PERIOD_PLACERS, REVISION_CUES,
-    VALUE_ADJECTIVES,
+    ALTERITY, ASKING_WORDS, DETERMINERS, NOT_PREDICATES, OTHERS_POSSESSIVES, PERIOD_PLACERS,
+    REVISION_CUES, VALUE_ADJECTIVES,
 };
 use crate::text::stem;
 
@@ -668,7 +668,11 @@ fn another_entity(
     // after the shared one is not read: it is as often a verb, "season ticket *went* up",
     // as another head, "gym *bag*"; measured on the understanding corpus, it lost four
     // changes to save none.)
-    flat.iter().any(|w| ALTERITY.contains(w)) || flat.windows(2).any(|p| shared(p[1]) && own(p[0]))
+    // "her seat" for "my seat": a possessive of another person before the shared word.
+    flat.iter().any(|w| ALTERITY.contains(w))
+        || flat
+            .windows(2)
+            .any(|p| shared(p[1]) && (own(p[0]) || OTHERS_POSSESSIVES.contains(&p[0])))
 }
 
 /// Whether two statements are about the same subject as far as the question can tell:

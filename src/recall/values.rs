@@ -353,27 +353,42 @@ impl Wanted {
                 Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_)
             )
         };
+        // A word that opens with a digit and is no day of the month ("28.6p", "3,850",
+        // not "the 14th"): an amount in some unit the reader does not type.
+        let number = scan
+            .words
+            .iter()
+            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()) && !is_ordinal(w));
         self.kinds.iter().any(|k| {
-            scan.values.iter().any(|v| {
-                v.kind == *k
-                    || (numeric(k) && numeric(&v.kind))
-                    || (*k == Kind::Clock && v.kind == Kind::Count(None))
-            }) || match k {
-                Kind::Date => {
-                    says_when(&scan)
-                        || word(&|w| is_month(w) || is_weekday(w) || CALENDAR_PERIODS.contains(&w))
+            (numeric(k) && number)
+                || scan.values.iter().any(|v| {
+                    v.kind == *k
+                        || (numeric(k) && numeric(&v.kind))
+                        || (*k == Kind::Clock && v.kind == Kind::Count(None))
+                })
+                || match k {
+                    Kind::Date => {
+                        says_when(&scan)
+                            || word(&|w| {
+                                is_month(w)
+                                    || is_weekday(w)
+                                    || is_ordinal(w)
+                                    || CALENDAR_PERIODS.contains(&w)
+                            })
+                    }
+                    Kind::Clock => {
+                        word(&|w| TIME_WORDS.contains(&w) || CALENDAR_PERIODS.contains(&w))
+                    }
+                    Kind::Duration => word(&|w| {
+                        DURATION_UNITS.contains(&w)
+                            || TIME_WORDS.contains(&w)
+                            || CALENDAR_PERIODS.contains(&w)
+                    }),
+                    Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_) => {
+                        word(&|w| NUMBER_WORDS.contains(&w))
+                    }
+                    Kind::Code | Kind::Name => true,
                 }
-                Kind::Clock => word(&|w| TIME_WORDS.contains(&w) || CALENDAR_PERIODS.contains(&w)),
-                Kind::Duration => word(&|w| {
-                    DURATION_UNITS.contains(&w)
-                        || TIME_WORDS.contains(&w)
-                        || CALENDAR_PERIODS.contains(&w)
-                }),
-                Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_) => {
-                    word(&|w| NUMBER_WORDS.contains(&w))
-                }
-                Kind::Code | Kind::Name => true,
-            }
         })
     }
 }

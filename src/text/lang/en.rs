@@ -52,6 +52,10 @@ pub const ASKING_WORDS: &[(&str, &[&str])] = &[
 /// team", "*another* branch"): a value said of it is not the one asked about.
 pub const ALTERITY: &[&str] = &["other", "another", "else"];
 
+/// Possessives of people other than the speaker ("*her* seat" after "my seat"): what they
+/// qualify belongs to someone else.
+pub const OTHERS_POSSESSIVES: &[&str] = &["his", "her", "their"];
+
 /// Words that announce a changed value in the words after them.
 pub const REVISION_CUES: &[&str] = &[
     "adjusted",
