@@ -287,7 +287,13 @@ fn said_as_so(w: &[String]) -> bool {
 /// a reporting verb not of the speaker or their team ("I said", "we've told").
 fn reported(w: &[String]) -> bool {
     w.iter().enumerate().any(|(i, v)| {
+        // After a function word other than a subject ("for *claims*", "the *claims*") the
+        // word is a noun, not a verb of saying.
+        let noun = i > 0
+            && super::is_function_word(&w[i - 1])
+            && !en::SUBJECT_PRONOUNS.contains(&w[i - 1].as_str());
         en::REPORTING_VERBS.contains(&v.as_str())
+            && !noun
             && !w[i.saturating_sub(2)..i]
                 .iter()
                 .any(|p| matches!(p.as_str(), "i" | "we"))
@@ -589,6 +595,8 @@ mod tests {
             "gymnastics got moved to thursdays, same time",
             "The rent is 1,520 now. Can you update the sheet?",
             "no, it's the 15th",
+            // A noun that looks like a verb of saying.
+            "Refunds are only issued for claims over £50.",
         ] {
             assert!(asserts(text), "{text}");
         }
