@@ -573,6 +573,22 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             || (query.asked.is_empty() && *k != Kind::Name))
             && c.slots.iter().filter(|v| compatible(&v.kind, k)).count() == 1
     };
+    // Among several values of its kind, the one a revision cue marks as what something
+    // was changed to ("trimmed it to 5, 6 was overkill") sets the slot, when it is the only
+    // one so marked.
+    let marked = |u: &Value| {
+        (query.asked.iter().any(|a| compatible(a, &u.kind))
+            || (query.asked.is_empty() && u.kind != Kind::Name))
+            && newer.updates.iter().any(|x| x == u)
+            && newer
+                .updates
+                .iter()
+                .filter(|x| compatible(&x.kind, &u.kind))
+                .count()
+                == 1
+            // A change "from" a value is read by the cue rule, which checks that value.
+            && !newer.origins.iter().any(|o| compatible(&o.kind, &u.kind))
+    };
     let subject = query.subject();
     // What the question itself names is not a value it asks for ("Brightline" in "who is
     // our account manager at Brightline").
@@ -587,7 +603,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
         .zip(&newer.predicates)
         .filter(|(u, _)| {
             free(u)
-                && asked(newer, &u.kind)
+                && (asked(newer, &u.kind) || marked(u))
                 && !newer.negated.get(u.word).copied().unwrap_or(false)
                 && !(u.word > 0 && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
         })
@@ -1103,6 +1119,23 @@ mod tests {
         ];
         assert_eq!(
             reorder(&query("what is the locker code"), &mut ranked, 0.2),
+            [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn among_several_values_the_one_a_cue_marks_sets_the_slot() {
+        // Written for this test: the later turn names the old number too.
+        let mut ranked = vec![
+            cand(1, "the pool lane fee is £4", 1.0),
+            cand(
+                5,
+                "they raised the pool lane fee to £6, £4 was a bargain",
+                0.8,
+            ),
+        ];
+        assert_eq!(
+            reorder(&query("how much is the pool lane fee"), &mut ranked, 0.2),
             [(5, 1)]
         );
     }
