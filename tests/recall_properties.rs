@@ -213,6 +213,24 @@ fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept()
     let hits = m.recall(&p, "what time is the stand-up", 5).unwrap();
     assert_eq!(hits[0].event.id, moved);
     assert_eq!(hits[0].supersedes, Some(standup));
+    // Displayed scores never rise down the list, and each one's parts add up to it: the
+    // revision moved up is shown at least as high as what it revises, by a `placed` part.
+    for pair in hits.windows(2) {
+        assert!(pair[0].fused.score >= pair[1].fused.score, "{hits:#?}");
+    }
+    for h in &hits {
+        let parts: f64 = h.fused.breakdown.iter().map(|b| b.score).sum();
+        assert!((parts - h.fused.score).abs() < 1e-9, "{h:#?}");
+    }
+    assert!(
+        hits[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.signal == hypermem::recall::Signal::Placed),
+        "{:#?}",
+        hits[0]
+    );
     // Another time for the same appointment on the same day, said without a cue, revises
     // the time asked for; another appointment that day does not.
     let booked = m

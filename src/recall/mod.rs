@@ -76,6 +76,9 @@ crate::base::names! {
         PhraseBoost = "phrase_boost",
         /// A standing directive given its own slot.
         Directive = "directive",
+        /// What the ordering added to show the item no lower than the one below it
+        /// (displayed scores never rise down a list; not evidence).
+        Placed = "placed",
     }
 }
 
@@ -121,6 +124,7 @@ impl Signal {
                 | Self::Speaker
                 | Self::Session
                 | Self::PhraseBoost
+                | Self::Placed
         )
     }
 }

@@ -40,6 +40,7 @@ mod directives;
 mod fold;
 mod governed;
 mod order;
+mod placed;
 mod priors;
 mod soft_filters;
 mod speakers;
@@ -52,6 +53,7 @@ use directives::Directives;
 use fold::Fold;
 use governed::Governed;
 use order::Order;
+use placed::Placed;
 use priors::Priors;
 use soft_filters::SoftFilters;
 use speakers::Speakers;
@@ -93,6 +95,7 @@ pub(super) const STAGES: &[&dyn Stage] = &[
     &Supersede,
     &Governed,
     &Directives,
+    &Placed,
 ];
 
 /// A candidate with its event, before [`Order`].
