@@ -127,13 +127,12 @@ impl Cognition {
     }
 
     /// The candidate one event states, if its reader finds one
-    /// ([`crate::text::statements::candidate`]): a `propose` citing the event alone, under
-    /// an idempotency key of the event's own, so an event read twice (in an episode and
-    /// outside one) is proposed once.
+    /// ([`crate::text::statements::candidate`]): a `propose` citing the event alone (of
+    /// the episode it was read from, when it was), under an idempotency key of the
+    /// event's own, so an event read twice is proposed once.
     fn read_candidate(
         &self,
         project: &ProjectId,
-        episode: Option<EpisodeId>,
         event: EventId,
         role: Role,
         content: &str,
@@ -155,12 +154,9 @@ impl Cognition {
             confidence: 0.6,
             evidence: vec![event],
         };
-        let key = format!("curator-ev{}", event.0);
-        let made = match episode {
-            Some(episode) => self.submit_candidate(project, episode, &key, op)?,
-            None => self.apply_candidate(project, &key, op)?,
-        };
-        Ok(made.ok())
+        Ok(self
+            .apply_candidate(project, &format!("curator-ev{}", event.0), op)?
+            .ok())
     }
 
     /// Curates up to `budget` sealed, not yet curated episodes (see the module docs).
@@ -179,8 +175,7 @@ impl Cognition {
             let mut candidates = Vec::new();
             for e in self.episode(project, episode)?.events {
                 if let Some(ev) = self.ledger.get(project, e)?
-                    && let Some(b) =
-                        self.read_candidate(project, Some(episode), ev.id, ev.role, &ev.content)?
+                    && let Some(b) = self.read_candidate(project, ev.id, ev.role, &ev.content)?
                 {
                     candidates.push(b);
                 }
@@ -214,6 +209,7 @@ impl Cognition {
             c.prepare_cached(
                 "SELECT id, role, content FROM events WHERE project = ?1 AND agent IS NULL
                  AND id > COALESCE((SELECT after FROM curation_mark WHERE project = ?1), 0)
+                 AND NOT EXISTS (SELECT 1 FROM episode_events x WHERE x.event_id = events.id)
                  ORDER BY id LIMIT ?2",
             )
             .and_then(|mut s| {
@@ -230,9 +226,7 @@ impl Cognition {
         let mut candidates = Vec::new();
         for (id, role, content) in &rows {
             let event = EventId(*id as u64);
-            if let Some(b) =
-                self.read_candidate(project, None, event, Role::parse(role)?, content)?
-            {
+            if let Some(b) = self.read_candidate(project, event, Role::parse(role)?, content)? {
                 candidates.push(b);
             }
         }

@@ -310,17 +310,14 @@ impl Cognition {
         id: EpisodeId,
         events: &[(EventId, &Hypervector)],
     ) -> LedgerResult<Vec<usize>> {
-        let mut fresh = Vec::with_capacity(events.len());
-        for (e, v) in events {
-            if self.position_in(id, *e)?.is_none() {
-                fresh.push((*e, *v));
-            }
+        // Every event held already is no refusal here: nothing is appended.
+        match self.append_events(project, id, events, true) {
+            Err(LedgerError::Refused {
+                reason: crate::base::Reason::AlreadyInEpisode,
+                ..
+            }) => Ok(Vec::new()),
+            other => other,
         }
-        if fresh.is_empty() {
-            self.episode_row(project, id)?;
-            return Ok(Vec::new());
-        }
-        self.append_events(project, id, &fresh, true)
     }
 
     fn append_events(

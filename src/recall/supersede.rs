@@ -568,17 +568,17 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     // rule moved long turns of many amounts, BEAM-500K MRR -0.006; docs/EXPERIMENTS.md).
     // A name is a value only where the question asks for one: a conversation names people
     // and things in every other turn.
+    let kind_asked = |k: &Kind| {
+        query.asked.iter().any(|a| compatible(a, k)) || (query.asked.is_empty() && *k != Kind::Name)
+    };
     let asked = |c: &Candidate, k: &Kind| {
-        (query.asked.iter().any(|a| compatible(a, k))
-            || (query.asked.is_empty() && *k != Kind::Name))
-            && c.slots.iter().filter(|v| compatible(&v.kind, k)).count() == 1
+        kind_asked(k) && c.slots.iter().filter(|v| compatible(&v.kind, k)).count() == 1
     };
     // Among several values of its kind, the one a revision cue marks as what something
     // was changed to ("trimmed it to 5, 6 was overkill") sets the slot, when it is the only
     // one so marked.
     let marked = |u: &Value| {
-        (query.asked.iter().any(|a| compatible(a, &u.kind))
-            || (query.asked.is_empty() && u.kind != Kind::Name))
+        kind_asked(&u.kind)
             && newer.updates.iter().any(|x| x == u)
             && newer
                 .updates

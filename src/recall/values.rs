@@ -331,8 +331,9 @@ impl Wanted {
 
     /// Whether `text` could answer it at all: it states a quantity or a time of a kind
     /// the question asks for, in any form — a typed value of the kind; for an amount, a
-    /// share or a count, any number (a bare "3,850", a number word); for a day, a month,
-    /// a weekday, a calendar period or a time said relative to the turn; for a time of
+    /// share or a count, any number but a day of the month (a bare "3,850", "28.6p", a
+    /// number word); for a day, a month, a weekday, a day of the month ("the 20th"), a
+    /// calendar period or a time said relative to the turn; for a time of
     /// day, a bare number ("at 7"), a word for a time ("at dawn") or a part of a day; for
     /// a span, a unit of time or a word for one ("for a long while"). Wider than
     /// [`answered_by`](Self::answered_by) (the reader of typed values does not know every

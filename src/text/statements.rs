@@ -99,7 +99,6 @@ fn sentences(text: &str) -> Vec<Sentence> {
                     asks: c == '?',
                 });
             }
-            clauses.clear();
             start = i + c.len_utf8();
         }
     }
@@ -175,14 +174,13 @@ fn form(w: &[String], on: &[String]) -> Option<Stated> {
     if en::BOUNDARY_OPENINGS.iter().any(|p| opens(w, p)) {
         return Some(Stated::Boundary);
     }
-    let imperative = |at: usize| {
-        w.get(at)
-            .is_some_and(|v| en::IMPERATIVE_VERBS.contains(&v.as_str()))
-    };
-    let standing = (imperative(0) || (opens(w, &["please"]) && imperative(1)))
-        && (1..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
-    let asked = w.iter().any(|v| matches!(v.as_str(), "please" | "pls"))
-        && (0..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)));
+    // A bare imperative with a marker of permanence after it ("please" before one is
+    // read above), or a request with one anywhere.
+    let standing = w
+        .first()
+        .is_some_and(|v| en::IMPERATIVE_VERBS.contains(&v.as_str()))
+        && lasts(&w[1..]);
+    let asked = w.iter().any(|v| matches!(v.as_str(), "please" | "pls")) && lasts(w);
     if instructs(on, en::DIRECTIVE_OPENINGS)
         || instructs(on, en::INSTRUCTION_OPENINGS)
         || standing
@@ -194,6 +192,12 @@ fn form(w: &[String], on: &[String]) -> Option<Stated> {
         && w.get(2)
             .is_some_and(|v| !en::LET_US_NOT_DECISIONS.contains(&v.as_str()));
     lets.then_some(Stated::Decision)
+}
+
+/// Whether `words` hold a marker of permanence ([`en::STANDING_MARKERS`]: "always",
+/// "every", "from now on", ...).
+fn lasts(words: &[String]) -> bool {
+    en::STANDING_MARKERS.iter().any(|m| contains(words, m))
 }
 
 /// Whether a clause places what it says at one moment ("today", "this week", "right
@@ -216,9 +220,7 @@ fn content(w: &[String], sentence: &[String]) -> Option<Stated> {
     // The speaker as the one things are done for ("show me", "for me") is a request,
     // a lasting one only for every occasion ("give me ... every time").
     let object = |v: &String| matches!(v.as_str(), "me" | "us");
-    if w.iter().any(object)
-        && (0..w.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&w[i..], m)))
-    {
+    if w.iter().any(object) && lasts(w) {
         return Some(Stated::Instruction);
     }
     let own = w
@@ -392,8 +394,8 @@ pub fn candidate(text: &str, by_assistant: bool) -> Option<Stated> {
         .filter(|(c, _, _)| clause_told(c))
         .find_map(|(c, sentence, at)| {
             if by_assistant {
-                let commits = (contains(c, &["i", "ll"]) || contains(c, &["i", "will"]))
-                    && (0..c.len()).any(|i| en::STANDING_MARKERS.iter().any(|m| opens(&c[i..], m)));
+                let commits =
+                    (contains(c, &["i", "ll"]) || contains(c, &["i", "will"])) && lasts(c);
                 // A recap of a settled choice is in the past ("everyone agreed").
                 return if commits {
                     Some(Stated::Instruction)
