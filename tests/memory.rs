@@ -779,6 +779,68 @@ fn a_newer_value_outranks_the_older_one_which_stays_in_the_results() {
 }
 
 #[test]
+fn a_run_of_one_authors_notes_links_nothing_and_a_reply_links_to_what_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("p");
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    m.observe_batch(&chatter("p", 30)).unwrap();
+    // Unrelated notes of one author, one after another in a thread, then a question and
+    // its reply.
+    let notes: Vec<u64> = [
+        "The kiln fires at 1200 degrees",
+        "The billing service deploys every Tuesday",
+        "Customer Acme renewed their contract",
+    ]
+    .iter()
+    .map(|t| m.observe(say("p", "notes", Role::User, t)).unwrap().0)
+    .collect();
+    let question = m
+        .observe(say(
+            "p",
+            "notes",
+            Role::User,
+            "Which glaze suits stoneware?",
+        ))
+        .unwrap();
+    let reply = m
+        .observe(say(
+            "p",
+            "notes",
+            Role::Assistant,
+            "A celadon, fired to cone 10.",
+        ))
+        .unwrap();
+    let c = m.cognition();
+    for pair in notes.windows(2) {
+        assert_eq!(c.synapse(&p, pair[0], pair[1]).unwrap(), 0.0, "{pair:?}");
+    }
+    assert!(c.synapse(&p, question.0, reply.0).unwrap() > 0.0);
+    // Recall: a match lends nothing to the note after it; the note is not returned.
+    let hits = m.recall(&p, "kiln degrees", 10).unwrap();
+    assert_eq!(hits[0].event.id.0, notes[0]);
+    assert!(
+        hits.iter().all(|h| h.event.id.0 != notes[1]),
+        "{:?}",
+        hits.iter().map(|h| &h.event.content).collect::<Vec<_>>()
+    );
+    // The reply to a matching question borrows from it.
+    let hits = m.recall(&p, "glaze stoneware", 10).unwrap();
+    let answer = hits
+        .iter()
+        .find(|h| h.event.id == reply)
+        .expect("the reply");
+    assert!(
+        answer
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.signal.name() == "neighbour" || b.signal.name() == "ripple"),
+        "{:?}",
+        answer.fused
+    );
+}
+
+#[test]
 fn recall_feedback_is_applied_in_batches_and_on_close() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");
@@ -788,7 +850,7 @@ fn recall_feedback_is_applied_in_batches_and_on_close() {
             .observe(say("p", "s", Role::User, "the kiln fires at 1200 degrees"))
             .unwrap();
         let b = m
-            .observe(say("p", "s", Role::User, "the kiln shelf cracked"))
+            .observe(say("p", "s", Role::Assistant, "the kiln shelf cracked"))
             .unwrap();
         m.observe_batch(&chatter("p", 10)).unwrap();
         for _ in 0..3 {
@@ -927,7 +989,12 @@ fn the_facade_covers_the_agent_api() {
     let ps = stats.iter().find(|s| s.project == "p").unwrap();
     assert_eq!((ps.events, ps.vectors, ps.active_beliefs), (3, 3, 1));
     assert!(stats.iter().any(|s| s.project == "q"));
-    // The map: exact totals of this project only, lists cut to the limit.
+    // The map: exact totals of this project only, lists cut to the limit. Two notes of
+    // one author in a thread link nothing; used together, they do.
+    assert_eq!(m.map(&p, 10).unwrap().synapse_count, 0);
+    m.cognition()
+        .strengthen(&p, &[first.id.0, second.id.0])
+        .unwrap();
     let map = m.map(&p, 10).unwrap();
     assert_eq!(map.events, 3);
     assert_eq!(map.roles, [("user".to_owned(), 3)]);
@@ -1307,10 +1374,15 @@ fn the_lexical_index_is_saved_caught_up_and_rebuilt_when_damaged() {
 fn recall_expands_the_best_candidates_over_synapses() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");
-    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    // Without reply context the reply below holds no query word: only its synapse
+    // brings it in.
+    let mut plain = profile();
+    plain.recall.reply_context = false;
+    let m = Memory::open(&plain, Some(dir.path())).unwrap();
     m.observe_batch(&chatter("p", 30)).unwrap();
-    // Three clear matches take the three seed places; a thread links each event to the
-    // one before it, so the note after the first is one synapse away.
+    // Three clear matches take the three seed places; a thread links each turn to the
+    // one before it when another author said that one (a reply), so the reply to the
+    // first is one synapse away.
     let kiln = m
         .observe(say(
             "p",
@@ -1320,7 +1392,12 @@ fn recall_expands_the_best_candidates_over_synapses() {
         ))
         .unwrap();
     let next = m
-        .observe(say("p", "studio", Role::User, "Order a spare thermocouple"))
+        .observe(say(
+            "p",
+            "studio",
+            Role::Assistant,
+            "Order a spare thermocouple",
+        ))
         .unwrap();
     for text in [
         "kiln fires need dry pots",
@@ -1342,7 +1419,7 @@ fn recall_expands_the_best_candidates_over_synapses() {
         linked.fused.breakdown
     );
     drop(m);
-    let mut off = profile();
+    let mut off = plain;
     off.recall.ripple_weight = 0.0;
     let m = Memory::open(&off, Some(dir.path())).unwrap();
     for h in m.recall(&p, query, 10).unwrap() {

@@ -316,11 +316,11 @@ fn asked_and_answered(tells_weight: f64) -> (Vec<hypermem::ledger::EventId>, Vec
         true,
         &[
             (
-                None,
+                Some("Maria"),
                 "Nice! How long have you been playing the drums, John?",
             ),
             (
-                None,
+                Some("Dev"),
                 "Playing the drums for a long while now, John says: tough but fun.",
             ),
         ],

@@ -186,7 +186,9 @@ impl Memory {
         let mut links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> = Default::default();
         let mut retried_links: std::collections::BTreeMap<&ProjectId, Vec<(u64, u64)>> =
             Default::default();
-        for (((e, id), (v, _)), prev) in events.iter().zip(ids).zip(prepared).zip(prevs) {
+        for (k, (((e, id), (v, _)), prev)) in
+            events.iter().zip(ids).zip(prepared).zip(prevs).enumerate()
+        {
             let fresh = prev.is_some();
             if let Some(v) = v
                 && (fresh || self.tiers.trace(&e.project, VectorId(id.0)).is_none())
@@ -204,7 +206,21 @@ impl Memory {
                 Some(prev) => *prev,
                 None => self.ledger.get(&e.project, *id)?.and_then(|s| s.prev),
             };
-            if let Some(prev) = prev {
+            // A thread links a turn to the one before it when another author said that
+            // one (a reply and what it answers); consecutive notes of one author are a
+            // list, not an exchange, and link nothing.
+            let author = |i: usize| (events[i].role, events[i].speaker.as_deref());
+            let replies = match prev {
+                None => false,
+                // The turn before is usually the nearest earlier one of the batch.
+                Some(p) => match ids[..k].iter().rposition(|x| *x == p) {
+                    Some(i) => author(i) != (e.role, e.speaker.as_deref()),
+                    None => self.ledger.get(&e.project, p)?.is_some_and(|s| {
+                        (s.role, s.speaker.as_deref()) != (e.role, e.speaker.as_deref())
+                    }),
+                },
+            };
+            if let Some(prev) = prev.filter(|_| replies) {
                 let target = if fresh {
                     &mut links
                 } else {

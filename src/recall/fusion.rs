@@ -18,7 +18,10 @@
 //!    with more evidence of its own, ranks first). Measured against letting a turn already
 //!    above its lenders keep its whole share: that lost on all three development sets.
 //!    A turn that only asks ("How did it go?") is a bridge: the turn before it also lends
-//!    to the turn after it, the reply (`FusionParams::bridge`, forward only).
+//!    to the turn after it, the reply (`FusionParams::bridge`, forward only). Shares pass
+//!    only across a change of author: consecutive notes of one author are a list, not an
+//!    exchange, and the note after a match is not about it (the chronology marks such
+//!    runs; the three development sets alternate authors and are unchanged by it).
 //! 4. **Session prior**: every candidate adds `session ×` the best own evidence of its
 //!    session (the same amount for every turn of a session: it reorders sessions, never
 //!    turns within one).

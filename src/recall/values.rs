@@ -7,8 +7,8 @@
 //! rule-based scanner: no model, no locale data beyond English month and unit names.
 
 use crate::text::en::{
-    ASKING_WORDS, CALENDAR_PERIODS, DURATION_UNITS, MONEY_WORDS, MONTH_HOMOGRAPHS, NUMBER_WORDS,
-    PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
+    ASKING_WORDS, CALENDAR_PERIODS, DETERMINERS, DURATION_UNITS, MONEY_WORDS, MONTH_HOMOGRAPHS,
+    NUMBER_WORDS, PAST_AUXILIARIES, PERIOD_PLACERS, RELATIVE_DAYS, SPAN_RELATIONS, TIME_WORDS,
 };
 use crate::text::month_of;
 pub use crate::text::{is_content_word, singular};
@@ -242,10 +242,13 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     {
         out.push(Kind::Duration);
     }
-    if asks_when || has("deadline") || pair("what", &|t| matches!(t, "date" | "day")) {
+    // What "what" or "which" asks for: the head of its phrase ("what's the launch date").
+    let head = wh_head(question);
+    let asks_for = |x: &str| pair("what", &|t| t == x) || head.as_deref() == Some(x);
+    if asks_when || has("deadline") || asks_for("date") || asks_for("day") {
         out.push(Kind::Date);
     }
-    if asks_when || pair("what", &|t| t == "time") {
+    if asks_when || asks_for("time") {
         out.push(Kind::Clock);
     }
     let money = |t: &str| MONEY_WORDS.contains(&t) || t.starts_with('$');
@@ -361,7 +364,8 @@ impl Wanted {
             .iter()
             .any(|w| w.starts_with(|c: char| c.is_ascii_digit()) && !is_ordinal(w));
         self.kinds.iter().any(|k| {
-            (numeric(k) && number)
+            // "How long" asks a length as well as a span ("60 km"): any amount may answer.
+            ((numeric(k) || *k == Kind::Duration) && number)
                 || scan.values.iter().any(|v| {
                     v.kind == *k
                         || (numeric(k) && numeric(&v.kind))
@@ -416,11 +420,44 @@ pub fn says_when(scan: &Scan<'_>) -> bool {
     })
 }
 
+/// The head of the noun phrase a question's "what" or "which" opens, singular: the last
+/// word of the run of content words after it, past a copula and a determiner ("date" in
+/// "What's the launch date for Harbor?", "day" in "Which days can we deploy?"). `None`
+/// when the word is followed by no noun phrase ("What did she say?").
+pub fn wh_head(question: &str) -> Option<String> {
+    let split = split(question);
+    let w: Vec<String> = split.iter().map(|(w, _)| w.to_lowercase()).collect();
+    let opens = |i: usize| i == 0 || ends_phrase(split[i - 1].1);
+    let start = w.iter().enumerate().find_map(|(i, t)| {
+        let t = t.replace('’', "'");
+        let (word, copula) = match t.strip_suffix("'s") {
+            Some(stem) => (stem.to_owned(), true),
+            None => (t, false),
+        };
+        (matches!(word.as_str(), "what" | "which") && opens(i)).then_some((i + 1, copula))
+    })?;
+    let (mut i, copula) = start;
+    if !copula
+        && w.get(i)
+            .is_some_and(|t| matches!(t.as_str(), "is" | "are" | "was" | "were"))
+    {
+        i += 1;
+    }
+    if w.get(i).is_some_and(|t| DETERMINERS.contains(&t.as_str())) {
+        i += 1;
+    }
+    let run: Vec<&String> = w[i.min(w.len())..]
+        .iter()
+        .take_while(|t| !crate::text::is_function_word(t) && t.chars().all(char::is_alphabetic))
+        .collect();
+    run.last().map(|h| singular(h))
+}
+
 /// The words of `question` that say what kind of answer it wants ("time" in "what time
 /// is the stand-up", [`ASKING_WORDS`]), as lexical tokens: a question about a subject the
 /// project holds is not about something unseen because the word "time" is.
 pub fn asking_words(question: &str) -> Vec<String> {
-    words(question)
+    let mut out: Vec<String> = words(question)
         .windows(2)
         .filter(|p| {
             ASKING_WORDS
@@ -428,7 +465,17 @@ pub fn asking_words(question: &str) -> Vec<String> {
                 .any(|(first, next)| p[0] == *first && next.contains(&p[1].as_str()))
         })
         .flat_map(|p| crate::text::tokens(&p[1]))
-        .collect()
+        .collect();
+    // "what's the launch *date*": the head of the phrase "what" opens.
+    if let Some(head) = wh_head(question)
+        && ASKING_WORDS
+            .iter()
+            .any(|(first, next)| *first == "what" && next.contains(&head.as_str()))
+        && !out.contains(&head)
+    {
+        out.push(head);
+    }
+    out
 }
 
 /// The codes and names of `scan` ([`Kind::Code`], [`Kind::Name`]) that are not read as
@@ -791,6 +838,42 @@ mod tests {
         assert_eq!(asking_words("What time is the stand-up?"), ["time"]);
         assert_eq!(asking_words("how long and how many days"), ["long", "many"]);
         assert!(asking_words("the time we met").is_empty());
+        // The head of the phrase "what" or "which" opens, past a copula and a determiner.
+        assert_eq!(
+            asking_words("What's the review date for the grant?"),
+            ["date"]
+        );
+        assert_eq!(
+            wh_head("Which days can we book the hall?").as_deref(),
+            Some("day")
+        );
+        assert_eq!(
+            wh_head("what is the boiler service cost").as_deref(),
+            Some("cost")
+        );
+        assert_eq!(wh_head("What did she order?"), None);
+        assert_eq!(
+            wh_head("I know what you mean"),
+            None,
+            "not opening a clause"
+        );
+        assert_eq!(
+            asked_kinds("What's the review date for the grant?"),
+            [Kind::Date]
+        );
+        assert_eq!(
+            asked_kinds("Which day is the recycling collected?"),
+            [Kind::Date]
+        );
+        assert!(asked_kinds("What's the time complexity of the sort?").is_empty());
+    }
+
+    #[test]
+    fn how_long_is_answered_by_a_length_as_well_as_a_span() {
+        let wanted = Wanted::of("How long is the towpath walk?");
+        assert!(wanted.could_be_answered_by("The towpath walk is 12 km each way."));
+        assert!(wanted.could_be_answered_by("It takes about two hours."));
+        assert!(!wanted.could_be_answered_by("The towpath walk starts at the lock."));
     }
 
     #[test]

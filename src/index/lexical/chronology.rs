@@ -19,6 +19,10 @@ pub struct Chronology {
     /// Items that only ask ([`crate::text::statements::asks_only`]): the turn before one
     /// lends to the turn after it too ([`reach`](Self::reach)).
     bridges: std::collections::HashSet<u64, hdv::fasthash::FxBuild>,
+    /// Items said by the same author as the item before them in their session
+    /// ([`continues`](Self::continues)): no share passes between the two, since
+    /// consecutive notes of one author are a list, not an exchange.
+    runs: std::collections::HashSet<u64, hdv::fasthash::FxBuild>,
 }
 
 impl Chronology {
@@ -50,16 +54,26 @@ impl Chronology {
         self.bridges.insert(id);
     }
 
+    /// Marks `id` as said by the same author as the item before it in its session: a
+    /// note after a note, not a reply. Neither lends the other its share.
+    pub fn continues(&mut self, id: u64) {
+        self.runs.insert(id);
+    }
+
     /// The turns `id` lends to: the turns just before and after it in its session, and
     /// with `bridge`, when the turn after it only asks, the turn after that (the reply to a
     /// question about what `id` said is about it too). Only forward: what a reply says
     /// does not make the turn before the question more relevant.
     pub fn reach(&self, id: u64, bridge: bool) -> Option<(u32, [Option<u64>; 3])> {
         let (session, [prev, next]) = self.place(id)?;
+        // Only across a change of author: a reply and what it answers.
+        let prev = prev.filter(|_| !self.runs.contains(&id));
+        let next = next.filter(|n| !self.runs.contains(n));
         let beyond = |n: Option<u64>| {
             n.filter(|n| bridge && self.bridges.contains(n))
                 .and_then(|n| self.place.get(&n))
                 .and_then(|p| p.2)
+                .filter(|n| !self.runs.contains(n))
         };
         Some((session, [prev, next, beyond(next)]))
     }
@@ -82,7 +96,7 @@ impl Chronology {
     /// Appends the session of each of `ids` (in the order they were pushed) to `out`: the
     /// session names in index order (count u64, then byte length u32 and UTF-8 bytes each),
     /// then per id its session index (u32, `u32::MAX` for none), then the bridges (count
-    /// u64, then each id u64, ascending); little-endian.
+    /// u64, then each id u64, ascending), then the runs the same way; little-endian.
     pub fn write_to(&self, ids: &[u64], out: &mut Vec<u8>) {
         let mut names: Vec<(&str, u32)> = self
             .sessions
@@ -104,6 +118,12 @@ impl Chronology {
         bridges.sort_unstable();
         out.extend_from_slice(&(bridges.len() as u64).to_le_bytes());
         for id in bridges {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+        let mut runs: Vec<u64> = self.runs.iter().copied().collect();
+        runs.sort_unstable();
+        out.extend_from_slice(&(runs.len() as u64).to_le_bytes());
+        for id in runs {
             out.extend_from_slice(&id.to_le_bytes());
         }
     }
@@ -138,6 +158,10 @@ impl Chronology {
         for _ in 0..bridges {
             chronology.bridge(u64::from_le_bytes(take(8)?.try_into().ok()?));
         }
+        let runs = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        for _ in 0..runs {
+            chronology.continues(u64::from_le_bytes(take(8)?.try_into().ok()?));
+        }
         Some(chronology)
     }
 }
@@ -157,6 +181,7 @@ mod tests {
             chron.push(id, s);
         }
         chron.bridge(9);
+        chron.continues(12);
         let mut bytes = Vec::new();
         chron.write_to(&ids, &mut bytes);
         let mut input = bytes.as_slice();
@@ -168,6 +193,9 @@ mod tests {
             assert_eq!(back.reach(id, true), chron.reach(id, true), "{id}");
         }
         assert_eq!(back.reach(3, true), Some((0, [None, Some(9), None])));
+        // 12 continues 4 by the same author: neither lends the other.
+        assert_eq!(back.reach(4, true), Some((1, [None, None, None])));
+        assert_eq!(back.reach(12, true), Some((1, [None, None, None])));
         let mut short = &bytes[..bytes.len() - 1];
         assert!(Chronology::read_from(&mut short, &ids).is_none());
         let mut input = bytes.as_slice();

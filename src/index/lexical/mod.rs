@@ -112,7 +112,7 @@ impl Tail {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX005";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX006";
 
 /// One event as the text indexes take it.
 pub(crate) struct Indexed<'a> {
@@ -140,7 +140,7 @@ impl ProjectText {
         let place = self.chronology.place(e.id);
         let mut context: &[String] = &[];
         let fetched;
-        if let Some((session, [Some(prev), _])) = place.filter(|_| self.reply_context) {
+        if let Some((session, [Some(prev), _])) = place {
             let tail = match self.tails.get(&session).filter(|t| t.id == prev) {
                 Some(t) => Some(t),
                 None => {
@@ -148,10 +148,16 @@ impl ProjectText {
                     fetched.as_ref()
                 }
             };
+            let replies =
+                tail.is_some_and(|t| (t.role, t.speaker.as_deref()) != (e.role, e.speaker));
+            if tail.is_some() && !replies {
+                self.chronology.continues(e.id);
+            }
             let short = e.content.chars().count() <= postings::CONTEXT_CHARS;
             if let Some(t) = tail
+                && self.reply_context
                 && short
-                && (t.role, t.speaker.as_deref()) != (e.role, e.speaker)
+                && replies
                 && let Some(tokens) = &t.short
             {
                 context = tokens;
