@@ -602,6 +602,72 @@ fn one_worker_serves_concurrent_clients_in_turn() {
 }
 
 #[test]
+fn a_write_answered_timeout_was_never_stored_and_one_stored_is_acknowledged() {
+    // A timeout far shorter than a batch takes, one worker, clients racing: every
+    // unkeyed batch is either acknowledged (200, however late: it had begun to write) or
+    // refused with `timeout` and then stored nowhere, never both and never half.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--workers", "1", "--timeout-ms", "5"]);
+    let url = format!("{}/v1/projects/race/observe_batch", server.url);
+    let threads: Vec<_> = (0..4)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut outcomes = Vec::new();
+                for b in 0..5 {
+                    let tag = format!("c{c}b{b}");
+                    let events: Vec<Value> = (0..150)
+                        .map(
+                            |i| json!({"text": format!("{tag} line {i} about the racing batches")}),
+                        )
+                        .collect();
+                    let (status, body) = post(&url, None, &json!({ "events": events }).to_string());
+                    let acked = match status {
+                        200 => {
+                            assert_eq!(
+                                body["event_ids"].as_array().map(Vec::len),
+                                Some(150),
+                                "{body}"
+                            );
+                            true
+                        }
+                        503 => {
+                            assert_eq!(reason(&body), "timeout", "{body}");
+                            assert_eq!(body["error"]["retryable"], true, "{body}");
+                            false
+                        }
+                        other => panic!("{other}: {body}"),
+                    };
+                    outcomes.push((tag, acked));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let outcomes: Vec<(String, bool)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    drop(server);
+    let db = rusqlite::Connection::open(dir.path().join("ledger.db")).unwrap();
+    for (tag, acked) in &outcomes {
+        let stored: i64 = db
+            .query_row(
+                "SELECT count(*) FROM events WHERE project = 'race' AND content LIKE ?1",
+                [format!("{tag} line %")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, if *acked { 150 } else { 0 }, "{tag} acked {acked}");
+    }
+    eprintln!(
+        "{} of {} batches acknowledged under a 5 ms timeout",
+        outcomes.iter().filter(|(_, a)| *a).count(),
+        outcomes.len()
+    );
+}
+
+#[test]
 fn zero_workers_is_refused_before_listening() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_hypermem"))

@@ -49,8 +49,10 @@ pub struct ServeConfig {
     pub tokens: Option<Tokens>,
     /// Largest request body in bytes (413 `payload_too_large` above it).
     pub max_body: usize,
-    /// Longest a request may run, waiting for a worker included (503 `timeout` after it;
-    /// the operation still completes or rolls back on its own).
+    /// Longest a request may run, waiting for a worker included: after it, 503 `timeout`
+    /// for an operation that has not begun to write (it never will: its first write is
+    /// refused); one that began to write before then completes and its outcome is the
+    /// answer, however late ([`crate::ledger::Deadline`]).
     pub timeout: Duration,
     /// Operations that run at once (twice the CPU count by default); more wait, first
     /// come first served. Run all at once, requests share the cores unevenly: with 8
@@ -321,6 +323,14 @@ fn flush_feedback_behind(shared: &Shared) {
     });
 }
 
+/// The refusal of an operation whose time ran out before it began: nothing was done.
+fn timed_out() -> ApiError {
+    ApiError::new(
+        crate::base::Reason::Timeout,
+        "the operation's time ran out before a worker took it; nothing was done, and a retry is safe",
+    )
+}
+
 fn error_response(e: &ApiError) -> Response {
     let status =
         StatusCode::from_u16(e.class.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -373,32 +383,50 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
     let started = Instant::now();
     let memory = shared.memory.clone();
     let workers = shared.workers.clone();
+    // The request's deadline, claimed by the operation's first write: a timeout is
+    // answered only for an operation that has not written and never will; one that began
+    // to write is waited for and its outcome answered, however late.
+    let deadline = crate::ledger::Deadline::new(started + shared.timeout);
+    let claimed = deadline.clone();
     let work = async move {
-        // The permit travels with the operation: it is returned when the operation ends,
-        // even one that outlives its request's timeout.
+        // The permit travels with the operation: it is returned when the operation ends.
         let permit = workers
             .acquire_owned()
             .await
             .expect("the worker semaphore is never closed");
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
+            // Answered already (its time ran out while it waited for a worker): nothing
+            // of it runs.
+            if claimed.abandoned() {
+                return Err(timed_out());
+            }
             // Serialized here, straight from the typed result (no JSON tree in between),
             // while the operation still holds its worker.
-            let response = Api::new(&memory).respond(&request)?;
-            serde_json::to_vec(&response).map_err(ApiError::from)
+            crate::ledger::Deadline::run(&claimed, || {
+                let response = Api::new(&memory).respond(&request)?;
+                serde_json::to_vec(&response).map_err(ApiError::from)
+            })
         })
         .await
     };
-    let result = match tokio::time::timeout(shared.timeout, work).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(join)) => Err(ApiError::new(
+    tokio::pin!(work);
+    let joined = match tokio::time::timeout(shared.timeout, &mut work).await {
+        Ok(joined) => Some(joined),
+        Err(_) if deadline.abandon() => None,
+        // It began to write before its time ran out: its outcome is the answer.
+        Err(_) => Some(work.await),
+    };
+    let result = match joined {
+        Some(Ok(result)) => result,
+        Some(Err(join)) => Err(ApiError::new(
             crate::base::Reason::Internal,
             format!("the operation failed inside the server: {join}"),
         )),
-        Err(_) => Err(ApiError::new(
+        None => Err(ApiError::new(
             crate::base::Reason::Timeout,
             format!(
-                "the operation did not finish within {} ms",
+                "the operation did not finish within {} ms; it wrote nothing and never will, so a retry is safe",
                 shared.timeout.as_millis()
             ),
         )),

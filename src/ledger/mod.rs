@@ -9,6 +9,7 @@
 //! failing.
 //! Every write runs in a short `BEGIN IMMEDIATE` transaction.
 
+mod deadline;
 mod error;
 mod events;
 mod schema;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
+pub use deadline::Deadline;
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
 pub use events::{
     Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent,
@@ -262,14 +264,23 @@ impl Ledger {
         Ok(report(latest))
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits if it returns `Ok`.
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits if it returns `Ok`. Under a
+    /// [`Deadline`] the first write claims it: an operation abandoned by its caller, or
+    /// past its time, writes nothing.
     ///
     /// # Errors
-    /// `f`'s error (after rollback) or SQLite errors; [`LedgerError::NeedsMigration`].
+    /// `f`'s error (after rollback) or SQLite errors; [`LedgerError::NeedsMigration`];
+    /// `timeout` when the operation's deadline passed before it wrote anything.
     pub(crate) fn write<R>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
+        if !deadline::claim() {
+            return Err(LedgerError::Refused {
+                reason: crate::base::Reason::Timeout,
+                message: "the operation's time ran out before it wrote anything; nothing was stored, and a retry is safe".into(),
+            });
+        }
         let mut conn = self.lock();
         self.check_schema(&conn)?;
         let tx = conn

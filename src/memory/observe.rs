@@ -66,7 +66,9 @@ impl Memory {
             // The ledger append (one transaction, one sync) runs on one core while the
             // texts are encoded on the others: neither needs what the other makes.
             // Documents are encoded with uniform term weights and queries with IDF weights:
-            // IDF on the documents too lowered recall@10 (`docs/EXPERIMENTS.md`).
+            // IDF on the documents too lowered recall@10 (`docs/EXPERIMENTS.md`). The
+            // append runs on a pool thread: the caller's deadline goes with it.
+            let deadline = crate::ledger::Deadline::current();
             let (prepared, appended) = rayon::join(
                 || -> Vec<(Option<Hypervector>, Vec<String>)> {
                     events
@@ -82,17 +84,19 @@ impl Memory {
                         .collect()
                 },
                 || {
-                    if fresh.iter().all(|f| *f) {
-                        self.ledger.append_batch_with(events, &rows, deferred)
-                    } else {
-                        let new: Vec<NewEvent> = events
-                            .iter()
-                            .zip(&fresh)
-                            .filter(|(_, f)| **f)
-                            .map(|(e, _)| e.clone())
-                            .collect();
-                        self.ledger.append_batch_with(&new, &rows, deferred)
-                    }
+                    crate::ledger::Deadline::run_with(deadline.as_ref(), || {
+                        if fresh.iter().all(|f| *f) {
+                            self.ledger.append_batch_with(events, &rows, deferred)
+                        } else {
+                            let new: Vec<NewEvent> = events
+                                .iter()
+                                .zip(&fresh)
+                                .filter(|(_, f)| **f)
+                                .map(|(e, _)| e.clone())
+                                .collect();
+                            self.ledger.append_batch_with(&new, &rows, deferred)
+                        }
+                    })
                 },
             );
             let mut appended = appended?.into_iter();
