@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
+use super::{LedgerError, LedgerResult};
+
 const PENDING: u8 = 0;
 const WRITING: u8 = 1;
 const ABANDONED: u8 = 2;
@@ -107,6 +109,27 @@ impl Deadline {
     }
 }
 
+/// Between the steps of a long read: a refusal (`timeout`) when the operation running on
+/// this thread was abandoned by its caller (its answer was given: the rest of the work
+/// would be thrown away).
+///
+/// # Errors
+/// [`LedgerError::Refused`] with the reason `timeout`.
+pub fn go_on() -> LedgerResult<()> {
+    if CURRENT.with(|c| c.borrow().as_ref().is_some_and(|d| d.abandoned())) {
+        return Err(timed_out());
+    }
+    Ok(())
+}
+
+/// The refusal of an operation whose time ran out before it wrote anything.
+pub(crate) fn timed_out() -> LedgerError {
+    LedgerError::Refused {
+        reason: crate::base::Reason::Timeout,
+        message: "the operation's time ran out before it wrote anything; nothing was stored, and a retry is safe".into(),
+    }
+}
+
 /// Before a write transaction: whether the operation running on this thread may write
 /// (always, outside [`Deadline::run`]).
 pub(crate) fn claim() -> bool {
@@ -144,6 +167,10 @@ mod tests {
             assert!(claim(), "the outer deadline is back");
         });
         assert!(claim());
+        assert!(go_on().is_ok());
+        let gone = Deadline::new(later);
+        gone.abandon();
+        assert!(Deadline::run(&gone, go_on).is_err());
         // Carried to another thread, it holds there.
         let d = Deadline::new(Instant::now());
         let carried = Deadline::run(&d, Deadline::current);

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-pub use deadline::Deadline;
+pub use deadline::{Deadline, go_on};
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
 pub use events::{
     Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent,
@@ -276,10 +276,7 @@ impl Ledger {
         f: impl FnOnce(&Transaction<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
         if !deadline::claim() {
-            return Err(LedgerError::Refused {
-                reason: crate::base::Reason::Timeout,
-                message: "the operation's time ran out before it wrote anything; nothing was stored, and a retry is safe".into(),
-            });
+            return Err(deadline::timed_out());
         }
         let mut conn = self.lock();
         self.check_schema(&conn)?;

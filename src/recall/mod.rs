@@ -434,10 +434,15 @@ pub(crate) fn run(
     rq: &RecallQuery<'_>,
     compiled: &CompiledQuery,
 ) -> Result<Recalled> {
+    // A recall its caller abandoned (a server answered `timeout`) stops at the next step.
     let plan = Plan::compile(cx, rq, compiled)?;
-    let mut run = stages::Run::fetch(cx, &plan, sources::gather(cx, &plan)?)?;
+    crate::ledger::go_on()?;
+    let gathered = sources::gather(cx, &plan)?;
+    crate::ledger::go_on()?;
+    let mut run = stages::Run::fetch(cx, &plan, gathered)?;
     for stage in stages::STAGES {
         if stage.on(&cx.settings, &plan) {
+            crate::ledger::go_on()?;
             stage.apply(cx, &plan, &mut run)?;
         }
     }
