@@ -1094,6 +1094,15 @@ fn every_operation_answers_the_same_on_the_cli_http_and_mcp() {
             &with(&["recall"], &["--k", "0", "editor"]),
             json!({"op": "recall", "query": "editor", "k": 0}),
         ),
+        // A value the command line cannot parse is refused as the schema refuses it.
+        step(
+            &with(&["recall"], &["--k", "-3", "editor"]),
+            json!({"op": "recall", "query": "editor", "k": -3}),
+        ),
+        step(
+            &with(&["recall"], &["--k", "many", "editor"]),
+            json!({"op": "recall", "query": "editor", "k": "many"}),
+        ),
         step(
             &with(&["episode", "end"], &["--episode", "99"]),
             json!({"op": "episode_end", "episode": 99}),

@@ -473,6 +473,46 @@ fn command() -> clap::Command {
     negative(Cli::command())
 }
 
+/// The refusal a server gives the value a command line could not parse ("--k -3": `k`
+/// must be at least 0), when the request's schema refuses it: the field it is, checked by
+/// the catalog as a number when it reads as one, else as a string. `None` for any other
+/// command-line error (clap's own message then).
+fn value_refusal(e: &clap::Error) -> Option<ApiError> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return None;
+    }
+    let text = |kind| match e.get(kind)? {
+        ContextValue::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg)?;
+    let raw = text(ContextKind::InvalidValue)?;
+    let field = arg
+        .strip_prefix("--")?
+        .split([' ', '='])
+        .next()?
+        .replace('-', "_");
+    let value = serde_json::from_str::<serde_json::Value>(&raw)
+        .ok()
+        .filter(serde_json::Value::is_number)
+        .unwrap_or(serde_json::Value::String(raw));
+    let ops = api::catalog::catalog();
+    let op = std::env::args()
+        .skip(1)
+        .map(|a| a.replace('-', "_"))
+        .find(|a| ops.iter().any(|o| o.name == a.as_str()))?;
+    let fields = serde_json::Map::from_iter([(field, value)]);
+    let message = api::catalog::misfit(&op, &fields)?;
+    Some(ApiError::new(
+        hypermem::base::Reason::InvalidRequest,
+        message,
+    ))
+}
+
 fn main() -> ExitCode {
     // Every segment file of every project keeps its descriptor open (mapped for reads,
     // written in place); a data set of a thousand conversations is a thousand projects.
@@ -493,10 +533,19 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            if json {
-                out!("{}", ApiError::from(&e).to_json());
+            // A value the request's schema refuses is refused as over HTTP and MCP: the
+            // same reason and message, naming the field.
+            if let Some(refusal) = value_refusal(&e) {
+                if json {
+                    out!("{}", refusal.to_json());
+                }
+                eprintln!("error: {}", refusal.message);
+            } else {
+                if json {
+                    out!("{}", ApiError::from(&e).to_json());
+                }
+                let _ = e.print();
             }
-            let _ = e.print();
             return ExitCode::from(ErrorClass::InvalidInput.exit_code());
         }
     };
