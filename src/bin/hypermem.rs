@@ -505,6 +505,12 @@ fn value_refusal(e: &clap::Error) -> Option<ApiError> {
         .skip(1)
         .map(|a| a.replace('-', "_"))
         .find(|a| ops.iter().any(|o| o.name == a.as_str()))?;
+    // An option of the command line alone (`--embedding-file`) keeps clap's message.
+    ops.iter()
+        .find(|o| o.name == op)?
+        .schema
+        .get("properties")?
+        .get(&field)?;
     let fields = serde_json::Map::from_iter([(field, value)]);
     let message = api::catalog::misfit(&op, &fields)?;
     Some(ApiError::new(
