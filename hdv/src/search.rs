@@ -457,11 +457,13 @@ fn par_chunk_len(n: usize) -> usize {
 fn scan_into(kernel: Kernel, query: &[u64], block: &[u64], base: usize, top: &mut TopK) {
     let w = query.len();
     let mut dist = [0u32; SCAN_CHUNK];
-    for (c, chunk) in block.chunks(SCAN_CHUNK * w).enumerate() {
-        let n = chunk.len() / w;
-        kernel.distances(query, chunk, &mut dist[..n]);
-        top.offer_all(&dist[..n], base + c * SCAN_CHUNK);
-    }
+    kernels::measured(kernel, std::mem::size_of_val(block), || {
+        for (c, chunk) in block.chunks(SCAN_CHUNK * w).enumerate() {
+            let n = chunk.len() / w;
+            kernel.distances(query, chunk, &mut dist[..n]);
+            top.offer_all(&dist[..n], base + c * SCAN_CHUNK);
+        }
+    });
 }
 
 /// Scans `block` for every query of `queries` into `tops` (one per query).

@@ -161,7 +161,7 @@ impl Kernel {
         match self.0 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: see `hamming`.
-            KernelKind::Avx512 => unsafe { x86_64::avx512::distances(query, block, out) },
+            KernelKind::Avx512 => unsafe { x86_64::scan_tile::distances(query, block, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: see `hamming`.
             KernelKind::Avx2 => unsafe { x86_64::avx2::distances(query, block, out) },
@@ -225,6 +225,31 @@ pub fn prefetch(words: &[u64]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = words;
+}
+
+/// Runs `scan`, a single-query scan of `bytes` with `kernel`'s [`Kernel::distances`]: on
+/// the AVX-512 tier, while its tile is not chosen yet, as a timed trial of one of them
+/// ([`scan_tile`]).
+pub(crate) fn measured<R>(kernel: Kernel, bytes: usize, scan: impl FnOnce() -> R) -> R {
+    match kernel.kind() {
+        #[cfg(target_arch = "x86_64")]
+        KernelKind::Avx512 => x86_64::scan_tile::measured(bytes, scan),
+        _ => scan(),
+    }
+}
+
+/// Vectors per tile of the active kernel's single-query scan: 1 on the AVX2 tier; on
+/// AVX-512 the tile measured fastest on this process's first scans (four interleaved read
+/// streams or one; `HDV_SCAN_TILE=1|4` forces it), `None` while it is being measured;
+/// `None` on the scalar tier.
+pub fn scan_tile() -> Option<usize> {
+    match active().kind() {
+        #[cfg(target_arch = "x86_64")]
+        KernelKind::Avx512 => x86_64::scan_tile::chosen(),
+        #[cfg(target_arch = "x86_64")]
+        KernelKind::Avx2 => Some(1),
+        _ => None,
+    }
 }
 
 /// Resolves the kernel from an optional `HDV_KERNEL` value.

@@ -194,7 +194,7 @@ pub(crate) fn fold_xor(words: &[u64]) -> u64 {
     lanes.iter().chain(&words[i..]).fold(0, |x, y| x ^ y)
 }
 
-super::scan_kernel!("avx2,popcnt");
+super::scan_kernel!("avx2,popcnt", distances, SCAN_V);
 
 /// Distances from `Q` queries, each given as its split nibbles (`words` words of low
 /// nibbles, then `words` of high ones, [`split_nibbles`]), to the vector at `v`.

@@ -14,8 +14,10 @@ use core::arch::x86_64::{
 const TILE_Q: usize = 4;
 /// Vectors per register tile in the all-pairs kernel.
 const TILE_V: usize = 2;
-/// Vectors per tile in the single-query scan (shares each query load among them).
-const SCAN_V: usize = 4;
+/// Vectors per tile in the wide single-query scan (shares each query load among them,
+/// four interleaved read streams); [`distances_one`] reads one stream. Which is faster
+/// depends on the microarchitecture ([`super::scan_tile`] measures them).
+pub(crate) const SCAN_V: usize = 4;
 
 /// Loads the 8-word chunk at word offset `i` (`i + 8 <= len`).
 ///
@@ -208,7 +210,8 @@ pub(crate) fn hamming(a: &[u64], b: &[u64]) -> u32 {
     _mm512_reduce_add_epi64(sum) as u32
 }
 
-super::scan_kernel!("avx512f,avx512vpopcntdq");
+super::scan_kernel!("avx512f,avx512vpopcntdq", distances, SCAN_V);
+super::scan_kernel!("avx512f,avx512vpopcntdq", distances_one, 1);
 
 /// All-pairs distances between `queries` and `block` (both of `words`-word
 /// vectors), row-major: `out[q * nv + v]`: register tiles of [`TILE_Q`] queries by

@@ -3,6 +3,7 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod scan_tile;
 pub(crate) mod votes;
 
 /// Whether this CPU can run the AVX2 kernel.
@@ -34,21 +35,23 @@ pub(crate) fn prefetch(p: *const i8) {
     unsafe { _mm_prefetch::<_MM_HINT_T0>(p) }
 }
 
-/// Expands, inside a kernel module that defines `scan_tile::<V>`, `hamming` and `SCAN_V`, the
-/// single-query block kernel `distances` built from them, with software prefetch. Both tiers
-/// share this driver so they differ only in their register tile.
+/// Expands, inside a kernel module that defines `scan_tile::<V>` and `hamming`, the
+/// single-query block kernel `$name` built from them with `$v` vectors per tile (`$v`
+/// interleaved read streams), with software prefetch. Both tiers share this driver so they
+/// differ only in their register tile.
 macro_rules! scan_kernel {
-    ($features:literal) => {
+    ($features:literal, $name:ident, $v:expr) => {
         /// Distances from `query` to each vector of `block` (`out.len()` vectors of
         /// `query.len()` words).
         #[target_feature(enable = $features)]
-        pub(crate) fn distances(query: &[u64], block: &[u64], out: &mut [u32]) {
+        pub(crate) fn $name(query: &[u64], block: &[u64], out: &mut [u32]) {
+            const TILE: usize = $v;
             let w = query.len();
             assert_eq!(block.len(), w * out.len());
             let (q, b, n) = (query.as_ptr(), block.as_ptr(), out.len());
             let mut v = 0;
-            let group_bytes = SCAN_V * w * 8;
-            while v + SCAN_V <= n {
+            let group_bytes = TILE * w * 8;
+            while v + TILE <= n {
                 // Software prefetch PREFETCH_BYTES ahead, one line at a time:
                 // hardware prefetchers alone leave this stream short of read bandwidth.
                 let ahead = b.wrapping_add(v * w).cast::<i8>().wrapping_add($crate::kernels::x86_64::PREFETCH_BYTES);
@@ -57,13 +60,13 @@ macro_rules! scan_kernel {
                     $crate::kernels::x86_64::prefetch(ahead.wrapping_add(off));
                     off += 64;
                 }
-                let ptrs: [*const u64; SCAN_V] =
-                    // SAFETY: vectors v..v + SCAN_V lie inside `block` (asserted length).
+                let ptrs: [*const u64; TILE] =
+                    // SAFETY: vectors v..v + TILE lie inside `block` (asserted length).
                     core::array::from_fn(|j| unsafe { b.add((v + j) * w) });
                 // SAFETY: every pointer addresses `w` readable words.
-                let d = unsafe { scan_tile::<SCAN_V>(q, ptrs, w) };
-                out[v..v + SCAN_V].copy_from_slice(&d);
-                v += SCAN_V;
+                let d = unsafe { scan_tile::<TILE>(q, ptrs, w) };
+                out[v..v + TILE].copy_from_slice(&d);
+                v += TILE;
             }
             while v < n {
                 out[v] = hamming(query, &block[v * w..(v + 1) * w]);
