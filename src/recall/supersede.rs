@@ -571,8 +571,21 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     let kind_asked = |k: &Kind| {
         query.asked.iter().any(|a| compatible(a, k)) || (query.asked.is_empty() && *k != Kind::Name)
     };
+    // What the question itself names is not a value it asks for ("Brightline" in "who is
+    // our account manager at Brightline").
+    let free = |v: &Value| {
+        !crate::text::tokens(&v.value)
+            .iter()
+            .all(|w| query.terms.iter().any(|t| *t == values::singular(w)))
+    };
+    // One value of the kind, not counting what the question names.
     let asked = |c: &Candidate, k: &Kind| {
-        kind_asked(k) && c.slots.iter().filter(|v| compatible(&v.kind, k)).count() == 1
+        kind_asked(k)
+            && c.slots
+                .iter()
+                .filter(|v| compatible(&v.kind, k) && free(v))
+                .count()
+                == 1
     };
     // Among several values of its kind, the one a revision cue marks as what something
     // was changed to ("trimmed it to 5, 6 was overkill") sets the slot, when it is the only
@@ -590,13 +603,6 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             && !newer.origins.iter().any(|o| compatible(&o.kind, &u.kind))
     };
     let subject = query.subject();
-    // What the question itself names is not a value it asks for ("Brightline" in "who is
-    // our account manager at Brightline").
-    let free = |v: &Value| {
-        !crate::text::tokens(&v.value)
-            .iter()
-            .all(|w| query.terms.iter().any(|t| *t == values::singular(w)))
-    };
     newer
         .slots
         .iter()
@@ -1136,6 +1142,28 @@ mod tests {
         ];
         assert_eq!(
             reorder(&query("how much is the pool lane fee"), &mut ranked, 0.2),
+            [(5, 1)]
+        );
+    }
+
+    #[test]
+    fn a_name_the_question_gives_is_not_one_of_the_values_of_the_slot() {
+        // Written for this test: "Hollis" is named by the question, so the older turn
+        // states one name of the kind asked, not two.
+        let mut ranked = vec![
+            cand(1, "Our landlord at Hollis Estates is Marta Quinn.", 1.0),
+            cand(
+                5,
+                "Hollis Estates sold the block, our landlord is now Ben Ortiz.",
+                0.8,
+            ),
+        ];
+        assert_eq!(
+            reorder(
+                &query("Who is our landlord at Hollis Estates?"),
+                &mut ranked,
+                0.2
+            ),
             [(5, 1)]
         );
     }
