@@ -31,8 +31,10 @@ pub enum Kind {
     /// A count of something, with the counted noun when one follows (`165 commits`).
     Count(Option<String>),
     /// A code or identifier: a word that mixes letters and digits (`QX7P2L`, `B12`,
-    /// `db-prod-07`) or joins letters with `.`, `_`, `/` or `@` (`docs.internal`).
-    /// Read by [`identifiers`], never by [`values`].
+    /// `db-prod-07`), joins letters with `.`, `_`, `/` or `@` (`docs.internal`), or digits
+    /// with two or more dots (a version, `4.2.1`), read by [`identifiers`]; or digits
+    /// written with a leading zero and the digit groups after them (`07700 900431`), read
+    /// with the other numbers.
     Code,
     /// A name: a run of words capitalised inside a sentence (`Grace Adjei`). Read by
     /// [`identifiers`], never by [`values`].
@@ -494,7 +496,12 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
         let joined = raw
             .char_indices()
             .any(|(j, c)| matches!(c, '.' | '_' | '/' | '@') && j > 0 && j + 1 < raw.len());
-        if !valued(i) && letters && (digits || joined) && !is_ordinal(word) {
+        // A version: three or more groups of digits joined by dots ("4.2.1").
+        let version = raw.split('.').count() >= 3
+            && raw
+                .split('.')
+                .all(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()));
+        if !valued(i) && ((letters && (digits || joined)) || version) && !is_ordinal(word) {
             out.push(Value {
                 kind: Kind::Code,
                 value: word.clone(),
@@ -624,10 +631,29 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
             .iter()
             .find_map(|m| body.strip_suffix(m).map(|b| (b, Some(*m))))
             .unwrap_or((body, None));
+        // "3k", "$2.5k": thousands.
         let (body, thousands) = match body.strip_suffix('k') {
-            Some(b) if sign.is_some() => (b, true),
+            Some(b) if number(b).is_some() => (b, true),
             _ => (body, false),
         };
+        // A number written with a leading zero is no quantity but an identifier, with the
+        // digit groups after it ("07700 900431", a phone number; "0042"): one code.
+        if body.len() >= 3 && body.starts_with('0') && body.bytes().all(|b| b.is_ascii_digit()) {
+            let mut value = body.to_owned();
+            let mut j = i;
+            while !breaks[j]
+                && let Some(group) = w.get(j + 1)
+                && group.len() >= 3
+                && group.bytes().all(|b| b.is_ascii_digit())
+            {
+                value.push(' ');
+                value.push_str(group);
+                j += 1;
+            }
+            push(&mut out, Kind::Code, value);
+            i = j + 1;
+            continue;
+        }
         if let Some((n, unit)) = glued_duration(body).filter(|_| sign.is_none() && !percent)
             && let Some(n) = number(n)
         {
@@ -779,6 +805,34 @@ mod tests {
         );
         // A number word that counts nothing is not a value.
         assert_eq!(kinds("the one I liked"), vec![]);
+    }
+
+    #[test]
+    fn reads_thousands_identifiers_with_a_leading_zero_and_versions() {
+        use Kind::*;
+        assert_eq!(
+            kinds("raised the cap to 2.5k, then $4k"),
+            vec![(Count(None), "2500".into()), (Money, "4000".into())]
+        );
+        // A leading zero: an identifier, with the digit groups that follow it.
+        assert_eq!(
+            kinds("call the depot on 01632 960 555 before 5pm"),
+            vec![(Code, "01632 960 555".into()), (Clock, "17:00".into())]
+        );
+        assert_eq!(
+            kinds("locker 0042, row 12"),
+            vec![(Code, "0042".into()), (Count(None), "12".into())]
+        );
+        // Three or more dotted digit groups: a version, an identifier.
+        let scan = scan("we upgraded the runner to 3.11.2 today");
+        assert!(scan.values.is_empty());
+        assert_eq!(
+            identifiers(&scan)
+                .into_iter()
+                .map(|v| (v.kind, v.value))
+                .collect::<Vec<_>>(),
+            vec![(Code, "3.11.2".into())]
+        );
     }
 
     #[test]
