@@ -254,8 +254,16 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
         out.push(Kind::Clock);
     }
     let money = |t: &str| MONEY_WORDS.contains(&t) || t.starts_with('$');
+    // "How much" right before a copula asks what something costs ("how much *is* the
+    // council tax"), before a noun a quantity of it ("how much flour").
+    let amount = w.windows(3).any(|p| {
+        p[0] == "how" && p[1] == "much" && matches!(p[2].as_str(), "is" | "are" | "was" | "were")
+    });
     // A rate is a share ("interest rate") or a price ("nightly rate").
-    if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t))) || has("budget") || has("rate")
+    if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t)))
+        || amount
+        || has("budget")
+        || has("rate")
     {
         out.push(Kind::Money);
     }
@@ -920,6 +928,16 @@ mod tests {
             [Kind::Date]
         );
         assert!(asked_kinds("What's the time complexity of the sort?").is_empty());
+        // "How much" before a copula asks what something costs; before a noun, how much
+        // of it.
+        assert_eq!(
+            asked_kinds("How much is the boiler service?"),
+            [Kind::Money]
+        );
+        assert!(asked_kinds("How much flour goes in the loaf?").is_empty());
+        let wanted = Wanted::of("How much is the boiler service?");
+        assert!(!wanted.could_be_answered_by("The boiler service is on the 14th."));
+        assert!(wanted.could_be_answered_by("The boiler service is £85."));
     }
 
     #[test]
