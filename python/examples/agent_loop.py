@@ -20,7 +20,7 @@ conversation = [
 questions = ["What is the offsite budget?", "What should the caterer know about Priya?"]
 
 data_dir = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="hypermem-")
-with hypermem.Memory.open(data_dir) as memory:
+with hypermem.Memory.open(data_dir, create=True) as memory:
     for role, text in conversation:
         memory.observe("offsite", text, role=role, session="planning")
 

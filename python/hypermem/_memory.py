@@ -29,7 +29,8 @@ _TYPED: Dict[str, Callable[[Any], Any]] = {
 
 
 class Memory:
-    """A memory in a data directory, opened (and created when missing) by this process.
+    """A memory in a data directory, opened by this process (created when missing only
+    when asked: ``create=True``).
 
     It holds the store's lock until :meth:`close` (or the end of a ``with`` block).
     Methods release the GIL while the engine works, so threads may call them
@@ -38,18 +39,25 @@ class Memory:
     """
 
     def __init__(
-        self, data_dir: Union[str, "os.PathLike[str]"], profile: Optional[str] = None
+        self,
+        data_dir: Union[str, "os.PathLike[str]"],
+        profile: Optional[str] = None,
+        create: bool = False,
     ) -> None:
-        self._native = _native.Memory(os.fspath(data_dir), profile)
+        self._native = _native.Memory(os.fspath(data_dir), profile, create)
 
     @classmethod
     def open(
-        cls, data_dir: Union[str, "os.PathLike[str]"], profile: Optional[str] = None
+        cls,
+        data_dir: Union[str, "os.PathLike[str]"],
+        profile: Optional[str] = None,
+        create: bool = False,
     ) -> "Memory":
-        """Opens the memory in ``data_dir`` (created when missing). ``profile`` is
-        ``"lite"`` (the default), ``"standard"``, ``"scale"`` or the path of a profile
-        TOML file."""
-        return cls(data_dir, profile)
+        """Opens the memory in ``data_dir``. ``profile`` is ``"lite"`` (the default),
+        ``"standard"``, ``"scale"`` or the path of a profile TOML file. A directory that
+        does not exist is created with ``create=True``; without it the open is refused
+        (``data_dir_missing``), as the command line refuses it without ``--create``."""
+        return cls(data_dir, profile, create)
 
     def call(self, op: str, **args: Any) -> Any:
         """Runs operation ``op`` of the catalog with ``args`` (``None`` values are not

@@ -14,11 +14,17 @@ OPERATIONS: Dict[str, Dict[str, Any]]
 
 class Memory:
     def __init__(
-        self, data_dir: Union[str, os.PathLike[str]], profile: Optional[str] = None
+        self,
+        data_dir: Union[str, os.PathLike[str]],
+        profile: Optional[str] = None,
+        create: bool = False,
     ) -> None: ...
     @classmethod
     def open(
-        cls, data_dir: Union[str, os.PathLike[str]], profile: Optional[str] = None
+        cls,
+        data_dir: Union[str, os.PathLike[str]],
+        profile: Optional[str] = None,
+        create: bool = False,
     ) -> Memory: ...
     def call(self, op: str, **args: Any) -> Any: ...
     def close(self) -> None: ...

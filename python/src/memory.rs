@@ -73,16 +73,22 @@ impl NativeMemory {
 
 #[pymethods]
 impl NativeMemory {
-    /// Opens (creating when missing) the memory in `data_dir` with `profile`.
+    /// Opens the memory in `data_dir` with `profile`; a missing directory is created only
+    /// with `create` (else refused with `data_dir_missing`, as the CLI refuses it).
     #[new]
-    #[pyo3(signature = (data_dir, profile = None))]
-    fn new(py: Python<'_>, data_dir: PathBuf, profile: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (data_dir, profile = None, create = false))]
+    fn new(
+        py: Python<'_>,
+        data_dir: PathBuf,
+        profile: Option<&str>,
+        create: bool,
+    ) -> PyResult<Self> {
         let profile = self::profile(profile).map_err(refused)?;
         let dir = data_dir.clone();
         let memory = py
             .detach(move || {
-                hypermem::api::local::check_data_dir(&dir, true)?;
-                hypermem::api::local::open(&profile, &dir, false, true)
+                hypermem::api::local::check_data_dir(&dir, create)?;
+                hypermem::api::local::open(&profile, &dir, false, create)
             })
             .map_err(refused)?;
         let memory = Arc::new(memory);

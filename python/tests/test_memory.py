@@ -13,7 +13,7 @@ from hypermem import _stubs
 
 @pytest.fixture
 def memory(tmp_path):
-    with hypermem.Memory.open(tmp_path / "data") as m:
+    with hypermem.Memory.open(tmp_path / "data", create=True) as m:
         yield m
 
 
@@ -212,8 +212,19 @@ def test_closed_memory_refuses_and_releases_the_store(tmp_path):
         assert again.stats()[0]["events"] == 1
 
 
+def test_a_missing_directory_is_refused_unless_created(tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(hypermem.Refused) as refused:
+        hypermem.Memory.open(missing)
+    assert refused.value.reason == "data_dir_missing"
+    assert not missing.exists(), "a refused open creates nothing"
+    with hypermem.Memory.open(missing, create=True) as m:
+        m.observe("p", "x")
+    assert (missing / "ledger.db").exists()
+
+
 def test_profiles_by_name_and_refused_by_name(tmp_path):
-    with hypermem.Memory.open(tmp_path / "a", profile="lite") as m:
+    with hypermem.Memory.open(tmp_path / "a", profile="lite", create=True) as m:
         assert m.stats() == []
     with pytest.raises(hypermem.InvalidInput) as refused:
         hypermem.Memory.open(tmp_path / "b", profile="scale")
