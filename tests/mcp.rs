@@ -198,3 +198,53 @@ fn a_call_sent_before_the_answer_to_an_earlier_write_sees_that_write() {
         );
     }
 }
+
+#[test]
+fn a_memory_held_by_another_process_is_refused_on_every_call_with_its_reason() {
+    // Another writer holds the store: a second `hypermem mcp` still answers the handshake
+    // and the tool list, and every call is a tool error naming `store_locked`; the process
+    // then exits non-zero.
+    let dir = tempfile::tempdir().unwrap();
+    let holder = hypermem::Memory::open(
+        &hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
+            .unwrap(),
+        Some(dir.path()),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hypermem"));
+        cmd.arg("--data-dir").arg(dir.path()).arg("mcp");
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let tools = client.list_tools(Default::default()).await.unwrap().tools;
+        assert!(tools.iter().any(|t| t.name == "recall"));
+        for (name, a) in [
+            ("stats", json!({})),
+            (
+                "observe",
+                json!({"project": "acme", "text": "kept nowhere"}),
+            ),
+        ] {
+            let r = client
+                .call_tool(CallToolRequestParams::new(name).with_arguments(args(a)))
+                .await
+                .unwrap();
+            assert_eq!(r.is_error, Some(true), "{name}: {r:?}");
+            let doc: Value = serde_json::from_str(&r.content[0].as_text().unwrap().text).unwrap();
+            assert_eq!(doc["error"]["reason"], "store_locked", "{doc}");
+        }
+        client.cancel().await.unwrap();
+    });
+    drop(holder);
+    // Nothing was stored by the refused calls.
+    let m = hypermem::Memory::open(
+        &hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
+            .unwrap(),
+        Some(dir.path()),
+    )
+    .unwrap();
+    assert!(m.stats().unwrap().is_empty());
+}

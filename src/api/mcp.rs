@@ -30,16 +30,24 @@ fn tools() -> Vec<Tool> {
         .collect()
 }
 
-/// The MCP server over one [`Memory`].
+/// The MCP server over one [`Memory`], or over none: a memory that could not be opened
+/// (held by another process, say) is answered to every tool call with the refusal that
+/// kept it closed, so the client reads the named reason instead of a stream that ends.
 #[derive(Clone)]
 pub struct McpServer {
-    memory: Arc<Memory>,
+    memory: Result<Arc<Memory>, ApiError>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl McpServer {
     /// A server over `memory`.
     pub fn new(memory: Arc<Memory>) -> Self {
+        Self::over(Ok(memory))
+    }
+
+    /// A server over `memory`, or one that refuses every call with the error that kept
+    /// the memory closed.
+    pub fn over(memory: Result<Arc<Memory>, ApiError>) -> Self {
         Self {
             memory,
             tools: Arc::new(tools()),
@@ -67,7 +75,10 @@ impl McpServer {
             Ok(r) => r,
             Err(e) => return Self::refused(&e),
         };
-        let memory = self.memory.clone();
+        let memory = match &self.memory {
+            Ok(memory) => memory.clone(),
+            Err(closed) => return Self::refused(closed),
+        };
         let outcome = tokio::task::spawn_blocking(move || Api::new(&memory).execute(&request))
             .await
             .unwrap_or_else(|e| {
@@ -363,11 +374,13 @@ fn checked_stdio() -> (
 }
 
 /// Serves `memory` as MCP tools over stdin/stdout until the client closes the stream,
-/// then flushes every store.
+/// then flushes every store. Given the error that kept the memory closed instead, serves
+/// every tool call that refusal, then returns it.
 ///
 /// # Errors
-/// `internal` when the runtime or the transport fails; store errors of the final flush.
-pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
+/// `internal` when the runtime or the transport fails; store errors of the final flush;
+/// the refusal it served.
+pub fn serve_stdio(memory: Result<Arc<Memory>, ApiError>) -> Result<(), ApiError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -377,7 +390,7 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
                 format!("cannot start the runtime: {e}"),
             )
         })?;
-    let server = McpServer::new(memory.clone());
+    let server = McpServer::over(memory.clone());
     runtime.block_on(async {
         let (transport, writer) = checked_stdio();
         let service = server.serve(transport).await.map_err(|e| {
@@ -398,6 +411,6 @@ pub fn serve_stdio(memory: Arc<Memory>) -> Result<(), ApiError> {
         Ok::<(), ApiError>(())
     })?;
     drop(runtime);
-    memory.flush()?;
+    memory?.flush()?;
     Ok(())
 }

@@ -409,10 +409,15 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             })
         }
         Command::Mcp => {
-            local::check_data_dir(&dir, cli.create)?;
-            let memory = local::open(&profile, &dir, false, cli.create)?;
-            let memory = std::sync::Arc::new(memory);
-            memory.spawn_embedder();
+            // A memory that cannot be opened (another process holds it, the directory is
+            // missing) is still served: every tool call answers the refusal, so an MCP
+            // client reads its reason; the process then exits with it.
+            let memory = local::check_data_dir(&dir, cli.create)
+                .and_then(|()| local::open(&profile, &dir, false, cli.create))
+                .map(std::sync::Arc::new);
+            if let Ok(memory) = &memory {
+                memory.spawn_embedder();
+            }
             api::mcp::serve_stdio(memory)
         }
         Command::Import(hypermem::eval::ImportArgs { data, episodes }) => {
