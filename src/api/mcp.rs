@@ -393,11 +393,13 @@ pub fn serve_stdio(memory: Result<Arc<Memory>, ApiError>) -> Result<(), ApiError
     let server = McpServer::over(memory.clone());
     runtime.block_on(async {
         let (transport, writer) = checked_stdio();
-        let service = server.serve(transport).await.map_err(|e| {
-            ApiError::new(
+        let service = server.serve(transport).await.map_err(|e| match &memory {
+            // No client came: the reason the memory is closed is the answer.
+            Err(closed) => closed.clone(),
+            Ok(_) => ApiError::new(
                 crate::base::Reason::Internal,
                 format!("MCP handshake failed: {e}"),
-            )
+            ),
         })?;
         service.waiting().await.map_err(|e| {
             ApiError::new(
