@@ -7,6 +7,17 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn lite() -> hypermem::Profile {
+    hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite)).unwrap()
+}
+
 fn args(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().unwrap().clone()
 }
@@ -14,10 +25,7 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 #[test]
 fn an_agent_lists_tools_observes_recalls_and_sees_refusals_with_reasons() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hypermem"));
         cmd.arg("--data-dir").arg(dir.path()).args(["--create", "mcp"]);
@@ -205,16 +213,8 @@ fn a_memory_held_by_another_process_is_refused_on_every_call_with_its_reason() {
     // and the tool list, and every call is a tool error naming `store_locked`; the process
     // then exits non-zero.
     let dir = tempfile::tempdir().unwrap();
-    let holder = hypermem::Memory::open(
-        &hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
-            .unwrap(),
-        Some(dir.path()),
-    )
-    .unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let holder = hypermem::Memory::open(&lite(), Some(dir.path())).unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hypermem"));
         cmd.arg("--data-dir").arg(dir.path()).arg("mcp");
@@ -240,11 +240,6 @@ fn a_memory_held_by_another_process_is_refused_on_every_call_with_its_reason() {
     });
     drop(holder);
     // Nothing was stored by the refused calls.
-    let m = hypermem::Memory::open(
-        &hypermem::Profile::load(hypermem::Profile::bundled_path(hypermem::ProfileKind::Lite))
-            .unwrap(),
-        Some(dir.path()),
-    )
-    .unwrap();
+    let m = hypermem::Memory::open(&lite(), Some(dir.path())).unwrap();
     assert!(m.stats().unwrap().is_empty());
 }
