@@ -37,7 +37,7 @@ pub use config::{ConfigError, PROFILE, Profile, ProfileKind, QdrantSettings, Red
 pub use error::{Error, Result};
 pub use memory::{
     ConceptSummary, DEFAULT_MAP_LIMIT, DEFERRED_FEEDBACK_LIMIT, EpisodeSummary, FEEDBACK_BATCH,
-    ForgetReceipt, Hub, MAX_RECALL_K, Memory, MemoryMap, ProjectStats, RecallItem, RecallQuery,
-    RecallResult, ThreadSummary, TierCensus,
+    ForgetReceipt, Hub, MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_RECALL_K, Memory, MemoryMap,
+    ProjectStats, RecallItem, RecallQuery, RecallResult, ThreadSummary, TierCensus,
 };
 pub use recall::query::time_hint;

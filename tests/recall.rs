@@ -1064,3 +1064,33 @@ fn every_recall_reports_the_turn_regime_its_project_got() {
         [TurnLength::Short, TurnLength::Short, TurnLength::Long]
     );
 }
+
+#[test]
+fn a_query_past_the_limits_is_refused_whole_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    m.observe(say("chat", Role::User, "the kiln fires at 1200 degrees"))
+        .unwrap();
+    let words = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("kiln{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // At the limit of distinct words, and long by repetition: answered.
+    let at = format!(
+        "{} {}",
+        words(hypermem::MAX_QUERY_TERMS - 1),
+        "kiln ".repeat(5_000)
+    );
+    assert!(at.chars().count() <= hypermem::MAX_QUERY_CHARS);
+    assert!(!m.recall(&p, &at, 3).unwrap().is_empty());
+    // One distinct word more, or one character more than the limit: refused, named.
+    let over = words(hypermem::MAX_QUERY_TERMS + 1);
+    let long = "a".repeat(hypermem::MAX_QUERY_CHARS + 1);
+    for q in [over, long] {
+        let e = m.recall(&p, &q, 3).unwrap_err();
+        assert_eq!(e.reason(), hypermem::base::Reason::QueryTooLong, "{e}");
+    }
+}

@@ -159,6 +159,9 @@ reasons! {
     PayloadTooLarge = "payload_too_large" => TooLarge,
     /// A vector tier is full.
     TierFull = "tier_full" => TooLarge,
+    /// A query longer than a recall reads (the memory's `MAX_QUERY_CHARS` characters or
+    /// `MAX_QUERY_TERMS` distinct words), refused whole rather than cut.
+    QueryTooLong = "query_too_long" => TooLarge,
     /// No token, or an unknown one.
     Unauthorized = "unauthorized" => Unauthorized,
     /// A whole-memory verb with a token scoped to projects.

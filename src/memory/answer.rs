@@ -63,6 +63,32 @@ impl Memory {
             }
             .into());
         }
+        let chars = rq.text.chars().count();
+        let terms = if chars <= super::MAX_QUERY_CHARS {
+            crate::text::tokens(rq.text)
+                .into_iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        } else {
+            0
+        };
+        if chars > super::MAX_QUERY_CHARS || terms > super::MAX_QUERY_TERMS {
+            return Err(crate::ledger::LedgerError::Refused {
+                reason: crate::base::Reason::QueryTooLong,
+                message: if chars > super::MAX_QUERY_CHARS {
+                    format!(
+                        "the query is {chars} characters long; a recall reads at most {}: ask with fewer",
+                        super::MAX_QUERY_CHARS
+                    )
+                } else {
+                    format!(
+                        "the query holds {terms} distinct words; a recall reads at most {}: ask with fewer",
+                        super::MAX_QUERY_TERMS
+                    )
+                },
+            }
+            .into());
+        }
         let compiled = recall::query::compile(rq.text, self.ledger.now_ms())?;
         // Filters alone rank nothing: a recall needs words, a phrase or an embedding.
         if compiled.text.trim().is_empty() && compiled.phrases.is_empty() && rq.embedding.is_none()

@@ -40,6 +40,12 @@ pub use ops::ProjectStats;
 
 /// The most results one recall returns (a larger `k` is refused as `invalid_argument`).
 pub const MAX_RECALL_K: usize = 10_000;
+/// The longest query one recall reads, in characters (a longer one is refused as
+/// `query_too_long`, never cut: what a cut would drop is the caller's to choose).
+pub const MAX_QUERY_CHARS: usize = 65_536;
+/// The most distinct words one recall's query holds (a query with more is refused as
+/// `query_too_long`): a recall's work grows with them, and no question has so many.
+pub const MAX_QUERY_TERMS: usize = 2_048;
 /// Recalls whose learning signals are buffered before they are applied in one transaction.
 pub const FEEDBACK_BATCH: usize = 32;
 /// Pending recall signals past which a recall applies them itself even when the host
