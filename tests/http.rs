@@ -1294,10 +1294,22 @@ fn a_cli_write_beside_a_server_is_made_by_the_server_and_reads_work() {
         token,
     );
     assert_eq!((code, reason(&v)), (Some(3), "not_found"), "{v}");
-    // Reads open a view beside the server.
+    // Without a token for it, a read opens a view beside the server (it counts nothing).
+    let accesses = || {
+        let (code, v, _) = cli(&["show", "--project", "acme", "--id", "1"], token);
+        assert_eq!(code, Some(0), "{v}");
+        v["accesses"].as_u64().unwrap()
+    };
+    let before = accesses();
     let (code, v, _) = cli(&["recall", "--project", "acme", "lathe belt"], None);
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["items"][0]["event"]["id"], 1, "{v}");
+    assert_eq!(accesses(), before);
+    // With one, the server makes the read too, and counts it as any read it answers.
+    let (code, v, _) = cli(&["recall", "--project", "acme", "lathe belt"], token);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["items"][0]["event"]["id"], 1, "{v}");
+    assert_eq!(accesses(), before + 1);
     // Once the server is gone, the CLI writes itself.
     s.signal("-TERM");
     assert!(!data.join("SERVING").exists());

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{ApiError, Request, Response};
-use crate::{Memory, Profile, Reason};
+use crate::{ErrorClass, Memory, Profile, Reason};
 
 /// The file in a data directory where `hypermem serve` announces its URL while it holds
 /// the store: a CLI write then refuses at once, naming the server, instead of waiting for
@@ -105,9 +105,11 @@ pub fn open(profile: &Profile, dir: &Path, reads: bool, create: bool) -> Result<
     }
 }
 
-/// Runs `request` on the memory in `dir` as a local process should: a write beside a
-/// running server is the server's to make ([`forward`]); otherwise a read opens a view and
-/// a write the store ([`open`]).
+/// Runs `request` on the memory in `dir` as a local process should: beside a running
+/// server, the server makes it ([`forward`]) — a write, and a read too, so a read counts
+/// its access as every read the server answers does and uses the indexes it keeps warm;
+/// otherwise a read opens a view (which writes nothing: no access is counted) and a write
+/// the store ([`open`]).
 ///
 /// # Errors
 /// The operation's refusal (the server's, when it made it), or [`open`]'s.
@@ -117,10 +119,14 @@ pub fn respond(
     request: &Request,
     create: bool,
 ) -> Result<Response, ApiError> {
-    if request.writes()
-        && let Some(answer) = forward(dir, request)
-    {
-        return answer;
+    match forward(dir, request) {
+        // A read the server will not make for this caller (no token for it) needs no
+        // server: it opens a view, as with no server at all.
+        Some(Err(e))
+            if !request.writes()
+                && matches!(e.class, ErrorClass::Unauthorized | ErrorClass::Forbidden) => {}
+        Some(answer) => return answer,
+        None => {}
     }
     let memory = open(profile, dir, !request.writes(), create)?;
     super::Api::new(&memory).respond(request)
