@@ -7,8 +7,9 @@
 //! read on a Xeon with AVX-512, one vector per tile at 0.72; on Zen 4 two interleaved
 //! streams halved the AVX2 scan's read rate, and the four-stream AVX-512 scan trailed the
 //! one-stream AVX2 one (`docs/EXPERIMENTS.md`). So neither is the default everywhere: the
-//! first [`TRIALS`] scan calls of at least [`TRIAL_BYTES`] each alternate between the two
-//! tiles, timed, and the one that read more bytes per nanosecond runs from then on, for the
+//! process's first whole block scans of at least [`TRIAL_BYTES`] ([`measured`]) alternate
+//! between the two tiles on each thread, each timed whole; after [`TRIALS`] of each, the
+//! tile whose fastest trial read the most bytes per nanosecond runs from then on, for the
 //! process. Both compute the same distances, so the choice changes speed, never results.
 //! `HDV_SCAN_TILE=1|4` forces one (benchmarks, tests); [`chosen`] reports it.
 
