@@ -76,6 +76,11 @@ crate::base::names! {
         PhraseBoost = "phrase_boost",
         /// A standing directive given its own slot.
         Directive = "directive",
+        /// It continues the answer it follows in their conversation: a later statement
+        /// that gives another value of the same kind without saying what it is of ("make
+        /// that 5 kg" after "need 3 kg of flour"); its rank field holds that answer's id,
+        /// and its contribution is that answer's evidence.
+        Continues = "continues",
         /// What the ordering added to show the item no lower than the one below it
         /// (displayed scores never rise down a list; not evidence).
         Placed = "placed",
@@ -180,6 +185,15 @@ impl Part {
         Self {
             signal,
             place: Place::Prior,
+            score,
+        }
+    }
+
+    /// The evidence of `antecedent`, which the item continues ([`Signal::Continues`]).
+    pub const fn continues(antecedent: u64, score: f64) -> Self {
+        Self {
+            signal: Signal::Continues,
+            place: Place::Lender(antecedent),
             score,
         }
     }

@@ -100,6 +100,9 @@ pub struct Scan<'a> {
     pub breaks: Vec<bool>,
     /// Per word, the punctuation written right after it ("'" in "the Hendersons' gate").
     pub tails: Vec<&'a str>,
+    /// Per word, whether a dash standing free follows it ("World Book Day — he wants"):
+    /// a clause ends there.
+    pub dashes: Vec<bool>,
 }
 
 /// Reads `text` once into its words and values.
@@ -108,7 +111,17 @@ pub fn scan(text: &str) -> Scan<'_> {
     let words: Vec<String> = split.iter().map(|(w, _)| w.to_lowercase()).collect();
     let breaks: Vec<bool> = split.iter().map(|&(_, t)| ends_phrase(t)).collect();
     let values = read_values(&words, &breaks);
+    let mut dashes = vec![false; words.len()];
+    let mut kept = 0;
+    for token in text.split_whitespace() {
+        if word_of(token).is_some() {
+            kept += 1;
+        } else if kept > 0 && token.contains(['-', '–', '—']) {
+            dashes[kept - 1] = true;
+        }
+    }
     Scan {
+        dashes,
         raw: split.iter().map(|&(w, _)| w).collect(),
         tails: split.into_iter().map(|(_, t)| t).collect(),
         words,
@@ -124,14 +137,15 @@ fn ends_phrase(tail: &str) -> bool {
 
 /// The words of `text` as written, each with the punctuation written right after it.
 fn split(text: &str) -> Vec<(&str, &str)> {
-    text.split_whitespace()
-        .filter_map(|w| {
-            let start = w.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
-            let word = start.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '%'));
-            let tail = &start[word.len()..];
-            (!word.is_empty()).then_some((word, tail))
-        })
-        .collect()
+    text.split_whitespace().filter_map(word_of).collect()
+}
+
+/// The word a whitespace-separated token holds, with the punctuation after it; `None` for
+/// a token of punctuation alone.
+fn word_of(token: &str) -> Option<(&str, &str)> {
+    let start = token.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
+    let word = start.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '%'));
+    (!word.is_empty()).then_some((word, &start[word.len()..]))
 }
 
 /// The lowercased words of `text` ([`Scan::words`]).

@@ -21,37 +21,120 @@ impl Stage for Supersede {
         let head = run.ranked.len().min(RERANK_WINDOW);
         let mut ranked: Vec<supersede::Candidate> = run.ranked[..head]
             .iter()
-            .map(|r| {
-                let evidence = r
-                    .fused
-                    .breakdown
-                    .iter()
-                    .filter(|b| !b.signal.is_prior())
-                    .map(|b| b.score)
-                    .sum();
-                supersede::Candidate::new(
-                    r.fused.id,
-                    r.event.role,
-                    r.event.agent.as_deref(),
-                    &r.event.content,
-                    evidence,
-                )
-                .at(r.event.created_at)
-                .speaker(r.event.speaker.as_deref())
-            })
+            .map(|r| candidate(&r.event, evidence(&r.fused)))
             .collect();
         let query = plan.query();
-        let moves = supersede::reorder(
-            &supersede::Query::new(query, &lexical::query_terms(query)).valid_until(horizon),
-            &mut ranked,
-            cx.settings.supersede_ratio,
-        );
+        let query =
+            supersede::Query::new(query, &lexical::query_terms(query)).valid_until(horizon);
+        for antecedent in ranked
+            .iter()
+            .take(FOLLOWED)
+            .filter(|c| !c.slots().is_empty())
+            .map(|c| c.id)
+            .collect::<Vec<_>>()
+        {
+            follow(cx, plan, run, &query, &mut ranked, antecedent, horizon)?;
+        }
+        let moves = supersede::reorder(&query, &mut ranked, cx.settings.supersede_ratio);
         if !moves.is_empty() {
             let order: HashMap<u64, usize> =
                 ranked.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-            run.ranked[..head].sort_by_key(|r| order[&r.fused.id]);
+            run.ranked[..ranked.len()].sort_by_key(|r| order[&r.fused.id]);
             run.supersedes.extend(moves);
         }
         Ok(())
     }
+}
+
+/// Answers at the head of the ranking whose conversation is read forward for statements
+/// continuing them ([`follow`]).
+const FOLLOWED: usize = 3;
+
+/// Rank-fusion evidence of an item: its parts but the priors.
+fn evidence(fused: &Fused) -> f64 {
+    fused
+        .breakdown
+        .iter()
+        .filter(|b| !b.signal.is_prior())
+        .map(|b| b.score)
+        .sum()
+}
+
+/// An event as supersession reads it.
+fn candidate(event: &Event, evidence: f64) -> supersede::Candidate {
+    supersede::Candidate::new(
+        event.id.0,
+        event.role,
+        event.agent.as_deref(),
+        &event.content,
+        evidence,
+    )
+    .at(event.created_at)
+    .speaker(event.speaker.as_deref())
+}
+
+/// Reads the [`supersede::FOLLOW_TURNS`] turns after `antecedent` in its conversation
+/// (its thread, else its session, else its project) for statements that revise it one
+/// after another ([`supersede::follow`]): "make that 5 kg" after "need 3 kg of flour"
+/// names no flour, so the question about flour does not find it; it is the flour's new
+/// value all the same. Each such statement the caller's filters let through joins the
+/// head of the ranking (as continuing `antecedent`, with its evidence: a `continues` part
+/// lent by it) or, already there, is read as continuing it; the reordering then moves it
+/// above what it revises. A statement made after the time the question asks about is not
+/// brought in (it was not valid then).
+fn follow(
+    cx: &Context<'_>,
+    plan: &Plan<'_>,
+    run: &mut Run,
+    query: &supersede::Query,
+    ranked: &mut Vec<supersede::Candidate>,
+    antecedent: u64,
+    horizon: Option<i64>,
+) -> Result<()> {
+    let Some(at) = ranked.iter().position(|c| c.id == antecedent) else {
+        return Ok(());
+    };
+    let later: Vec<Event> = cx
+        .ledger
+        .event_context(cx.project, EventId(antecedent), 0, supersede::FOLLOW_TURNS)?
+        .after
+        .into_iter()
+        .filter(|e| run.suppresses(plan, e).is_none() && horizon.is_none_or(|h| e.created_at < h))
+        .collect();
+    let lent = ranked[at].evidence;
+    let read: Vec<supersede::Candidate> = later.iter().map(|e| candidate(e, lent)).collect();
+    let mut place = at;
+    let answers: HashSet<u64> = ranked.iter().map(|c| c.id).collect();
+    for (i, continuing) in supersede::follow(query, &ranked[at], &read, |id| answers.contains(&id)) {
+        let id = later[i].id.0;
+        if let Some(j) = ranked.iter().position(|c| c.id == id) {
+            // Already an answer: read as continuing, with its own evidence.
+            let evidence = ranked[j].evidence;
+            ranked[j] = continuing;
+            ranked[j].evidence = evidence;
+            place = place.max(j);
+            continue;
+        }
+        let item = match run.ranked.iter().position(|r| r.fused.id == id) {
+            // Ranked below the head: moved into it.
+            Some(j) => run.ranked.remove(j),
+            None => {
+                let score = run.ranked[at].fused.score;
+                run.suppressed.retain(|(e, _)| e.0 != id);
+                Ranked {
+                    fused: Fused {
+                        id,
+                        score,
+                        breakdown: vec![Part::continues(antecedent, lent)],
+                    },
+                    event: later[i].clone(),
+                    associative: false,
+                }
+            }
+        };
+        place += 1;
+        run.ranked.insert(place, item);
+        ranked.insert(place, continuing);
+    }
+    Ok(())
 }

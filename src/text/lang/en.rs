@@ -445,6 +445,13 @@ pub const AUXILIARIES: &[&str] = &[
 /// Subject pronouns (with an auxiliary before one, a question).
 pub const SUBJECT_PRONOUNS: &[&str] = &["i", "you", "we", "he", "she", "it", "they", "there"];
 
+/// Pronouns that refer back to something said before ("make *that* 5 kg", "increased
+/// *it* to 100 mg", "calling *him* Pepper"): a statement whose value stands in a sentence
+/// with one of them says what it is the value of by reference ([`crate::recall::supersede`]).
+/// "this" and "that" count only where no content word follows them (a pronoun, not a
+/// determiner: "this week").
+pub const REFERRING_PRONOUNS: &[&str] = &["it", "that", "this", "he", "she", "they", "him", "them"];
+
 /// Verbs of saying and meaning: negated by the speaker ("I never said ...", "I didn't
 /// mean ..."), they withdraw what was said.
 pub const SAYING_VERBS: &[&str] = &["said", "say", "mean", "meant", "mention", "mentioned"];
