@@ -98,9 +98,6 @@ pub const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
 /// when written with a capital.
 pub const MONTH_HOMOGRAPHS: &[&str] = &["may", "march"];
 
-/// Words before a number that relate it to another number, not to what it counts.
-pub const NOT_PREDICATES: &[&str] = &["and", "by", "from", "or", "than", "to"];
-
 /// Sentence openings that make a standing instruction.
 pub const DIRECTIVE_OPENINGS: &[&[&str]] = &[
     &["always"],
