@@ -182,6 +182,44 @@ fn recall_does_not_change_later_answers_nor_depend_on_the_data_dir() {
 }
 
 #[test]
+fn a_later_turn_that_gives_a_value_by_reference_continues_what_it_refers_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let said = |text: &str| m.observe(say("trip", Role::User, text)).unwrap();
+    let fee = said("The ferry crossing for the van is £140 each way.");
+    said("I'll pack the tent and the camping stove tonight.");
+    // Names neither the ferry nor the van: found only by following the conversation.
+    let later = said("just rang them, they've put it up to £165");
+    let hits = m.recall(&p, "how much is the ferry crossing", 5).unwrap();
+    assert_eq!(hits[0].event.id, later, "{hits:#?}");
+    assert_eq!(hits[0].supersedes, Some(fee));
+    assert_eq!(hits[1].event.id, fee);
+    assert!(
+        hits[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|b| b.signal == hypermem::recall::Signal::Continues),
+        "{:#?}",
+        hits[0]
+    );
+    for pair in hits.windows(2) {
+        assert!(pair[0].fused.score >= pair[1].fused.score, "{hits:#?}");
+    }
+    // A turn about someone else in between ends the thread: "she" is not the ferry.
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let said = |text: &str| m.observe(say("trip", Role::User, text)).unwrap();
+    let fee = said("The ferry crossing for the van is £140 each way.");
+    said("Did Harriet book her own crossing?");
+    said("yes, she paid £90 for it");
+    let hits = m.recall(&p, "how much is the ferry crossing", 5).unwrap();
+    assert_eq!(hits[0].event.id, fee, "{hits:#?}");
+    assert!(all_of(hits.iter(), |h| h.supersedes.is_none()));
+}
+
+#[test]
 fn a_newer_value_of_another_entity_does_not_supersede_and_a_named_time_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let m = conversation(dir.path());
