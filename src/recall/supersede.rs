@@ -185,6 +185,8 @@ pub struct Candidate {
     pub evidence: f64,
     /// Per word of the content ([`values::Scan::words`]), its lexical pieces, singular.
     words: Vec<Vec<String>>,
+    /// Per word, whether a phrase ends after it ([`values::Scan::breaks`]).
+    breaks: Vec<bool>,
     /// Typed values of the content.
     values: Vec<Value>,
     /// Per slot ([`slots`](Self::slots): the values first), the stem of the word right
@@ -341,6 +343,7 @@ impl Candidate {
                         .collect()
                 })
                 .collect(),
+            breaks,
             values,
             predicates,
             updates,
@@ -585,14 +588,23 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
                 let written = scan.tails[i];
                 (written.starts_with(['\'', '’']) && word.ends_with('s')).then_some(word.as_str())
             })
-            // "it's", "that's": a pronoun's contraction owns nothing.
+            // "it's", "that's": a pronoun's contraction owns nothing; nor does a word whose
+            // "'s" is followed by no noun ("the invite's out", "Sam's.").
             .filter(|o| {
                 !o.is_empty()
                     && o.chars().all(char::is_alphabetic)
                     && !REFERRING_PRONOUNS.contains(o)
+                    && !scan.breaks[i]
+                    && scan
+                        .words
+                        .get(i + 1)
+                        .is_some_and(|w| !crate::text::is_function_word(w))
             });
         let inside = i > 0 && !scan.breaks[i - 1];
+        // "100 Mbps": a capitalised word right after a number is its unit.
+        let unit = i > 0 && scan.words[i - 1].starts_with(|c: char| c.is_ascii_digit());
         let named = inside
+            && !unit
             && raw.starts_with(char::is_uppercase)
             && raw.chars().skip(1).any(char::is_lowercase)
             && !valued.contains(&i)
@@ -715,11 +727,17 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                             _ => true,
                         }
                     })
+                    // A person or place both name is who or where, not what: the slot is
+                    // told by a shared word that names no entity but an owner ("rearranging
+                    // with Stacy on September 22" does not revise "painting with Stacy on
+                    // April 4"; "Dad's 60th" is Dad's).
                     .any(|(v, _)| {
-                        older
-                            .anchors(&subject, v)
-                            .iter()
-                            .any(|a| near_new.contains(a))
+                        let bystander = |c: &Candidate, a: &String| {
+                            c.entities.contains(a) && !c.owners.contains(a)
+                        };
+                        older.anchors(&subject, v).iter().any(|a| {
+                            near_new.contains(a) && !bystander(older, a) && !bystander(newer, a)
+                        })
                     })
                 && !another_entity(query, &subject, older, newer, u)
         })
@@ -862,12 +880,30 @@ fn another_entity(
         return true;
     }
     let flat: Vec<&str> = newer.words.iter().flatten().map(String::as_str).collect();
+    // A weekday is a value, not a qualifier ("as of Monday pickup is 2:50").
     let own = |w: &str| {
         values::is_content_word(w)
+            && !values::is_weekday(w)
             && !named(w)
             && !REVISION_CUES.contains(&w)
             && !VALUE_ADJECTIVES.contains(&w)
     };
+    // Adjacent pieces, within a word or across words with no phrase break between them
+    // ("effective immediately, manager approval": "immediately" does not qualify it).
+    let pairs: Vec<(&str, &str)> = newer
+        .words
+        .iter()
+        .enumerate()
+        .flat_map(|(i, pieces)| {
+            let inside = pieces.windows(2).map(|p| (p[0].as_str(), p[1].as_str()));
+            let across = pieces
+                .last()
+                .zip(newer.words.get(i + 1).and_then(|n| n.first()))
+                .filter(|_| !newer.breaks[i])
+                .map(|(a, b)| (a.as_str(), b.as_str()));
+            inside.chain(across).collect::<Vec<_>>()
+        })
+        .collect();
     let shared = |w: &str| subject.iter().any(|s| s == w && holds(older, s));
     // "the other team", "another branch"; "billing service" for "auth service". (A word
     // after the shared one is not read: it is as often a verb, "season ticket *went* up",
@@ -875,9 +911,9 @@ fn another_entity(
     // changes to save none.)
     // "her seat" for "my seat": a possessive of another person before the shared word.
     flat.iter().any(|w| ALTERITY.contains(w))
-        || flat
-            .windows(2)
-            .any(|p| shared(p[1]) && (own(p[0]) || OTHERS_POSSESSIVES.contains(&p[0])))
+        || pairs
+            .iter()
+            .any(|&(a, b)| shared(b) && (own(a) || OTHERS_POSSESSIVES.contains(&a)))
 }
 
 /// Whether two statements are about the same subject as far as the question can tell:
@@ -1937,5 +1973,41 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![0]
         );
+    }
+
+    #[test]
+    fn a_unit_a_contraction_and_a_bystander_name_no_other_entity() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        // "Gbps" after a number is a unit; "the order's in" owns nothing.
+        let query = q("what speed is the office line");
+        let older = cand(1, "The office line runs at 2 Gbps.", 1.0).at(1);
+        let newer = cand(2, "office line upgraded to 10 Gbps, the order's in", 1.0).at(2);
+        assert!(revises(&query, &older, &newer));
+        // A weekday before the subject is when, not which one.
+        let query = q("what time is the shuttle from the depot");
+        let older = cand(1, "The shuttle from the depot leaves at 7:40.", 1.0).at(1);
+        let newer = cand(2, "As of Tuesday shuttle departures are at 7:10.", 1.0).at(2);
+        assert!(revises(&query, &older, &newer));
+        // A qualifier across a comma qualifies nothing.
+        let query = q("above what amount does a refund need sign-off");
+        let older = cand(1, "A refund over $200 needs sign-off.", 1.0).at(1);
+        let newer = cand(
+            2,
+            "Starting today, refund sign-off is needed over $500.",
+            1.0,
+        )
+        .at(2);
+        assert!(revises(&query, &older, &newer));
+        // People both statements name say who took part, not which slot: two dates of two
+        // different outings with the same friends.
+        let query = q("what did I do with Priya and Tom");
+        let older = cand(1, "Went bouldering with Priya and Tom on May 3.", 1.0).at(1);
+        let newer = cand(2, "Planning a picnic with Priya and Tom on June 14.", 1.0).at(2);
+        assert!(!fills_again(&query, &older, &newer));
+        // An owner does say which: "Rosa's recital".
+        let query = q("when is Rosa's recital");
+        let older = cand(1, "Rosa's recital is on May 3.", 1.0).at(1);
+        let newer = cand(2, "Rosa's recital got moved, it's June 14 now.", 1.0).at(2);
+        assert!(fills_again(&query, &older, &newer));
     }
 }

@@ -211,6 +211,28 @@ fn number(word: &str) -> Option<String> {
     })
 }
 
+/// The month (three letters) and day of a date written `a/b` with digits, when the form
+/// tells which is which ([`read_values`]).
+fn day_and_month(a: &str, b: &str) -> Option<(&'static str, u32)> {
+    let part = |x: &str| {
+        (!x.is_empty() && x.len() <= 2 && x.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| x.parse::<u32>().ok())
+            .flatten()
+    };
+    let (x, y) = (part(a)?, part(b)?);
+    let two = a.len() == 2 && b.len() == 2;
+    let day = |d: u32| (13..=31).contains(&d);
+    let month = |m: u32| (1..=12).contains(&m);
+    let (m, d) = if day(x) && month(y) {
+        (y, x)
+    } else if month(x) && day(y) && two {
+        (x, y)
+    } else {
+        return None;
+    };
+    Some((&crate::clock::MONTHS[m as usize - 1][..3], d))
+}
+
 fn is_year(n: &str) -> bool {
     n.len() == 4 && n.parse::<u32>().is_ok_and(|y| (1900..=2100).contains(&y))
 }
@@ -541,7 +563,9 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
                 && !is_month(word)
                 && !is_weekday(word)
         };
-        if i > 0 && !scan.breaks[i - 1] && capital(i) {
+        // "100 Mbps": a capitalised word right after a number is its unit, not a name.
+        let unit = i > 0 && scan.words[i - 1].starts_with(|c: char| c.is_ascii_digit());
+        if i > 0 && !scan.breaks[i - 1] && !unit && capital(i) {
             let start = i;
             while i + 1 < scan.words.len() && !scan.breaks[i] && capital(i + 1) {
                 i += 1;
@@ -683,6 +707,17 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
             i += 1;
             continue;
         }
+        // "26/02", "14/3", "03/15": a day and a month, where one part can only be a day
+        // (13 to 31), the other only a month, and one is written with two digits or the
+        // day comes first (a score "7/15" stays a fraction).
+        if let Some((a, b)) = body.split_once('/')
+            && let Some((month, day)) = day_and_month(a, b)
+            && sign.is_none()
+        {
+            push(&mut out, Kind::Date, format!("{month} {day}"));
+            i += 1;
+            continue;
+        }
         // "4/5", "8 out of 10".
         if let Some((a, b)) = body.split_once('/')
             && let (Some(a), Some(b)) = (number(a), number(b))
@@ -816,6 +851,17 @@ mod tests {
         assert_eq!(
             kinds("I scored 4/5 and then 9 out of 10"),
             vec![(Fraction, "4/5".into()), (Fraction, "9/10".into())]
+        );
+        // A date where the form says which part is the day: one part 13 to 31, the other
+        // a month, the day first or both written with two digits; else a score.
+        assert_eq!(
+            kinds("moved to 19/11, or 03/17 at the latest; scored 7/15 and 15/20"),
+            vec![
+                (Date, "nov 19".into()),
+                (Date, "mar 17".into()),
+                (Fraction, "7/15".into()),
+                (Fraction, "15/20".into()),
+            ]
         );
         assert_eq!(
             kinds("I took two full days off, then a week, and one of them was fine"),
