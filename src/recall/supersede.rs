@@ -517,6 +517,11 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     restates(query, older, newer)
         || reschedules(query, older, newer)
         || newer.updates.iter().any(|u| {
+            // A change of another owner's value ("Anya's lesson moved to Thursday" for
+            // Ravi's lesson) revises nothing of this one.
+            if another_owner(query, older, newer, u) {
+                return false;
+            }
             let same_kind = |v: &&Value| match (&u.kind, &v.kind) {
                 (Kind::Count(None), Kind::Count(Some(noun))) => queried(noun),
                 (Kind::Count(None), Kind::Count(None)) => true,
@@ -848,6 +853,16 @@ pub fn follow(
     chain
 }
 
+/// Whether `newer` names a possessor ("Elif's car insurance") that neither `older`, the
+/// question nor its own `value` names.
+fn another_owner(query: &Query, older: &Candidate, newer: &Candidate, value: &Value) -> bool {
+    newer.owners.iter().any(|o| {
+        !(query.terms.iter().any(|t| t == o)
+            || older.holds(o)
+            || value.value.split(' ').any(|v| v == o))
+    })
+}
+
 /// Whether `newer` is about another entity than the one `older` and the question name: it
 /// names a possessor neither of them names ("Elif's car insurance" for "my car
 /// insurance"), or, lacking a query word `older` holds, it names an entity of its own or
@@ -866,7 +881,7 @@ fn another_entity(
             || holds(older, w)
             || value.value.split(' ').any(|v| v == w)
     };
-    if newer.owners.iter().any(|o| !named(o)) {
+    if another_owner(query, older, newer, value) {
         return true;
     }
     // In its own words: a statement continuing another names no more of the subject for it
