@@ -431,6 +431,12 @@ impl Candidate {
         }
     }
 
+    /// Whether `word` names an entity it mentions but does not own anything of: a person
+    /// or place that says who or where, not which thing ("with Stacy", "at Cookly").
+    fn bystander(&self, word: &str) -> bool {
+        self.entities.iter().any(|e| e == word) && !self.owners.iter().any(|o| o == word)
+    }
+
     /// Whether it holds `word` (a [`words`](Self::words) piece), in its own words or in
     /// what it continues.
     fn holds(&self, word: &str) -> bool {
@@ -546,10 +552,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                 // be about the same thing: a content word near both values (or, below, a
                 // shared query word or neighbouring value).
                 let subject = newer.subject(u);
-                if old
-                    .iter()
-                    .any(|v| older.subject(v).iter().any(|w| subject.contains(w)))
-                {
+                let shared =
+                    |w: &&str| subject.contains(w) && !older.bystander(w) && !newer.bystander(w);
+                if old.iter().any(|v| older.subject(v).iter().any(shared)) {
                     return true;
                 }
             }
@@ -562,7 +567,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                 let same_thing = if v.kind == Kind::Count(None) {
                     !v_anchors.is_empty() && v_anchors.iter().all(|a| u_anchors.contains(a))
                 } else {
-                    v_anchors.iter().any(|a| u_anchors.contains(a))
+                    v_anchors.iter().any(|a| {
+                        u_anchors.contains(a) && !older.bystander(a) && !newer.bystander(a)
+                    })
                 };
                 same_thing
                     || newer.beside(u).any(|a| {
@@ -737,11 +744,8 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                     // with Stacy on September 22" does not revise "painting with Stacy on
                     // April 4"; "Dad's 60th" is Dad's).
                     .any(|(v, _)| {
-                        let bystander = |c: &Candidate, a: &String| {
-                            c.entities.contains(a) && !c.owners.contains(a)
-                        };
                         older.anchors(&subject, v).iter().any(|a| {
-                            near_new.contains(a) && !bystander(older, a) && !bystander(newer, a)
+                            near_new.contains(a) && !older.bystander(a) && !newer.bystander(a)
                         })
                     })
                 && !another_entity(query, &subject, older, newer, u)
@@ -2024,5 +2028,23 @@ mod tests {
         let older = cand(1, "Rosa's recital is on May 3.", 1.0).at(1);
         let newer = cand(2, "Rosa's recital got moved, it's June 14 now.", 1.0).at(2);
         assert!(fills_again(&query, &older, &newer));
+    }
+
+    #[test]
+    fn a_cue_worded_change_of_another_owners_or_a_bystanders_thing_revises_nothing() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("when is Ravi's recital");
+        let older = cand(1, "Ravi's recital is on Wednesday at 4.", 1.0).at(1);
+        let mia = cand(2, "Mia's recital moved to Thursday at 5.", 1.0).at(2);
+        assert!(!revises(&query, &older, &mia));
+        let his = cand(3, "Ravi's recital moved to Thursday at 5.", 1.0).at(3);
+        assert!(revises(&query, &older, &his));
+        // The shop both name says where, not which price.
+        let query = q("how much is the kettle at Brewhaus");
+        let older = cand(1, "The kettle is £40 at Brewhaus.", 1.0).at(1);
+        let toaster = cand(2, "the toaster at Brewhaus dropped to £25", 1.0).at(2);
+        assert!(!revises(&query, &older, &toaster));
+        let kettle = cand(3, "the kettle at Brewhaus dropped to £32", 1.0).at(3);
+        assert!(revises(&query, &older, &kettle));
     }
 }
