@@ -433,8 +433,10 @@ impl Candidate {
 
     /// Whether `word` names an entity it mentions but does not own anything of: a person
     /// or place that says who or where, not which thing ("with Stacy", "at Cookly").
+    /// `word` may be a [`stem`] of the name ([`subject`](Self::subject) words are).
     fn bystander(&self, word: &str) -> bool {
-        self.entities.iter().any(|e| e == word) && !self.owners.iter().any(|o| o == word)
+        let is = |e: &String| e == word || stem(e) == word;
+        self.entities.iter().any(is) && !self.owners.iter().any(is)
     }
 
     /// Whether it holds `word` (a [`words`](Self::words) piece), in its own words or in
