@@ -457,7 +457,7 @@ fn a_handful_of_notes_is_found_by_another_inflection() {
 }
 
 /// "I don't know" from evidence of its own: a question that shares only a speaker's name
-/// with what is stored, or asks for an amount or a time that nothing matching it states, is
+/// or a name it gives with what is stored, or asks for an amount or a time that nothing matching it states, is
 /// a knowledge gap (nothing returned); the same questions are answered once something
 /// states it (a bare number may be the amount), and a question about when something happened is answered by when it was
 /// said.
@@ -489,6 +489,26 @@ fn a_speaker_name_or_a_subject_without_the_value_asked_is_no_answer() {
         "when it was said answers"
     );
     assert!(!gap("Which room did Noor book?"));
+    // A name the question gives is no more enough than a speaker's: a note naming Tomas's
+    // plumber answers nothing of his shoe size; what the note does say it answers, in any
+    // form of its words, and a question of names alone is about them.
+    let plumber = m
+        .observe(by("Noor", "Our plumber is Bastian, he comes on Fridays."))
+        .unwrap();
+    assert!(
+        gap("What is Bastian's shoe size?"),
+        "only the name is shared"
+    );
+    assert!(gap("Welche Schuhgröße hat Bastian?"), "in any language");
+    let first = |q: &str| {
+        m.recall_with(&p, &RecallQuery::new(q, 5))
+            .unwrap()
+            .items
+            .first()
+            .map(|i| i.event.id)
+    };
+    assert_eq!(first("When does Bastian come?"), Some(plumber));
+    assert_eq!(first("Who is Bastian?"), Some(plumber));
     let fee = m.observe(by("Noor", "The gym is 30 a month.")).unwrap();
     let r = m
         .recall_with(&p, &RecallQuery::new("How much does the gym cost?", 5))

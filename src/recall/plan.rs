@@ -211,6 +211,8 @@ pub(crate) struct Plan<'a> {
     pub pairs: Vec<(String, f32)>,
     /// Whether a lexical match says the query is answered (the gap decision).
     pub lexical_answers: bool,
+    /// The names the question gives ([`names`]): a match on them alone answers nothing.
+    pub names: Vec<String>,
     /// The kind of value the question asks for, if it says ([`values::Wanted`]).
     pub wanted: values::Wanted,
     /// The query's HDC vector (IDF-weighted), when it has words.
@@ -271,13 +273,12 @@ impl Plan<'_> {
     }
 
     /// Whether the candidate answers the query: evidence of its own that counts for the
-    /// gap decision (a lexical match, not on its speaker's name alone, or a similarity
-    /// above what the best unrelated memory reaches by chance), and, when the question
-    /// asks for a kind of value ("when", "how much … cost"), a value of that kind stated.
-    /// "How much do the school photos cost?" is not answered by "School photos are on the
-    /// 14th".
+    /// gap decision (a lexical match, not on a name alone, or a similarity above what the
+    /// best unrelated memory reaches by chance), and, when the question asks for a kind of
+    /// value ("when", "how much … cost"), a value of that kind stated. "How much do the
+    /// school photos cost?" is not answered by "School photos are on the 14th".
     pub fn answers(&self, c: &Candidate, event: &Event, vector: Option<f64>) -> bool {
-        let evidence = (self.lexical_answers && c.lexical() && !self.speaker_only(event))
+        let evidence = (self.lexical_answers && c.lexical() && !self.names_only(event))
             || self
                 .similarities(c.fused.id, vector)
                 .into_iter()
@@ -286,29 +287,60 @@ impl Plan<'_> {
         evidence && self.wanted.could_be_answered_by(&event.content)
     }
 
-    /// Whether the event matches the query only through its speaker field: its speaker's
-    /// name is a query term and its text holds no other query word, in any form the search
-    /// used ("When is Priya's flight home?" of anything Priya said). A word too common
+    /// Whether the event matches the query only through a name: its speaker's name or a
+    /// name the question gives ([`names`]) is a query term and its text holds no other
+    /// query word, in any form ("When is Priya's flight home?" of anything Priya said;
+    /// "What is Samir's email address?" of "Our accountant is Samir"). A word too common
     /// to be a term still counts as the text's own ("What does Caroline research?" of her
-    /// "I research coral reefs").
-    pub fn speaker_only(&self, event: &Event) -> bool {
-        let Some(speaker) = event.speaker.as_deref() else {
-            return false;
-        };
-        let name = crate::text::tokens(speaker);
-        let named = |t: &str| name.iter().any(|n| n == t);
-        if !self.terms.iter().any(|(t, _)| named(t)) {
+    /// "I research coral reefs"); a question whose terms are all names is about them.
+    pub fn names_only(&self, event: &Event) -> bool {
+        let speaker = event
+            .speaker
+            .as_deref()
+            .map(crate::text::tokens)
+            .unwrap_or_default();
+        let named = |t: &str| speaker.iter().chain(&self.names).any(|n| n == t);
+        // A question of names alone ("When was the Harbour Lights Festival?") is about
+        // them: matching them is evidence.
+        let words = lexical::query_terms(self.query());
+        if !self.terms.iter().any(|(t, _)| named(t)) || words.iter().all(|t| named(t)) {
             return false;
         }
         let own = crate::text::tokens(&event.content);
-        let words = lexical::query_terms(self.query());
+        // In any form: "meet" is held by "meetings".
         !self
             .terms
             .iter()
             .map(|(t, _)| t)
             .chain(&words)
-            .any(|t| !named(t) && own.iter().any(|w| w == t))
+            .filter(|t| !named(t))
+            .any(|t| {
+                let forms = crate::text::word_forms(t);
+                own.iter().any(|w| forms.contains(w))
+            })
     }
+}
+
+/// The names `query` gives, as lexical tokens: its words written with a capital inside a
+/// sentence (not its first word, nor one after `.`, `!` or `?`) and a small letter after it
+/// ("Samir" in "What is Samir's email address?"; not "PB", nor a month or a weekday).
+/// Capitals are the script's own mark of a name, in any language that has them.
+fn names(query: &str) -> Vec<String> {
+    let scan = values::scan(query);
+    let mut out = Vec::new();
+    for (i, raw) in scan.raw.iter().enumerate() {
+        let inside = i > 0 && !scan.tails[i - 1].contains(['.', '!', '?']);
+        let word = &scan.words[i];
+        if inside
+            && raw.starts_with(char::is_uppercase)
+            && raw.chars().skip(1).any(char::is_lowercase)
+            && !values::is_month(word)
+            && !values::is_weekday(word)
+        {
+            out.extend(crate::text::tokens(raw));
+        }
+    }
+    out
 }
 
 /// `items` without repeats, in their first order.
@@ -449,6 +481,7 @@ impl<'a> Plan<'a> {
             terms,
             pairs,
             lexical_answers,
+            names: names(query),
             wanted: values::Wanted::of(query),
             vector,
             baseline,

@@ -282,7 +282,18 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     }
     // What "what" or "which" asks for: the head of its phrase ("what's the launch date").
     let head = wh_head(question);
-    let asks_for = |x: &str| pair("what", &|t| t == x) || head.as_deref() == Some(x);
+    // "what time" anywhere ("help me decide what time of day"), unless the word heads no
+    // phrase of its own: "what time management techniques" asks for techniques.
+    let asks_for = |x: &str| {
+        head.as_deref() == Some(x)
+            || w.iter().enumerate().any(|(i, t)| {
+                t == "what"
+                    && w.get(i + 1).is_some_and(|n| n == x)
+                    && w.get(i + 2).is_none_or(|n| {
+                        ends_phrase(split[i + 1].1) || crate::text::is_function_word(n)
+                    })
+            })
+    };
     if asks_when || has("deadline") || asks_for("date") || asks_for("day") {
         out.push(Kind::Date);
     }
