@@ -260,6 +260,41 @@ fn chronology_threads_sessions_turns_and_context() {
         l.event_context(&project("q"), ids[0], 1, 1),
         Err(LedgerError::UnknownEvent(_))
     ));
+    // What follows an event in its conversation: its thread's next events (not the other
+    // thread's, though the session is shared), at most `n`; a session without a thread
+    // orders by the session; an event with neither by the project.
+    let anchor = l.get(&p, ids[3]).unwrap().unwrap();
+    assert_eq!(
+        l.following(&p, &anchor, 2)
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect::<Vec<_>>(),
+        vec![ids[4], ids[5]]
+    );
+    let last = l.get(&p, ids[5]).unwrap().unwrap();
+    assert_eq!(
+        l.following(&p, &last, 9)
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect::<Vec<_>>(),
+        vec![reply.id]
+    );
+    let a = l
+        .append(msg("p", Role::User, "loose one").session("s9"))
+        .unwrap();
+    let b = l.append(msg("p", Role::User, "loose two")).unwrap();
+    let c = l
+        .append(msg("p", Role::User, "loose three").session("s9"))
+        .unwrap();
+    let ids_of = |v: Vec<hypermem::ledger::Event>| v.iter().map(|e| e.id).collect::<Vec<_>>();
+    assert_eq!(ids_of(l.following(&p, &a, 5).unwrap()), vec![c.id]);
+    assert_eq!(ids_of(l.following(&p, &b, 5).unwrap()), vec![c.id]);
+    assert!(
+        l.following(&project("q"), &a, 5).unwrap().is_empty(),
+        "another project"
+    );
 }
 
 #[test]
