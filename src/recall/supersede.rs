@@ -251,8 +251,11 @@ impl Candidate {
         slots.extend(identifiers);
         // A long turn states its own subject; a short one may exist only to give a value.
         let layout = Layout::of(&scan);
+        // A change written as notation: "35 → 39" (an arrow between two values), "s/14/30/"
+        // (a substitution, which edits what was said before: it refers back by its form).
+        let (noted_from, noted_to, substitutes) = notation(&scan);
         let elliptical = content.chars().count() <= crate::index::lexical::CONTEXT_CHARS
-            && refers_back(&scan, &layout, &slots);
+            && (substitutes || refers_back(&scan, &layout, &slots));
         let values::Scan {
             raw,
             words,
@@ -269,6 +272,7 @@ impl Candidate {
             .iter()
             .filter(|v| after(v, "from") || (corrects && after(v, "not")))
             .cloned()
+            .chain(noted_from)
             .collect();
         let mut cues: Vec<(usize, usize)> = if corrects {
             vec![(0, UPDATE_SPAN)]
@@ -315,6 +319,7 @@ impl Candidate {
             .chain(targets)
             .chain(clause_to)
             .cloned()
+            .chain(noted_to)
             .collect();
         updates.sort();
         updates.dedup();
@@ -535,13 +540,31 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                 (Kind::Count(None), Kind::Count(None)) => true,
                 (a, b) => a == b,
             };
-            let old: Vec<&Value> = older.values.iter().filter(same_kind).collect();
-            let other_origin = newer
-                .origins
+            // A bare number changed from a number the older statement gives in a unit
+            // ("storage plan 35 → 39" after "£35 a month") is a value of that kind.
+            let number = |v: &Value| v.value.split(' ').next().unwrap_or_default().to_owned();
+            let restated = |v: &&Value| {
+                u.kind == Kind::Count(None)
+                    && newer
+                        .origins
+                        .iter()
+                        .any(|o| o.kind == Kind::Count(None) && o.value == number(v))
+            };
+            let old: Vec<&Value> = older
+                .values
                 .iter()
-                .filter(|o| same_kind(o))
-                .any(|o| !old.iter().any(|v| v.value == o.value));
-            if old.is_empty() || other_origin || old.iter().any(|v| v.value == u.value) {
+                .filter(|v| same_kind(v) || restated(v))
+                .collect();
+            let other_origin = newer.origins.iter().filter(|o| same_kind(o)).any(|o| {
+                !old.iter()
+                    .any(|v| v.value == o.value || number(v) == o.value)
+            });
+            if old.is_empty()
+                || other_origin
+                || old
+                    .iter()
+                    .any(|v| v.value == u.value || number(v) == u.value)
+            {
                 return false;
             }
             if u.kind == Kind::Count(None)
@@ -789,6 +812,49 @@ impl Layout {
         let asks = clause.iter().map(|&c| asking[c]).collect();
         Self { clause, asks }
     }
+}
+
+/// The values a change written as notation changes from and to, and whether one is a
+/// substitution: two values with an arrow standing between them ("35 → 39"), and the
+/// parts of a word `s/X/Y/` ("s/14/30/"), read as bare numbers when they are numbers and
+/// as codes otherwise.
+fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
+    let (mut from, mut to) = (Vec::new(), Vec::new());
+    for (i, &arrow) in scan.arrows.iter().enumerate() {
+        let at = |w: usize| scan.values.iter().find(|v| v.word == w);
+        if arrow && let (Some(a), Some(b)) = (at(i), at(i + 1)) {
+            from.push(a.clone());
+            to.push(b.clone());
+        }
+    }
+    let mut substitutes = false;
+    for (i, raw) in scan.raw.iter().enumerate() {
+        let parts: Vec<&str> = raw.split('/').collect();
+        if let ["s" | "S", x, y, ..] = parts[..]
+            && !x.is_empty()
+            && !y.is_empty()
+        {
+            let value = |p: &str| {
+                let number = values::values(p)
+                    .into_iter()
+                    .next()
+                    .filter(|v| v.kind == Kind::Count(None));
+                Value {
+                    kind: if number.is_some() {
+                        Kind::Count(None)
+                    } else {
+                        Kind::Code
+                    },
+                    value: number.map_or_else(|| p.to_lowercase(), |n| n.value),
+                    word: i,
+                }
+            };
+            from.push(value(x));
+            to.push(value(y));
+            substitutes = true;
+        }
+    }
+    (from, to, substitutes)
 }
 
 /// Whether the clause of `scan` holding one of `slots` (with the clause before it, when
@@ -2048,5 +2114,28 @@ mod tests {
         assert!(!revises(&query, &older, &toaster));
         let kettle = cand(3, "the kettle at Brewhaus dropped to £32", 1.0).at(3);
         assert!(revises(&query, &older, &kettle));
+    }
+
+    #[test]
+    fn a_change_written_as_an_arrow_or_a_substitution_revises() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("how much is the gym membership");
+        let older = cand(1, "The gym membership is £42 a month.", 1.0).at(1);
+        let arrow = cand(2, "gym membership 42 -> 47 from January, sigh", 1.0).at(2);
+        assert!(revises(&query, &older, &arrow));
+        // An arrow from a value the older statement never gave changes something else.
+        let other = cand(3, "gym membership 30 → 35 for students", 1.0).at(3);
+        assert!(!revises(&query, &older, &other));
+        // "s/X/Y/" edits what was said: it refers back by its form, and its Y is the value
+        // of what the edited statement said (the unit carried from X).
+        let query = q("how long is the trial period");
+        let older = cand(1, "The trial period is 14 days.", 1.0).at(1);
+        let edit = cand(2, "s/14/21/ sorry", 1.0).at(2);
+        assert!(edit.elliptical());
+        let chain: Vec<usize> = follow(&query, &older, [edit], |_| false)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(chain, vec![0]);
     }
 }

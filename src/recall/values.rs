@@ -103,6 +103,9 @@ pub struct Scan<'a> {
     /// Per word, whether a dash standing free follows it ("World Book Day — he wants"):
     /// a clause ends there.
     pub dashes: Vec<bool>,
+    /// Per word, whether an arrow standing free follows it ("35 → 39", "14 -> 30"): what
+    /// stands before it was changed to what stands after.
+    pub arrows: Vec<bool>,
 }
 
 /// Reads `text` once into its words and values.
@@ -112,16 +115,20 @@ pub fn scan(text: &str) -> Scan<'_> {
     let breaks: Vec<bool> = split.iter().map(|&(_, t)| ends_phrase(t)).collect();
     let values = read_values(&words, &breaks);
     let mut dashes = vec![false; words.len()];
+    let mut arrows = vec![false; words.len()];
     let mut kept = 0;
     for token in text.split_whitespace() {
         if word_of(token).is_some() {
             kept += 1;
+        } else if kept > 0 && matches!(token, "→" | "->" | "=>" | "⇒" | "⟶") {
+            arrows[kept - 1] = true;
         } else if kept > 0 && token.contains(['-', '–', '—']) {
             dashes[kept - 1] = true;
         }
     }
     Scan {
         dashes,
+        arrows,
         raw: split.iter().map(|&(w, _)| w).collect(),
         tails: split.into_iter().map(|(_, t)| t).collect(),
         words,
