@@ -207,6 +207,10 @@ fn a_later_turn_that_gives_a_value_by_reference_continues_what_it_refers_to() {
     for pair in hits.windows(2) {
         assert!(pair[0].fused.score >= pair[1].fused.score, "{hits:#?}");
     }
+    for h in &hits {
+        let parts: f64 = h.fused.breakdown.iter().map(|b| b.score).sum();
+        assert!((parts - h.fused.score).abs() < 1e-9, "{h:#?}");
+    }
     // A turn about someone else in between ends the thread: "she" is not the ferry.
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();

@@ -124,12 +124,13 @@ fn follow(
             // Ranked below the head: moved into it.
             Some(j) => run.ranked.remove(j),
             None => {
-                let score = run.ranked[at].fused.score;
                 run.suppressed.retain(|(e, _)| e.0 != id);
+                // Its score is its one part (the placing stage shows it no lower than
+                // what it is ordered above, by a `placed` part).
                 Ranked {
                     fused: Fused {
                         id,
-                        score,
+                        score: lent,
                         breakdown: vec![Part::continues(antecedent, lent)],
                     },
                     event: later[i].clone(),
