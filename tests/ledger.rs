@@ -263,24 +263,14 @@ fn chronology_threads_sessions_turns_and_context() {
     // What follows an event in its conversation: its thread's next events (not the other
     // thread's, though the session is shared), at most `n`; a session without a thread
     // orders by the session; an event with neither by the project.
+    let ids_of = |v: Vec<hypermem::ledger::Event>| v.iter().map(|e| e.id).collect::<Vec<_>>();
     let anchor = l.get(&p, ids[3]).unwrap().unwrap();
     assert_eq!(
-        l.following(&p, &anchor, 2)
-            .unwrap()
-            .iter()
-            .map(|e| e.id)
-            .collect::<Vec<_>>(),
+        ids_of(l.following(&p, &anchor, 2).unwrap()),
         vec![ids[4], ids[5]]
     );
     let last = l.get(&p, ids[5]).unwrap().unwrap();
-    assert_eq!(
-        l.following(&p, &last, 9)
-            .unwrap()
-            .iter()
-            .map(|e| e.id)
-            .collect::<Vec<_>>(),
-        vec![reply.id]
-    );
+    assert_eq!(ids_of(l.following(&p, &last, 9).unwrap()), vec![reply.id]);
     let a = l
         .append(msg("p", Role::User, "loose one").session("s9"))
         .unwrap();
@@ -288,7 +278,6 @@ fn chronology_threads_sessions_turns_and_context() {
     let c = l
         .append(msg("p", Role::User, "loose three").session("s9"))
         .unwrap();
-    let ids_of = |v: Vec<hypermem::ledger::Event>| v.iter().map(|e| e.id).collect::<Vec<_>>();
     assert_eq!(ids_of(l.following(&p, &a, 5).unwrap()), vec![c.id]);
     assert_eq!(ids_of(l.following(&p, &b, 5).unwrap()), vec![c.id]);
     assert!(
