@@ -213,6 +213,9 @@ pub(crate) struct Plan<'a> {
     pub lexical_answers: bool,
     /// The names the question gives ([`names`]): a match on them alone answers nothing.
     pub names: Vec<String>,
+    /// The query's words and terms, each with its forms ([`crate::text::word_forms`]):
+    /// what a text must hold, besides names, to answer ([`Plan::names_only`]).
+    pub forms: Vec<(String, Vec<String>)>,
     /// The kind of value the question asks for, if it says ([`values::Wanted`]).
     pub wanted: values::Wanted,
     /// The query's HDC vector (IDF-weighted), when it has words.
@@ -302,22 +305,16 @@ impl Plan<'_> {
         let named = |t: &str| speaker.iter().chain(&self.names).any(|n| n == t);
         // A question of names alone ("When was the Harbour Lights Festival?") is about
         // them: matching them is evidence.
-        let words = lexical::query_terms(self.query());
-        if !self.terms.iter().any(|(t, _)| named(t)) || words.iter().all(|t| named(t)) {
+        if !self.terms.iter().any(|(t, _)| named(t)) || self.forms.iter().all(|(t, _)| named(t)) {
             return false;
         }
         let own = crate::text::tokens(&event.content);
         // In any form: "meet" is held by "meetings".
         !self
-            .terms
+            .forms
             .iter()
-            .map(|(t, _)| t)
-            .chain(&words)
-            .filter(|t| !named(t))
-            .any(|t| {
-                let forms = crate::text::word_forms(t);
-                own.iter().any(|w| forms.contains(w))
-            })
+            .filter(|(t, _)| !named(t))
+            .any(|(_, forms)| own.iter().any(|w| forms.contains(w)))
     }
 }
 
@@ -475,6 +472,19 @@ impl<'a> Plan<'a> {
         let semantic_baseline = semantic
             .as_ref()
             .and_then(|(space, q)| space.reading().baseline(q, BASELINE_SAMPLE));
+        let forms = {
+            let mut words = lexical::query_terms(query);
+            words.extend(terms.iter().map(|(t, _)| t.clone()));
+            words.sort_unstable();
+            words.dedup();
+            words
+                .into_iter()
+                .map(|w| {
+                    let forms = crate::text::word_forms(&w);
+                    (w, forms)
+                })
+                .collect()
+        };
         Ok(Plan {
             rq,
             compiled,
@@ -482,6 +492,7 @@ impl<'a> Plan<'a> {
             pairs,
             lexical_answers,
             names: names(query),
+            forms,
             wanted: values::Wanted::of(query),
             vector,
             baseline,

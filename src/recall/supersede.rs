@@ -249,13 +249,12 @@ impl Candidate {
         let (entities, owners) = entities(&scan);
         let mut slots = scan.values.clone();
         slots.extend(identifiers);
-        // A long turn states its own subject; a short one may exist only to give a value.
-        let layout = Layout::of(&scan);
         // A change written as notation: "35 → 39" (an arrow between two values), "s/14/30/"
         // (a substitution, which edits what was said before: it refers back by its form).
         let (noted_from, noted_to, substitutes) = notation(&scan);
+        // A long turn states its own subject; a short one may exist only to give a value.
         let elliptical = content.chars().count() <= crate::index::lexical::CONTEXT_CHARS
-            && (substitutes || refers_back(&scan, &layout, &slots));
+            && (substitutes || refers_back(&scan, &Layout::of(&scan), &slots));
         let values::Scan {
             raw,
             words,
@@ -447,11 +446,12 @@ impl Candidate {
     /// Whether it holds `word` (a [`words`](Self::words) piece), in its own words or in
     /// what it continues.
     fn holds(&self, word: &str) -> bool {
-        self.words
-            .iter()
-            .flatten()
-            .chain(&self.context)
-            .any(|x| x == word)
+        self.says(word) || self.context.iter().any(|x| x == word)
+    }
+
+    /// Whether its own words hold `word` (a [`words`](Self::words) piece).
+    fn says(&self, word: &str) -> bool {
+        self.words.iter().flatten().any(|x| x == word)
     }
 
     /// The content words within [`SUBJECT_WINDOW`] words of `v` (revision cues and value
@@ -542,7 +542,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
             };
             // A bare number changed from a number the older statement gives in a unit
             // ("storage plan 35 → 39" after "£35 a month") is a value of that kind.
-            let number = |v: &Value| v.value.split(' ').next().unwrap_or_default().to_owned();
+            fn number(v: &Value) -> &str {
+                v.value.split(' ').next().unwrap_or_default()
+            }
             let restated = |v: &&Value| {
                 u.kind == Kind::Count(None)
                     && newer
@@ -829,8 +831,11 @@ fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
     }
     let mut substitutes = false;
     for (i, raw) in scan.raw.iter().enumerate() {
-        let parts: Vec<&str> = raw.split('/').collect();
-        if let ["s" | "S", x, y, ..] = parts[..]
+        let Some(rest) = raw.strip_prefix("s/").or_else(|| raw.strip_prefix("S/")) else {
+            continue;
+        };
+        let mut parts = rest.split('/');
+        if let (Some(x), Some(y)) = (parts.next(), parts.next())
             && !x.is_empty()
             && !y.is_empty()
         {
@@ -958,8 +963,7 @@ fn another_entity(
     }
     // In its own words: a statement continuing another names no more of the subject for it
     // ("Thabo lands at 11:40 that day" after "we land in Cape Town at 06:15").
-    let said = |w: &str| newer.words.iter().flatten().any(|x| x == w);
-    let lacks_one = subject.iter().any(|w| holds(older, w) && !said(w));
+    let lacks_one = subject.iter().any(|w| holds(older, w) && !newer.says(w));
     if !lacks_one {
         return false;
     }
