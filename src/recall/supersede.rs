@@ -895,8 +895,11 @@ fn refers_back(scan: &values::Scan<'_>, layout: &Layout, slots: &[Value]) -> boo
 /// ([`revises`]), read as continuing it ([`Candidate::continuing`]: "make that 5 kg"
 /// after "need 3 kg of flour" is about the flour). Following stops at a statement that
 /// gives a value of a kind the last one holds about something else of its own, or at one
-/// that names an entity neither the last one nor the question names ("How old is Luna?"
-/// between "Max is 8 years old" and "she is 5"): the conversation moved on. A statement that names what it speaks of is followed only when
+/// that names an entity neither the last one nor the question names and could itself hold
+/// such a value, giving one or asking ("How old is Luna?" between "Max is 8 years old" and
+/// "she is 5"): the conversation moved on. An aside that names something else and holds
+/// no such value ("need to dig out last year's P60") leaves the pronoun to the value's
+/// holder. A statement that names what it speaks of is followed only when
 /// `answers` says it is an answer already (retrieval found it on its own words); one that
 /// does not is what following is for. Returns indexes into `later`, each with the
 /// statement as read.
@@ -916,15 +919,20 @@ pub fn follow(
         {
             head = t.clone();
             chain.push((i, t));
-        } else if (!t.elliptical
-            && t.slots
+        } else {
+            let rival = t
+                .slots
                 .iter()
-                .any(|u| head.slots.iter().any(|v| compatible(&u.kind, &v.kind))))
-            || t.entities
-                .iter()
-                .any(|e| !head.holds(e) && !query.terms.contains(e))
-        {
-            break;
+                .any(|u| head.slots.iter().any(|v| compatible(&u.kind, &v.kind)));
+            // Something else named in between takes over what a later pronoun refers to
+            // only where it could hold such a value: it gives one, or it asks about it.
+            let moved_on = (rival || !t.asserts)
+                && t.entities
+                    .iter()
+                    .any(|e| !head.holds(e) && !query.terms.contains(e));
+            if (!t.elliptical && rival) || moved_on {
+                break;
+            }
         }
     }
     chain
