@@ -1551,7 +1551,62 @@ fn a_view_reads_beside_the_holder_and_learns_nothing() {
         )
         .unwrap();
     assert_eq!(learned, 0, "a view does not learn");
+    assert!(
+        !dir.path().join("lexical/v.lex").exists(),
+        "a view leaves the lexical index to the running writer"
+    );
     assert_eq!(holder.ledger().count(&p).unwrap(), 1);
+}
+
+#[test]
+fn a_view_saves_the_lexical_index_it_built_unless_the_ledger_moved_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("lx");
+    let say = |m: &Memory, text: &str| {
+        m.observe(NewEvent::new(
+            p.clone(),
+            Role::User,
+            EventKind::Message,
+            text,
+        ))
+        .unwrap();
+    };
+    let file = dir.path().join("lexical/lx.lex");
+    {
+        let writer = Memory::open(&profile(), Some(dir.path())).unwrap();
+        say(&writer, "the kiln fires at dawn");
+        say(&writer, "glaze the bowls on friday");
+    }
+    std::fs::remove_file(&file).ok();
+    // No writer runs: the view saves what it built, and the next view loads it.
+    let view = Memory::open_view(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(view.recall(&p, "kiln", 5).unwrap().len(), 1);
+    drop(view);
+    let saved = std::fs::read(&file).expect("the view saved its lexical index");
+    let view = Memory::open_view(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(view.recall(&p, "glaze bowls", 5).unwrap().len(), 1);
+    drop(view);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        saved,
+        "loaded, not rewritten"
+    );
+
+    // A view that read the project before a writer erased it saves nothing of it.
+    std::fs::remove_file(&file).unwrap();
+    let view = Memory::open_view(&profile(), Some(dir.path())).unwrap();
+    assert_eq!(view.recall(&p, "kiln", 5).unwrap().len(), 1);
+    {
+        let writer = Memory::open(&profile(), Some(dir.path())).unwrap();
+        writer.forget_project(&p).unwrap();
+        say(&writer, "a new start");
+    }
+    std::fs::remove_file(&file).ok();
+    drop(view);
+    assert!(
+        !file.exists(),
+        "an erased project's words are not written back"
+    );
 }
 
 /// Words of planted topics (8 topics × 6 words), for consolidation on real text.

@@ -353,6 +353,48 @@ impl Memory {
         Ok(self.warm.catch_up(deadline)? + self.cold.catch_up(deadline)?)
     }
 
+    /// A view saves the lexical indexes it built, so the next CLI read of a large project
+    /// loads them instead of re-reading its whole ledger. Only while no writer runs: the
+    /// view takes the writer's lock without waiting (a running writer saves its own), and
+    /// under it saves an index only if the ledger still ends where the index does (an
+    /// erasure since the view read the ledger would otherwise bring erased words back in
+    /// a file). Best effort: the file is derived data, and a view of a store it may not
+    /// write still answers.
+    fn save_lexicon_of_view(&self) {
+        let loaded: Vec<(ProjectId, Arc<RwLock<ProjectText>>)> = self
+            .lexicon
+            .reading()
+            .iter()
+            .filter(|(_, t)| t.reading().needs_save())
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        if loaded.is_empty() {
+            return;
+        }
+        let lock = open::writer_lock_path(&self.profile, &self.data_dir);
+        if !lock.parent().is_some_and(Path::is_dir) {
+            return;
+        }
+        let _writer = match crate::store::lock_file(&lock, 0) {
+            Ok(file) => file,
+            Err(e) => {
+                tracing::debug!(error = %e, "a view leaves the lexical indexes to the writer");
+                return;
+            }
+        };
+        for (project, text) in loaded {
+            let last = text.reading().last_id;
+            match self.ledger.last_id(&project) {
+                Ok(Some(id)) if id.0 == last => {}
+                _ => continue,
+            }
+            let path = ProjectText::path(&self.data_dir, &project);
+            if let Err(e) = ProjectText::save(&text, &path) {
+                tracing::debug!(path = %path.display(), error = %e, "a view could not save a lexical index");
+            }
+        }
+    }
+
     /// Applies pending recall feedback and makes derived data durable (lexical indexes,
     /// HNSW graphs); also done on drop.
     ///
@@ -360,7 +402,9 @@ impl Memory {
     /// Store errors.
     pub fn flush(&self) -> Result<()> {
         if self.read_only {
-            return self.flush_feedback();
+            self.flush_feedback()?;
+            self.save_lexicon_of_view();
+            return Ok(());
         }
         self.flush_feedback()?;
         self.save_lexicon()?;

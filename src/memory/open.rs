@@ -9,6 +9,9 @@ use super::*;
 /// shared services (Redis) record so two data directories never share one key space.
 const DEPLOYMENT: &str = "DEPLOYMENT";
 
+/// Directory of a data directory holding the cold segment store (lite and standard).
+const COLD_SEGMENTS: &str = "vectors-cold";
+
 /// The data directory's deployment token, created if `create` and missing.
 fn deployment_token(data_dir: &Path, create: bool) -> Result<String> {
     let path = data_dir.join(DEPLOYMENT);
@@ -59,6 +62,16 @@ struct OpenedTiers {
     lock: Option<std::fs::File>,
 }
 
+/// The lock a process writing `data_dir` holds under `profile`: the cold segment store's
+/// (lite and standard), `LOCK` in the data directory on scale.
+pub(crate) fn writer_lock_path(profile: &Profile, data_dir: &Path) -> PathBuf {
+    if profile.qdrant.is_some() {
+        data_dir.join("LOCK")
+    } else {
+        crate::store::SegmentStore::lock_path(&data_dir.join(COLD_SEGMENTS))
+    }
+}
+
 /// Opens the tiers the profile's table in DESIGN.md names: lite, mmap warm and cold;
 /// standard, Redis warm and mmap cold; scale, Qdrant as the one home of every vector
 /// (warm and cold at once) with Redis sharing access counts. A writer first takes the
@@ -82,7 +95,7 @@ fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<Ope
             None
         } else {
             Some(crate::store::lock_file(
-                &data_dir.join("LOCK"),
+                &writer_lock_path(profile, data_dir),
                 profile.store.lock_wait_ms,
             )?)
         };
@@ -98,7 +111,7 @@ fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<Ope
             lock,
         });
     }
-    let cold = segments("vectors-cold")?;
+    let cold = segments(COLD_SEGMENTS)?;
     let (warm, board) = match &profile.redis {
         Some(redis) => open_redis(profile, redis, &deployment_token(data_dir, !read_only)?)?,
         None => (segments("vectors")?, None),

@@ -380,6 +380,11 @@ fn sync_dir(dir: &Path) -> StoreResult<()> {
 }
 
 impl SegmentStore {
+    /// The lock file a writer of the store at `root` holds for as long as it is open.
+    pub fn lock_path(root: &Path) -> PathBuf {
+        root.join(LOCK)
+    }
+
     /// Creates a new store at `root` (which must not already hold one).
     ///
     /// # Errors
@@ -474,7 +479,7 @@ impl SegmentStore {
         let lock = if read_only {
             None
         } else {
-            Some(lock_file(&root.join(LOCK), config.lock_wait_ms)?)
+            Some(lock_file(&Self::lock_path(&root), config.lock_wait_ms)?)
         };
         let mut recovery = StoreRecovery::default();
         let projects_dir = root.join(PROJECTS);
