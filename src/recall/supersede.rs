@@ -2060,6 +2060,13 @@ mod tests {
             chain(&["What did Harriet pay?", "she paid £90 for it"]),
             Vec::<usize>::new()
         );
+        // An aside naming something else that holds no such value leaves "it" to the
+        // ferry; one that asks about it or gives one takes "it" over.
+        assert_eq!(
+            chain(&["must find the Hallam receipt", "turns out it's £150 now"]),
+            vec![1]
+        );
+        assert!(chain(&["what did the Hallam stove cost?", "it's £150 now"]).is_empty());
         // The same value again is no revision.
         assert!(chain(&["yes it's £140"]).is_empty());
         // A statement that names its subject is followed only when retrieval found it.
