@@ -520,6 +520,63 @@ fn concurrent_load_then_sigterm_or_kill_loses_nothing_acknowledged() {
 }
 
 #[test]
+fn sigterm_does_not_wait_for_a_client_that_never_finishes_its_request() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(dir.path(), &[]);
+    let (st, _) = post(
+        &format!("{}/v1/projects/slow/observe", s.url),
+        None,
+        r#"{"text":"the kiln fires at dawn"}"#,
+    );
+    assert_eq!(st, 200);
+    // A request whose body trickles in and never ends.
+    let addr = s.url.trim_start_matches("http://").to_owned();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        slow,
+        "POST /v1/projects/slow/recall HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{\"query\":\"kiln "
+    )
+    .unwrap();
+    slow.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let start = std::time::Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &s.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Not a speed check: the drain is bounded (documented as 10 s), so the process ends
+    // rather than waiting on the client for ever; 60 s is the hang limit.
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "SIGTERM waited on a client that never finished its request"
+        );
+        let _ = slow.write_all(b"kiln ");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    eprintln!(
+        "stopped {:.1} s after SIGTERM",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(status.success(), "{status}");
+    // What was acknowledged is there after the stop.
+    let s = Server::start(dir.path(), &[]);
+    let (_, v) = post(
+        &format!("{}/v1/projects/slow/recall", s.url),
+        None,
+        r#"{"query":"kiln"}"#,
+    );
+    assert_eq!(v["items"].as_array().map(Vec::len), Some(1), "{v}");
+}
+
+#[test]
 fn the_profile_names_the_token_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -814,16 +814,46 @@ pub fn serve(
                 tracing::warn!(error = %e, "TCP_NODELAY not set");
             }
         });
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| ApiError::new(crate::base::Reason::IoError, format!("server failed: {e}")))
+        let (stopping, mut stop) = tokio::sync::watch::channel(false);
+        let server = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                shutdown_signal().await;
+                tracing::info!("stopping: draining requests in flight");
+                stopping.send_replace(true);
+            })
+            .into_future();
+        // A client that never finishes its request (a body trickling in) does not hold
+        // the process: past the drain deadline what is still in flight is dropped
+        // unanswered (no write of it was acknowledged; work already handed to a worker
+        // thread finishes before the stores are flushed).
+        let deadline = async move {
+            if stop.wait_for(|s| *s).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(DRAIN).await;
+        };
+        tokio::select! {
+            served = server => served.map_err(|e| {
+                ApiError::new(crate::base::Reason::IoError, format!("server failed: {e}"))
+            }),
+            () = deadline => {
+                tracing::warn!(
+                    seconds = DRAIN.as_secs(),
+                    "requests still in flight at the drain deadline were dropped"
+                );
+                Ok(())
+            }
+        }
     })?;
     drop(runtime);
     tracing::info!("shutting down: flushing every store");
     memory.flush()?;
     Ok(())
 }
+
+/// How long a stopping server waits for requests in flight before dropping them: with
+/// the final flush, SIGTERM ends the process within 10 s.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(6);
 
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
