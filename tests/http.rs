@@ -520,6 +520,45 @@ fn concurrent_load_then_sigterm_or_kill_loses_nothing_acknowledged() {
 }
 
 #[test]
+fn a_batch_that_cannot_finish_in_time_is_refused_before_any_work_with_the_size_to_split_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--timeout-ms", "40"]);
+    let events: Vec<Value> = (0..3000)
+        .map(
+            |i| json!({"text": format!("note {i} on the kiln rota"), "source_id": format!("k{i}")}),
+        )
+        .collect();
+    let (st, v) = post(
+        &format!("{}/v1/projects/kiln/observe_batch", s.url),
+        None,
+        &json!({ "events": events }).to_string(),
+    );
+    assert_eq!((st, reason(&v)), (413, "batch_exceeds_deadline"), "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    let fits: usize = message
+        .rsplit("at most ")
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size to split to: {message}"));
+    assert!((1..3000).contains(&fits), "{message}");
+    // Refused, not retryable, and nothing of it was written.
+    let (_, stats) = post(&format!("{}/v1/ops", s.url), None, r#"{"op":"stats"}"#);
+    assert!(
+        stats
+            .as_array()
+            .is_some_and(|projects| projects.iter().all(|p| p["project"] != "kiln")),
+        "{stats}"
+    );
+    // One observation is never refused for its size.
+    let (st, v) = post(
+        &format!("{}/v1/projects/kiln/observe", s.url),
+        None,
+        r#"{"text":"the kiln fires at dawn"}"#,
+    );
+    assert!(st == 200 || reason(&v) == "timeout", "{st} {v}");
+}
+
+#[test]
 fn sigterm_does_not_wait_for_a_client_that_never_finishes_its_request() {
     use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();

@@ -305,6 +305,72 @@ struct Shared {
     workers: Arc<tokio::sync::Semaphore>,
     /// Whether a task is applying recall feedback now (one at a time).
     flushing: Arc<std::sync::atomic::AtomicBool>,
+    /// What one observation of a batch costs this server, in nanoseconds of work.
+    batch_rate: Arc<BatchRate>,
+}
+
+/// The time one observation of a write costs this server, measured on the writes it ran
+/// (a moving average), so a batch that cannot finish within the request's deadline is
+/// refused before any work instead of timing out on every retry.
+#[derive(Debug)]
+struct BatchRate(std::sync::atomic::AtomicU64);
+
+impl BatchRate {
+    /// Before any measurement: a low estimate (this machine writes a 600-character turn
+    /// in about 33 µs), so only a batch sure to miss its deadline is refused.
+    const PRIOR_NS: u64 = 20_000;
+
+    fn new() -> Self {
+        Self(std::sync::atomic::AtomicU64::new(Self::PRIOR_NS))
+    }
+
+    fn per_event(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A write of `events` observations took `took`.
+    fn measured(&self, events: usize, took: Duration) {
+        if events == 0 {
+            return;
+        }
+        let sample = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX) / events as u64;
+        let _ = self.0.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |old| Some((old.saturating_mul(3).saturating_add(sample)) / 4),
+        );
+    }
+
+    /// A write of `events` observations did not finish within `limit`: each costs at
+    /// least `limit / events`.
+    fn exceeded(&self, events: usize, limit: Duration) {
+        if events == 0 {
+            return;
+        }
+        let floor = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX) / events as u64;
+        self.0
+            .fetch_max(floor, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The refusal of a batch of `events` that would not finish within `limit`.
+    fn refuse(&self, events: usize, limit: Duration) -> Option<ApiError> {
+        let per = self.per_event().max(1);
+        let expected = Duration::from_nanos(per.saturating_mul(events as u64));
+        if events < 2 || expected <= limit {
+            return None;
+        }
+        // Batches that use at most half of the deadline at the measured rate.
+        let fits = (u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX) / 2 / per).max(1);
+        Some(ApiError::new(
+            crate::base::Reason::BatchExceedsDeadline,
+            format!(
+                "a batch of {events} observations takes about {} ms at this server's rate ({} µs each), over the {} ms deadline; nothing was written: split it into batches of at most {fits}",
+                expected.as_millis(),
+                per / 1_000,
+                limit.as_millis()
+            ),
+        ))
+    }
 }
 
 /// Applies a due batch of recall feedback in a blocking task of its own, after the
@@ -381,6 +447,20 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
         .and_then(|_| request.projects())
         .and_then(|p| p.first().map(|p| (*p).to_owned()));
     let started = Instant::now();
+    let batch = match &request {
+        Request::ObserveBatch(b) => b.events.len(),
+        Request::Observe(_) => 1,
+        _ => 0,
+    };
+    if let Some(refused) = shared.batch_rate.refuse(batch, shared.timeout) {
+        tracing::info!(op, status = refused.class.http_status(), reason = %refused.reason, "request");
+        return error_response(&refused);
+    }
+    let rate = shared.batch_rate.clone();
+    // When the operation got its worker (µs after `started`; 0 until then): only the time
+    // it worked says what its observations cost.
+    let began = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let began_at = began.clone();
     let memory = shared.memory.clone();
     let workers = shared.workers.clone();
     // The request's deadline, claimed by the operation's first write: a timeout is
@@ -403,17 +483,31 @@ async fn run(shared: Arc<Shared>, headers: HeaderMap, request: Request) -> Respo
             }
             // Serialized here, straight from the typed result (no JSON tree in between),
             // while the operation still holds its worker.
-            crate::ledger::Deadline::run(&claimed, || {
+            let working = Instant::now();
+            let since = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            began_at.store(since.max(1), std::sync::atomic::Ordering::Relaxed);
+            let answer = crate::ledger::Deadline::run(&claimed, || {
                 let response = Api::new(&memory).respond(&request)?;
                 serde_json::to_vec(&response).map_err(ApiError::from)
-            })
+            });
+            if answer.is_ok() {
+                rate.measured(batch, working.elapsed());
+            }
+            answer
         })
         .await
     };
     tokio::pin!(work);
     let joined = match tokio::time::timeout(shared.timeout, &mut work).await {
         Ok(joined) => Some(joined),
-        Err(_) if deadline.abandon() => None,
+        Err(_) if deadline.abandon() => {
+            let began = began.load(std::sync::atomic::Ordering::Relaxed);
+            if began > 0 {
+                let worked = shared.timeout.saturating_sub(Duration::from_micros(began));
+                shared.batch_rate.exceeded(batch, worked);
+            }
+            None
+        }
         // It began to write before its time ran out: its outcome is the answer.
         Err(_) => Some(work.await),
     };
@@ -743,6 +837,7 @@ pub fn router(memory: Arc<Memory>, config: &ServeConfig) -> Router {
         timeout: config.timeout,
         workers: Arc::new(tokio::sync::Semaphore::new(config.workers.max(1))),
         flushing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        batch_rate: Arc::new(BatchRate::new()),
     });
     Router::new()
         .route(

@@ -162,6 +162,9 @@ reasons! {
     /// A query longer than a recall reads (the memory's `MAX_QUERY_CHARS` characters or
     /// `MAX_QUERY_TERMS` distinct words), refused whole rather than cut.
     QueryTooLong = "query_too_long" => TooLarge,
+    /// A batch of observations the server cannot finish within the request's deadline at
+    /// the rate it measured: refused before any work; split it.
+    BatchExceedsDeadline = "batch_exceeds_deadline" => TooLarge,
     /// No token, or an unknown one.
     Unauthorized = "unauthorized" => Unauthorized,
     /// A whole-memory verb with a token scoped to projects.

@@ -479,7 +479,7 @@ impl SegmentStore {
         let lock = if read_only {
             None
         } else {
-            Some(lock_file(&Self::lock_path(&root), config.lock_wait_ms)?)
+            Some(lock_file(&Self::lock_path(root), config.lock_wait_ms)?)
         };
         let mut recovery = StoreRecovery::default();
         let projects_dir = root.join(PROJECTS);
