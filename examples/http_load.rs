@@ -194,7 +194,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (t, cpu) = (Instant::now(), cpu_seconds());
     for b in 0..batches {
         let events: Vec<_> = (0..1000)
-            .map(|i| json!({"text": sentence(&mut rng, n + b * 1000 + i), "thread": format!("h{b}")}))
+            .map(|i| json!({"text": sentence(&mut rng, n + b * 1000 + i), "thread": format!("h{b}"), "source_id": format!("h{b}-{i}")}))
             .collect();
         let mut r = agent
             .post(&format!("{url}/observe_batch"))

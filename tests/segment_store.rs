@@ -203,6 +203,14 @@ fn a_flipped_bit_in_a_committed_vector_is_a_checksum_error() {
         msg.contains("checksum mismatch in committed slot 7") && msg.contains("seg-00000001.hseg"),
         "{msg}"
     );
+    // A read-only view (what the CLI's reads open) verifies too.
+    let err = SegmentStore::view(&root, dim()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("checksum mismatch in committed slot 7"),
+        "{err}"
+    );
+    assert_eq!(common::reason_of(err), Reason::Corruption);
 }
 
 #[test]

@@ -437,7 +437,8 @@ impl SegmentStore {
     }
 
     /// Opens a store read-only: no lock, no repair, writes are refused. Vectors past a
-    /// segment's committed count (an interrupted append) are simply not shown.
+    /// segment's committed count (an interrupted append) are simply not shown; committed
+    /// ones are verified against their checksums.
     ///
     /// # Errors
     /// As [`open`](Self::open).

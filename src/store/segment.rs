@@ -258,9 +258,11 @@ impl Segment {
     }
 
     /// Opens a segment read-only: nothing is repaired or written; slots past the committed
-    /// count are ignored.
+    /// count are ignored. Every committed slot's checksum is checked, as a writer's open
+    /// does (a damaged vector is a corruption, never a silent answer; 125 MB of vectors
+    /// hash in milliseconds).
     pub(crate) fn view(path: &Path, dim: Dim) -> StoreResult<(Self, SegmentRecovery)> {
-        Self::open_impl(path, dim, false, true)
+        Self::open_impl(path, dim, true, true)
     }
 
     fn open_impl(
