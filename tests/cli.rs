@@ -229,6 +229,33 @@ fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
         &["observe", "--project", "p", "--at", "someday", "x"],
     );
     assert!(!ok && err.contains("`someday` is not a time"), "{err}");
+    // A time out of any calendar, as a number too big for milliseconds, a fraction or
+    // an instant past the year 9999, is refused naming its field.
+    for at in [
+        "1e20",
+        "100000000000000000000",
+        "1.5",
+        "-9223372036854775808",
+    ] {
+        let file = dir.path().join("at.json");
+        std::fs::write(&file, format!(r#"{{"project":"p","text":"x","at":{at}}}"#)).unwrap();
+        let (ok, out, _) = hm(
+            dir.path(),
+            &[
+                "--json",
+                "--create",
+                "observe-batch",
+                "--file",
+                file.to_str().unwrap(),
+            ],
+        );
+        let v = json(&out);
+        assert!(!ok, "{at}: {out}");
+        assert_eq!(v["error"]["reason"], "invalid_argument", "{at}: {out}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("at: "), "{at}: {message}");
+        assert!(!message.contains("untagged"), "{at}: {message}");
+    }
     let (ok, _, err) = hm(dir.path(), &["--profile", "/nonexistent.toml", "stats"]);
     assert!(!ok && err.contains("/nonexistent.toml"), "{err}");
     let (ok, _, err) = hm(dir.path(), &["eval", "--data", "/nonexistent"]);

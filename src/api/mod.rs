@@ -184,11 +184,23 @@ impl Time {
     /// # Errors
     /// `invalid_argument`.
     pub fn ms(&self, field: &str) -> ApiResult<i64> {
-        match self {
-            Time::Ms(ms) => Ok(*ms),
+        let ms = match self {
+            Time::Ms(ms) => *ms,
             Time::Text(t) => crate::clock::parse_instant(t)
-                .map_err(|e| ApiError::invalid(format!("{field}: {e}"))),
+                .map_err(|e| ApiError::invalid(format!("{field}: {e}")))?,
+        };
+        if !crate::base::TIME_RANGE_MS.contains(&ms) {
+            return Err(ApiError::invalid(format!(
+                "{field}: {} is not a time between the years 0000 and 9999 (epoch milliseconds {} to {})",
+                match self {
+                    Time::Ms(ms) => ms.to_string(),
+                    Time::Text(t) => format!("`{t}`"),
+                },
+                crate::base::TIME_RANGE_MS.start(),
+                crate::base::TIME_RANGE_MS.end()
+            )));
         }
+        Ok(ms)
     }
 }
 

@@ -15,4 +15,4 @@ pub use mapped::MappedFile;
 pub(crate) use names::names;
 pub use reason::{ErrorClass, Reason};
 pub use search::{Hit, SearchRequest};
-pub use time::Time;
+pub use time::{TIME_RANGE_MS, Time};
