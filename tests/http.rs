@@ -559,6 +559,63 @@ fn a_batch_that_cannot_finish_in_time_is_refused_before_any_work_with_the_size_t
 }
 
 #[test]
+fn a_write_does_not_queue_behind_slow_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--workers", "1"]);
+    // A project large enough that a maximal query takes a while.
+    let words: Vec<String> = (0..2000).map(|i| format!("w{i:04}x")).collect();
+    for b in 0..6 {
+        let events: Vec<Value> = (0..5000)
+            .map(|i| {
+                let n = b * 5000 + i;
+                let text = (0..12)
+                    .map(|j| words[(n * 7 + j * 131) % words.len()].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                json!({ "text": text, "source_id": format!("s{n}") })
+            })
+            .collect();
+        let (st, v) = post(
+            &format!("{}/v1/projects/big/observe_batch", s.url),
+            None,
+            &json!({ "events": events }).to_string(),
+        );
+        assert_eq!(st, 200, "{v}");
+    }
+    let query = json!({ "query": words.join(" "), "k": 10 }).to_string();
+    let (url, query) = (&s.url, &query);
+    let (reads, write) = std::thread::scope(|scope| {
+        let reads: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(move || {
+                    let (st, v) = post(&format!("{url}/v1/projects/big/recall"), None, query);
+                    assert_eq!(st, 200, "{v}");
+                    std::time::Instant::now()
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let (st, v) = post(
+            &format!("{url}/v1/projects/big/observe"),
+            None,
+            r#"{"text":"a quick note"}"#,
+        );
+        assert_eq!(st, 200, "{v}");
+        let write = std::time::Instant::now();
+        let reads: Vec<std::time::Instant> = reads.into_iter().map(|h| h.join().unwrap()).collect();
+        (reads, write)
+    });
+    // One read worker runs the four slow recalls one after another; the write has a
+    // worker of its own and is answered before the last of them.
+    let last = reads.into_iter().max().unwrap();
+    assert!(
+        write < last,
+        "the write was answered {:?} after the last read",
+        write - last
+    );
+}
+
+#[test]
 fn sigterm_does_not_wait_for_a_client_that_never_finishes_its_request() {
     use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
