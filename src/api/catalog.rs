@@ -37,10 +37,13 @@ pub struct Operation {
     pub writes: bool,
     /// The JSON Schema of its request (without `op`).
     pub schema: Value,
+    /// The JSON Schema of its result: what a success answers, on every surface.
+    pub response: Value,
 }
 
-/// Operation `name`, with the JSON Schema of its request type `T`.
-fn op<T: schemars::JsonSchema>(
+/// Operation `name`, with the JSON Schemas of its request type `T` and its result type
+/// `R`.
+fn op<T: schemars::JsonSchema, R: schemars::JsonSchema>(
     name: &'static str,
     description: &'static str,
     writes: bool,
@@ -50,6 +53,7 @@ fn op<T: schemars::JsonSchema>(
         description,
         writes,
         schema: serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default(),
+        response: serde_json::to_value(schemars::schema_for!(R)).unwrap_or_default(),
     }
 }
 
@@ -122,7 +126,7 @@ macro_rules! operations {
         /// Every operation: served as an MCP tool and an HTTP route, described in the
         /// OpenAPI document.
         pub fn catalog() -> Vec<Operation> {
-            vec![$(op::<$request>($name, $description, operations!(@writes $access)),)*]
+            vec![$(op::<$request, $response>($name, $description, operations!(@writes $access)),)*]
         }
 
         /// Every operation's name, in catalog order (no schema is built).
@@ -388,6 +392,37 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn no_two_types_of_the_catalog_share_a_schema_name() {
+        // The OpenAPI document gathers every operation's definitions into one table by
+        // name: two types of one name would overwrite each other there.
+        let mut seen: std::collections::HashMap<String, (&str, serde_json::Value)> =
+            std::collections::HashMap::new();
+        for op in super::catalog() {
+            for schema in [&op.schema, &op.response] {
+                let Some(defs) = schema.get("$defs").and_then(|d| d.as_object()) else {
+                    continue;
+                };
+                for (name, def) in defs {
+                    if let Some((first, earlier)) = seen.get(name) {
+                        assert_eq!(
+                            earlier, def,
+                            "`{name}` of `{}` is not the `{name}` of `{first}`",
+                            op.name
+                        );
+                    } else {
+                        seen.insert(name.clone(), (op.name, def.clone()));
+                    }
+                }
+            }
+        }
+        assert!(
+            seen.contains_key("Event") && seen.contains_key("Belief"),
+            "{:?}",
+            seen.keys()
+        );
+    }
+
+    #[test]
     fn a_misfit_names_its_field() {
         let object = |v: serde_json::Value| v.as_object().unwrap().clone();
         let m = misfit("observe", &object(json!({"project": "p", "text": 42}))).unwrap();
@@ -449,7 +484,7 @@ mod tests {
             &object(json!({"project": "p", "query": "q", "k": -1})),
         )
         .unwrap();
-        assert!(m.contains("`k`") && m.contains("at least 0"), "{m}");
+        assert!(m.contains("`k`") && m.contains("at least 1"), "{m}");
         assert_eq!(
             misfit(
                 "observe_batch",

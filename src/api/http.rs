@@ -689,6 +689,8 @@ fn hoist(mut schema: Value, components: &mut serde_json::Map<String, Value>) -> 
     if let Some(map) = schema.as_object_mut() {
         map.remove("$schema");
         if let Some(Value::Object(defs)) = map.remove("$defs") {
+            // Two types of one name would overwrite each other: the catalog's types are
+            // named apart (`catalog`'s tests check every operation's).
             components.extend(defs);
         }
     }
@@ -718,9 +720,9 @@ pub fn openapi() -> Value {
             }}
         }),
     );
-    let responses = |what: &str| {
+    let responses = |what: &str, schema: Value| {
         json!({
-            "200": {"description": what, "content": {"application/json": {"schema": {}}}},
+            "200": {"description": what, "content": {"application/json": {"schema": schema}}},
             "default": {
                 "description": "A refusal: its status follows the reason's class.",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
@@ -731,6 +733,12 @@ pub fn openapi() -> Value {
         json!({"name": "project", "in": "path", "required": true, "schema": {"type": "string"}});
     let mut paths = serde_json::Map::new();
     let catalog = super::catalog::catalog();
+    // Each operation's result schema, by operation.
+    let results: std::collections::HashMap<&str, Value> = catalog
+        .iter()
+        .map(|op| (op.name, hoist(op.response.clone(), &mut components)))
+        .collect();
+    let result = |name: &str| results.get(name).cloned().unwrap_or_default();
     for op in &catalog {
         if matches!(op.name, "stats" | "migrate") {
             // Whole-memory operations: `GET /v1/stats` and `POST /v1/ops`.
@@ -753,7 +761,7 @@ pub fn openapi() -> Value {
                 "description": op.description,
                 "parameters": [project],
                 "requestBody": {"content": {"application/json": {"schema": schema}}},
-                "responses": responses("The operation's result."),
+                "responses": responses("The operation's result.", result(op.name)),
             }}),
         );
     }
@@ -768,7 +776,10 @@ pub fn openapi() -> Value {
                 "required": ["op"],
                 "properties": {"op": {"type": "string", "enum": names}}
             }}}},
-            "responses": responses("The operation's result."),
+            "responses": responses(
+                "The operation's result: the result of the operation `op` names.",
+                json!({"anyOf": names.iter().map(|n| result(n)).collect::<Vec<_>>()}),
+            ),
         }}),
     );
     if let Some(Value::Object(map)) = paths.get_mut("/v1/projects/{project}/map") {
@@ -778,31 +789,52 @@ pub fn openapi() -> Value {
                 "operationId": "map_get",
                 "description": "One project at a glance, with the default limit.",
                 "parameters": [project],
-                "responses": responses("The project's map."),
+                "responses": responses("The project's map.", result("map")),
             }),
         );
     }
     let key = json!({"name": "key", "in": "path", "required": true, "schema": {"type": "string"}});
-    for (path, id, what, parameters) in [
+    let status = |word: &str| json!({"type": "object", "required": ["status"], "properties": {"status": {"const": word}}});
+    for (path, id, what, parameters, schema) in [
         (
             "/v1/stats",
             "stats",
             "Counts per project of this memory.",
             json!([]),
+            result("stats"),
         ),
         (
             "/v1/projects/{project}/beliefs/{key}",
             "belief_get",
             "The active belief of a key (404 `not_found` when it has none).",
             json!([project, key]),
+            result("belief_current"),
         ),
-        ("/healthz", "healthz", "The process is up.", json!([])),
-        ("/readyz", "readyz", "The memory is open.", json!([])),
-        ("/v1/openapi.json", "openapi", "This document.", json!([])),
+        (
+            "/healthz",
+            "healthz",
+            "The process is up.",
+            json!([]),
+            status("ok"),
+        ),
+        (
+            "/readyz",
+            "readyz",
+            "The memory is open.",
+            json!([]),
+            status("ready"),
+        ),
+        (
+            "/v1/openapi.json",
+            "openapi",
+            "This document.",
+            json!([]),
+            json!({"type": "object", "required": ["openapi", "paths"]}),
+        ),
     ] {
         paths.insert(
             path.to_owned(),
-            json!({"get": {"operationId": id, "description": what, "parameters": parameters, "responses": responses(what)}}),
+            json!({"get": {"operationId": id, "description": what, "parameters": parameters, "responses": responses(what, schema)}}),
         );
     }
     json!({

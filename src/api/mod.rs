@@ -259,14 +259,17 @@ pub struct Observe {
     #[arg(long)]
     pub project: String,
     /// The content.
+    #[schemars(length(min = 1))]
     pub text: String,
     /// `user`, `assistant`, `tool`, `system` (default `user`).
     #[serde(default = "user")]
     #[arg(long, default_value = "user")]
+    #[schemars(with = "crate::ledger::Role")]
     pub role: String,
     /// `message`, `observation`, `action`, ... (default `message`).
     #[serde(default = "message")]
     #[arg(long, default_value = "message")]
+    #[schemars(with = "crate::ledger::EventKind")]
     pub kind: String,
     /// Thread.
     #[serde(default)]
@@ -381,6 +384,7 @@ pub struct Recall {
     /// Results (default 10).
     #[serde(default = "ten")]
     #[arg(long, default_value_t = ten())]
+    #[schemars(range(min = 1, max = crate::MAX_RECALL_K))]
     pub k: usize,
     /// The caller's session: its own events are suppressed as echo.
     #[serde(default)]
@@ -408,6 +412,7 @@ pub struct Pack {
     /// Tokens available to the caller (default 4000).
     #[serde(default = "available_default")]
     #[arg(long, default_value_t = DEFAULT_AVAILABLE)]
+    #[schemars(range(min = 4))]
     pub available: usize,
     /// Requested budget (capped at 30 % of `available`).
     #[serde(default)]
@@ -622,6 +627,7 @@ pub struct EpisodeEnd {
     /// Reward in [-1, 1]: -1 a failure, 1 a success, 0 neither.
     #[serde(default)]
     #[arg(long)]
+    #[schemars(range(min = -1.0, max = 1.0))]
     pub reward: Option<f64>,
 }
 
@@ -655,6 +661,7 @@ pub struct ProcedureSuggest {
     /// How many (default 3).
     #[serde(default = "three")]
     #[arg(long, default_value_t = three())]
+    #[schemars(range(min = 1))]
     pub k: usize,
 }
 
@@ -683,6 +690,7 @@ pub struct ProspectivePropose {
     /// `intention`, `commitment`, `reminder`, `open_loop`, `plan` (default `reminder`).
     #[serde(default = "reminder")]
     #[arg(long, default_value = "reminder")]
+    #[schemars(with = "crate::governance::ProspectiveKind")]
     pub kind: String,
     /// What it is about.
     pub text: String,

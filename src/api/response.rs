@@ -13,7 +13,7 @@ use crate::governance::{ProspectiveChange, ProspectiveItem};
 use crate::ledger::Event;
 
 /// `observe`: the new event's id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Observed {
     /// The event.
     pub event_id: u64,
@@ -23,21 +23,21 @@ pub struct Observed {
 }
 
 /// `observe_batch`: the events' ids, in the order given.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObservedBatch {
     /// The events.
     pub event_ids: Vec<u64>,
 }
 
 /// `episode_start`: the new episode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EpisodeStarted {
     /// The episode.
     pub episode: u64,
 }
 
 /// `episode_append`: where the event went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EpisodeAppended {
     /// The episode.
     pub episode: u64,
@@ -53,7 +53,7 @@ pub struct EpisodeAppended {
 }
 
 /// `episode_end`: the sealed episode's state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EpisodeEnded {
     /// The episode.
     pub episode: u64,
@@ -66,14 +66,14 @@ pub struct EpisodeEnded {
 }
 
 /// `procedure_add`: the new procedure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcedureAdded {
     /// The procedure.
     pub procedure: u64,
 }
 
 /// `prospective_show`: the item's fields, plus its history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProspectiveShown {
     /// The item.
     #[serde(flatten)]
@@ -99,7 +99,7 @@ pub struct Listening {
 }
 
 /// `migrate`: what was (or, for a dry run, would be) applied.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Migrated {
     /// Schema version before.
     pub from: u32,
@@ -112,7 +112,7 @@ pub struct Migrated {
 }
 
 /// `memory_show`: one stored memory with what the engine keeps about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryShown {
     /// The raw event.
     pub event: Event,
@@ -130,7 +130,7 @@ pub struct MemoryShown {
 }
 
 /// `plan_audit`: one operation of an applied plan, as committed with it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuditLine {
     /// Index of the operation in its plan.
     pub op_index: usize,
@@ -143,7 +143,7 @@ pub struct AuditLine {
 }
 
 /// `concepts` / `concept_show`: a consolidated concept as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConceptShown {
     /// Concept id.
     pub id: u64,

@@ -16,7 +16,7 @@ macro_rules! names {
         $(#[$meta])*
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize,
-            serde::Deserialize,
+            serde::Deserialize, schemars::JsonSchema,
         )]
         $vis enum $enum {
             $($(#[$vmeta])* #[serde(rename = $name)] $variant,)+

@@ -9,7 +9,7 @@ use crate::base::ProjectId;
 use crate::ledger::{EventId, LedgerResult};
 
 /// A candidate association ("subtle thought"): never a fact.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Association {
     /// Id.
     pub id: u64,

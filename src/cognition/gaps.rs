@@ -10,7 +10,9 @@ use crate::base::ProjectId;
 use crate::ledger::LedgerResult;
 
 /// What kind of knowledge gap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GapKind {
     /// A query whose best match was weak.
@@ -22,7 +24,7 @@ pub enum GapKind {
 }
 
 /// A knowledge gap with its evidence.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Gap {
     /// Kind.
     pub kind: GapKind,

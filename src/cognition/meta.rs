@@ -22,7 +22,7 @@ crate::ledger::string_enum!(
 );
 
 /// A self-improvement proposal raised by a rule over the metrics.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Proposal {
     /// Id.
     pub id: u64,

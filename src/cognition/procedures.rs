@@ -11,12 +11,24 @@ use crate::ledger::{LedgerError, LedgerResult};
 
 /// Identifier of a procedure.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 pub struct ProcedureId(pub u64);
 
 /// One step of a procedure.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Step {
     /// What to do.
     pub instruction: String,
@@ -29,7 +41,7 @@ pub struct Step {
 }
 
 /// A stored procedure.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Procedure {
     /// Id.
     pub id: ProcedureId,
@@ -48,7 +60,7 @@ pub struct Procedure {
 }
 
 /// A suggested procedure with its score parts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Suggestion {
     /// The procedure.
     pub procedure: Procedure,

@@ -31,7 +31,7 @@ impl Default for PulseBudget {
 }
 
 /// What one phase did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PhaseReceipt {
     /// The phase.
     pub phase: Phase,
@@ -46,7 +46,7 @@ pub struct PhaseReceipt {
 }
 
 /// What one tick did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PulseReceipt {
     /// The project.
     pub project: String,

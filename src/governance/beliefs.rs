@@ -57,7 +57,7 @@ impl std::fmt::Display for BeliefId {
 }
 
 /// One belief version.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Belief {
     /// Row id.
     pub id: BeliefId,

@@ -8,7 +8,9 @@ use crate::base::ProjectId;
 use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
 
 /// Rows removed per table by [`Ledger::forget_project`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct ErasureReceipt {
     /// The erased project.
     pub project: String,

@@ -284,7 +284,16 @@ impl Plan {
 }
 
 /// Why a plan was refused (nothing was written).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    thiserror::Error,
+    schemars::JsonSchema,
+)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum RejectionReason {
     /// An operation that needs evidence has none.
@@ -386,7 +395,9 @@ impl RejectionReason {
 }
 
 /// The refused operation and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Rejection {
     /// Index of the operation in the plan (`None` for plan-level reasons).
     pub op_index: Option<usize>,
@@ -395,7 +406,9 @@ pub struct Rejection {
 }
 
 /// What one applied operation did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum OpOutcome {
     /// A new active belief.
@@ -477,7 +490,7 @@ impl OpOutcome {
 }
 
 /// The result of applying a plan.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PlanOutcome {
     /// Every operation applied, with its audit row, in one transaction.

@@ -44,12 +44,24 @@ crate::ledger::string_enum!(
 
 /// Identifier of a prospective item.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 pub struct ProspectiveId(pub u64);
 
 /// One transition of a prospective item, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct ProspectiveChange {
     /// When (ms, ledger clock).
     pub at: i64,
@@ -66,7 +78,7 @@ pub struct ProspectiveChange {
 }
 
 /// A prospective item.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProspectiveItem {
     /// Id.
     pub id: ProspectiveId,

@@ -266,7 +266,7 @@ impl NewEvent {
 }
 
 /// A stored raw event.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Event {
     /// Id = global sequence number.
     pub id: EventId,
@@ -319,7 +319,7 @@ pub struct Event {
 }
 
 /// Chronological neighbours of an event (anchor excluded) plus its parent and children.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EventContext {
     /// The anchor.
     pub anchor: Event,

@@ -27,7 +27,7 @@ const TOPIC_EVENTS: usize = 400;
 
 /// One project's memory at a glance. Lists are truncated to the requested limit; the
 /// totals beside them are exact.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryMap {
     /// The project.
     pub project: String,
@@ -66,7 +66,7 @@ pub struct MemoryMap {
 }
 
 /// A thread and its size.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ThreadSummary {
     /// Thread name.
     pub thread: String,
@@ -77,7 +77,9 @@ pub struct ThreadSummary {
 }
 
 /// Where a project's memories live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct TierCensus {
     /// Copies in RAM.
     pub hot: usize,
@@ -88,7 +90,7 @@ pub struct TierCensus {
 }
 
 /// An episode, named by its most distinctive words.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EpisodeSummary {
     /// Episode id.
     pub id: u64,
@@ -106,7 +108,7 @@ pub struct EpisodeSummary {
 }
 
 /// A consolidated concept.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ConceptSummary {
     /// Concept id.
     pub id: u64,
@@ -117,7 +119,7 @@ pub struct ConceptSummary {
 }
 
 /// A memory many synapses lead to.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Hub {
     /// The event.
     pub event: EventId,

@@ -53,7 +53,7 @@ pub const FEEDBACK_BATCH: usize = 32;
 pub const DEFERRED_FEEDBACK_LIMIT: usize = 8 * FEEDBACK_BATCH;
 
 /// What `forget_project` removed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ForgetReceipt {
     /// Ledger, governance and cognition rows per table.
     pub ledger: ErasureReceipt,

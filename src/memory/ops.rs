@@ -13,7 +13,7 @@ use crate::store::{ProjectId, VectorId};
 use crate::{Memory, Result};
 
 /// Per-project counts of [`Memory::stats`].
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProjectStats {
     /// The project.
     pub project: String,

@@ -135,7 +135,7 @@ impl Signal {
 }
 
 /// A fused item: total score and each source's contribution.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Fused {
     /// The item.
     pub id: u64,
@@ -159,7 +159,9 @@ pub enum Place {
 
 /// One part of a fused score: its signal, what it is tied to, and its contribution.
 /// Serialized as `[signal, n, contribution]`, `n` the rank, the lending turn's id, or 0.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(from = "(Signal, u64, f64)", into = "(Signal, u64, f64)")]
 pub struct Part {
     /// Where it comes from.
@@ -255,7 +257,7 @@ impl From<Part> for (Signal, u64, f64) {
 }
 
 /// A recalled memory with its score breakdown and source anchor.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RecallItem {
     /// The raw event (the anchor: id, thread, turn, content).
     pub event: Event,
@@ -354,7 +356,7 @@ crate::base::names! {
 }
 
 /// A suppressed candidate's reason and what it was in words.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Suppression {
     /// The stable reason.
     pub reason: SuppressReason,
@@ -379,7 +381,7 @@ impl std::fmt::Display for Suppression {
 }
 
 /// Recall results and the candidates the filters suppressed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RecallResult {
     /// Results, best first.
     pub items: Vec<RecallItem>,
@@ -406,7 +408,16 @@ pub struct RecallResult {
 /// Which of the rules that depend on turn length a project gets: the profile's
 /// `[recall] turn_regime`, the project's average turn length and what they select
 /// ([`crate::index::lexical::TurnRegime`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct RegimeReport {
     /// The setting.
     pub setting: TurnRegime,

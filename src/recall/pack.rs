@@ -30,7 +30,9 @@ pub fn estimate_tokens(text: &str) -> usize {
 
 /// Where a pack item comes from: the event it is (or, for a belief, its first evidence),
 /// with its place in the conversation and its source.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Anchor {
     /// The event.
     pub event: u64,
@@ -79,7 +81,7 @@ crate::base::names! {
 }
 
 /// One line of a pack receipt.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ReceiptLine {
     /// The item.
     pub id: u64,
@@ -128,7 +130,7 @@ pub struct PackCandidate {
 }
 
 /// A context pack: the selected texts and the receipt accounting for every candidate.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Pack {
     /// Token budget used for this pack.
     pub budget: usize,
