@@ -1,87 +1,13 @@
 //! `hypermem serve` driven through a real HTTP client, as agents would: routes, status
 //! codes and reasons, tokens, and durability under concurrent load with SIGTERM and kill -9.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(dir: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hypermem"))
-            .arg("--data-dir")
-            .arg(dir)
-            .args(["--create", "serve", "--listen", "localhost:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("no address: {line:?}"))
-            .to_owned();
-        Self { child, url }
-    }
-
-    fn signal(&mut self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into()
-}
-
-/// (status, body) of a POST.
-fn post(url: &str, token: Option<&str>, body: &str) -> (u16, Value) {
-    let mut req = agent().post(url).header("Content-Type", "application/json");
-    if let Some(t) = token {
-        req = req.header("Authorization", &format!("Bearer {t}"));
-    }
-    let mut resp = req.send(body).unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-fn get(url: &str) -> (u16, Value) {
-    let mut resp = agent().get(url).call().unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-fn reason(v: &Value) -> &str {
-    v["error"]["reason"].as_str().unwrap_or("<none>")
-}
+mod common;
+use common::serve::{Server, agent, get, post, reason};
 
 #[test]
 fn routes_answer_with_statuses_and_named_reasons() {

@@ -54,6 +54,8 @@ pub fn brute_force(items: &[(VectorId, Hypervector)], query: &Hypervector, k: us
     all
 }
 
+pub mod serve;
+
 #[cfg(feature = "standard")]
 pub mod redis_server;
 
