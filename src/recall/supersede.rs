@@ -265,8 +265,11 @@ impl Candidate {
         let after = |v: &Value, word: &str| v.word > 0 && words[v.word - 1] == word;
         // A correction by its form ("Actually, it is on Thursday, not Wednesday"): its
         // opening is a revision cue, and a value after "not" is the one corrected away.
+        // So is a turn that opens with a bare "no" standing as a phrase of its own ("no,
+        // it's the 15th"): it denies what was said and states what holds instead.
         let corrects = crate::text::statements::stated(content)
-            == Some(crate::text::statements::Stated::Correction);
+            == Some(crate::text::statements::Stated::Correction)
+            || (words.first().is_some_and(|w| w == "no") && breaks.first() == Some(&true));
         let origins: Vec<Value> = values
             .iter()
             .filter(|v| after(v, "from") || (corrects && after(v, "not")))
@@ -628,11 +631,15 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
                 (written.starts_with(['\'', '’']) && word.ends_with('s')).then_some(word.as_str())
             })
             // "it's", "that's": a pronoun's contraction owns nothing; nor does a word whose
-            // "'s" is followed by no noun ("the invite's out", "Sam's.").
+            // "'s" is followed by no noun ("the invite's out", "Sam's."), nor a time
+            // ("tuesday's release", "today's build": when, not whose).
             .filter(|o| {
                 !o.is_empty()
                     && o.chars().all(char::is_alphabetic)
                     && !REFERRING_PRONOUNS.contains(o)
+                    && !values::is_weekday(o)
+                    && !values::is_month(o)
+                    && !crate::text::en::RELATIVE_DAYS.contains(o)
                     && !scan.breaks[i]
                     && scan
                         .words
@@ -704,12 +711,29 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             .iter()
             .all(|w| query.terms.iter().any(|t| *t == values::singular(w)))
     };
-    // One value of the kind, not counting what the question names.
+    // One value of the kind, not counting what the question names, nor in the newer
+    // statement the older one's name or code named again ("Tomas took over, Marta moved
+    // on"). Quantities are all counted: a turn of several amounts that repeats one ("it
+    // was supposed to be 15 guests but we ended up with 20") sets no slot (counting them
+    // moved three BEAM-500K evidence turns down, MRR -0.0009). A name is held when the
+    // older one's holds each of its words ("Olsen" of "Marta Olsen": a name after a comma
+    // is read from its second word).
+    let held = |v: &Value| {
+        matches!(v.kind, Kind::Name | Kind::Code | Kind::Version)
+            && older.slots.iter().any(|o| {
+                compatible(&o.kind, &v.kind)
+                    && (o.value == v.value
+                        || (v.kind == Kind::Name
+                            && v.value
+                                .split(' ')
+                                .all(|p| o.value.split(' ').any(|q| q == p))))
+            })
+    };
     let asked = |c: &Candidate, k: &Kind| {
         kind_asked(k)
             && c.slots
                 .iter()
-                .filter(|v| compatible(&v.kind, k) && free(v))
+                .filter(|v| compatible(&v.kind, k) && free(v) && !(c.id == newer.id && held(v)))
                 .count()
                 == 1
     };
@@ -847,6 +871,8 @@ fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
                 Value {
                     kind: if number.is_some() {
                         Kind::Count(None)
+                    } else if values::is_version(p) {
+                        Kind::Version
                     } else {
                         Kind::Code
                     },
@@ -989,16 +1015,20 @@ fn another_entity(
     };
     // Adjacent pieces, within a word or across words with no phrase break between them
     // ("effective immediately, manager approval": "immediately" does not qualify it).
+    // A past form opening its clause is the clause's verb, its subject left out as chat
+    // does ("scaled prod API to 6 replicas", "moved standup to 10"), not a qualifier.
     let pairs: Vec<(&str, &str)> = newer
         .words
         .iter()
         .enumerate()
         .flat_map(|(i, pieces)| {
+            let opens = i == 0 || newer.breaks[i - 1];
+            let verb = opens && pieces.len() == 1 && pieces[0].ends_with("ed");
             let inside = pieces.windows(2).map(|p| (p[0].as_str(), p[1].as_str()));
             let across = pieces
                 .last()
                 .zip(newer.words.get(i + 1).and_then(|n| n.first()))
-                .filter(|_| !newer.breaks[i])
+                .filter(|_| !newer.breaks[i] && !verb)
                 .map(|(a, b)| (a.as_str(), b.as_str()));
             inside.chain(across).collect::<Vec<_>>()
         })
@@ -2079,6 +2109,51 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![0]
         );
+    }
+
+    #[test]
+    fn the_old_value_named_again_a_version_a_time_of_day_s_and_a_bare_no() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        // The old value named beside the new one does not make two values of the slot.
+        let query = q("who is the budget committee chair");
+        let old = cand(1, "The budget committee chair is Marta Olsen.", 1.0).at(1);
+        let new = cand(
+            2,
+            "The budget committee chair is Tomas Berg, Marta Olsen stepped down.",
+            1.0,
+        )
+        .at(2);
+        assert!(fills_again(&query, &old, &new));
+        // A version is not a code: the code in an aside leaves one version; a weekday's
+        // "'s" says when, not whose.
+        let query = q("which runtime version does the build use");
+        let old = cand(1, "The build uses runtime 2.4.1.", 1.0).at(1);
+        let new = cand(
+            2,
+            "we're on 2.5.0 of the runtime since monday's upgrade (fixes the X9 bug)",
+            1.0,
+        )
+        .at(2);
+        assert!(fills_again(&query, &old, &new));
+        // A past form opening a clause is its verb, not a qualifier of what it names.
+        let query = q("how many workers does the ingest queue run");
+        let old = cand(1, "Ingest queue runs 3 workers.", 1.0).at(1);
+        let new = cand(2, "scaled ingest queue to 5 workers", 1.0).at(2);
+        assert!(fills_again(&query, &old, &new));
+        // Another participant who opens with a bare "no" corrects the value; one who
+        // states another value without denying the first states their own.
+        let query = q("when is the deposit due");
+        let old = cand(1, "The deposit is due on the 5th.", 1.0)
+            .at(1)
+            .speaker(Some("Ana"));
+        let said = |text: &str| {
+            cand(2, text, 1.0)
+                .at(2)
+                .speaker(Some("Ben"))
+                .continuing(&old)
+        };
+        assert!(revises(&query, &old, &said("no, it's the 15th")));
+        assert!(!revises(&query, &old, &said("mine is due on the 15th")));
     }
 
     #[test]

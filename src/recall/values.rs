@@ -31,11 +31,14 @@ pub enum Kind {
     /// A count of something, with the counted noun when one follows (`165 commits`).
     Count(Option<String>),
     /// A code or identifier: a word that mixes letters and digits (`QX7P2L`, `B12`,
-    /// `db-prod-07`), joins letters with `.`, `_`, `/` or `@` (`docs.internal`), or digits
-    /// with two or more dots (a version, `4.2.1`), read by [`identifiers`]; or digits
-    /// written with a leading zero and the digit groups after them (`07700 900431`), read
-    /// with the other numbers.
+    /// `db-prod-07`) or joins letters with `.`, `_`, `/` or `@` (`docs.internal`), read
+    /// by [`identifiers`]; or digits written with a leading zero and the digit groups
+    /// after them (`07700 900431`), read with the other numbers.
     Code,
+    /// A version: three or more groups of digits joined by dots, after an optional `v`
+    /// (`4.2.1`, `v16.0.3`), read by [`identifiers`]. Not a code: "4.3.0 (fixes the
+    /// 3DS bug)" gives one version.
+    Version,
     /// A name: a run of words capitalised inside a sentence (`Grace Adjei`). Read by
     /// [`identifiers`], never by [`values`].
     Name,
@@ -456,7 +459,7 @@ impl Wanted {
                     Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_) => {
                         word(&|w| NUMBER_WORDS.contains(&w))
                     }
-                    Kind::Code | Kind::Name => true,
+                    Kind::Code | Kind::Version | Kind::Name => true,
                 }
         })
     }
@@ -558,14 +561,10 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
         let joined = raw
             .char_indices()
             .any(|(j, c)| matches!(c, '.' | '_' | '/' | '@') && j > 0 && j + 1 < raw.len());
-        // A version: three or more groups of digits joined by dots ("4.2.1").
-        let version = raw.split('.').count() >= 3
-            && raw
-                .split('.')
-                .all(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()));
+        let version = is_version(raw);
         if !valued(i) && ((letters && (digits || joined)) || version) && !is_ordinal(word) {
             out.push(Value {
-                kind: Kind::Code,
+                kind: if version { Kind::Version } else { Kind::Code },
                 value: word.clone(),
                 word: i,
             });
@@ -597,6 +596,28 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
         i += 1;
     }
     out
+}
+
+/// Whether `raw` is a version: three or more groups of digits joined by dots, after an
+/// optional `v` ("4.2.1", "v16.0.3").
+pub fn is_version(raw: &str) -> bool {
+    let digits = raw
+        .strip_prefix(['v', 'V'])
+        .unwrap_or(raw)
+        .trim_end_matches(|c: char| !c.is_alphanumeric());
+    digits.split('.').count() >= 3
+        && digits
+            .split('.')
+            .all(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The day of the month an ordinal names ("14th" → 14), when it can name one (1 to 31).
+fn ordinal_day(word: &str) -> Option<u32> {
+    crate::text::en::ORDINAL_SUFFIXES
+        .iter()
+        .find_map(|s| word.strip_suffix(s))
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|d| (1..=31).contains(d))
 }
 
 /// "14th", "2nd": a day of the month, not a code.
@@ -667,6 +688,29 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
             push(&mut out, Kind::Date, word[..3].to_owned());
             i += 1;
             continue;
+        }
+        // "on the 20th", "due the 5th", "20th March", "the 20th of March": an ordinal
+        // standing free is a day of the month, of the month that follows it if one does;
+        // one before another word counts something ("the 3rd attempt", "her 40th
+        // birthday").
+        if is_ordinal(word)
+            && let Some(day) = ordinal_day(word)
+        {
+            let month = next.and_then(month_of).map(|m| (m, 2)).or_else(|| {
+                (next == Some("of"))
+                    .then(|| w.get(i + 2).and_then(|m| month_of(m)).map(|m| (m, 3)))
+                    .flatten()
+            });
+            if let Some((month, read)) = month {
+                push(&mut out, Kind::Date, format!("{month} {day}"));
+                i += read;
+                continue;
+            }
+            if breaks[i] || next.is_none_or(|n| !is_content_word(n) && month_of(n).is_none()) {
+                push(&mut out, Kind::Date, format!("day {day}"));
+                i += 1;
+                continue;
+            }
         }
         // Clock time: "4:30", "4:30pm", "3pm", "3 pm".
         if let Some((h, rest)) = word.split_once(':')
@@ -909,15 +953,21 @@ mod tests {
             kinds("locker 0042, row 12"),
             vec![(Code, "0042".into()), (Count(None), "12".into())]
         );
-        // Three or more dotted digit groups: a version, an identifier.
-        let scan = scan("we upgraded the runner to 3.11.2 today");
+        // Three or more dotted digit groups: a version, an identifier of its own kind.
+        let scan =
+            scan("we upgraded the runner to 3.11.2 today, v16.0.3 (fixes X9 and the 3DS bug)");
         assert!(scan.values.is_empty());
         assert_eq!(
             identifiers(&scan)
                 .into_iter()
                 .map(|v| (v.kind, v.value))
                 .collect::<Vec<_>>(),
-            vec![(Code, "3.11.2".into())]
+            vec![
+                (Version, "3.11.2".into()),
+                (Version, "v16.0.3".into()),
+                (Code, "x9".into()),
+                (Code, "3ds".into())
+            ]
         );
     }
 
@@ -953,6 +1003,13 @@ mod tests {
             ]
         );
         assert_eq!(kinds("due 2024-04-05"), [(Date, "apr 5".into())]);
+        // An ordinal standing free is a day of the month; before a word it counts.
+        assert_eq!(kinds("ready on the 20th"), [(Date, "day 20".into())]);
+        assert_eq!(kinds("moved to the 3rd, sorry"), [(Date, "day 3".into())]);
+        assert_eq!(kinds("the 20th of March"), [(Date, "mar 20".into())]);
+        assert_eq!(kinds("on 20th March"), [(Date, "mar 20".into())]);
+        assert!(kinds("my 3rd attempt at the 40th birthday cake").is_empty());
+        assert!(kinds("the 45th").is_empty());
     }
 
     #[test]
