@@ -186,8 +186,8 @@ class Memory:
         agent: Optional[str] = None,
         at: Optional[Time] = None,
         embedding: Optional[Embedding] = None,
-        kind: Optional[str] = None,
-        role: Optional[str] = None,
+        kind: Optional[Literal['message', 'observation', 'action', 'thought', 'reward', 'error', 'tool_call', 'tool_result', 'task']] = None,
+        role: Optional[Literal['user', 'assistant', 'tool', 'system']] = None,
         session: Optional[str] = None,
         source: Optional[str] = None,
         source_id: Optional[str] = None,
@@ -277,7 +277,7 @@ class Memory:
         event: int,
         *,
         due: Optional[Time] = None,
-        kind: Optional[str] = None,
+        kind: Optional[Literal['intention', 'commitment', 'reminder', 'open_loop', 'plan']] = None,
     ) -> Any:
         """Record a pending intention, commitment, reminder, open loop or plan created by an event; it becomes active only when a later user event confirms it."""
     def prospective_reject(
@@ -316,8 +316,8 @@ class Memory:
         agent: Optional[str] = None,
         at: Optional[Time] = None,
         embedding: Optional[Embedding] = None,
-        kind: Optional[str] = None,
-        role: Optional[str] = None,
+        kind: Optional[Literal['message', 'observation', 'action', 'thought', 'reward', 'error', 'tool_call', 'tool_result', 'task']] = None,
+        role: Optional[Literal['user', 'assistant', 'tool', 'system']] = None,
         session: Optional[str] = None,
         source: Optional[str] = None,
         source_id: Optional[str] = None,
