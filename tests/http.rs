@@ -1440,6 +1440,12 @@ fn a_cli_write_beside_a_server_is_made_by_the_server_and_reads_work() {
         r#"{"query":"drill press oil"}"#,
     );
     assert_eq!(found["items"][0]["event"]["id"], 2, "{found}");
+    // A write sent to the server carries an idempotency key, so the write the CLI would
+    // make itself after a lost answer finds the stored event instead of a second one.
+    let key = found["items"][0]["event"]["source_id"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(key.starts_with("cli-"), "{found}");
     // A refusal comes back with the server's reason.
     let (code, v, _) = cli(
         &["episode", "end", "--project", "acme", "--episode", "99"],

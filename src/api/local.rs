@@ -119,6 +119,16 @@ pub fn respond(
     request: &Request,
     create: bool,
 ) -> Result<Response, ApiError> {
+    // A write sent to a server carries an idempotency key: if its answer is lost (the
+    // server dies after the commit), the write made here instead finds the stored event
+    // under that key rather than storing it twice.
+    let keyed;
+    let request = if dir.join(SERVING).exists() {
+        keyed = keyed_writes(request);
+        &keyed
+    } else {
+        request
+    };
     match forward(dir, request) {
         // A read the server will not make for this caller (no token for it) needs no
         // server: it opens a view, as with no server at all.
@@ -130,6 +140,26 @@ pub fn respond(
     }
     let memory = open(profile, dir, !request.writes(), create)?;
     super::Api::new(&memory).respond(request)
+}
+
+/// `request` with a source id (the events' idempotency key, unique per project) on every
+/// observation that has none: `cli-<32 hex>-<index>`, random per call.
+fn keyed_writes(request: &Request) -> Request {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}-{}", std::process::id());
+    let call = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()));
+    let key = |o: &mut super::Observe, i: usize| {
+        o.source_id.get_or_insert_with(|| format!("cli-{call}-{i}"));
+    };
+    let mut request = request.clone();
+    match &mut request {
+        Request::Observe(o) | Request::RecordEvent(o) => key(o, 0),
+        Request::ObserveBatch(b) => b.events.iter_mut().enumerate().for_each(|(i, o)| key(o, i)),
+        _ => {}
+    }
+    request
 }
 
 /// How long a forwarded request may take: the server's own limit (30 s by default) and
