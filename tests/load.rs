@@ -250,6 +250,44 @@ fn sixteen_clients_a_hostile_one_and_kill_9_lose_and_duplicate_nothing() {
     drop(server);
 }
 
+/// A server on the bundled profile `kind` with `edits` (text, replacement) made to it,
+/// its data directory under `dir`.
+#[cfg(feature = "standard")]
+fn serve(
+    dir: &Path,
+    kind: hypermem::ProfileKind,
+    edits: &[(&str, &str)],
+) -> (Server, std::path::PathBuf) {
+    let text = std::fs::read_to_string(hypermem::Profile::bundled_path(kind)).unwrap();
+    let text = edits.iter().fold(text, |t, (from, to)| t.replace(from, to));
+    let (profile, data) = (dir.join("profile.toml"), dir.join("data"));
+    std::fs::write(&profile, text).unwrap();
+    let server = Server::start(&data, &["--profile", profile.to_str().unwrap()]);
+    (server, data)
+}
+
+/// `CLIENTS` ordinary clients of 40 requests on `project` while `outage` (a service
+/// killed and brought back) starts 300 ms in; reports what they met as `what` and
+/// returns what was acknowledged.
+#[cfg(feature = "standard")]
+fn under_outage(base: &str, project: &str, what: &str, outage: impl FnOnce()) -> Acked {
+    let acked = Acked::default();
+    let started = Instant::now();
+    let answers = std::thread::scope(|scope| {
+        let h = scope.spawn(|| ordinary(base, project, project, 40, &acked));
+        std::thread::sleep(Duration::from_millis(300));
+        outage();
+        h.join().unwrap()
+    });
+    let refused = answers.iter().filter(|a| a.status != 200).count();
+    eprintln!(
+        "{what} under {CLIENTS} clients: {} answers in {:.1} s, {refused} refused (named, retried)",
+        answers.len(),
+        started.elapsed().as_secs_f64()
+    );
+    acked
+}
+
 /// The same load on the standard profile while Redis is killed and restarted: every
 /// answer is a success or a named refusal (503 naming the service, never a 500), and no
 /// acknowledged write is lost or stored twice.
@@ -260,35 +298,16 @@ fn redis_killed_and_restarted_under_load_loses_and_duplicates_nothing() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let standard = std::fs::read_to_string(hypermem::Profile::bundled_path(
+    let (server, data) = serve(
+        dir.path(),
         hypermem::ProfileKind::Standard,
-    ))
-    .unwrap();
-    let profile = d.join("standard.toml");
-    let data = d.join("data");
-    std::fs::write(
-        &profile,
-        standard.replace("redis://127.0.0.1:6379", &redis.url()),
-    )
-    .unwrap();
-    let server = Server::start(&data, &["--profile", profile.to_str().unwrap()]);
-    let acked = Acked::default();
-    let started = Instant::now();
-    let answers = std::thread::scope(|scope| {
-        let h = scope.spawn(|| ordinary(&server.url, "redis", "redis", 40, &acked));
-        std::thread::sleep(Duration::from_millis(300));
+        &[("redis://127.0.0.1:6379", &redis.url())],
+    );
+    let acked = under_outage(&server.url, "redis", "Redis killed for 0.5 s", || {
         redis.kill();
         std::thread::sleep(Duration::from_millis(500));
         redis.restart();
-        h.join().unwrap()
     });
-    let refused = answers.iter().filter(|a| a.status != 200).count();
-    eprintln!(
-        "Redis killed for 0.5 s under {CLIENTS} clients: {} answers in {:.1} s, {refused} refused (named, retried)",
-        answers.len(),
-        started.elapsed().as_secs_f64()
-    );
     drop(server);
     check_stored(&data, &acked);
     assert_eq!(acked.lock().unwrap().len(), CLIENTS * 24);
@@ -307,38 +326,20 @@ fn qdrant_killed_and_restarted_under_load_loses_and_duplicates_nothing() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let scale = std::fs::read_to_string(hypermem::Profile::bundled_path(
+    let (server, data) = serve(
+        dir.path(),
         hypermem::ProfileKind::Scale,
-    ))
-    .unwrap();
-    let profile = d.join("scale.toml");
-    let data = d.join("data");
-    std::fs::write(
-        &profile,
-        scale
-            .replace("http://127.0.0.1:6334", &qdrant.url())
-            .replace("redis://127.0.0.1:6379", &redis.url())
-            .replace("collection = \"hypermem\"", "collection = \"load\""),
-    )
-    .unwrap();
-    let server = Server::start(&data, &["--profile", profile.to_str().unwrap()]);
-    let acked = Acked::default();
-    let started = Instant::now();
-    let answers = std::thread::scope(|scope| {
-        let h = scope.spawn(|| ordinary(&server.url, "qdrant", "qdrant", 40, &acked));
-        std::thread::sleep(Duration::from_millis(300));
+        &[
+            ("http://127.0.0.1:6334", &qdrant.url()),
+            ("redis://127.0.0.1:6379", &redis.url()),
+            ("collection = \"hypermem\"", "collection = \"load\""),
+        ],
+    );
+    let acked = under_outage(&server.url, "qdrant", "Qdrant killed and restarted", || {
         qdrant.kill();
         std::thread::sleep(Duration::from_millis(500));
         qdrant.restart();
-        h.join().unwrap()
     });
-    let refused = answers.iter().filter(|a| a.status != 200).count();
-    eprintln!(
-        "Qdrant killed and restarted under {CLIENTS} clients: {} answers in {:.1} s, {refused} refused (named, retried)",
-        answers.len(),
-        started.elapsed().as_secs_f64()
-    );
     assert_eq!(acked.lock().unwrap().len(), CLIENTS * 24);
     let (status, v) = send(
         &format!("{}/v1/projects/qdrant/recall", server.url),

@@ -102,3 +102,17 @@ impl std::fmt::Display for VectorId {
         write!(f, "{}", self.0)
     }
 }
+
+/// Declares an identifier: a `u64` newtype, ordered and hashed, serialized (and described
+/// in schemas) as its number. `$(#[...])*` before the name are kept (its doc).
+macro_rules! number_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize,
+            serde::Deserialize, schemars::JsonSchema,
+        )]
+        pub struct $name(pub u64);
+    };
+}
+pub(crate) use number_id;

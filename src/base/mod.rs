@@ -1,6 +1,7 @@
 //! The base types every layer names: project and vector ids, what a vector search asks and
 //! answers, a read-only mapped file, the stable error reasons and their classes, and a time
-//! argument, and the `names!` macro that declares the closed sets of names results carry.
+//! argument, the `names!` macro that declares the closed sets of names results carry, and the
+//! `number_id!` macro that declares the numeric identifiers of the ledger's records.
 //! A leaf: it imports nothing of the crate.
 
 mod ids;
@@ -10,6 +11,7 @@ mod reason;
 mod search;
 mod time;
 
+pub(crate) use ids::number_id;
 pub use ids::{InvalidProject, ProjectId, VectorId};
 pub use mapped::MappedFile;
 pub(crate) use names::names;

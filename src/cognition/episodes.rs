@@ -29,21 +29,10 @@ crate::ledger::string_enum!(
     }
 );
 
-/// Identifier of an episode.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct EpisodeId(pub u64);
+crate::base::number_id!(
+    /// Identifier of an episode.
+    EpisodeId
+);
 
 /// An episode.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]

@@ -9,21 +9,10 @@ use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::{LedgerError, LedgerResult};
 
-/// Identifier of a procedure.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct ProcedureId(pub u64);
+crate::base::number_id!(
+    /// Identifier of a procedure.
+    ProcedureId
+);
 
 /// One step of a procedure.
 #[derive(

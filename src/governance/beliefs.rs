@@ -34,21 +34,10 @@ crate::ledger::string_enum!(
     }
 );
 
-/// Identifier of a belief row.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct BeliefId(pub u64);
+crate::base::number_id!(
+    /// Identifier of a belief row.
+    BeliefId
+);
 
 impl std::fmt::Display for BeliefId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

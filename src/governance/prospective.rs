@@ -42,21 +42,10 @@ crate::ledger::string_enum!(
     }
 );
 
-/// Identifier of a prospective item.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct ProspectiveId(pub u64);
+crate::base::number_id!(
+    /// Identifier of a prospective item.
+    ProspectiveId
+);
 
 /// One transition of a prospective item, as recorded.
 #[derive(

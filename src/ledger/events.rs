@@ -9,21 +9,10 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::{Ledger, LedgerError, LedgerResult};
 use crate::base::ProjectId;
 
-/// Identifier of a raw event: its global sequence number (ascending in ingestion order).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct EventId(pub u64);
+crate::base::number_id!(
+    /// Identifier of a raw event: its global sequence number (ascending in ingestion order).
+    EventId
+);
 
 /// An event's semantic vector as stored: `(embedding dimensions, projected bits as
 /// little-endian words)`.

@@ -2114,32 +2114,30 @@ mod tests {
     #[test]
     fn the_old_value_named_again_a_version_a_time_of_day_s_and_a_bare_no() {
         let q = |t: &str| Query::new(t, &crate::text::tokens(t));
-        // The old value named beside the new one does not make two values of the slot.
-        let query = q("who is the budget committee chair");
-        let old = cand(1, "The budget committee chair is Marta Olsen.", 1.0).at(1);
-        let new = cand(
-            2,
-            "The budget committee chair is Tomas Berg, Marta Olsen stepped down.",
-            1.0,
-        )
-        .at(2);
-        assert!(fills_again(&query, &old, &new));
-        // A version is not a code: the code in an aside leaves one version; a weekday's
-        // "'s" says when, not whose.
-        let query = q("which runtime version does the build use");
-        let old = cand(1, "The build uses runtime 2.4.1.", 1.0).at(1);
-        let new = cand(
-            2,
-            "we're on 2.5.0 of the runtime since monday's upgrade (fixes the X9 bug)",
-            1.0,
-        )
-        .at(2);
-        assert!(fills_again(&query, &old, &new));
-        // A past form opening a clause is its verb, not a qualifier of what it names.
-        let query = q("how many workers does the ingest queue run");
-        let old = cand(1, "Ingest queue runs 3 workers.", 1.0).at(1);
-        let new = cand(2, "scaled ingest queue to 5 workers", 1.0).at(2);
-        assert!(fills_again(&query, &old, &new));
+        // Each newer statement fills the older one's slot again: the old value named
+        // beside the new one does not make two values of the slot; a version is not a
+        // code (the code in an aside leaves one version) and a weekday's "'s" says when,
+        // not whose; a past form opening a clause is its verb, not a qualifier.
+        for (question, older, newer) in [
+            (
+                "who is the budget committee chair",
+                "The budget committee chair is Marta Olsen.",
+                "The budget committee chair is Tomas Berg, Marta Olsen stepped down.",
+            ),
+            (
+                "which runtime version does the build use",
+                "The build uses runtime 2.4.1.",
+                "we're on 2.5.0 of the runtime since monday's upgrade (fixes the X9 bug)",
+            ),
+            (
+                "how many workers does the ingest queue run",
+                "Ingest queue runs 3 workers.",
+                "scaled ingest queue to 5 workers",
+            ),
+        ] {
+            let (old, new) = (cand(1, older, 1.0).at(1), cand(2, newer, 1.0).at(2));
+            assert!(fills_again(&q(question), &old, &new), "{newer}");
+        }
         // Another participant who opens with a bare "no" corrects the value; one who
         // states another value without denying the first states their own.
         let query = q("when is the deposit due");
