@@ -63,8 +63,9 @@ pub enum LedgerError {
         /// What is wrong with it, in hypermem's words.
         detail: String,
     },
-    /// A value is invalid (bad enum name, empty project, ...).
-    #[error("invalid {what}: {reason}")]
+    /// A value is invalid (bad enum name, empty project, ...). `what` may be a type's
+    /// name: it is written in words ("prospective kind").
+    #[error("invalid {}: {reason}", in_words(what))]
     Invalid {
         /// What was invalid.
         what: &'static str,
@@ -128,5 +129,35 @@ pub fn sqlite_failure(e: &rusqlite::Error) -> (crate::base::Reason, &'static str
             crate::base::Reason::Internal,
             "the ledger failed an operation (internal error)",
         ),
+    }
+}
+
+/// A name written in words: `ProspectiveKind` → "prospective kind"; a name already in words
+/// is kept.
+fn in_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_type_name_is_written_in_words() {
+        let e = super::LedgerError::Invalid {
+            what: "ProspectiveKind",
+            reason: "\"bogus\"".into(),
+        };
+        assert_eq!(e.to_string(), "invalid prospective kind: \"bogus\"");
+        assert_eq!(super::in_words("content"), "content");
     }
 }
