@@ -2193,19 +2193,29 @@ mod tests {
     #[test]
     fn a_cue_worded_change_of_another_owners_or_a_bystanders_thing_revises_nothing() {
         let q = |t: &str| Query::new(t, &crate::text::tokens(t));
-        let query = q("when is Ravi's recital");
-        let older = cand(1, "Ravi's recital is on Wednesday at 4.", 1.0).at(1);
-        let mia = cand(2, "Mia's recital moved to Thursday at 5.", 1.0).at(2);
-        assert!(!revises(&query, &older, &mia));
-        let his = cand(3, "Ravi's recital moved to Thursday at 5.", 1.0).at(3);
-        assert!(revises(&query, &older, &his));
-        // The shop both name says where, not which price.
-        let query = q("how much is the kettle at Brewhaus");
-        let older = cand(1, "The kettle is £40 at Brewhaus.", 1.0).at(1);
-        let toaster = cand(2, "the toaster at Brewhaus dropped to £25", 1.0).at(2);
-        assert!(!revises(&query, &older, &toaster));
-        let kettle = cand(3, "the kettle at Brewhaus dropped to £32", 1.0).at(3);
-        assert!(revises(&query, &older, &kettle));
+        // (question, older, another's change, its own change): another owner's thing, and
+        // the shop both name, which says where, not which price.
+        for (question, older, other, own) in [
+            (
+                "when is Ravi's recital",
+                "Ravi's recital is on Wednesday at 4.",
+                "Mia's recital moved to Thursday at 5.",
+                "Ravi's recital moved to Thursday at 5.",
+            ),
+            (
+                "how much is the kettle at Brewhaus",
+                "The kettle is £40 at Brewhaus.",
+                "the toaster at Brewhaus dropped to £25",
+                "the kettle at Brewhaus dropped to £32",
+            ),
+        ] {
+            let (query, older) = (q(question), cand(1, older, 1.0).at(1));
+            assert!(
+                !revises(&query, &older, &cand(2, other, 1.0).at(2)),
+                "{other}"
+            );
+            assert!(revises(&query, &older, &cand(3, own, 1.0).at(3)), "{own}");
+        }
     }
 
     #[test]
