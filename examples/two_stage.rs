@@ -3,8 +3,8 @@
 //! two-stage threshold), encoded by the text encoder with IDF weights; every question
 //! searched for its 200 nearest (the recall vector source's depth) in a store that scans
 //! every bit and in one per arm given: a number is a first stage of that many bits,
-//! `hnsw:EF[:M[:EF_CONSTRUCTION]]` a graph of every vector (caught up before searching)
-//! searched with that candidate list. Prints the overlap of the top 200 and top 10 with the
+//! `hnsw:EF[:M[:EF_CONSTRUCTION[:SCREEN_BITS]]]` a graph of every vector (caught up before
+//! searching) searched with that candidate list (and that screening prefix). Prints the overlap of the top 200 and top 10 with the
 //! exact ones, the share of questions whose exact top 10 is kept whole, and the median and
 //! p99 search time.
 //!
@@ -32,8 +32,8 @@ enum Arm {
     /// A two-stage scan with a first stage of this many bits (0: exact).
     Prefix(usize),
     /// An HNSW graph: candidate list while searching, links per node, candidate list
-    /// while building.
-    Graph(usize, usize, usize),
+    /// while building, screening prefix bits.
+    Graph(usize, usize, usize, usize),
 }
 
 impl Arm {
@@ -50,6 +50,7 @@ impl Arm {
             next(d.ef_search)?,
             next(d.m)?,
             next(d.ef_construction)?,
+            next(d.screen_bits)?,
         ))
     }
 
@@ -61,12 +62,13 @@ impl Arm {
                 hnsw_threshold: usize::MAX,
                 ..SegmentStoreConfig::default()
             },
-            Self::Graph(ef_search, m, ef_construction) => SegmentStoreConfig {
+            Self::Graph(ef_search, m, ef_construction, screen_bits) => SegmentStoreConfig {
                 hnsw_threshold: 1,
                 hnsw: HnswConfig {
                     m,
                     ef_construction,
                     ef_search,
+                    screen_bits,
                     ..HnswConfig::default()
                 },
                 ..SegmentStoreConfig::default()
@@ -77,7 +79,9 @@ impl Arm {
     fn label(self) -> String {
         match self {
             Self::Prefix(bits) => format!("prefix {bits} bits"),
-            Self::Graph(ef, m, efc) => format!("hnsw ef {ef}, m {m}, ef_construction {efc}"),
+            Self::Graph(ef, m, efc, screen) => {
+                format!("hnsw ef {ef}, m {m}, ef_construction {efc}, screen {screen} bits")
+            }
         }
     }
 }

@@ -202,7 +202,7 @@ proptest! {
             bytes[88..96].copy_from_slice(&head.to_le_bytes());
         }
         std::fs::write(&file, &bytes).unwrap();
-        if let Ok(index) = Hnsw::load(dir.path(), dim(), 32) {
+        if let Ok(index) = Hnsw::load(dir.path(), dim(), 32, 0) {
             let q = vector_of(dim(), "p", 11);
             let _ = index.search(&SearchRequest::new(q.view(), 5));
             let _ = index.insert_batch(&[(VectorId(1000), q.view())]);

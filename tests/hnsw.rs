@@ -73,6 +73,7 @@ fn recall_at_10_on_clustered_data_is_high() {
         ef_construction: 128,
         ef_search: 128,
         max_elements: 4000,
+        ..HnswConfig::default()
     };
     let index = build(&data, config);
     assert_eq!(index.points(), 4000);
@@ -91,6 +92,61 @@ fn recall_at_10_on_clustered_data_is_high() {
         other.distance,
         data[other.id.0 as usize].hamming(&queries[0])
     );
+}
+
+#[test]
+fn screening_on_a_prefix_keeps_the_answers_and_their_whole_distances() {
+    // 4,096 bits, 40 clusters: a query's neighbours are its cluster (about 0.26 D away)
+    // and the rest of the graph (about D / 2), which a 1,024-bit prefix screens out.
+    let dim = Dim::new(4096).unwrap();
+    let centres: Vec<_> = (0..40u64)
+        .map(|c| Hypervector::random(dim, 900 + c))
+        .collect();
+    let point = |i: usize, salt: u64| {
+        let noise = 0.10 + 0.05 * (i % 3) as f64;
+        centres[i % 40]
+            .with_noise(noise, (salt << 32) ^ i as u64)
+            .unwrap()
+    };
+    let data: Vec<_> = (0..3000).map(|i| point(i, 1)).collect();
+    let queries: Vec<_> = (0..60).map(|i| point(i * 7 + 3, 2)).collect();
+    let items = numbered(&data, 0);
+    let config = |screen_bits| HnswConfig {
+        m: 16,
+        ef_construction: 64,
+        ef_search: 32,
+        max_elements: 3000,
+        screen_bits,
+    };
+    let screened = Hnsw::build(dim, config(1024), &items).unwrap();
+    let whole = Hnsw::build(dim, config(0), &items).unwrap();
+    let mut same = 0;
+    for q in &queries {
+        let a = screened.search(&SearchRequest::new(q.view(), 10)).unwrap();
+        let b = whole.search(&SearchRequest::new(q.view(), 10)).unwrap();
+        assert_eq!(a.len(), 10);
+        for h in &a {
+            assert_eq!(
+                h.distance,
+                data[h.id.0 as usize].hamming(q),
+                "whole distances"
+            );
+        }
+        same += usize::from(a == b);
+    }
+    // The screen drops a node that belongs in the list about once in 30,000 comparisons.
+    assert!(
+        same >= 58,
+        "{same} of 60 queries answered as without the screen"
+    );
+    let odd = HnswConfig {
+        screen_bits: 100,
+        ..HnswConfig::default()
+    };
+    assert!(matches!(
+        Hnsw::new(dim, odd),
+        Err(hypermem::index::HnswError::Config(_))
+    ));
 }
 
 #[test]
@@ -122,6 +178,7 @@ fn save_and_reload_answers_identically_without_rebuilding() {
         &dir.path().join("idx"),
         dim(),
         HnswConfig::default().ef_search,
+        HnswConfig::default().screen_bits,
     )
     .unwrap();
     assert_eq!(loaded.points(), 1500);
@@ -140,10 +197,10 @@ fn save_and_reload_answers_identically_without_rebuilding() {
         VectorId(5000)
     );
     // Wrong dimension and missing files are clear errors.
-    let err = Hnsw::load(&dir.path().join("idx"), Dim::new(2048).unwrap(), 64).unwrap_err();
+    let err = Hnsw::load(&dir.path().join("idx"), Dim::new(2048).unwrap(), 64, 0).unwrap_err();
     assert!(err.to_string().contains("expected 2048 bits"), "{err}");
     assert_eq!(common::reason_of(err), Reason::DimensionMismatch);
-    let err = Hnsw::load(&dir.path().join("nothing"), dim(), 64).unwrap_err();
+    let err = Hnsw::load(&dir.path().join("nothing"), dim(), 64, 0).unwrap_err();
     assert!(err.to_string().contains("graph.hhnsw"), "{err}");
     assert_eq!(common::reason_of(err), Reason::Corruption);
 }
@@ -224,7 +281,7 @@ fn a_damaged_saved_graph_is_an_error_and_the_store_rebuilds_it() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xFF;
     std::fs::write(&data_file, bytes).unwrap();
-    let err = Hnsw::load(&graph_dir, dim(), 64).unwrap_err();
+    let err = Hnsw::load(&graph_dir, dim(), 64, 0).unwrap_err();
     assert!(err.to_string().contains("checksum"), "{err}");
     assert_eq!(common::reason_of(err), Reason::Corruption);
     let store = SegmentStore::open(dir.path().join("s"), dim(), config).unwrap();

@@ -1015,6 +1015,7 @@ impl Profile {
                     ef_construction: h.ef_construction,
                     ef_search: h.ef_search,
                     max_elements: HnswConfig::default().max_elements,
+                    screen_bits: HnswConfig::default().screen_bits,
                 },
                 prefix_bits: st.prefix_bits,
                 prefix_threshold: st.prefix_threshold,

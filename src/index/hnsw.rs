@@ -42,6 +42,11 @@ pub struct HnswConfig {
     pub ef_search: usize,
     /// Expected number of points (allocation hint).
     pub max_elements: usize,
+    /// Searches screen each node on its first `screen_bits` bits (a multiple of 64, kept
+    /// contiguous per node) and read the rest of its vector only when that prefix does not
+    /// show it far beyond the current result list ([`SCREEN_Z`]); 0, or a width not below
+    /// half the dimension, compares whole vectors at once.
+    pub screen_bits: usize,
 }
 
 impl Default for HnswConfig {
@@ -51,6 +56,7 @@ impl Default for HnswConfig {
             ef_construction: 400,
             ef_search: 400,
             max_elements: 100_000,
+            screen_bits: 1024,
         }
     }
 }
@@ -81,6 +87,36 @@ pub enum HnswError {
     /// The kernel could not be selected.
     #[error(transparent)]
     Hdv(#[from] hdv::Error),
+}
+
+/// Standard deviations above its expected value a node's prefix distance must lie, for
+/// the node's whole distance to be within the result list's worst, before the node is
+/// dropped unread. The bits of a hypervector are exchangeable, so a prefix's distance is
+/// a sample of the whole distance: at z = 4 a node that belongs in the list is dropped
+/// about once in 30,000 comparisons.
+pub const SCREEN_Z: f64 = 4.0;
+
+/// Words of the screening prefix `config` asks for at `dim` (0: whole vectors at once).
+fn screen_words(dim: Dim, config: &HnswConfig) -> usize {
+    if config.screen_bits == 0 || 2 * config.screen_bits > dim.bits() {
+        0
+    } else {
+        config.screen_bits / 64
+    }
+}
+
+/// `bound[w]`: the largest prefix distance (over `prefix` of `bits` bits) still consistent
+/// with a whole distance of at most `w`, for every `w` in `0..=bits`.
+fn screen_bounds(bits: usize, prefix: usize) -> Vec<u32> {
+    let (d, p) = (bits as f64, prefix as f64);
+    (0..=bits)
+        .map(|w| {
+            let f = w as f64 / d;
+            let mean = p * f;
+            let sd = (p * f * (1.0 - f)).sqrt();
+            (mean + SCREEN_Z * sd).ceil().min(p) as u32
+        })
+        .collect()
 }
 
 /// File name of a saved graph inside its directory.
@@ -141,6 +177,20 @@ struct Graph {
     by_id: HashMap<VectorId, u32>,
     rng: SeededRng,
     vectors: Vectors,
+    /// Words of a node's screening prefix (0: whole vectors at once).
+    screen_words: usize,
+    /// [`screen_bounds`] for this dimension and prefix (empty without screening).
+    bounds: Vec<u32>,
+}
+
+/// What a search compares: the query's words, with the kernel, and how many leading words
+/// screen a node before the rest is read (0: whole vectors at once; builds compare whole
+/// vectors, so a graph does not depend on the screen).
+#[derive(Clone, Copy)]
+struct Probe<'q> {
+    kernel: Kernel,
+    words: &'q [u64],
+    screen_words: usize,
 }
 
 /// Per-thread visited marks with generation stamps (no clearing between searches).
@@ -159,11 +209,6 @@ impl Visited {
             self.marks.fill(0);
             self.generation = 1;
         }
-    }
-
-    #[inline]
-    fn seen(&self, i: u32) -> bool {
-        self.marks[i as usize] == self.generation
     }
 
     /// Marks `i`; returns whether it was new.
@@ -200,6 +245,11 @@ impl Graph {
                 words: dim.words(),
                 mapped: None,
                 owned: Vec::with_capacity(config.max_elements * dim.words()),
+            },
+            screen_words: screen_words(dim, config),
+            bounds: match screen_words(dim, config) {
+                0 => Vec::new(),
+                w => screen_bounds(dim.bits(), w * 64),
             },
         }
     }
@@ -262,22 +312,37 @@ impl Graph {
         kernel.hamming(q, self.vectors.get(node))
     }
 
+    /// Node `i`'s screening prefix: the first words of its vector.
+    #[inline]
+    fn prefix(&self, i: u32) -> &[u64] {
+        &self.vectors.get(i)[..self.screen_words]
+    }
+
     /// Best-first search of one layer from `entry`, keeping `ef` results that pass
     /// `accept` (all nodes route; only accepted ones are returned). Sorted nearest first.
+    ///
+    /// With a screening prefix, a node's prefix is compared first (all of a node's
+    /// unvisited neighbours' prefixes are fetched together);
+    /// one whose prefix distance shows it cannot be within the list's worst is dropped,
+    /// and only the others' remaining words are fetched and compared. Distances returned
+    /// are always whole.
     fn search_layer(
         &self,
-        kernel: Kernel,
-        q: &[u64],
+        probe: Probe<'_>,
         entry: &[(u32, u32)],
         ef: usize,
         layer: u8,
         accept: &dyn Fn(u32) -> bool,
     ) -> Vec<(u32, u32)> {
+        let (kernel, sw) = (probe.kernel, probe.screen_words);
+        let (q_prefix, q_rest) = probe.words.split_at(sw);
         VISITED.with(|v| {
             let mut visited = v.borrow_mut();
             visited.reset(self.len());
             let mut candidates: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::with_capacity(ef * 4);
             let mut results: BinaryHeap<(u32, u32)> = BinaryHeap::with_capacity(ef + 1);
+            let mut fresh: Vec<u32> = Vec::with_capacity(self.m0);
+            let mut screened: Vec<(u32, u32)> = Vec::with_capacity(self.m0);
             for &(d, node) in entry {
                 if visited.insert(node) {
                     candidates.push(Reverse((d, node)));
@@ -289,31 +354,46 @@ impl Graph {
             while results.len() > ef {
                 results.pop();
             }
-            while let Some(Reverse((d, c))) = candidates.pop() {
-                let worst = if results.len() >= ef {
+            let worst_of = |results: &BinaryHeap<(u32, u32)>| {
+                if results.len() >= ef {
                     results.peek().map_or(u32::MAX, |r| r.0)
                 } else {
                     u32::MAX
-                };
-                if d > worst {
+                }
+            };
+            while let Some(Reverse((d, c))) = candidates.pop() {
+                if d > worst_of(&results) {
                     break;
                 }
-                let nbrs = self.neighbors(c, layer);
-                for &e in nbrs {
-                    if !visited.seen(e) {
+                fresh.clear();
+                fresh.extend(
+                    self.neighbors(c, layer)
+                        .iter()
+                        .filter(|&&e| visited.insert(e)),
+                );
+                screened.clear();
+                if sw == 0 {
+                    for &e in &fresh {
                         hdv::kernels::prefetch(self.vectors.get(e));
                     }
-                }
-                for &e in nbrs {
-                    if !visited.insert(e) {
-                        continue;
+                    screened.extend(fresh.iter().map(|&e| (e, 0)));
+                } else {
+                    for &e in &fresh {
+                        hdv::kernels::prefetch(self.prefix(e));
                     }
-                    let de = self.dist(kernel, q, e);
-                    let worst = if results.len() >= ef {
-                        results.peek().map_or(u32::MAX, |r| r.0)
-                    } else {
-                        u32::MAX
-                    };
+                    let worst = worst_of(&results);
+                    let bound = self.bounds.get(worst as usize).copied().unwrap_or(u32::MAX);
+                    for &e in &fresh {
+                        let near = kernel.hamming(q_prefix, self.prefix(e));
+                        if near <= bound {
+                            hdv::kernels::prefetch(&self.vectors.get(e)[sw..]);
+                            screened.push((e, near));
+                        }
+                    }
+                }
+                for &(e, near) in &screened {
+                    let de = near + kernel.hamming(q_rest, &self.vectors.get(e)[sw..]);
+                    let worst = worst_of(&results);
                     if de < worst || results.len() < ef {
                         candidates.push(Reverse((de, e)));
                         if accept(e) {
@@ -390,12 +470,17 @@ impl Graph {
             return out;
         };
         let all = |_: u32| true;
+        let whole = Probe {
+            kernel,
+            words: q,
+            screen_words: 0,
+        };
         let mut eps = vec![(self.dist(kernel, q, entry), entry)];
         for layer in (level + 1..=self.max_level).rev() {
-            eps = self.search_layer(kernel, q, &eps, 1, layer, &all);
+            eps = self.search_layer(whole, &eps, 1, layer, &all);
         }
         for layer in (0..=level.min(self.max_level)).rev() {
-            let found = self.search_layer(kernel, q, &eps, ef, layer, &all);
+            let found = self.search_layer(whole, &eps, ef, layer, &all);
             eps = found.clone();
             out[layer as usize] = found;
         }
@@ -501,6 +586,12 @@ impl Hnsw {
             return Err(HnswError::Config(
                 "ef_construction must be at least 1".to_owned(),
             ));
+        }
+        if !config.screen_bits.is_multiple_of(64) {
+            return Err(HnswError::Config(format!(
+                "screen_bits must be a multiple of 64, got {}",
+                config.screen_bits
+            )));
         }
         Ok(Self {
             dim,
@@ -637,14 +728,19 @@ impl Hnsw {
         }
         let q = request.query.words();
         let all = |_: u32| true;
+        let probe = Probe {
+            kernel: self.kernel,
+            words: q,
+            screen_words: g.screen_words,
+        };
         let mut eps = vec![(g.dist(self.kernel, q, entry), entry)];
         for layer in (1..=g.max_level).rev() {
-            eps = g.search_layer(self.kernel, q, &eps, 1, layer, &all);
+            eps = g.search_layer(probe, &eps, 1, layer, &all);
         }
         let max = request.max_distance.unwrap_or(u32::MAX);
         let accept = |node: u32| !g.is_deleted(node) && request.accepts(g.ids[node as usize]);
         let ef = self.config.ef_search.max(request.k);
-        let found = g.search_layer(self.kernel, q, &eps, ef, 0, &accept);
+        let found = g.search_layer(probe, &eps, ef, 0, &accept);
         let mut hits: Vec<Hit> = found
             .into_iter()
             .filter(|&(d, _)| d <= max)
@@ -725,7 +821,12 @@ impl Hnsw {
     /// # Errors
     /// [`HnswError::Persist`] for a missing, truncated or damaged file (checksums),
     /// [`HnswError::DimensionMismatch`] for another dimension.
-    pub fn load(dir: &Path, dim: Dim, ef_search: usize) -> Result<Self, HnswError> {
+    pub fn load(
+        dir: &Path,
+        dim: Dim,
+        ef_search: usize,
+        screen_bits: usize,
+    ) -> Result<Self, HnswError> {
         let path = dir.join(GRAPH_FILE);
         let file = MappedFile::open(&path)
             .map_err(|e| persist(&path, format!("I/O error on {}: {e}", path.display())))?;
@@ -791,6 +892,7 @@ impl Hnsw {
             ef_construction: efc,
             ef_search,
             max_elements: n,
+            screen_bits,
         };
         let mut g = Graph::new(
             dim,
@@ -888,5 +990,57 @@ impl Hnsw {
             kernel: hdv::kernels::try_active()?,
             graph: RwLock::new(g),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fraction of `pairs` pairs at whole distance exactly `whole` (of `bits` bits)
+    /// whose distance on the first `prefix` bits exceeds `bound`.
+    fn beyond(bits: usize, prefix: usize, whole: usize, bound: u32, pairs: usize) -> f64 {
+        let mut rng = SeededRng::new(whole as u64);
+        let mut positions: Vec<usize> = (0..bits).collect();
+        let mut over = 0;
+        for _ in 0..pairs {
+            // `whole` distinct positions differ: a partial Fisher–Yates shuffle.
+            for i in 0..whole {
+                let j = i + rng.below((bits - i) as u64) as usize;
+                positions.swap(i, j);
+            }
+            let near = positions[..whole].iter().filter(|&&p| p < prefix).count();
+            over += usize::from(near as u32 > bound);
+        }
+        over as f64 / pairs as f64
+    }
+
+    #[test]
+    fn a_prefix_screens_out_far_nodes_and_keeps_near_ones() {
+        let (bits, prefix) = (10_048, 1024);
+        let bounds = screen_bounds(bits, prefix);
+        assert_eq!(bounds.len(), bits + 1);
+        assert!(bounds.windows(2).all(|w| w[0] <= w[1]), "monotone");
+        assert!(bounds.iter().all(|&b| b as usize <= prefix));
+        // A node within the list's worst passes the screen (z = 4: about 3e-5 fail).
+        for worst in [500, 2300, 4000, 5024] {
+            let lost = beyond(bits, prefix, worst, bounds[worst], 4000);
+            assert!(
+                lost <= 0.001,
+                "worst {worst}: {lost} of near nodes screened out"
+            );
+        }
+        // A node at half the dimension is screened out against a list of near ones.
+        let kept = 1.0 - beyond(bits, prefix, bits / 2, bounds[2300], 4000);
+        assert!(kept <= 0.001, "{kept} of far nodes read in full");
+        // Without a prefix narrow enough, nothing screens.
+        let config = |screen_bits| HnswConfig {
+            screen_bits,
+            ..HnswConfig::default()
+        };
+        let dim = Dim::new(bits).unwrap();
+        assert_eq!(screen_words(dim, &config(1024)), 16);
+        assert_eq!(screen_words(dim, &config(0)), 0);
+        assert_eq!(screen_words(Dim::new(1024).unwrap(), &config(1024)), 0);
     }
 }

@@ -212,7 +212,7 @@ impl ProjectDir {
             return Ok(());
         }
         let slots = self.slot_ids();
-        let loaded = Hnsw::load(&saved, dim, config.hnsw.ef_search)
+        let loaded = Hnsw::load(&saved, dim, config.hnsw.ef_search, config.hnsw.screen_bits)
             .ok()
             .filter(|h| {
                 let ids = h.ids();
