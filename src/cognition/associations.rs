@@ -1,7 +1,6 @@
 //! Candidate associations ("subtle thoughts") between episodes and concepts, from
 //! prototype similarity and ripple over synapses: candidates, never facts.
 
-use rusqlite::params;
 
 use super::synapses::RippleParams;
 use super::{Cognition, EpisodeId};
@@ -35,18 +34,13 @@ impl Cognition {
         project: &ProjectId,
         budget: usize,
     ) -> LedgerResult<Vec<Association>> {
-        let episodes: Vec<i64> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id FROM episodes e WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL
-                 AND NOT EXISTS (SELECT 1 FROM associations a WHERE a.episode_id = e.id) ORDER BY id DESC LIMIT ?2",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| r.get(0))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let episodes = self
+            .ledger
+            .reading(|rows| rows.unassociated_episodes(project.as_str(), budget))?;
         let concepts = self.concepts(project)?;
         let mut out = Vec::new();
         for id in episodes {
-            let ep = self.episode(project, EpisodeId(id as u64))?;
+            let ep = self.episode(project, EpisodeId(id))?;
             let topic = ep.topic.clone().expect("sealed episodes with a topic");
             let own: Vec<_> = concepts
                 .iter()
@@ -110,13 +104,14 @@ impl Cognition {
             let sources = serde_json::Value::Object(sources).to_string();
             let confidence = confidence.clamp(0.0, 1.0);
             let now = self.ledger.now_ms();
-            let aid = self.ledger.write(|tx| {
-                tx.execute(
-                    "INSERT INTO associations (project, episode_id, suggestion, confidence, sources, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![project.as_str(), id, suggestion, confidence, sources, now],
+            let aid = self.ledger.writing(|rows| {
+                rows.add_association(
+                    project.as_str(),
+                    id,
+                    (&suggestion, confidence),
+                    &sources,
+                    now,
                 )
-                .map_err(|e| self.ledger.sql(e))?;
-                Ok(tx.last_insert_rowid() as u64)
             })?;
             out.push(Association {
                 id: aid,
@@ -138,16 +133,14 @@ impl Cognition {
         project: &ProjectId,
         limit: usize,
     ) -> LedgerResult<Vec<Association>> {
-        let rows: Vec<(i64, i64, String, f64, String)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, episode_id, suggestion, confidence, sources FROM associations WHERE project = ?1 AND status = 'candidate' ORDER BY id DESC LIMIT ?2")
-                .and_then(|mut s| s.query_map(params![project.as_str(), limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.candidate_associations(project.as_str(), limit))?;
         Ok(rows
             .into_iter()
             .map(|(id, ep, suggestion, confidence, sources)| Association {
-                id: id as u64,
-                episode: EpisodeId(ep as u64),
+                id,
+                episode: EpisodeId(ep),
                 suggestion,
                 confidence,
                 sources,

@@ -1,11 +1,11 @@
 //! What each recall teaches: the query log (with the recall's gap decision) and the
 //! learning signals of recalled memories, applied in one transaction.
 
-use rusqlite::params;
 
 use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::LedgerResult;
+use crate::ledger::rows::Rows;
 
 /// The learning signals of one recall, applied by [`Cognition::record_recalls`].
 #[derive(Debug, Clone, PartialEq)]
@@ -51,25 +51,7 @@ impl Cognition {
             strengthen: false,
             at: self.ledger.now_ms(),
         };
-        self.ledger.write(|tx| self.log_query_in(tx, &trace))
-    }
-
-    fn log_query_in(&self, tx: &rusqlite::Transaction<'_>, r: &RecallTrace) -> LedgerResult<()> {
-        tx.prepare_cached(
-            "INSERT INTO query_log (project, query, best_similarity, hits, at, gap) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                r.project.as_str(),
-                r.query,
-                r.best_similarity,
-                serde_json::to_string(&r.hits).expect("ids serialize"),
-                r.at,
-                r.gap
-            ])
-        })
-        .map(|_| ())
-        .map_err(|e| self.ledger.sql(e))
+        self.ledger.writing(|rows| log_query_in(rows, &trace))
     }
 
     /// Logs the queries of many recalls (for gap detection) in one transaction, and
@@ -82,17 +64,10 @@ impl Cognition {
         if recalls.is_empty() {
             return Ok(());
         }
-        self.ledger.write(|tx| {
+        self.ledger.writing(|rows| {
             for r in recalls {
-                let held = tx
-                    .query_row(
-                        crate::ledger::PROJECT_HELD_SQL,
-                        [r.project.as_str()],
-                        |row| row.get::<_, bool>(0),
-                    )
-                    .map_err(|e| self.ledger.sql(e))?;
-                if held {
-                    self.log_query_in(tx, r)?;
+                if rows.project_held(r.project.as_str())? {
+                    log_query_in(rows, r)?;
                 }
             }
             Ok(())
@@ -110,27 +85,29 @@ impl Cognition {
         if recalls.is_empty() {
             return Ok(());
         }
-        self.ledger.write(|tx| {
-            let mut access = tx
-                .prepare_cached(
-                    "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
-                     VALUES (?1, ?2, 1.0, 2, ?3)
-                     ON CONFLICT (project, id) DO UPDATE SET
-                        accesses = accesses + 1, last_access = max(last_access, excluded.last_access)",
-                )
-                .map_err(|e| self.ledger.sql(e))?;
+        self.ledger.writing(|rows| {
             for r in recalls {
                 if r.strengthen {
-                    self.strengthen_in(tx, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
+                    self.strengthen_in(rows, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
                 }
-                self.log_query_in(tx, r)?;
+                log_query_in(rows, r)?;
                 for &id in &r.hits {
-                    access
-                        .execute(params![r.project.as_str(), id as i64, r.at])
-                        .map_err(|e| self.ledger.sql(e))?;
+                    rows.count_access(r.project.as_str(), id, r.at)?;
                 }
             }
             Ok(())
         })
     }
+}
+
+/// Logs recall `r` for gap detection.
+fn log_query_in(rows: &dyn Rows, r: &RecallTrace) -> LedgerResult<()> {
+    let hits = serde_json::to_string(&r.hits).expect("ids serialize");
+    rows.log_query(
+        r.project.as_str(),
+        &r.query,
+        (r.best_similarity, r.gap),
+        &hits,
+        r.at,
+    )
 }

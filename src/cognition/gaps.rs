@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use rusqlite::params;
 
 use super::Cognition;
 use crate::base::ProjectId;
@@ -54,18 +53,9 @@ impl Cognition {
         let mut gaps = Vec::new();
         // Identical queries (after statement normalization: case, spacing, punctuation)
         // aggregate into one gap with its count and first and last time.
-        let rows: Vec<(String, i64, f64, String)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT query, at, best_similarity, hits FROM query_log WHERE project = ?1 AND gap = 1 ORDER BY id",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str()], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.gap_queries(project.as_str()))?;
         let mut groups: Vec<(String, String, u64, i64, i64, f64, String)> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         for (query, at, best, hits) in rows {
@@ -107,19 +97,14 @@ impl Cognition {
         }
         // A user question is open when no later event of its episode comes from the agent
         // (kept in `open_questions` as episodes grow: newest first).
-        let questions: Vec<(i64, i64, String)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT q.episode_id, q.event_id, ev.content FROM open_questions q JOIN events ev ON ev.id = q.event_id
-                 WHERE q.project = ?1 ORDER BY q.event_id DESC, q.episode_id DESC LIMIT ?2",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let questions = self
+            .ledger
+            .reading(|rows| rows.open_questions(project.as_str(), limit))?;
         for (episode, event, content) in questions {
             gaps.push(Gap {
                 kind: GapKind::OpenQuestion,
                 description: format!("unanswered question in episode {episode}: {content}"),
-                evidence: vec![event as u64],
+                evidence: vec![event],
                 score: 0.7,
                 count: 1,
                 first_at: None,

@@ -1,8 +1,6 @@
 //! Meta-memory: metrics, rules over their recent means, and the self-improvement
 //! proposals they raise (pending → accepted / rejected → implemented).
 
-use rusqlite::{OptionalExtension, params};
-
 use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::{LedgerError, LedgerResult};
@@ -89,14 +87,8 @@ impl Cognition {
             });
         }
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO metrics (project, name, value, window, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![project.as_str(), name, value, window, now],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
-        })
+        self.ledger
+            .writing(|rows| rows.put_metric(project.as_str(), (name, value), window, now))
     }
 
     /// Mean of the last `n` values of a metric.
@@ -109,14 +101,8 @@ impl Cognition {
         name: &str,
         n: usize,
     ) -> LedgerResult<Option<f64>> {
-        self.ledger.read(|c| {
-            c.query_row(
-                "SELECT AVG(value) FROM (SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY at DESC, id DESC LIMIT ?3)",
-                params![project.as_str(), name, n as i64],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.ledger.sql(e))
-        })
+        self.ledger
+            .reading(|rows| rows.metric_mean(project.as_str(), name, n))
     }
 
     /// Applies the rules to the recent metrics (last 20 values each) and raises a proposal
@@ -138,15 +124,9 @@ impl Cognition {
             if !fires {
                 continue;
             }
-            let pending: Option<i64> = self.ledger.read(|c| {
-                c.query_row(
-                    "SELECT id FROM proposals WHERE project = ?1 AND rule = ?2 AND status = 'pending'",
-                    params![project.as_str(), rule],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| self.ledger.sql(e))
-            })?;
+            let pending = self
+                .ledger
+                .reading(|rows| rows.pending_proposal(project.as_str(), rule))?;
             if pending.is_some() {
                 continue;
             }
@@ -156,13 +136,13 @@ impl Cognition {
             );
             let metrics = serde_json::json!({ metric: mean }).to_string();
             let now = self.ledger.now_ms();
-            let id = self.ledger.write(|tx| {
-                tx.execute(
-                    "INSERT INTO proposals (project, rule, title, rationale, metrics, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
-                    params![project.as_str(), rule, title, rationale, metrics, now],
+            let id = self.ledger.writing(|rows| {
+                rows.add_proposal(
+                    project.as_str(),
+                    (rule, title, &rationale),
+                    &metrics,
+                    now,
                 )
-                .map_err(|e| self.ledger.sql(e))?;
-                Ok(tx.last_insert_rowid() as u64)
             })?;
             raised.push(Proposal {
                 id,
@@ -181,15 +161,13 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn proposals(&self, project: &ProjectId) -> LedgerResult<Vec<Proposal>> {
-        let rows: Vec<(i64, String, String, String, String, String)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, rule, title, rationale, metrics, status FROM proposals WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.proposals(project.as_str()))?;
         rows.into_iter()
             .map(|(id, rule, title, rationale, metrics, status)| {
                 Ok(Proposal {
-                    id: id as u64,
+                    id,
                     rule,
                     title,
                     rationale,
@@ -230,13 +208,8 @@ impl Cognition {
             });
         }
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE proposals SET status = ?3, updated_at = ?4 WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id as i64, status.as_str(), now],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
+        self.ledger.writing(|rows| {
+            rows.set_proposal_status(project.as_str(), id, status.as_str(), now)
         })
     }
 }

@@ -1,7 +1,6 @@
 //! Procedures: reusable steps with a trigger, ranked by trigger similarity × reliability
 //! (Beta(1, 1) posterior mean of recorded outcomes).
 
-use rusqlite::params;
 
 use hdv::Hypervector;
 
@@ -59,7 +58,7 @@ pub struct Suggestion {
     pub score: f64,
 }
 
-fn reliability(s: i64, f: i64) -> f64 {
+fn reliability(s: u64, f: u64) -> f64 {
     (s as f64 + 1.0) / ((s + f) as f64 + 2.0)
 }
 
@@ -85,14 +84,12 @@ impl Cognition {
         }
         let json = serde_json::to_string(steps).expect("steps serialize");
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO procedures (project, name, trigger_text, trigger_vector, steps, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![project.as_str(), name, trigger, trigger_vector.to_le_bytes(), json, now],
-            )
-            .map_err(|e| self.ledger.sql(e))?;
-            Ok(ProcedureId(tx.last_insert_rowid() as u64))
-        })
+        let vector = trigger_vector.to_le_bytes();
+        self.ledger
+            .writing(|rows| {
+                rows.add_procedure(project.as_str(), (name, trigger), &vector, &json, now)
+            })
+            .map(ProcedureId)
     }
 
     /// Records one outcome of a procedure.
@@ -106,14 +103,10 @@ impl Cognition {
         success: bool,
     ) -> LedgerResult<Procedure> {
         let now = self.ledger.now_ms();
-        let n = self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE procedures SET successes = successes + ?3, failures = failures + ?4, updated_at = ?5 WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id.0 as i64, i64::from(success), i64::from(!success), now],
-            )
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        if n == 0 {
+        let found = self
+            .ledger
+            .writing(|rows| rows.procedure_outcome(project.as_str(), id.0, success, now))?;
+        if !found {
             // Another project's procedure is answered as one that does not exist.
             return Err(LedgerError::NotFound {
                 what: "procedure",
@@ -147,18 +140,9 @@ impl Cognition {
         project: &ProjectId,
         id: Option<ProcedureId>,
     ) -> LedgerResult<Vec<(Procedure, Vec<u8>)>> {
-        type Row = (i64, String, String, Vec<u8>, String, i64, i64);
-        let rows: Vec<Row> = self.ledger.read(|c| {
-            let sql = "SELECT id, name, trigger_text, trigger_vector, steps, successes, failures FROM procedures WHERE project = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id";
-            c.prepare_cached(sql)
-                .and_then(|mut s| {
-                    s.query_map(params![project.as_str(), id.map(|i| i.0 as i64)], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
-                    })?
-                    .collect()
-                })
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.procedures(project.as_str(), id.map(|i| i.0)))?;
         rows.into_iter()
             .map(|(id, name, trigger, vector, steps, s, f)| {
                 let steps: Vec<Step> =
@@ -170,12 +154,12 @@ impl Cognition {
                     })?;
                 Ok((
                     Procedure {
-                        id: ProcedureId(id as u64),
+                        id: ProcedureId(id),
                         name,
                         trigger,
                         steps,
-                        successes: s as u64,
-                        failures: f as u64,
+                        successes: s,
+                        failures: f,
                         reliability: reliability(s, f),
                     },
                     vector,

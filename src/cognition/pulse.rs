@@ -256,36 +256,19 @@ impl Cognition {
     /// How many events `project` received since its previous tick, recording its newest
     /// event for the next (in `metrics`, so any process's next tick counts from it).
     fn events_since_last_tick(&self, project: &ProjectId) -> LedgerResult<u64> {
-        let sql = |e| self.ledger.sql(e);
-        let (last, newest, since): (i64, i64, i64) = self.ledger.read(|c| {
-            let last: i64 = c
-                .query_row(
-                    "SELECT COALESCE((SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY id DESC LIMIT 1), 0)",
-                    rusqlite::params![project.as_str(), LAST_EVENT_METRIC],
-                    |r| r.get::<_, f64>(0),
-                )
-                .map_err(sql)? as i64;
-            let (newest, since) = c
-                .query_row(
-                    "SELECT COALESCE(MAX(id), 0), COUNT(*) FROM events WHERE project = ?1 AND id > ?2",
-                    rusqlite::params![project.as_str(), last],
-                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-                )
-                .map_err(sql)?;
+        let p = project.as_str();
+        let (last, newest, since) = self.ledger.reading(|rows| {
+            let last = rows.latest_metric(p, LAST_EVENT_METRIC)? as i64;
+            let (newest, since) = rows.events_after(p, last)?;
             Ok((last, newest, since))
         })?;
         if newest > last {
             let now = self.ledger.now_ms();
-            self.ledger.write(|tx| {
-                tx.execute(
-                    "INSERT INTO metrics (project, name, value, window, at) VALUES (?1, ?2, ?3, 'tick', ?4)",
-                    rusqlite::params![project.as_str(), LAST_EVENT_METRIC, newest as f64, now],
-                )
-                .map(|_| ())
-                .map_err(sql)
+            self.ledger.writing(|rows| {
+                rows.put_metric(p, (LAST_EVENT_METRIC, newest as f64), "tick", now)
             })?;
         }
-        Ok(since as u64)
+        Ok(since)
     }
 }
 

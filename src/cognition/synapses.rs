@@ -3,11 +3,10 @@
 
 use std::collections::{BinaryHeap, HashMap};
 
-use rusqlite::{OptionalExtension, params};
-
 use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::LedgerResult;
+use crate::ledger::rows::Rows;
 
 /// Most memories strengthened pairwise in one co-activation (pairs grow quadratically).
 const MAX_COACTIVE: usize = 16;
@@ -92,7 +91,7 @@ impl Cognition {
     ) -> LedgerResult<usize> {
         let now = self.ledger.now_ms();
         self.ledger
-            .write(|tx| self.strengthen_in(tx, project, pairs, now))
+            .writing(|rows| self.strengthen_in(rows, project, pairs, now))
     }
 
     /// Those of `pairs` that have no synapse yet (a retried observation links only what
@@ -105,17 +104,11 @@ impl Cognition {
         project: &ProjectId,
         pairs: &[(u64, u64)],
     ) -> LedgerResult<Vec<(u64, u64)>> {
-        self.ledger.read(|c| {
-            let mut get = c
-                .prepare_cached("SELECT 1 FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3")
-                .map_err(|e| self.ledger.sql(e))?;
+        self.ledger.reading(|rows| {
             let mut out = Vec::new();
             for &(x, y) in pairs {
                 let (a, b) = (x.min(y), x.max(y));
-                let linked = get
-                    .exists(params![project.as_str(), a as i64, b as i64])
-                    .map_err(|e| self.ledger.sql(e))?;
-                if !linked {
+                if rows.synapse(project.as_str(), a, b)?.is_none() {
                     out.push((x, y));
                 }
             }
@@ -134,54 +127,29 @@ impl Cognition {
             .collect()
     }
 
-    /// Strengthens `pairs` inside `tx` as of `now`.
+    /// Strengthens `pairs` inside a transaction's `rows` as of `now`.
     pub(crate) fn strengthen_in(
         &self,
-        tx: &rusqlite::Transaction<'_>,
+        rows: &dyn Rows,
         project: &ProjectId,
         pairs: &[(u64, u64)],
         now: i64,
     ) -> LedgerResult<usize> {
         let rate = self.config.synapse_rate;
         let mut n = 0;
-        let mut get = tx
-            .prepare_cached(
-                "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
-            )
-            .map_err(|e| self.ledger.sql(e))?;
-        // A synapse that exists is updated in place (its key, and so its entry in
-        // `synapses_b`, stays); a new one is inserted.
-        let mut insert = tx
-            .prepare_cached("INSERT INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-            .map_err(|e| self.ledger.sql(e))?;
-        let mut update = tx
-            .prepare_cached("UPDATE synapses SET weight = ?4, updated_at = ?5 WHERE project = ?1 AND a = ?2 AND b = ?3")
-            .map_err(|e| self.ledger.sql(e))?;
         for &(x, y) in pairs {
             if x == y {
                 continue;
             }
             let (a, b) = (x.min(y), x.max(y));
-            let old: Option<(f64, i64)> = get
-                .query_row(params![project.as_str(), a as i64, b as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()
-                .map_err(|e| self.ledger.sql(e))?;
+            let old = rows.synapse(project.as_str(), a, b)?;
             let w = old.map_or(0.0, |(w, t)| self.decayed(w, t, now));
-            let put = if old.is_some() {
-                &mut update
-            } else {
-                &mut insert
-            };
-            put.execute(params![
+            rows.put_synapse(
                 project.as_str(),
-                a as i64,
-                b as i64,
-                w + rate * (1.0 - w),
-                now
-            ])
-            .map_err(|e| self.ledger.sql(e))?;
+                (a, b),
+                (w + rate * (1.0 - w), now),
+                old.is_some(),
+            )?;
             n += 1;
         }
         Ok(n)
@@ -194,32 +162,20 @@ impl Cognition {
     pub fn synapse(&self, project: &ProjectId, a: u64, b: u64) -> LedgerResult<f64> {
         let (a, b) = (a.min(b), a.max(b));
         let now = self.ledger.now_ms();
-        let row: Option<(f64, i64)> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
-                params![project.as_str(), a as i64, b as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let row = self
+            .ledger
+            .reading(|rows| rows.synapse(project.as_str(), a, b))?;
         Ok(row.map_or(0.0, |(w, t)| self.decayed(w, t, now)))
     }
 
     fn neighbours(&self, project: &ProjectId, id: u64, now: i64) -> LedgerResult<Vec<(u64, f64)>> {
-        self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT b, weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2
-                 UNION ALL SELECT a, weight, updated_at FROM synapses INDEXED BY synapses_b WHERE project = ?1 AND b = ?2",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), id as i64], |r| {
-                    Ok((r.get::<_, i64>(0)? as u64, self.decayed(r.get(1)?, r.get(2)?, now)))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })
+        let linked = self
+            .ledger
+            .reading(|rows| rows.synapses_of(project.as_str(), id))?;
+        Ok(linked
+            .into_iter()
+            .map(|(other, (w, t))| (other, self.decayed(w, t, now)))
+            .collect())
     }
 
     /// Ripple: best-first spreading activation from `seeds` over synapses, within

@@ -12,6 +12,7 @@
 mod deadline;
 mod error;
 mod events;
+pub(crate) mod rows;
 mod schema;
 
 use crate::sync::Recover as _;
@@ -286,6 +287,29 @@ impl Ledger {
         let out = f(&tx)?;
         tx.commit().map_err(|e| self.sql(e))?;
         Ok(out)
+    }
+
+    /// Runs `f` on the ledger's [`Rows`](rows::Rows) in one write transaction (committed
+    /// if `f` succeeds, rolled back otherwise): [`write`](Self::write) behind the boundary.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub(crate) fn writing<R>(
+        &self,
+        f: impl FnOnce(&dyn rows::Rows) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.write(|tx| f(&rows::sqlite::Sqlite::new(tx, self.path())))
+    }
+
+    /// Runs a read-only `f` on the ledger's [`Rows`](rows::Rows).
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub(crate) fn reading<R>(
+        &self,
+        f: impl FnOnce(&dyn rows::Rows) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.read(|c| f(&rows::sqlite::Sqlite::new(c, self.path())))
     }
 
     /// Runs a read-only `f` on the connection.

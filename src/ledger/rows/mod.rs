@@ -1,0 +1,146 @@
+//! The ledger boundary: what the layers above (cognition, governance, memory) ask of the
+//! ledger, as typed operations grouped by the tables they touch. A caller runs them inside
+//! [`Ledger::reading`](super::Ledger::reading) or [`Ledger::writing`](super::Ledger::writing)
+//! (one transaction) through `&dyn Rows`, and never sees SQL or a driver type; the SQL
+//! lives only in the backend that implements the traits ([`sqlite`] today, the file of
+//! lite and standard). A second backend (PostgreSQL for the scale profile, issue 57)
+//! implements the same traits and passes the same tests.
+//!
+//! Tables not yet behind the boundary (events, episodes, concepts, governance) are still
+//! reached through `Ledger::read` / `Ledger::write` in their modules; they move here one
+//! group at a time.
+
+pub(crate) mod sqlite;
+
+use super::LedgerResult;
+
+/// One synapse's stored weight and the time it was last updated (ms).
+pub(crate) type Weight = (f64, i64);
+
+/// A stored procedure: id, name, trigger text, trigger vector bytes, steps (JSON),
+/// successes, failures.
+pub(crate) type ProcedureRow = (u64, String, String, Vec<u8>, String, u64, u64);
+
+/// A stored proposal: id, rule, title, rationale, metrics (JSON), status name.
+pub(crate) type ProposalRow = (u64, String, String, String, String, String);
+
+/// A pending association: id, episode id, suggestion, confidence, sources (JSON).
+pub(crate) type AssociationRow = (u64, u64, String, f64, String);
+
+/// Hebbian synapses between memories of a project (`a < b`).
+pub(crate) trait SynapseRows {
+    /// The synapse `a`–`b`'s stored weight, if it exists.
+    fn synapse(&self, project: &str, a: u64, b: u64) -> LedgerResult<Option<Weight>>;
+    /// Stores the synapse `a`–`b` (inserted, or updated in place when `exists`).
+    fn put_synapse(
+        &self,
+        project: &str,
+        pair: (u64, u64),
+        weight: Weight,
+        exists: bool,
+    ) -> LedgerResult<()>;
+    /// Every synapse touching `id`: the other memory and the stored weight.
+    fn synapses_of(&self, project: &str, id: u64) -> LedgerResult<Vec<(u64, Weight)>>;
+}
+
+/// What recalls leave behind: the query log (gaps) and access counts (traces).
+pub(crate) trait RecallLogRows {
+    /// Whether the ledger holds anything of `project` (an event, a belief, an episode, a
+    /// procedure, a prospective item).
+    fn project_held(&self, project: &str) -> LedgerResult<bool>;
+    /// Appends one recall to the query log.
+    fn log_query(
+        &self,
+        project: &str,
+        query: &str,
+        best_and_gap: (f64, bool),
+        hits_json: &str,
+        at: i64,
+    ) -> LedgerResult<()>;
+    /// Counts an access of memory `id` at `at` (a first access counts two: storage and
+    /// this recall).
+    fn count_access(&self, project: &str, id: u64, at: i64) -> LedgerResult<()>;
+    /// The logged gap queries, oldest first: query, time, best similarity, hits (JSON).
+    fn gap_queries(&self, project: &str) -> LedgerResult<Vec<(String, i64, f64, String)>>;
+    /// Open user questions, newest first: episode id, event id, content.
+    fn open_questions(&self, project: &str, limit: usize)
+    -> LedgerResult<Vec<(u64, u64, String)>>;
+    /// The newest event id of `project` after `after` (or `after`'s floor, 0) and how many
+    /// events follow `after`.
+    fn events_after(&self, project: &str, after: i64) -> LedgerResult<(i64, u64)>;
+}
+
+/// Meta-memory: metrics and self-improvement proposals.
+pub(crate) trait MetaRows {
+    /// Appends a metric value.
+    fn put_metric(
+        &self,
+        project: &str,
+        metric: (&str, f64),
+        window: &str,
+        at: i64,
+    ) -> LedgerResult<()>;
+    /// The mean of the last `n` values of a metric (None without any).
+    fn metric_mean(&self, project: &str, name: &str, n: usize) -> LedgerResult<Option<f64>>;
+    /// The newest value of a metric (0 without any).
+    fn latest_metric(&self, project: &str, name: &str) -> LedgerResult<f64>;
+    /// The id of `rule`'s pending proposal, if any.
+    fn pending_proposal(&self, project: &str, rule: &str) -> LedgerResult<Option<u64>>;
+    /// Adds a pending proposal; its id.
+    fn add_proposal(
+        &self,
+        project: &str,
+        rule_title_rationale: (&str, &str, &str),
+        metrics: &str,
+        at: i64,
+    ) -> LedgerResult<u64>;
+    /// Every proposal of `project`, oldest first.
+    fn proposals(&self, project: &str) -> LedgerResult<Vec<ProposalRow>>;
+    /// Moves a proposal to `status`.
+    fn set_proposal_status(&self, project: &str, id: u64, status: &str, at: i64)
+    -> LedgerResult<()>;
+}
+
+/// Procedural memory.
+pub(crate) trait ProcedureRows {
+    /// Adds a procedure; its id.
+    fn add_procedure(
+        &self,
+        project: &str,
+        name_and_trigger: (&str, &str),
+        vector: &[u8],
+        steps_json: &str,
+        at: i64,
+    ) -> LedgerResult<u64>;
+    /// Counts one outcome of a procedure; whether it exists.
+    fn procedure_outcome(&self, project: &str, id: u64, success: bool, at: i64)
+    -> LedgerResult<bool>;
+    /// The procedures of `project` (only `id`, when given), oldest first.
+    fn procedures(&self, project: &str, id: Option<u64>) -> LedgerResult<Vec<ProcedureRow>>;
+}
+
+/// Associations suggested between sealed episodes and concepts.
+pub(crate) trait AssociationRows {
+    /// Sealed episodes with a topic and no association yet, newest first.
+    fn unassociated_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>>;
+    /// Adds a candidate association; its id.
+    fn add_association(
+        &self,
+        project: &str,
+        episode: u64,
+        suggestion: (&str, f64),
+        sources_json: &str,
+        at: i64,
+    ) -> LedgerResult<u64>;
+    /// Candidate associations, newest first.
+    fn candidate_associations(&self, project: &str, limit: usize)
+    -> LedgerResult<Vec<AssociationRow>>;
+}
+
+/// Everything behind the boundary: what `reading` and `writing` hand to their closure.
+pub(crate) trait Rows:
+    SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows
+{
+}
+
+impl<T: SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows> Rows for T {}

@@ -1,0 +1,366 @@
+//! The boundary's SQLite backend: every operation of [`Rows`](super::Rows) as prepared
+//! (cached) statements on the ledger's one connection, inside the caller's transaction.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{
+    AssociationRow, AssociationRows, MetaRows, ProcedureRow, ProcedureRows, ProposalRow,
+    RecallLogRows, SynapseRows, Weight,
+};
+use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
+
+/// The ledger's connection (or a transaction on it) as [`Rows`](super::Rows).
+pub(crate) struct Sqlite<'c> {
+    conn: &'c Connection,
+    path: Option<&'c Path>,
+}
+
+impl<'c> Sqlite<'c> {
+    /// Operations on `conn`, errors naming the database file `path`.
+    pub(crate) fn new(conn: &'c Connection, path: Option<&'c Path>) -> Self {
+        Self { conn, path }
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> LedgerError {
+        LedgerError::Sqlite {
+            path: self.path.map(Path::to_owned),
+            source,
+        }
+    }
+
+    /// Runs one statement with `args`.
+    fn run(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<usize> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute(args))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Runs one insert; the new row's id.
+    fn insert(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<u64> {
+        self.run(sql, args)?;
+        Ok(self.conn.last_insert_rowid() as u64)
+    }
+
+    /// The rows of one query, each read by `row`.
+    fn all<T>(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> LedgerResult<Vec<T>> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_map(args, row)?.collect())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The row of a query that returns at most one.
+    fn one<T>(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        row: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> LedgerResult<Option<T>> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row(args, row).optional())
+            .map_err(|e| self.sql(e))
+    }
+}
+
+/// Ids are stored as SQLite integers.
+fn id(v: u64) -> i64 {
+    v as i64
+}
+
+impl SynapseRows for Sqlite<'_> {
+    fn synapse(&self, project: &str, a: u64, b: u64) -> LedgerResult<Option<Weight>> {
+        self.one(
+            "SELECT weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2 AND b = ?3",
+            params![project, id(a), id(b)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn put_synapse(
+        &self,
+        project: &str,
+        (a, b): (u64, u64),
+        (weight, at): Weight,
+        exists: bool,
+    ) -> LedgerResult<()> {
+        // A synapse that exists is updated in place (its key, and so its entry in
+        // `synapses_b`, stays); a new one is inserted.
+        let sql = if exists {
+            "UPDATE synapses SET weight = ?4, updated_at = ?5 WHERE project = ?1 AND a = ?2 AND b = ?3"
+        } else {
+            "INSERT INTO synapses (project, a, b, weight, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+        };
+        self.run(sql, params![project, id(a), id(b), weight, at])
+            .map(|_| ())
+    }
+
+    fn synapses_of(&self, project: &str, node: u64) -> LedgerResult<Vec<(u64, Weight)>> {
+        self.all(
+            "SELECT b, weight, updated_at FROM synapses WHERE project = ?1 AND a = ?2
+             UNION ALL SELECT a, weight, updated_at FROM synapses INDEXED BY synapses_b WHERE project = ?1 AND b = ?2",
+            params![project, id(node)],
+            |r| Ok((r.get::<_, i64>(0)? as u64, (r.get(1)?, r.get(2)?))),
+        )
+    }
+}
+
+impl RecallLogRows for Sqlite<'_> {
+    fn project_held(&self, project: &str) -> LedgerResult<bool> {
+        Ok(self
+            .one(PROJECT_HELD_SQL, [project], |r| r.get::<_, bool>(0))?
+            .unwrap_or(false))
+    }
+
+    fn log_query(
+        &self,
+        project: &str,
+        query: &str,
+        (best_similarity, gap): (f64, bool),
+        hits_json: &str,
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO query_log (project, query, best_similarity, hits, at, gap) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![project, query, best_similarity, hits_json, at, gap],
+        )
+        .map(|_| ())
+    }
+
+    fn count_access(&self, project: &str, memory: u64, at: i64) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
+             VALUES (?1, ?2, 1.0, 2, ?3)
+             ON CONFLICT (project, id) DO UPDATE SET
+                accesses = accesses + 1, last_access = max(last_access, excluded.last_access)",
+            params![project, id(memory), at],
+        )
+        .map(|_| ())
+    }
+
+    fn gap_queries(&self, project: &str) -> LedgerResult<Vec<(String, i64, f64, String)>> {
+        self.all(
+            "SELECT query, at, best_similarity, hits FROM query_log WHERE project = ?1 AND gap = 1 ORDER BY id",
+            [project],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+    }
+
+    fn open_questions(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, u64, String)>> {
+        self.all(
+            "SELECT q.episode_id, q.event_id, ev.content FROM open_questions q JOIN events ev ON ev.id = q.event_id
+             WHERE q.project = ?1 ORDER BY q.event_id DESC, q.episode_id DESC LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get(2)?,
+                ))
+            },
+        )
+    }
+
+    fn events_after(&self, project: &str, after: i64) -> LedgerResult<(i64, u64)> {
+        Ok(self
+            .one(
+                "SELECT COALESCE(MAX(id), 0), COUNT(*) FROM events WHERE project = ?1 AND id > ?2",
+                params![project, after],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64)),
+            )?
+            .unwrap_or((0, 0)))
+    }
+}
+
+impl MetaRows for Sqlite<'_> {
+    fn put_metric(
+        &self,
+        project: &str,
+        (name, value): (&str, f64),
+        window: &str,
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO metrics (project, name, value, window, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![project, name, value, window, at],
+        )
+        .map(|_| ())
+    }
+
+    fn metric_mean(&self, project: &str, name: &str, n: usize) -> LedgerResult<Option<f64>> {
+        Ok(self
+            .one(
+                "SELECT AVG(value) FROM (SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY at DESC, id DESC LIMIT ?3)",
+                params![project, name, n as i64],
+                |r| r.get::<_, Option<f64>>(0),
+            )?
+            .flatten())
+    }
+
+    fn latest_metric(&self, project: &str, name: &str) -> LedgerResult<f64> {
+        Ok(self
+            .one(
+                "SELECT value FROM metrics WHERE project = ?1 AND name = ?2 ORDER BY id DESC LIMIT 1",
+                params![project, name],
+                |r| r.get::<_, f64>(0),
+            )?
+            .unwrap_or(0.0))
+    }
+
+    fn pending_proposal(&self, project: &str, rule: &str) -> LedgerResult<Option<u64>> {
+        self.one(
+            "SELECT id FROM proposals WHERE project = ?1 AND rule = ?2 AND status = 'pending'",
+            params![project, rule],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn add_proposal(
+        &self,
+        project: &str,
+        (rule, title, rationale): (&str, &str, &str),
+        metrics: &str,
+        at: i64,
+    ) -> LedgerResult<u64> {
+        self.insert(
+            "INSERT INTO proposals (project, rule, title, rationale, metrics, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
+            params![project, rule, title, rationale, metrics, at],
+        )
+    }
+
+    fn proposals(&self, project: &str) -> LedgerResult<Vec<ProposalRow>> {
+        self.all(
+            "SELECT id, rule, title, rationale, metrics, status FROM proposals WHERE project = ?1 ORDER BY id",
+            [project],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
+        )
+    }
+
+    fn set_proposal_status(
+        &self,
+        project: &str,
+        proposal: u64,
+        status: &str,
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE proposals SET status = ?3, updated_at = ?4 WHERE project = ?1 AND id = ?2",
+            params![project, id(proposal), status, at],
+        )
+        .map(|_| ())
+    }
+}
+
+impl ProcedureRows for Sqlite<'_> {
+    fn add_procedure(
+        &self,
+        project: &str,
+        (name, trigger): (&str, &str),
+        vector: &[u8],
+        steps_json: &str,
+        at: i64,
+    ) -> LedgerResult<u64> {
+        self.insert(
+            "INSERT INTO procedures (project, name, trigger_text, trigger_vector, steps, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![project, name, trigger, vector, steps_json, at],
+        )
+    }
+
+    fn procedure_outcome(
+        &self,
+        project: &str,
+        procedure: u64,
+        success: bool,
+        at: i64,
+    ) -> LedgerResult<bool> {
+        let n = self.run(
+            "UPDATE procedures SET successes = successes + ?3, failures = failures + ?4, updated_at = ?5 WHERE project = ?1 AND id = ?2",
+            params![project, id(procedure), i64::from(success), i64::from(!success), at],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn procedures(&self, project: &str, only: Option<u64>) -> LedgerResult<Vec<ProcedureRow>> {
+        self.all(
+            "SELECT id, name, trigger_text, trigger_vector, steps, successes, failures FROM procedures WHERE project = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id",
+            params![project, only.map(id)],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get::<_, i64>(5)? as u64,
+                    r.get::<_, i64>(6)? as u64,
+                ))
+            },
+        )
+    }
+}
+
+impl AssociationRows for Sqlite<'_> {
+    fn unassociated_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM episodes e WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM associations a WHERE a.episode_id = e.id) ORDER BY id DESC LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn add_association(
+        &self,
+        project: &str,
+        episode: u64,
+        (suggestion, confidence): (&str, f64),
+        sources_json: &str,
+        at: i64,
+    ) -> LedgerResult<u64> {
+        self.insert(
+            "INSERT INTO associations (project, episode_id, suggestion, confidence, sources, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![project, id(episode), suggestion, confidence, sources_json, at],
+        )
+    }
+
+    fn candidate_associations(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<AssociationRow>> {
+        self.all(
+            "SELECT id, episode_id, suggestion, confidence, sources FROM associations WHERE project = ?1 AND status = 'candidate' ORDER BY id DESC LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            },
+        )
+    }
+}
