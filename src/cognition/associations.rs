@@ -1,7 +1,6 @@
 //! Candidate associations ("subtle thoughts") between episodes and concepts, from
 //! prototype similarity and ripple over synapses: candidates, never facts.
 
-
 use super::synapses::RippleParams;
 use super::{Cognition, EpisodeId};
 use crate::base::ProjectId;

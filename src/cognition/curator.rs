@@ -8,12 +8,10 @@
 //! Candidates enter the governance queue as `candidate` rows; promotion is a separate,
 //! governed step.
 
-use rusqlite::params;
-
 use super::{Cognition, EpisodeId, is_filler};
 use crate::base::ProjectId;
 use crate::governance::{BeliefId, Op, OpOutcome, Ownership, Plan, PlanOutcome, RejectionReason};
-use crate::ledger::{EventId, LedgerResult, Role};
+use crate::ledger::{EventId, LedgerError, LedgerResult, Role};
 use crate::text::statements::Stated;
 
 /// Why a candidate was refused.
@@ -112,15 +110,14 @@ impl Cognition {
                 other => unreachable!("a propose yields Proposed, got {other:?}"),
             },
             PlanOutcome::AlreadyApplied { .. } => {
-                let id: i64 = self.ledger.read(|c| {
-                    c.query_row(
-                        "SELECT belief_id FROM governance_audit WHERE project = ?1 AND plan_key = ?2 AND op_index = 0",
-                        params![project.as_str(), idempotency_key],
-                        |r| r.get(0),
-                    )
-                    .map_err(|e| self.ledger.sql(e))
-                })?;
-                Ok(Ok(BeliefId(id as u64)))
+                let id = self
+                    .ledger
+                    .reading(|rows| rows.plan_belief(project.as_str(), idempotency_key))?
+                    .ok_or_else(|| LedgerError::Corrupt {
+                        what: "governance audit",
+                        detail: format!("the applied plan {idempotency_key:?} has no audit row"),
+                    })?;
+                Ok(Ok(BeliefId(id)))
             }
             PlanOutcome::Rejected(r) => Ok(Err(CandidateRefusal::Governance(r.reason))),
         }
@@ -164,14 +161,12 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn curate(&self, project: &ProjectId, budget: usize) -> LedgerResult<Vec<Curated>> {
-        let pending: Vec<i64> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' AND curated = 0 ORDER BY id LIMIT ?2")
-                .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| r.get(0))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let pending = self
+            .ledger
+            .reading(|rows| rows.uncurated_episodes(project.as_str(), budget))?;
         let mut out = Vec::new();
         for id in pending {
-            let episode = EpisodeId(id as u64);
+            let episode = EpisodeId(id);
             let mut candidates = Vec::new();
             for e in self.episode(project, episode)?.events {
                 if let Some(ev) = self.ledger.get(project, e)?
@@ -180,11 +175,7 @@ impl Cognition {
                     candidates.push(b);
                 }
             }
-            self.ledger.write(|tx| {
-                tx.execute("UPDATE episodes SET curated = 1 WHERE id = ?1", [id])
-                    .map(|_| ())
-                    .map_err(|e| self.ledger.sql(e))
-            })?;
+            self.ledger.writing(|rows| rows.mark_curated(id))?;
             out.push(Curated {
                 episode,
                 candidates,
@@ -205,40 +196,21 @@ impl Cognition {
         project: &ProjectId,
         budget: usize,
     ) -> LedgerResult<(usize, Vec<BeliefId>)> {
-        let rows: Vec<(i64, String, String)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id, role, content FROM events WHERE project = ?1 AND agent IS NULL
-                 AND id > COALESCE((SELECT after FROM curation_mark WHERE project = ?1), 0)
-                 AND NOT EXISTS (SELECT 1 FROM episode_events x WHERE x.event_id = events.id)
-                 ORDER BY id LIMIT ?2",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), budget as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.loose_events(project.as_str(), budget))?;
         let Some(last) = rows.last().map(|r| r.0) else {
             return Ok((0, Vec::new()));
         };
         let mut candidates = Vec::new();
         for (id, role, content) in &rows {
-            let event = EventId(*id as u64);
+            let event = EventId(*id);
             if let Some(b) = self.read_candidate(project, event, Role::parse(role)?, content)? {
                 candidates.push(b);
             }
         }
-        self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO curation_mark (project, after) VALUES (?1, ?2)
-                 ON CONFLICT (project) DO UPDATE SET after = MAX(after, excluded.after)",
-                params![project.as_str(), last],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        self.ledger
+            .writing(|rows| rows.move_curation_mark(project.as_str(), last))?;
         Ok((rows.len(), candidates))
     }
 }
@@ -276,29 +248,21 @@ impl Cognition {
         budget: usize,
         deadline: Option<std::time::Instant>,
     ) -> LedgerResult<Vec<BeliefId>> {
-        let pending: Vec<(i64, String)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT c.id, c.label FROM concepts c WHERE c.project = ?1 AND c.support >= 2 AND NOT EXISTS (SELECT 1 FROM governance_plans g WHERE g.project = c.project AND g.idempotency_key = 'concept-' || c.id || '-summary') ORDER BY c.id LIMIT ?2",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let pending = self
+            .ledger
+            .reading(|rows| rows.unsummarized_concepts(project.as_str(), budget))?;
         let mut out = Vec::new();
         for (concept, label) in pending {
             if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 break;
             }
-            let episodes: Vec<i64> = self.ledger.read(|c| {
-                c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
-                    .and_then(|mut s| s.query_map([concept], |r| r.get(0))?.collect())
-                    .map_err(|e| self.ledger.sql(e))
-            })?;
+            let episodes = self.ledger.reading(|rows| rows.concept_episodes(concept))?;
             let mut cited = Vec::new();
             for ep in episodes {
                 if cited.len() == 3 {
                     break;
                 }
-                for e in self.episode(project, EpisodeId(ep as u64))?.events {
+                for e in self.episode(project, EpisodeId(ep))?.events {
                     if let Some(ev) = self.ledger.get(project, e)?
                         && ev.role == Role::User
                         && !is_filler(&ev.content)

@@ -1,7 +1,6 @@
 //! What each recall teaches: the query log (with the recall's gap decision) and the
 //! learning signals of recalled memories, applied in one transaction.
 
-
 use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::LedgerResult;

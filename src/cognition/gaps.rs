@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-
 use super::Cognition;
 use crate::base::ProjectId;
 use crate::ledger::LedgerResult;

@@ -137,12 +137,7 @@ impl Cognition {
             let metrics = serde_json::json!({ metric: mean }).to_string();
             let now = self.ledger.now_ms();
             let id = self.ledger.writing(|rows| {
-                rows.add_proposal(
-                    project.as_str(),
-                    (rule, title, &rationale),
-                    &metrics,
-                    now,
-                )
+                rows.add_proposal(project.as_str(), (rule, title, &rationale), &metrics, now)
             })?;
             raised.push(Proposal {
                 id,
@@ -208,8 +203,7 @@ impl Cognition {
             });
         }
         let now = self.ledger.now_ms();
-        self.ledger.writing(|rows| {
-            rows.set_proposal_status(project.as_str(), id, status.as_str(), now)
-        })
+        self.ledger
+            .writing(|rows| rows.set_proposal_status(project.as_str(), id, status.as_str(), now))
     }
 }

@@ -1,7 +1,6 @@
 //! Procedures: reusable steps with a trigger, ranked by trigger similarity × reliability
 //! (Beta(1, 1) posterior mean of recorded outcomes).
 
-
 use hdv::Hypervector;
 
 use super::Cognition;

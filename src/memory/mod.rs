@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use hdv::encode::{TextEncoder, UniformWeights};
 use hdv::{HvRef, Hypervector};
 use rayon::prelude::*;
-use rusqlite::params;
 
 use crate::cognition::{Cognition, RecallTrace};
 use crate::governance::ErasureReceipt;

@@ -336,27 +336,7 @@ impl Memory {
     /// so its tier, does not depend on whether the process restarted since (an imported
     /// conversation of 2023 was still accessed when it was stored).
     pub(super) fn restore_traces(&self) -> Result<()> {
-        type Row = (String, i64, i64, Option<f64>, Option<i64>, Option<i64>);
-        let rows: Vec<Row> = self.ledger.read(|c| {
-            c.prepare(
-                "SELECT e.project, e.id, e.ingested_at, t.importance, t.accesses, t.last_access
-                 FROM events e LEFT JOIN memory_traces t ON t.project = e.project AND t.id = e.id",
-            )
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self.ledger.reading(|rows| rows.traces())?;
         let mut project: Option<ProjectId> = None;
         for (name, id, stored, importance, accesses, last) in rows {
             if project.as_ref().is_none_or(|p| p.as_str() != name) {
@@ -365,9 +345,9 @@ impl Memory {
             let p = project.as_ref().expect("set above");
             self.tiers.restore(
                 p,
-                VectorId(id as u64),
+                VectorId(id),
                 importance.unwrap_or(1.0),
-                accesses.map_or(1, |a| a as u64),
+                accesses.unwrap_or(1),
                 last.unwrap_or(stored) as f64 / 1000.0,
             );
         }
@@ -377,25 +357,16 @@ impl Memory {
     /// Events appended to the ledger whose vectors are missing (an observation interrupted
     /// between its ledger commit and its vector append) are encoded and stored now.
     pub(super) fn repair(&self) -> Result<usize> {
-        let projects: Vec<String> = self.ledger.read(|c| {
-            c.prepare("SELECT DISTINCT project FROM events")
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let projects = self.ledger.reading(|rows| rows.event_projects())?;
         let mut repaired = 0;
         for name in projects {
             let project = ProjectId::new(name)?;
-            let ids: Vec<i64> = self.ledger.read(|c| {
-                c.prepare("SELECT id FROM events WHERE project = ?1 ORDER BY id")
-                    .and_then(|mut s| {
-                        s.query_map(params![project.as_str()], |r| r.get(0))?
-                            .collect()
-                    })
-                    .map_err(|e| self.ledger.sql(e))
-            })?;
+            let ids = self
+                .ledger
+                .reading(|rows| rows.event_ids(project.as_str()))?;
             let missing: Vec<EventId> = ids
                 .into_iter()
-                .map(|i| EventId(i as u64))
+                .map(EventId)
                 .filter(|i| self.tiers.trace(&project, VectorId(i.0)).is_none())
                 .collect();
             for chunk in missing.chunks(1000) {
@@ -455,11 +426,7 @@ impl Memory {
             return Ok(0);
         }
         let _append = self.append_lock.locked();
-        let projects: Vec<String> = self.ledger.read(|c| {
-            c.prepare("SELECT DISTINCT project FROM events")
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let projects = self.ledger.reading(|rows| rows.event_projects())?;
         let mut restored = 0;
         for name in projects {
             let project = ProjectId::new(name)?;

@@ -370,11 +370,7 @@ impl Memory {
     /// # Errors
     /// SQLite errors.
     pub fn stats(&self) -> Result<Vec<ProjectStats>> {
-        let mut projects: Vec<String> = self.ledger().read(|c| {
-            c.prepare("SELECT DISTINCT project FROM events")
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .map_err(|e| self.ledger().sql(e))
-        })?;
+        let mut projects = self.ledger().reading(|rows| rows.event_projects())?;
         for tier in [self.warm.as_ref(), self.cold.as_ref()] {
             projects.extend(tier.projects().iter().map(|p| p.as_str().to_owned()));
         }
@@ -410,12 +406,7 @@ impl Memory {
             return Ok(true);
         }
         let p = project.as_str();
-        Ok(self.ledger().read(|c| {
-            c.query_row(crate::ledger::PROJECT_HELD_SQL, [p], |r| {
-                r.get::<_, bool>(0)
-            })
-            .map_err(|e| self.ledger().sql(e))
-        })?)
+        Ok(self.ledger().reading(|rows| rows.project_held(p))?)
     }
 
     /// Refuses a read of a project this memory does not hold (`unknown_project`, naming

@@ -63,8 +63,7 @@ pub(crate) trait RecallLogRows {
     /// The logged gap queries, oldest first: query, time, best similarity, hits (JSON).
     fn gap_queries(&self, project: &str) -> LedgerResult<Vec<(String, i64, f64, String)>>;
     /// Open user questions, newest first: episode id, event id, content.
-    fn open_questions(&self, project: &str, limit: usize)
-    -> LedgerResult<Vec<(u64, u64, String)>>;
+    fn open_questions(&self, project: &str, limit: usize) -> LedgerResult<Vec<(u64, u64, String)>>;
     /// The newest event id of `project` after `after` (or `after`'s floor, 0) and how many
     /// events follow `after`.
     fn events_after(&self, project: &str, after: i64) -> LedgerResult<(i64, u64)>;
@@ -97,8 +96,13 @@ pub(crate) trait MetaRows {
     /// Every proposal of `project`, oldest first.
     fn proposals(&self, project: &str) -> LedgerResult<Vec<ProposalRow>>;
     /// Moves a proposal to `status`.
-    fn set_proposal_status(&self, project: &str, id: u64, status: &str, at: i64)
-    -> LedgerResult<()>;
+    fn set_proposal_status(
+        &self,
+        project: &str,
+        id: u64,
+        status: &str,
+        at: i64,
+    ) -> LedgerResult<()>;
 }
 
 /// Procedural memory.
@@ -113,8 +117,13 @@ pub(crate) trait ProcedureRows {
         at: i64,
     ) -> LedgerResult<u64>;
     /// Counts one outcome of a procedure; whether it exists.
-    fn procedure_outcome(&self, project: &str, id: u64, success: bool, at: i64)
-    -> LedgerResult<bool>;
+    fn procedure_outcome(
+        &self,
+        project: &str,
+        id: u64,
+        success: bool,
+        at: i64,
+    ) -> LedgerResult<bool>;
     /// The procedures of `project` (only `id`, when given), oldest first.
     fn procedures(&self, project: &str, id: Option<u64>) -> LedgerResult<Vec<ProcedureRow>>;
 }
@@ -133,14 +142,66 @@ pub(crate) trait AssociationRows {
         at: i64,
     ) -> LedgerResult<u64>;
     /// Candidate associations, newest first.
-    fn candidate_associations(&self, project: &str, limit: usize)
-    -> LedgerResult<Vec<AssociationRow>>;
+    fn candidate_associations(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<AssociationRow>>;
+}
+
+/// What curation reads and marks: sealed episodes, loose events, concept summaries.
+pub(crate) trait CurationRows {
+    /// The belief the first operation of an applied plan touched.
+    fn plan_belief(&self, project: &str, plan_key: &str) -> LedgerResult<Option<u64>>;
+    /// Sealed episodes not yet curated, oldest first.
+    fn uncurated_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>>;
+    /// Marks an episode curated.
+    fn mark_curated(&self, episode: u64) -> LedgerResult<()>;
+    /// Events without an agent in no episode, after the project's curation mark, oldest
+    /// first: id, role name, content.
+    fn loose_events(&self, project: &str, limit: usize)
+    -> LedgerResult<Vec<(u64, String, String)>>;
+    /// Moves the project's curation mark to `after` (never back).
+    fn move_curation_mark(&self, project: &str, after: u64) -> LedgerResult<()>;
+    /// Concepts of at least two episodes without a proposed summary (the plan keyed
+    /// `concept-<id>-summary`), oldest first: id, label.
+    fn unsummarized_concepts(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String)>>;
+    /// The episodes supporting a concept, oldest first.
+    fn concept_episodes(&self, concept: u64) -> LedgerResult<Vec<u64>>;
+}
+
+/// A memory's stored access statistics, joined to its event: project, id, stored at
+/// (ms), importance, accesses, last access (ms) — the last three absent when never
+/// persisted.
+pub(crate) type TraceRow = (String, u64, i64, Option<f64>, Option<u64>, Option<i64>);
+
+/// What opening and inspecting a memory reads of the events.
+pub(crate) trait StoreRows {
+    /// Every project that has events, in name order.
+    fn event_projects(&self) -> LedgerResult<Vec<String>>;
+    /// The ids of a project's events, in order.
+    fn event_ids(&self, project: &str) -> LedgerResult<Vec<u64>>;
+    /// Every event's access statistics, grouped by project.
+    fn traces(&self) -> LedgerResult<Vec<TraceRow>>;
 }
 
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
 pub(crate) trait Rows:
-    SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows
+    SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows + CurationRows + StoreRows
 {
 }
 
-impl<T: SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows> Rows for T {}
+impl<T> Rows for T where
+    T: SynapseRows
+        + RecallLogRows
+        + MetaRows
+        + ProcedureRows
+        + AssociationRows
+        + CurationRows
+        + StoreRows
+{
+}

@@ -6,8 +6,8 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    AssociationRow, AssociationRows, MetaRows, ProcedureRow, ProcedureRows, ProposalRow,
-    RecallLogRows, SynapseRows, Weight,
+    AssociationRow, AssociationRows, CurationRows, MetaRows, ProcedureRow, ProcedureRows,
+    ProposalRow, RecallLogRows, StoreRows, SynapseRows, TraceRow, Weight,
 };
 use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
 
@@ -154,11 +154,7 @@ impl RecallLogRows for Sqlite<'_> {
         )
     }
 
-    fn open_questions(
-        &self,
-        project: &str,
-        limit: usize,
-    ) -> LedgerResult<Vec<(u64, u64, String)>> {
+    fn open_questions(&self, project: &str, limit: usize) -> LedgerResult<Vec<(u64, u64, String)>> {
         self.all(
             "SELECT q.episode_id, q.event_id, ev.content FROM open_questions q JOIN events ev ON ev.id = q.event_id
              WHERE q.project = ?1 ORDER BY q.event_id DESC, q.episode_id DESC LIMIT ?2",
@@ -359,6 +355,113 @@ impl AssociationRows for Sqlite<'_> {
                     r.get(2)?,
                     r.get(3)?,
                     r.get(4)?,
+                ))
+            },
+        )
+    }
+}
+
+impl CurationRows for Sqlite<'_> {
+    fn plan_belief(&self, project: &str, plan_key: &str) -> LedgerResult<Option<u64>> {
+        self.one(
+            "SELECT belief_id FROM governance_audit WHERE project = ?1 AND plan_key = ?2 AND op_index = 0",
+            params![project, plan_key],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn uncurated_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' AND curated = 0 ORDER BY id LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn mark_curated(&self, episode: u64) -> LedgerResult<()> {
+        self.run(
+            "UPDATE episodes SET curated = 1 WHERE id = ?1",
+            [id(episode)],
+        )
+        .map(|_| ())
+    }
+
+    fn loose_events(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String, String)>> {
+        self.all(
+            "SELECT id, role, content FROM events WHERE project = ?1 AND agent IS NULL
+             AND id > COALESCE((SELECT after FROM curation_mark WHERE project = ?1), 0)
+             AND NOT EXISTS (SELECT 1 FROM episode_events x WHERE x.event_id = events.id)
+             ORDER BY id LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)),
+        )
+    }
+
+    fn move_curation_mark(&self, project: &str, after: u64) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO curation_mark (project, after) VALUES (?1, ?2)
+             ON CONFLICT (project) DO UPDATE SET after = MAX(after, excluded.after)",
+            params![project, id(after)],
+        )
+        .map(|_| ())
+    }
+
+    fn unsummarized_concepts(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String)>> {
+        self.all(
+            "SELECT c.id, c.label FROM concepts c WHERE c.project = ?1 AND c.support >= 2 AND NOT EXISTS (SELECT 1 FROM governance_plans g WHERE g.project = c.project AND g.idempotency_key = 'concept-' || c.id || '-summary') ORDER BY c.id LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+        )
+    }
+
+    fn concept_episodes(&self, concept: u64) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id",
+            [id(concept)],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+}
+
+impl StoreRows for Sqlite<'_> {
+    fn event_projects(&self) -> LedgerResult<Vec<String>> {
+        self.all(
+            "SELECT DISTINCT project FROM events ORDER BY project",
+            [],
+            |r| r.get(0),
+        )
+    }
+
+    fn event_ids(&self, project: &str) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM events WHERE project = ?1 ORDER BY id",
+            [project],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn traces(&self) -> LedgerResult<Vec<TraceRow>> {
+        self.all(
+            "SELECT e.project, e.id, e.ingested_at, t.importance, t.accesses, t.last_access
+             FROM events e LEFT JOIN memory_traces t ON t.project = e.project AND t.id = e.id
+             ORDER BY e.project, e.id",
+            [],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, Option<i64>>(4)?.map(|a| a as u64),
+                    r.get(5)?,
                 ))
             },
         )
