@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 
-use rusqlite::params;
-
 use super::Memory;
 use crate::Result;
 use crate::base::ProjectId;
 use crate::index::lexical;
 use crate::index::lexical::common;
-use crate::ledger::{EventId, LedgerError};
+use crate::ledger::EventId;
+use crate::ledger::rows::Census;
 use crate::sync::RecoverRw as _;
 
 /// How much of each list [`Memory::map`] returns.
@@ -143,132 +142,58 @@ impl Memory {
         self.require_project(project)?;
         let events = self.ledger.count(project)?;
         let (hot, warm, cold) = self.tiers.census(project);
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let p = project.as_str();
-        let ledger = &self.ledger;
-        let sql = |e| ledger.sql(e);
-        let mut map = ledger.read(|c| {
-            let count = |query: &str| -> Result<u64, LedgerError> {
-                c.query_row(query, [p], |r| r.get::<_, i64>(0))
-                    .map(|n| n as u64)
-                    .map_err(sql)
-            };
-            let span = c
-                .query_row(
-                    "SELECT MIN(created_at), MAX(created_at) FROM events WHERE project = ?1",
-                    [p],
-                    |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
-                )
-                .map_err(sql)?;
-            let pairs = |query: &str| -> Result<Vec<(String, u64)>, LedgerError> {
-                let mut s = c.prepare(query).map_err(sql)?;
-                s.query_map([p], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
-                    .and_then(Iterator::collect)
-                    .map_err(sql)
-            };
-            let mut s = c
-                .prepare(
-                    "SELECT thread, COUNT(*), MIN(created_at), MAX(created_at) FROM events
-                     WHERE project = ?1 AND thread IS NOT NULL
-                     GROUP BY thread ORDER BY COUNT(*) DESC, thread LIMIT ?2",
-                )
-                .map_err(sql)?;
-            let threads = s
-                .query_map(params![p, limit], |r| {
-                    Ok(ThreadSummary {
-                        thread: r.get(0)?,
-                        events: r.get::<_, i64>(1)? as u64,
-                        span: (r.get(2)?, r.get(3)?),
-                    })
-                })
-                .and_then(Iterator::collect)
-                .map_err(sql)?;
-            let mut s = c
-                .prepare(
-                    "SELECT e.id, e.agent, e.status,
-                            COALESCE((SELECT MIN(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.started_at),
-                            COALESCE((SELECT MAX(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.last_event_at),
-                            (SELECT COUNT(*) FROM episode_events x WHERE x.episode_id = e.id)
-                     FROM episodes e WHERE e.project = ?1 ORDER BY e.id DESC LIMIT ?2",
-                )
-                .map_err(sql)?;
-            let episodes = s
-                .query_map(params![p, limit], |r| {
-                    Ok(EpisodeSummary {
-                        id: r.get::<_, i64>(0)? as u64,
-                        agent: r.get(1)?,
-                        status: r.get(2)?,
-                        span: (r.get(3)?, r.get(4)?),
-                        events: r.get::<_, i64>(5)? as u64,
-                        topic: Vec::new(),
-                    })
-                })
-                .and_then(Iterator::collect)
-                .map_err(sql)?;
-            let mut s = c
-                .prepare(
-                    "SELECT id, label, support FROM concepts WHERE project = ?1
-                     ORDER BY support DESC, id LIMIT ?2",
-                )
-                .map_err(sql)?;
-            let concepts = s
-                .query_map(params![p, limit], |r| {
-                    Ok(ConceptSummary {
-                        id: r.get::<_, i64>(0)? as u64,
-                        label: r.get(1)?,
-                        support: r.get::<_, i64>(2)? as u64,
-                    })
-                })
-                .and_then(Iterator::collect)
-                .map_err(sql)?;
-            let mut s = c
-                .prepare(
-                    "SELECT id, COUNT(*), SUM(weight) FROM (
-                         SELECT a AS id, weight FROM synapses WHERE project = ?1
-                         UNION ALL SELECT b, weight FROM synapses WHERE project = ?1)
-                     GROUP BY id ORDER BY SUM(weight) DESC, id LIMIT ?2",
-                )
-                .map_err(sql)?;
-            let hubs = s
-                .query_map(params![p, limit], |r| {
-                    Ok(Hub {
-                        event: EventId(r.get::<_, i64>(0)? as u64),
-                        degree: r.get::<_, i64>(1)? as u64,
-                        strength: r.get(2)?,
-                        preview: String::new(),
-                    })
-                })
-                .and_then(Iterator::collect)
-                .map_err(sql)?;
+        let mut map = self.ledger.reading(|rows| {
             Ok(MemoryMap {
                 project: p.to_owned(),
                 events,
-                span: span.0.zip(span.1),
-                roles: pairs(
-                    "SELECT role, COUNT(*) FROM events WHERE project = ?1
-                     GROUP BY role ORDER BY COUNT(*) DESC, role",
-                )?,
-                thread_count: count(
-                    "SELECT COUNT(DISTINCT thread) FROM events WHERE project = ?1",
-                )?,
-                threads,
+                span: rows.event_span(p)?,
+                roles: rows.role_counts(p)?,
+                thread_count: rows.census(p, Census::Threads)?,
+                threads: rows
+                    .largest_threads(p, limit)?
+                    .into_iter()
+                    .map(|(thread, events, span)| ThreadSummary {
+                        thread,
+                        events,
+                        span,
+                    })
+                    .collect(),
                 tiers: TierCensus { hot, warm, cold },
-                episode_count: count("SELECT COUNT(*) FROM episodes WHERE project = ?1")?,
-                episodes,
-                concept_count: count("SELECT COUNT(*) FROM concepts WHERE project = ?1")?,
-                concepts,
-                synapse_count: count("SELECT COUNT(*) FROM synapses WHERE project = ?1")?,
-                hubs,
-                beliefs: pairs(
-                    "SELECT status, COUNT(*) FROM beliefs WHERE project = ?1
-                     GROUP BY status ORDER BY COUNT(*) DESC, status",
-                )?,
+                episode_count: rows.census(p, Census::Episodes)?,
+                episodes: rows
+                    .newest_episodes(p, limit)?
+                    .into_iter()
+                    .map(|(id, agent, status, span, events)| EpisodeSummary {
+                        id,
+                        agent,
+                        status,
+                        events,
+                        span,
+                        topic: Vec::new(),
+                    })
+                    .collect(),
+                concept_count: rows.census(p, Census::Concepts)?,
+                concepts: rows
+                    .supported_concepts(p, limit)?
+                    .into_iter()
+                    .map(|(id, label, support)| ConceptSummary { id, label, support })
+                    .collect(),
+                synapse_count: rows.census(p, Census::Synapses)?,
+                hubs: rows
+                    .synapse_hubs(p, limit)?
+                    .into_iter()
+                    .map(|(id, degree, strength)| Hub {
+                        event: EventId(id),
+                        degree,
+                        strength,
+                        preview: String::new(),
+                    })
+                    .collect(),
+                beliefs: rows.belief_status_counts(p)?,
                 directives: 0,
-                procedures: count("SELECT COUNT(*) FROM procedures WHERE project = ?1")?,
-                prospective_open: count(
-                    "SELECT COUNT(*) FROM prospective
-                     WHERE project = ?1 AND status IN ('pending', 'deferred')",
-                )?,
+                procedures: rows.census(p, Census::Procedures)?,
+                prospective_open: rows.census(p, Census::OpenProspective)?,
             })
         })?;
         for hub in &mut map.hubs {
@@ -279,20 +204,9 @@ impl Memory {
         let text = self.project_text(project)?;
         map.directives = text.reading().directives.len();
         for episode in &mut map.episodes {
-            let contents: Vec<String> = ledger.read(|c| {
-                let mut s = c
-                    .prepare(
-                        "SELECT e.content FROM episode_events x JOIN events e ON e.id = x.event_id
-                         WHERE x.episode_id = ?1 AND x.project = ?2
-                         ORDER BY x.position LIMIT ?3",
-                    )
-                    .map_err(sql)?;
-                s.query_map(params![episode.id as i64, p, TOPIC_EVENTS as i64], |r| {
-                    r.get(0)
-                })
-                .and_then(Iterator::collect)
-                .map_err(sql)
-            })?;
+            let contents = self
+                .ledger
+                .reading(|rows| rows.episode_contents(p, episode.id, TOPIC_EVENTS))?;
             episode.topic = topic(&text.reading().postings, &contents);
         }
         Ok(map)

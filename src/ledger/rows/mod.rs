@@ -189,9 +189,71 @@ pub(crate) trait StoreRows {
     fn traces(&self) -> LedgerResult<Vec<TraceRow>>;
 }
 
+/// What a project map counts (`MapRows::census`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Census {
+    /// Distinct threads of the events.
+    Threads,
+    /// Episodes.
+    Episodes,
+    /// Concepts.
+    Concepts,
+    /// Synapses.
+    Synapses,
+    /// Procedures.
+    Procedures,
+    /// Prospective items pending or deferred.
+    OpenProspective,
+}
+
+/// A thread of a project map: name, events, first and last event time (ms).
+pub(crate) type ThreadRow = (String, u64, (i64, i64));
+
+/// An episode of a project map: id, agent, status, span of its events' times (ms; its own
+/// times without events), event count.
+pub(crate) type EpisodeRow = (u64, String, String, (i64, i64), u64);
+
+/// What the project map (`Memory::map`) reads.
+pub(crate) trait MapRows {
+    /// How many of `what` the project holds.
+    fn census(&self, project: &str, what: Census) -> LedgerResult<u64>;
+    /// The first and last event times (ms), when there are events.
+    fn event_span(&self, project: &str) -> LedgerResult<Option<(i64, i64)>>;
+    /// Events per role, most first.
+    fn role_counts(&self, project: &str) -> LedgerResult<Vec<(String, u64)>>;
+    /// Beliefs per status, most first.
+    fn belief_status_counts(&self, project: &str) -> LedgerResult<Vec<(String, u64)>>;
+    /// The largest threads.
+    fn largest_threads(&self, project: &str, limit: usize) -> LedgerResult<Vec<ThreadRow>>;
+    /// The newest episodes.
+    fn newest_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<EpisodeRow>>;
+    /// The best supported concepts: id, label, support.
+    fn supported_concepts(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String, u64)>>;
+    /// The memories with the strongest synapses: id, degree, summed weight.
+    fn synapse_hubs(&self, project: &str, limit: usize) -> LedgerResult<Vec<(u64, u64, f64)>>;
+    /// The contents of an episode's first `limit` events, in order.
+    fn episode_contents(
+        &self,
+        project: &str,
+        episode: u64,
+        limit: usize,
+    ) -> LedgerResult<Vec<String>>;
+}
+
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
 pub(crate) trait Rows:
-    SynapseRows + RecallLogRows + MetaRows + ProcedureRows + AssociationRows + CurationRows + StoreRows
+    SynapseRows
+    + RecallLogRows
+    + MetaRows
+    + ProcedureRows
+    + AssociationRows
+    + CurationRows
+    + StoreRows
+    + MapRows
 {
 }
 
@@ -203,5 +265,6 @@ impl<T> Rows for T where
         + AssociationRows
         + CurationRows
         + StoreRows
+        + MapRows
 {
 }

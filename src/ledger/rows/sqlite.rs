@@ -6,8 +6,9 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    AssociationRow, AssociationRows, CurationRows, MetaRows, ProcedureRow, ProcedureRows,
-    ProposalRow, RecallLogRows, StoreRows, SynapseRows, TraceRow, Weight,
+    AssociationRow, AssociationRows, Census, CurationRows, EpisodeRow, MapRows, MetaRows,
+    ProcedureRow, ProcedureRows, ProposalRow, RecallLogRows, StoreRows, SynapseRows, ThreadRow,
+    TraceRow, Weight,
 };
 use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
 
@@ -464,6 +465,146 @@ impl StoreRows for Sqlite<'_> {
                     r.get(5)?,
                 ))
             },
+        )
+    }
+}
+
+impl Sqlite<'_> {
+    /// `(name, count)` rows of a grouped count over one project.
+    fn counts(&self, sql: &str, project: &str) -> LedgerResult<Vec<(String, u64)>> {
+        self.all(sql, [project], |r| {
+            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+        })
+    }
+}
+
+impl MapRows for Sqlite<'_> {
+    fn census(&self, project: &str, what: Census) -> LedgerResult<u64> {
+        let sql = match what {
+            Census::Threads => "SELECT COUNT(DISTINCT thread) FROM events WHERE project = ?1",
+            Census::Episodes => "SELECT COUNT(*) FROM episodes WHERE project = ?1",
+            Census::Concepts => "SELECT COUNT(*) FROM concepts WHERE project = ?1",
+            Census::Synapses => "SELECT COUNT(*) FROM synapses WHERE project = ?1",
+            Census::Procedures => "SELECT COUNT(*) FROM procedures WHERE project = ?1",
+            Census::OpenProspective => {
+                "SELECT COUNT(*) FROM prospective WHERE project = ?1 AND status IN ('pending', 'deferred')"
+            }
+        };
+        Ok(self
+            .one(sql, [project], |r| r.get::<_, i64>(0))?
+            .map_or(0, |n| n as u64))
+    }
+
+    fn event_span(&self, project: &str) -> LedgerResult<Option<(i64, i64)>> {
+        Ok(self
+            .one(
+                "SELECT MIN(created_at), MAX(created_at) FROM events WHERE project = ?1",
+                [project],
+                |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
+            )?
+            .and_then(|(a, b)| a.zip(b)))
+    }
+
+    fn role_counts(&self, project: &str) -> LedgerResult<Vec<(String, u64)>> {
+        self.counts(
+            "SELECT role, COUNT(*) FROM events WHERE project = ?1
+             GROUP BY role ORDER BY COUNT(*) DESC, role",
+            project,
+        )
+    }
+
+    fn belief_status_counts(&self, project: &str) -> LedgerResult<Vec<(String, u64)>> {
+        self.counts(
+            "SELECT status, COUNT(*) FROM beliefs WHERE project = ?1
+             GROUP BY status ORDER BY COUNT(*) DESC, status",
+            project,
+        )
+    }
+
+    fn largest_threads(&self, project: &str, limit: usize) -> LedgerResult<Vec<ThreadRow>> {
+        self.all(
+            "SELECT thread, COUNT(*), MIN(created_at), MAX(created_at) FROM events
+             WHERE project = ?1 AND thread IS NOT NULL
+             GROUP BY thread ORDER BY COUNT(*) DESC, thread LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, i64>(1)? as u64,
+                    (r.get(2)?, r.get(3)?),
+                ))
+            },
+        )
+    }
+
+    fn newest_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<EpisodeRow>> {
+        self.all(
+            "SELECT e.id, e.agent, e.status,
+                    COALESCE((SELECT MIN(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.started_at),
+                    COALESCE((SELECT MAX(v.created_at) FROM episode_events x JOIN events v ON v.id = x.event_id WHERE x.episode_id = e.id), e.last_event_at),
+                    (SELECT COUNT(*) FROM episode_events x WHERE x.episode_id = e.id)
+             FROM episodes e WHERE e.project = ?1 ORDER BY e.id DESC LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get(2)?,
+                    (r.get(3)?, r.get(4)?),
+                    r.get::<_, i64>(5)? as u64,
+                ))
+            },
+        )
+    }
+
+    fn supported_concepts(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String, u64)>> {
+        self.all(
+            "SELECT id, label, support FROM concepts WHERE project = ?1
+             ORDER BY support DESC, id LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get::<_, i64>(2)? as u64,
+                ))
+            },
+        )
+    }
+
+    fn synapse_hubs(&self, project: &str, limit: usize) -> LedgerResult<Vec<(u64, u64, f64)>> {
+        self.all(
+            "SELECT id, COUNT(*), SUM(weight) FROM (
+                 SELECT a AS id, weight FROM synapses WHERE project = ?1
+                 UNION ALL SELECT b, weight FROM synapses WHERE project = ?1)
+             GROUP BY id ORDER BY SUM(weight) DESC, id LIMIT ?2",
+            params![project, limit as i64],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get(2)?,
+                ))
+            },
+        )
+    }
+
+    fn episode_contents(
+        &self,
+        project: &str,
+        episode: u64,
+        limit: usize,
+    ) -> LedgerResult<Vec<String>> {
+        self.all(
+            "SELECT e.content FROM episode_events x JOIN events e ON e.id = x.event_id
+             WHERE x.episode_id = ?1 AND x.project = ?2
+             ORDER BY x.position LIMIT ?3",
+            params![id(episode), project, limit as i64],
+            |r| r.get(0),
         )
     }
 }
