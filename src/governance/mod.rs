@@ -5,12 +5,11 @@
 //! rows).
 
 mod beliefs;
-mod erasure;
 mod plan;
 mod prospective;
 
 pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
-pub use erasure::ErasureReceipt;
+pub use crate::ledger::ErasureReceipt;
 pub use plan::{
     AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason, Transition,
 };

@@ -10,6 +10,7 @@
 //! Every write runs in a short `BEGIN IMMEDIATE` transaction.
 
 mod deadline;
+mod erasure;
 mod error;
 mod events;
 pub(crate) mod rows;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use deadline::{Deadline, go_on};
+pub use erasure::ErasureReceipt;
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
 pub use events::{
     Appended, Causality, Event, EventContext, EventId, EventKind, FtsHit, NewEvent,

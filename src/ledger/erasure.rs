@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 
 use crate::base::ProjectId;
-use crate::ledger::{GLOBAL_TABLES, Ledger, LedgerResult};
+use super::{GLOBAL_TABLES, Ledger, LedgerResult};
 
 /// Rows removed per table by [`Ledger::forget_project`].
 #[derive(
@@ -59,8 +59,8 @@ impl Ledger {
                 rows: BTreeMap::new(),
             };
             // The project's full-text table goes entirely; count its rows first.
-            let fts_table = crate::ledger::fts_table(p);
-            let fts: i64 = if crate::ledger::fts_exists(tx, p).map_err(sql)? {
+            let fts_table = super::fts_table(p);
+            let fts: i64 = if super::fts_exists(tx, p).map_err(sql)? {
                 let n = tx
                     .query_row(&format!("SELECT COUNT(*) FROM {fts_table}"), [], |r| {
                         r.get(0)
