@@ -5,8 +5,6 @@
 use crate::sync::Recover as _;
 use std::sync::Arc;
 
-use rusqlite::{OptionalExtension, params};
-
 use hdv::{Bundler, Hypervector, Scan};
 
 use super::{Cognition, similarity};
@@ -88,35 +86,20 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn start_episode(&self, project: &ProjectId, agent: &str) -> LedgerResult<EpisodeId> {
-        let previous: Option<(i64, String)> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT id, status FROM episodes WHERE project = ?1 AND agent = ?2 ORDER BY id DESC LIMIT 1",
-                params![project.as_str(), agent],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let previous = self
+            .ledger
+            .reading(|rows| rows.last_episode(project.as_str(), agent))?;
         if let Some((id, status)) = &previous
             && status != "sealed"
         {
-            self.end_episode(project, EpisodeId(*id as u64), None, None)?;
+            self.end_episode(project, EpisodeId(*id), None, None)?;
         }
         let now = self.ledger.now_ms();
-        let id = self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO episodes (project, agent, status, started_at, last_event_at, prev_id) VALUES (?1, ?2, 'open', ?3, ?3, ?4)",
-                params![project.as_str(), agent, now, previous.as_ref().map(|p| p.0)],
-            )
-            .map_err(|e| self.ledger.sql(e))?;
-            let id = tx.last_insert_rowid();
-            if let Some((prev, _)) = previous {
-                tx.execute("UPDATE episodes SET next_id = ?2 WHERE id = ?1", params![prev, id])
-                    .map_err(|e| self.ledger.sql(e))?;
-            }
-            Ok(id)
-        })?;
-        Ok(EpisodeId(id as u64))
+        let prev = previous.map(|p| p.0);
+        let id = self
+            .ledger
+            .writing(|rows| rows.start_episode(project.as_str(), agent, now, prev))?;
+        Ok(EpisodeId(id))
     }
 
     fn episode_row(
@@ -124,15 +107,9 @@ impl Cognition {
         project: &ProjectId,
         id: EpisodeId,
     ) -> LedgerResult<(EpisodeStatus, usize)> {
-        let row: Option<(String, i64)> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT e.status, (SELECT COUNT(*) FROM episode_events WHERE episode_id = e.id) FROM episodes e WHERE e.project = ?1 AND e.id = ?2",
-                params![project.as_str(), id.0 as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let row = self
+            .ledger
+            .reading(|rows| rows.episode_status(project.as_str(), id.0))?;
         let Some((status, n)) = row else {
             return Err(self.missing_episode(project, id)?);
         };
@@ -155,11 +132,7 @@ impl Cognition {
         if let Some(b) = self.open.locked().get(&id) {
             return Ok(b.clone());
         }
-        let blobs: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT position, vector FROM episode_events WHERE episode_id = ?1 ORDER BY position")
-                .and_then(|mut s| s.query_map([id.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let blobs = self.ledger.reading(|rows| rows.episode_vectors(id.0))?;
         let (mut positional, mut topic) = (Bundler::new(self.dim), Bundler::new(self.dim));
         for (pos, blob) in blobs {
             let v = self.decode(&blob)?;
@@ -225,30 +198,15 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn position_in(&self, id: EpisodeId, event: EventId) -> LedgerResult<Option<usize>> {
-        let position: Option<i64> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
-            )
-            .and_then(|mut s| {
-                s.query_row([id.0 as i64, event.0 as i64], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let position = self
+            .ledger
+            .reading(|rows| rows.position_in(id.0, event.0))?;
         Ok(position.map(|p| p as usize))
     }
 
     /// The event exists and is of `project`.
     pub(crate) fn check_event(&self, project: &ProjectId, event: EventId) -> LedgerResult<()> {
-        let owner: Option<String> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT project FROM events WHERE id = ?1",
-                [event.0 as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let owner = self.ledger.reading(|rows| rows.event_project(event.0))?;
         // An event of another project is answered as one that does not exist.
         if owner.as_deref() == Some(project.as_str()) {
             Ok(())
@@ -267,16 +225,10 @@ impl Cognition {
         project: &ProjectId,
         agent: &str,
     ) -> LedgerResult<Option<EpisodeId>> {
-        self.ledger.read(|c| {
-            c.query_row(
-                "SELECT id FROM episodes WHERE project = ?1 AND agent = ?2 AND status = 'open' ORDER BY id DESC LIMIT 1",
-                params![project.as_str(), agent],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()
-            .map(|id| id.map(|id| EpisodeId(id as u64)))
-            .map_err(|e| self.ledger.sql(e))
-        })
+        Ok(self
+            .ledger
+            .reading(|rows| rows.open_episode(project.as_str(), agent))?
+            .map(EpisodeId))
     }
 
     /// Appends events (already checked to be of `project`) with their vectors to an open
@@ -338,14 +290,11 @@ impl Cognition {
         }
         // An event is appended to an episode once: segmentation skips one the episode
         // holds already; an explicit append of one is refused.
-        let mut held: std::collections::HashSet<u64> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT event_id FROM episode_events WHERE episode_id = ?1")
-                .and_then(|mut s| {
-                    s.query_map([id.0 as i64], |r| r.get::<_, i64>(0).map(|v| v as u64))?
-                        .collect()
-                })
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let mut held: std::collections::HashSet<u64> = self
+            .ledger
+            .reading(|rows| rows.episode_events(id.0))?
+            .into_iter()
+            .collect();
         let events: Vec<&(EventId, &Hypervector)> =
             events.iter().filter(|(e, _)| held.insert(e.0)).collect();
         if explicit && events.is_empty() {
@@ -365,19 +314,15 @@ impl Cognition {
         let facts: Vec<(Option<i64>, bool)> = if explicit {
             Vec::new()
         } else {
-            self.ledger.read(|c| {
-                let mut get = c
-                    .prepare_cached("SELECT created_at, content FROM events WHERE id = ?1")
-                    .map_err(|e| self.ledger.sql(e))?;
+            self.ledger.reading(|rows| {
                 events
                     .iter()
                     .map(|(e, _)| {
-                        get.query_row([e.0 as i64], |r| {
-                            Ok((r.get(0)?, super::is_filler(&r.get::<_, String>(1)?)))
-                        })
-                        .optional()
-                        .map(|f| f.unwrap_or((None, false)))
-                        .map_err(|e| self.ledger.sql(e))
+                        Ok(rows
+                            .event_time_and_content(e.0)?
+                            .map_or((None, false), |(at, content)| {
+                                (Some(at), super::is_filler(&content))
+                            }))
                     })
                     .collect()
             })?
@@ -385,14 +330,7 @@ impl Cognition {
         let mut last_time: Option<i64> = if explicit || start == 0 {
             None
         } else {
-            self.ledger.read(|c| {
-                c.query_row(
-                    "SELECT MAX(e.created_at) FROM episode_events ee JOIN events e ON e.id = ee.event_id WHERE ee.episode_id = ?1",
-                    [id.0 as i64],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.ledger.sql(e))
-            })?
+            self.ledger.reading(|rows| rows.last_event_time(id.0))?
         };
         let mut shifted = false;
         let mut accepted = Vec::new();
@@ -421,49 +359,23 @@ impl Cognition {
             accepted.push((*event, *vector, n));
         }
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            let mut put = tx
-                .prepare_cached("INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(|e| self.ledger.sql(e))?;
-            // Open questions (`open_questions`, read by gap detection): a user question
-            // joins them; any other role's event answers the episode's earlier ones.
-            let mut kind = tx
-                .prepare_cached("SELECT role = 'user', rtrim(content) LIKE '%?' FROM events WHERE id = ?1")
-                .map_err(|e| self.ledger.sql(e))?;
-            let mut ask = tx
-                .prepare_cached("INSERT INTO open_questions (project, event_id, episode_id, position) VALUES (?1, ?2, ?3, ?4)")
-                .map_err(|e| self.ledger.sql(e))?;
-            let mut answer = tx
-                .prepare_cached("DELETE FROM open_questions WHERE episode_id = ?1 AND position < ?2")
-                .map_err(|e| self.ledger.sql(e))?;
+        let p = project.as_str();
+        self.ledger.writing(|rows| {
             for (event, vector, pos) in &accepted {
-                put.execute(params![id.0 as i64, *pos as i64, event.0 as i64, vector.to_le_bytes(), project.as_str()])
-                    .map_err(|e| self.ledger.sql(e))?;
-                let (user, question): (bool, bool) = kind
-                    .query_row([event.0 as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-                    .map_err(|e| self.ledger.sql(e))?
-                    .unwrap_or((true, false));
+                let slot = (*pos as u64, event.0);
+                rows.add_episode_event(p, id.0, slot, &vector.to_le_bytes())?;
+                // Open questions (`open_questions`, read by gap detection): a user question
+                // joins them; any other role's event answers the episode's earlier ones.
+                let (user, question) = rows.event_asks(event.0)?.unwrap_or((true, false));
                 if !user {
-                    answer.execute(params![id.0 as i64, *pos as i64]).map_err(|e| self.ledger.sql(e))?;
+                    rows.answer_open_questions(id.0, slot.0)?;
                 } else if question {
-                    ask.execute(params![project.as_str(), event.0 as i64, id.0 as i64, *pos as i64])
-                        .map_err(|e| self.ledger.sql(e))?;
+                    rows.add_open_question(p, id.0, slot)?;
                 }
             }
             // A refused event is no activity: the idle clock moves only with appends.
-            tx.execute(
-                "UPDATE episodes SET status = ?2,
-                    last_event_at = CASE WHEN ?4 THEN ?3 ELSE last_event_at END WHERE id = ?1",
-                params![
-                    id.0 as i64,
-                    if shifted { "soft_sealed" } else { "open" },
-                    now,
-                    !accepted.is_empty()
-                ],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
+            let status = if shifted { "soft_sealed" } else { "open" };
+            rows.episode_activity(id.0, status, now, !accepted.is_empty())
         })?;
         let mut open = self.open.locked();
         if shifted {
@@ -480,14 +392,8 @@ impl Cognition {
         id: EpisodeId,
         status: EpisodeStatus,
     ) -> LedgerResult<()> {
-        self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE episodes SET status = ?3 WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id.0 as i64, status.as_str()],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
-        })
+        self.ledger
+            .writing(|rows| rows.set_episode_status(project.as_str(), id.0, status.as_str()))
     }
 
     /// Seals an episode with its outcome and reward (in [`REWARDS`]). Two binarized vectors are stored: the
@@ -528,13 +434,13 @@ impl Cognition {
             (None, None)
         };
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE episodes SET status = 'sealed', ended_at = ?2, outcome = ?3, reward = ?4, vector = ?5, topic = ?6 WHERE id = ?1",
-                params![id.0 as i64, now, outcome, reward, vector, topic],
+        self.ledger.writing(|rows| {
+            rows.seal_episode(
+                id.0,
+                now,
+                (outcome, reward),
+                (vector.as_deref(), topic.as_deref()),
             )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
         })?;
         self.open.locked().remove(&id);
         self.topics.locked().remove(project);
@@ -553,15 +459,8 @@ impl Cognition {
         if outcome.is_none() && reward.is_none() {
             return Ok(());
         }
-        let (stored_outcome, stored_reward): (Option<String>, Option<f64>) =
-            self.ledger.read(|c| {
-                c.query_row(
-                    "SELECT outcome, reward FROM episodes WHERE id = ?1",
-                    [id.0 as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .map_err(|e| self.ledger.sql(e))
-            })?;
+        let (stored_outcome, stored_reward) =
+            self.ledger.reading(|rows| rows.episode_outcome(id.0))?;
         let clash_outcome = matches!((&stored_outcome, outcome), (Some(a), Some(b)) if a != b);
         let clash_reward = matches!((stored_reward, reward), (Some(a), Some(b)) if a != b);
         if clash_outcome || clash_reward {
@@ -573,14 +472,8 @@ impl Cognition {
                 ),
             });
         }
-        self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE episodes SET outcome = COALESCE(outcome, ?2), reward = COALESCE(reward, ?3) WHERE id = ?1",
-                params![id.0 as i64, outcome, reward],
-            )
-            .map(|_| ())
-            .map_err(|e| self.ledger.sql(e))
-        })
+        self.ledger
+            .writing(|rows| rows.complete_outcome(id.0, outcome, reward))
     }
 
     /// Soft-seals open episodes idle for `episode_idle_ms` and seals soft-sealed ones idle
@@ -591,16 +484,12 @@ impl Cognition {
     pub fn seal_idle(&self, project: &ProjectId, budget: usize) -> LedgerResult<usize> {
         let now = self.ledger.now_ms();
         let idle = self.config.episode_idle_ms;
-        let stale: Vec<(i64, String, i64)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id, status, last_event_at FROM episodes WHERE project = ?1 AND status != 'sealed' AND last_event_at < ?2 ORDER BY id LIMIT ?3",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), now - idle, budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let stale = self
+            .ledger
+            .reading(|rows| rows.idle_episodes(project.as_str(), now - idle, budget))?;
         let mut changed = 0;
         for (id, status, last) in stale {
-            let id = EpisodeId(id as u64);
+            let id = EpisodeId(id);
             if status == "soft_sealed" && last < now - 2 * idle {
                 self.end_episode(project, id, None, None)?;
                 changed += 1;
@@ -617,38 +506,18 @@ impl Cognition {
     /// # Errors
     /// Unknown episode, SQLite errors.
     pub fn episode(&self, project: &ProjectId, id: EpisodeId) -> LedgerResult<Episode> {
-        type Row = (
-            String,
-            String,
-            Option<String>,
-            Option<f64>,
-            Option<i64>,
-            Option<i64>,
-            Option<Vec<u8>>,
-            Option<Vec<u8>>,
-        );
-        let row: Option<Row> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT agent, status, outcome, reward, prev_id, next_id, vector, topic FROM episodes WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id.0 as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
-            )
-            .optional()
-            .map_err(|e| self.ledger.sql(e))
-        })?;
-        let Some((agent, status, outcome, reward, prev, next, vector, topic)) = row else {
+        let Some((agent, status, outcome, reward, prev, next, vector, topic)) = self
+            .ledger
+            .reading(|rows| rows.episode_record(project.as_str(), id.0))?
+        else {
             return Err(self.missing_episode(project, id)?);
         };
-        let events: Vec<EventId> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position",
-            )
-            .and_then(|mut s| {
-                s.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?
-                    .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let events: Vec<EventId> = self
+            .ledger
+            .reading(|rows| rows.episode_events(id.0))?
+            .into_iter()
+            .map(EventId)
+            .collect();
         Ok(Episode {
             id,
             agent,
@@ -656,8 +525,8 @@ impl Cognition {
             events,
             outcome,
             reward,
-            prev: prev.map(|p| EpisodeId(p as u64)),
-            next: next.map(|p| EpisodeId(p as u64)),
+            prev: prev.map(EpisodeId),
+            next: next.map(EpisodeId),
             vector: vector.map(|v| self.decode(&v)).transpose()?,
             topic: topic.map(|v| self.decode(&v)).transpose()?,
         })
@@ -685,11 +554,12 @@ impl Cognition {
         if let Some(t) = self.topics.locked().get(project).cloned() {
             return Ok(t);
         }
-        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows: Vec<(i64, Vec<u8>)> = self
+            .ledger
+            .reading(|rows| rows.sealed_topics(project.as_str()))?
+            .into_iter()
+            .map(|(id, topic)| (id as i64, topic))
+            .collect();
         let t = Arc::new(self.decode_rows(&rows)?);
         self.topics.locked().insert(project.clone(), t.clone());
         Ok(t)

@@ -8,8 +8,8 @@ mod beliefs;
 mod plan;
 mod prospective;
 
-pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
 pub use crate::ledger::ErasureReceipt;
+pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
 pub use plan::{
     AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason, Transition,
 };

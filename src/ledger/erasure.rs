@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use rusqlite::params;
 
-use crate::base::ProjectId;
 use super::{GLOBAL_TABLES, Ledger, LedgerResult};
+use crate::base::ProjectId;
 
 /// Rows removed per table by [`Ledger::forget_project`].
 #[derive(

@@ -244,6 +244,103 @@ pub(crate) trait MapRows {
     ) -> LedgerResult<Vec<String>>;
 }
 
+/// A stored episode: agent, status, outcome, reward, previous and next episode of its
+/// agent, episode vector and topic vector (bytes).
+pub(crate) type EpisodeRecord = (
+    String,
+    String,
+    Option<String>,
+    Option<f64>,
+    Option<u64>,
+    Option<u64>,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+);
+
+/// Episodic memory: episodes, the events they hold, and the open questions in them.
+pub(crate) trait EpisodeRows {
+    /// The agent's newest episode in `project`: id, status.
+    fn last_episode(&self, project: &str, agent: &str) -> LedgerResult<Option<(u64, String)>>;
+    /// The agent's newest open episode in `project`.
+    fn open_episode(&self, project: &str, agent: &str) -> LedgerResult<Option<u64>>;
+    /// Starts an open episode at `at`, chained after `prev` (whose `next` it becomes).
+    fn start_episode(
+        &self,
+        project: &str,
+        agent: &str,
+        at: i64,
+        prev: Option<u64>,
+    ) -> LedgerResult<u64>;
+    /// An episode's status and how many events it holds.
+    fn episode_status(&self, project: &str, episode: u64) -> LedgerResult<Option<(String, u64)>>;
+    /// A stored episode.
+    fn episode_record(&self, project: &str, episode: u64) -> LedgerResult<Option<EpisodeRecord>>;
+    /// An episode's events, in position order.
+    fn episode_events(&self, episode: u64) -> LedgerResult<Vec<u64>>;
+    /// An episode's event vectors (bytes) with their positions, in order.
+    fn episode_vectors(&self, episode: u64) -> LedgerResult<Vec<(u64, Vec<u8>)>>;
+    /// Where `event` stands in `episode`.
+    fn position_in(&self, episode: u64, event: u64) -> LedgerResult<Option<u64>>;
+    /// The project an event belongs to.
+    fn event_project(&self, event: u64) -> LedgerResult<Option<String>>;
+    /// An event's time (ms) and content.
+    fn event_time_and_content(&self, event: u64) -> LedgerResult<Option<(i64, String)>>;
+    /// Whether an event is the user's and ends in a question mark.
+    fn event_asks(&self, event: u64) -> LedgerResult<Option<(bool, bool)>>;
+    /// The time (ms) of the latest event an episode holds.
+    fn last_event_time(&self, episode: u64) -> LedgerResult<Option<i64>>;
+    /// Stores `event` (with its vector) at `position` of `episode`.
+    fn add_episode_event(
+        &self,
+        project: &str,
+        episode: u64,
+        slot: (u64, u64),
+        vector: &[u8],
+    ) -> LedgerResult<()>;
+    /// A user question at `position` of `episode` joins the open questions.
+    fn add_open_question(&self, project: &str, episode: u64, slot: (u64, u64)) -> LedgerResult<()>;
+    /// An answer at `position` closes the episode's earlier open questions.
+    fn answer_open_questions(&self, episode: u64, position: u64) -> LedgerResult<()>;
+    /// Sets an episode's status after an append; its idle clock moves to `at` when
+    /// `touched`.
+    fn episode_activity(
+        &self,
+        episode: u64,
+        status: &str,
+        at: i64,
+        touched: bool,
+    ) -> LedgerResult<()>;
+    /// Sets an episode's status.
+    fn set_episode_status(&self, project: &str, episode: u64, status: &str) -> LedgerResult<()>;
+    /// Seals an episode at `at` with its outcome, reward and vectors (bytes).
+    fn seal_episode(
+        &self,
+        episode: u64,
+        at: i64,
+        ending: (Option<&str>, Option<f64>),
+        vectors: (Option<&[u8]>, Option<&[u8]>),
+    ) -> LedgerResult<()>;
+    /// A sealed episode's outcome and reward.
+    fn episode_outcome(&self, episode: u64) -> LedgerResult<(Option<String>, Option<f64>)>;
+    /// Records an outcome or reward an episode lacks (never replaces one).
+    fn complete_outcome(
+        &self,
+        episode: u64,
+        outcome: Option<&str>,
+        reward: Option<f64>,
+    ) -> LedgerResult<()>;
+    /// Episodes not sealed whose last event is before `before`, oldest first: id, status,
+    /// last event time.
+    fn idle_episodes(
+        &self,
+        project: &str,
+        before: i64,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String, i64)>>;
+    /// The topic vectors (bytes) of the sealed episodes, oldest first.
+    fn sealed_topics(&self, project: &str) -> LedgerResult<Vec<(u64, Vec<u8>)>>;
+}
+
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
 pub(crate) trait Rows:
     SynapseRows
@@ -254,6 +351,7 @@ pub(crate) trait Rows:
     + CurationRows
     + StoreRows
     + MapRows
+    + EpisodeRows
 {
 }
 
@@ -266,5 +364,6 @@ impl<T> Rows for T where
         + CurationRows
         + StoreRows
         + MapRows
+        + EpisodeRows
 {
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    AssociationRow, AssociationRows, Census, CurationRows, EpisodeRow, MapRows, MetaRows,
-    ProcedureRow, ProcedureRows, ProposalRow, RecallLogRows, StoreRows, SynapseRows, ThreadRow,
-    TraceRow, Weight,
+    AssociationRow, AssociationRows, Census, CurationRows, EpisodeRecord, EpisodeRow, EpisodeRows,
+    MapRows, MetaRows, ProcedureRow, ProcedureRows, ProposalRow, RecallLogRows, StoreRows,
+    SynapseRows, ThreadRow, TraceRow, Weight,
 };
 use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
 
@@ -605,6 +605,245 @@ impl MapRows for Sqlite<'_> {
              ORDER BY x.position LIMIT ?3",
             params![id(episode), project, limit as i64],
             |r| r.get(0),
+        )
+    }
+}
+
+impl EpisodeRows for Sqlite<'_> {
+    fn last_episode(&self, project: &str, agent: &str) -> LedgerResult<Option<(u64, String)>> {
+        self.one(
+            "SELECT id, status FROM episodes WHERE project = ?1 AND agent = ?2 ORDER BY id DESC LIMIT 1",
+            params![project, agent],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+        )
+    }
+
+    fn open_episode(&self, project: &str, agent: &str) -> LedgerResult<Option<u64>> {
+        self.one(
+            "SELECT id FROM episodes WHERE project = ?1 AND agent = ?2 AND status = 'open' ORDER BY id DESC LIMIT 1",
+            params![project, agent],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn start_episode(
+        &self,
+        project: &str,
+        agent: &str,
+        at: i64,
+        prev: Option<u64>,
+    ) -> LedgerResult<u64> {
+        let episode = self.insert(
+            "INSERT INTO episodes (project, agent, status, started_at, last_event_at, prev_id) VALUES (?1, ?2, 'open', ?3, ?3, ?4)",
+            params![project, agent, at, prev.map(id)],
+        )?;
+        if let Some(prev) = prev {
+            self.run(
+                "UPDATE episodes SET next_id = ?2 WHERE id = ?1",
+                params![id(prev), id(episode)],
+            )?;
+        }
+        Ok(episode)
+    }
+
+    fn episode_status(&self, project: &str, episode: u64) -> LedgerResult<Option<(String, u64)>> {
+        self.one(
+            "SELECT e.status, (SELECT COUNT(*) FROM episode_events WHERE episode_id = e.id) FROM episodes e WHERE e.project = ?1 AND e.id = ?2",
+            params![project, id(episode)],
+            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+        )
+    }
+
+    fn episode_record(&self, project: &str, episode: u64) -> LedgerResult<Option<EpisodeRecord>> {
+        self.one(
+            "SELECT agent, status, outcome, reward, prev_id, next_id, vector, topic FROM episodes WHERE project = ?1 AND id = ?2",
+            params![project, id(episode)],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                    r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            },
+        )
+    }
+
+    fn episode_events(&self, episode: u64) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position",
+            [id(episode)],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn episode_vectors(&self, episode: u64) -> LedgerResult<Vec<(u64, Vec<u8>)>> {
+        self.all(
+            "SELECT position, vector FROM episode_events WHERE episode_id = ?1 ORDER BY position",
+            [id(episode)],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+        )
+    }
+
+    fn position_in(&self, episode: u64, event: u64) -> LedgerResult<Option<u64>> {
+        self.one(
+            "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
+            [id(episode), id(event)],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn event_project(&self, event: u64) -> LedgerResult<Option<String>> {
+        self.one(
+            "SELECT project FROM events WHERE id = ?1",
+            [id(event)],
+            |r| r.get(0),
+        )
+    }
+
+    fn event_time_and_content(&self, event: u64) -> LedgerResult<Option<(i64, String)>> {
+        self.one(
+            "SELECT created_at, content FROM events WHERE id = ?1",
+            [id(event)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn event_asks(&self, event: u64) -> LedgerResult<Option<(bool, bool)>> {
+        self.one(
+            "SELECT role = 'user', rtrim(content) LIKE '%?' FROM events WHERE id = ?1",
+            [id(event)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn last_event_time(&self, episode: u64) -> LedgerResult<Option<i64>> {
+        Ok(self
+            .one(
+                "SELECT MAX(e.created_at) FROM episode_events ee JOIN events e ON e.id = ee.event_id WHERE ee.episode_id = ?1",
+                [id(episode)],
+                |r| r.get::<_, Option<i64>>(0),
+            )?
+            .flatten())
+    }
+
+    fn add_episode_event(
+        &self,
+        project: &str,
+        episode: u64,
+        (position, event): (u64, u64),
+        vector: &[u8],
+    ) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO episode_events (episode_id, position, event_id, vector, project) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id(episode), id(position), id(event), vector, project],
+        )
+        .map(|_| ())
+    }
+
+    fn add_open_question(
+        &self,
+        project: &str,
+        episode: u64,
+        (position, event): (u64, u64),
+    ) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO open_questions (project, event_id, episode_id, position) VALUES (?1, ?2, ?3, ?4)",
+            params![project, id(event), id(episode), id(position)],
+        )
+        .map(|_| ())
+    }
+
+    fn answer_open_questions(&self, episode: u64, position: u64) -> LedgerResult<()> {
+        self.run(
+            "DELETE FROM open_questions WHERE episode_id = ?1 AND position < ?2",
+            [id(episode), id(position)],
+        )
+        .map(|_| ())
+    }
+
+    fn episode_activity(
+        &self,
+        episode: u64,
+        status: &str,
+        at: i64,
+        touched: bool,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE episodes SET status = ?2,
+                last_event_at = CASE WHEN ?4 THEN ?3 ELSE last_event_at END WHERE id = ?1",
+            params![id(episode), status, at, touched],
+        )
+        .map(|_| ())
+    }
+
+    fn set_episode_status(&self, project: &str, episode: u64, status: &str) -> LedgerResult<()> {
+        self.run(
+            "UPDATE episodes SET status = ?3 WHERE project = ?1 AND id = ?2",
+            params![project, id(episode), status],
+        )
+        .map(|_| ())
+    }
+
+    fn seal_episode(
+        &self,
+        episode: u64,
+        at: i64,
+        (outcome, reward): (Option<&str>, Option<f64>),
+        (vector, topic): (Option<&[u8]>, Option<&[u8]>),
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE episodes SET status = 'sealed', ended_at = ?2, outcome = ?3, reward = ?4, vector = ?5, topic = ?6 WHERE id = ?1",
+            params![id(episode), at, outcome, reward, vector, topic],
+        )
+        .map(|_| ())
+    }
+
+    fn episode_outcome(&self, episode: u64) -> LedgerResult<(Option<String>, Option<f64>)> {
+        Ok(self
+            .one(
+                "SELECT outcome, reward FROM episodes WHERE id = ?1",
+                [id(episode)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .unwrap_or((None, None)))
+    }
+
+    fn complete_outcome(
+        &self,
+        episode: u64,
+        outcome: Option<&str>,
+        reward: Option<f64>,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE episodes SET outcome = COALESCE(outcome, ?2), reward = COALESCE(reward, ?3) WHERE id = ?1",
+            params![id(episode), outcome, reward],
+        )
+        .map(|_| ())
+    }
+
+    fn idle_episodes(
+        &self,
+        project: &str,
+        before: i64,
+        limit: usize,
+    ) -> LedgerResult<Vec<(u64, String, i64)>> {
+        self.all(
+            "SELECT id, status, last_event_at FROM episodes WHERE project = ?1 AND status != 'sealed' AND last_event_at < ?2 ORDER BY id LIMIT ?3",
+            params![project, before, limit as i64],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)),
+        )
+    }
+
+    fn sealed_topics(&self, project: &str) -> LedgerResult<Vec<(u64, Vec<u8>)>> {
+        self.all(
+            "SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id",
+            [project],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
         )
     }
 }
