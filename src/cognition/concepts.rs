@@ -47,8 +47,6 @@ use std::collections::HashMap;
 
 use crate::sync::Recover as _;
 
-use rusqlite::params;
-
 use hdv::{Bundler, Hypervector};
 
 use super::{Cognition, EpisodeId, similarity};
@@ -188,11 +186,12 @@ struct Counting {
 
 impl Counting {
     fn start(cognition: &Cognition, project: &ProjectId, sealed: usize) -> LedgerResult<Self> {
-        let sample: Vec<i64> = cognition.ledger.read(|c| {
-            c.prepare_cached("SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2")
-                .and_then(|mut s| s.query_map(params![project.as_str(), VOCABULARY_SAMPLE as i64], |r| r.get(0))?.collect())
-                .map_err(|e| cognition.ledger.sql(e))
-        })?;
+        let sample: Vec<i64> = cognition
+            .ledger
+            .reading(|rows| rows.newest_sealed_episodes(project.as_str(), VOCABULARY_SAMPLE))?
+            .into_iter()
+            .map(|id| id as i64)
+            .collect();
         Ok(Self {
             sealed,
             sample,
@@ -245,15 +244,9 @@ impl<'a> Gists<'a> {
         project: &'a ProjectId,
         deadline: Option<std::time::Instant>,
     ) -> LedgerResult<Option<Self>> {
-        let sealed: usize = cognition.ledger.read(|c| {
-            c.query_row(
-                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed'",
-                [project.as_str()],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as usize)
-            .map_err(|e| cognition.ledger.sql(e))
-        })?;
+        let sealed = cognition
+            .ledger
+            .reading(|rows| rows.sealed_count(project.as_str()))? as usize;
         let began = std::time::Instant::now();
         let mut yields = false;
         let mut state = cognition.gists.locked().remove(project).unwrap_or_default();
@@ -441,13 +434,12 @@ impl Cognition {
         budget: usize,
         deadline: Option<std::time::Instant>,
     ) -> LedgerResult<(usize, usize)> {
-        let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id, topic, reward FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL ORDER BY id LIMIT ?2",
-            )
-            .and_then(|mut s| s.query_map(params![project.as_str(), budget as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self
+            .ledger
+            .reading(|rows| rows.unconsolidated_episodes(project.as_str(), budget))?
+            .into_iter()
+            .map(|(id, topic, reward)| (id as i64, topic, reward))
+            .collect();
         let Some(mut gists) = Gists::new(self, project, deadline)? else {
             return Ok((0, 0));
         };
@@ -573,25 +565,14 @@ impl Cognition {
     /// episodes consolidated after theirs, then, past the profile's `max_concepts`, the
     /// concepts with the least support (the oldest first). Returns the retired concepts.
     fn retire(&self, project: &ProjectId) -> LedgerResult<Vec<ConceptId>> {
-        let sql = |e| self.ledger.sql(e);
-        let lonely: Vec<i64> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT s.concept_id FROM concept_support s JOIN concepts k ON k.id = s.concept_id
-                 WHERE k.project = ?1 AND k.support = 1
-                 AND (SELECT l.id FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id
-                      ORDER BY l.id LIMIT 1 OFFSET ?2 - 1) IS NOT NULL",
-            )
-            .and_then(|mut st| st.query_map(params![project.as_str(), RETIRE_AFTER as i64], |r| r.get(0))?.collect())
-            .map_err(sql)
+        let p = project.as_str();
+        let (lonely, over) = self.ledger.reading(|rows| {
+            Ok((
+                rows.lonely_concepts(p, RETIRE_AFTER)?,
+                rows.concepts_beyond(p, self.config.max_concepts)?,
+            ))
         })?;
-        let over: Vec<i64> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT id FROM concepts WHERE project = ?1 ORDER BY support DESC, id DESC LIMIT -1 OFFSET ?2",
-            )
-            .and_then(|mut st| st.query_map(params![project.as_str(), self.config.max_concepts as i64], |r| r.get(0))?.collect())
-            .map_err(sql)
-        })?;
-        let mut retired: Vec<i64> = lonely;
+        let mut retired: Vec<u64> = lonely;
         retired.extend(
             over.into_iter()
                 .filter(|c| !retired.contains(c))
@@ -600,30 +581,18 @@ impl Cognition {
         if retired.is_empty() {
             return Ok(Vec::new());
         }
-        self.ledger.write(|tx| {
-            for id in &retired {
-                tx.execute("DELETE FROM concept_support WHERE concept_id = ?1", [id])
-                    .map_err(sql)?;
-                tx.execute("DELETE FROM concepts WHERE id = ?1", [id])
-                    .map_err(sql)?;
-            }
-            Ok(())
-        })?;
-        Ok(retired.into_iter().map(|c| ConceptId(c as u64)).collect())
+        self.ledger.writing(|rows| rows.delete_concepts(&retired))?;
+        Ok(retired.into_iter().map(ConceptId).collect())
     }
 
     /// The ids of `project`'s concepts, oldest first.
     fn concept_ids(&self, project: &ProjectId) -> LedgerResult<Vec<ConceptId>> {
-        self.ledger.read(|c| {
-            c.prepare_cached("SELECT id FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| {
-                    s.query_map([project.as_str()], |r| {
-                        Ok(ConceptId(r.get::<_, i64>(0)? as u64))
-                    })?
-                    .collect()
-                })
-                .map_err(|e| self.ledger.sql(e))
-        })
+        Ok(self
+            .ledger
+            .reading(|rows| rows.concept_ids(project.as_str()))?
+            .into_iter()
+            .map(ConceptId)
+            .collect())
     }
 
     /// How many sealed episodes of `project` wait for consolidation.
@@ -631,15 +600,9 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn unconsolidated(&self, project: &ProjectId) -> LedgerResult<usize> {
-        self.ledger.read(|c| {
-            c.query_row(
-                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL",
-                [project.as_str()],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as usize)
-            .map_err(|e| self.ledger.sql(e))
-        })
+        Ok(self
+            .ledger
+            .reading(|rows| rows.unconsolidated_count(project.as_str()))? as usize)
     }
 
     /// The concept `concept` should merge into, if any: the concept whose members its
@@ -705,11 +668,12 @@ impl Cognition {
     }
 
     fn member_ids(&self, concept: ConceptId) -> LedgerResult<Vec<i64>> {
-        self.ledger.read(|c| {
-            c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1")
-                .and_then(|mut s| s.query_map([concept.0 as i64], |r| r.get(0))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })
+        Ok(self
+            .ledger
+            .reading(|rows| rows.concept_members(concept.0))?
+            .into_iter()
+            .map(|id| id as i64)
+            .collect())
     }
 
     /// Adds `episode` (topic `v`) to `concept`.
@@ -719,17 +683,16 @@ impl Cognition {
         concept: ConceptId,
         episode: i64,
         v: &Hypervector,
-        success: i64,
-        failure: i64,
+        success: u64,
+        failure: u64,
     ) -> LedgerResult<()> {
-        let counters: Vec<u8> = self.ledger.read(|c| {
-            c.query_row(
-                "SELECT counters FROM concepts WHERE id = ?1",
-                [concept.0 as i64],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let counters = self
+            .ledger
+            .reading(|rows| rows.concept_counters(concept.0))?
+            .ok_or(LedgerError::NotFound {
+                what: "concept",
+                id: concept.0,
+            })?;
         let mut b = Bundler::from_bytes(self.dim, &counters).map_err(|_| LedgerError::Corrupt {
             what: "concept counters",
             detail: format!(
@@ -741,15 +704,15 @@ impl Cognition {
         b.add(v);
         let proto = b.binarize(concept.0)?;
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            tx.execute(
-                "UPDATE concepts SET counters = ?2, prototype = ?3, support = support + 1, successes = successes + ?4, failures = failures + ?5, updated_at = ?6 WHERE id = ?1",
-                params![concept.0 as i64, b.to_bytes(), proto.to_le_bytes(), success, failure, now],
+        let vectors = (b.to_bytes(), proto.to_le_bytes());
+        self.ledger.writing(|rows| {
+            rows.join_concept(
+                project.as_str(),
+                (concept.0, episode as u64),
+                (&vectors.0, &vectors.1),
+                (success, failure),
+                now,
             )
-            .map_err(|e| self.ledger.sql(e))?;
-            tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![concept.0 as i64, episode, project.as_str()])
-                .map_err(|e| self.ledger.sql(e))?;
-            tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map(|_| ()).map_err(|e| self.ledger.sql(e))
         })
     }
 
@@ -759,25 +722,26 @@ impl Cognition {
         project: &ProjectId,
         episode: i64,
         v: &Hypervector,
-        success: i64,
-        failure: i64,
+        success: u64,
+        failure: u64,
     ) -> LedgerResult<ConceptId> {
         let mut b = Bundler::new(self.dim);
         b.add(v);
         let now = self.ledger.now_ms();
         let label = format!("episode-{episode}");
-        self.ledger.write(|tx| {
-            tx.execute(
-                "INSERT INTO concepts (project, label, prototype, counters, support, successes, failures, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
-                params![project.as_str(), label, v.to_le_bytes(), b.to_bytes(), success, failure, now],
-            )
-            .map_err(|e| self.ledger.sql(e))?;
-            let cid = tx.last_insert_rowid();
-            tx.execute("INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)", params![cid, episode, project.as_str()])
-                .map_err(|e| self.ledger.sql(e))?;
-            tx.execute("UPDATE episodes SET consolidated = 1 WHERE id = ?1", [episode]).map_err(|e| self.ledger.sql(e))?;
-            Ok(ConceptId(cid as u64))
-        })
+        let counters = b.to_bytes();
+        let prototype = v.to_le_bytes();
+        self.ledger
+            .writing(|rows| {
+                rows.new_concept(
+                    project.as_str(),
+                    (&label, episode as u64),
+                    (&counters, &prototype),
+                    (success, failure),
+                    now,
+                )
+            })
+            .map(ConceptId)
     }
 
     /// Moves every episode of `from` into `into`, rebuilding `into`'s counters from its
@@ -798,21 +762,14 @@ impl Cognition {
         }
         let proto = b.binarize(into.0)?;
         let now = self.ledger.now_ms();
-        self.ledger.write(|tx| {
-            let sql = |e| self.ledger.sql(e);
-            tx.execute(
-                "UPDATE concepts SET counters = ?2, prototype = ?3, support = ?4, successes = successes + (SELECT successes FROM concepts WHERE id = ?5), failures = failures + (SELECT failures FROM concepts WHERE id = ?5), updated_at = ?6 WHERE id = ?1",
-                params![into.0 as i64, b.to_bytes(), proto.to_le_bytes(), ids.len() as i64, from.0 as i64, now],
+        let vectors = (b.to_bytes(), proto.to_le_bytes());
+        self.ledger.writing(|rows| {
+            rows.merge_concepts(
+                (from.0, into.0),
+                (&vectors.0, &vectors.1),
+                ids.len() as u64,
+                now,
             )
-            .map_err(sql)?;
-            tx.execute(
-                "UPDATE concept_support SET concept_id = ?2 WHERE concept_id = ?1",
-                params![from.0 as i64, into.0 as i64],
-            )
-            .map_err(sql)?;
-            tx.execute("DELETE FROM concepts WHERE id = ?1", [from.0 as i64])
-                .map(|_| ())
-                .map_err(sql)
         })
     }
 
@@ -866,16 +823,8 @@ impl Cognition {
             labels.push((concept, label));
         }
         // One transaction for all: each write waits for the ledger's writer.
-        self.ledger.write(|tx| {
-            let mut set = tx
-                .prepare_cached("UPDATE concepts SET label = ?2 WHERE id = ?1")
-                .map_err(|e| self.ledger.sql(e))?;
-            for (concept, label) in &labels {
-                set.execute(params![concept.0 as i64, label])
-                    .map_err(|e| self.ledger.sql(e))?;
-            }
-            Ok(())
-        })
+        let labels: Vec<(u64, String)> = labels.into_iter().map(|(c, l)| (c.0, l)).collect();
+        self.ledger.writing(|rows| rows.label_concepts(&labels))
     }
 
     /// The content words of an episode with how often each occurs: those of its user
@@ -886,17 +835,9 @@ impl Cognition {
         episode: i64,
     ) -> LedgerResult<HashMap<String, usize>> {
         // (is the user's, content) of each event, in one read.
-        let events: Vec<(bool, String)> = self.ledger.read(|c| {
-            c.prepare_cached(
-                "SELECT ev.role = 'user', ev.content FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
-                 WHERE ee.episode_id = ?1 AND ev.project = ?2 ORDER BY ee.position",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![episode, project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            })
-            .map_err(|e| self.ledger.sql(e))
-        })?;
+        let events = self
+            .ledger
+            .reading(|rows| rows.episode_texts(project.as_str(), episode as u64))?;
         let users = events.iter().any(|e| e.0);
         let mut out: HashMap<String, usize> = HashMap::new();
         for (_, content) in events.iter().filter(|e| !users || e.0) {
@@ -920,14 +861,12 @@ impl Cognition {
         k: usize,
     ) -> LedgerResult<Vec<(ConceptId, f64)>> {
         self.check_dim(vector)?;
-        let rows: Vec<(i64, Vec<u8>)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, prototype FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| {
-                    s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect()
-                })
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows: Vec<(i64, Vec<u8>)> = self
+            .ledger
+            .reading(|rows| rows.concept_prototypes(project.as_str()))?
+            .into_iter()
+            .map(|(id, prototype)| (id as i64, prototype))
+            .collect();
         self.rank(rows, vector, k)
             .map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
     }
@@ -937,24 +876,23 @@ impl Cognition {
     /// # Errors
     /// SQLite errors.
     pub fn concepts(&self, project: &ProjectId) -> LedgerResult<Vec<Concept>> {
-        let rows: Vec<(i64, String, Vec<u8>, i64, i64)> = self.ledger.read(|c| {
-            c.prepare_cached("SELECT id, label, prototype, successes, failures FROM concepts WHERE project = ?1 ORDER BY id")
-                .and_then(|mut s| s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())
-                .map_err(|e| self.ledger.sql(e))
-        })?;
+        let rows = self
+            .ledger
+            .reading(|rows| rows.concept_records(project.as_str()))?;
         rows.into_iter()
             .map(|(id, label, proto, s, f)| {
-                let support = self.ledger.read(|c| {
-                    c.prepare_cached("SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id")
-                        .and_then(|mut st| st.query_map([id], |r| Ok(EpisodeId(r.get::<_, i64>(0)? as u64)))?.collect())
-                        .map_err(|e| self.ledger.sql(e))
-                })?;
+                let support = self
+                    .ledger
+                    .reading(|rows| rows.concept_episodes(id))?
+                    .into_iter()
+                    .map(EpisodeId)
+                    .collect();
                 Ok(Concept {
-                    id: ConceptId(id as u64),
+                    id: ConceptId(id),
                     label,
                     support,
                     reliability: (s as f64 + 1.0) / ((s + f) as f64 + 2.0),
-                    outcomes: (s as u64, f as u64),
+                    outcomes: (s, f),
                     prototype: self.decode(&proto)?,
                 })
             })
@@ -983,14 +921,9 @@ impl Cognition {
             if proto != concept.prototype {
                 changed += 1;
             }
-            self.ledger.write(|tx| {
-                tx.execute(
-                    "UPDATE concepts SET counters = ?2, prototype = ?3 WHERE id = ?1",
-                    params![concept.id.0 as i64, b.to_bytes(), proto.to_le_bytes()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.ledger.sql(e))
-            })?;
+            let vectors = (b.to_bytes(), proto.to_le_bytes());
+            self.ledger
+                .writing(|rows| rows.set_concept_vectors(concept.id.0, (&vectors.0, &vectors.1)))?;
         }
         Ok(changed)
     }

@@ -341,6 +341,80 @@ pub(crate) trait EpisodeRows {
     fn sealed_topics(&self, project: &str) -> LedgerResult<Vec<(u64, Vec<u8>)>>;
 }
 
+/// A sealed episode waiting for consolidation: id, topic (bytes), reward.
+pub(crate) type PendingEpisode = (u64, Vec<u8>, Option<f64>);
+
+/// A stored concept: id, label, prototype (bytes), successes, failures.
+pub(crate) type ConceptRecord = (u64, String, Vec<u8>, u64, u64);
+
+/// Semantic memory: concepts consolidated from sealed episodes.
+pub(crate) trait ConceptRows {
+    /// The newest sealed episodes.
+    fn newest_sealed_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>>;
+    /// How many sealed episodes the project holds.
+    fn sealed_count(&self, project: &str) -> LedgerResult<u64>;
+    /// Sealed episodes with a topic not yet consolidated, oldest first: id, topic (bytes),
+    /// reward.
+    fn unconsolidated_episodes(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<PendingEpisode>>;
+    /// How many sealed episodes with a topic wait for consolidation.
+    fn unconsolidated_count(&self, project: &str) -> LedgerResult<u64>;
+    /// Concepts of one episode that none of the `after` episodes consolidated after
+    /// theirs joined.
+    fn lonely_concepts(&self, project: &str, after: usize) -> LedgerResult<Vec<u64>>;
+    /// The concepts past the `keep` best supported (the newest first among equals).
+    fn concepts_beyond(&self, project: &str, keep: usize) -> LedgerResult<Vec<u64>>;
+    /// Deletes concepts and their support.
+    fn delete_concepts(&self, concepts: &[u64]) -> LedgerResult<()>;
+    /// The project's concept ids, oldest first.
+    fn concept_ids(&self, project: &str) -> LedgerResult<Vec<u64>>;
+    /// The episodes of a concept, in the table's order.
+    fn concept_members(&self, concept: u64) -> LedgerResult<Vec<u64>>;
+    /// A concept's vote counters (bytes).
+    fn concept_counters(&self, concept: u64) -> LedgerResult<Option<Vec<u8>>>;
+    /// Adds `episode` to `concept` with the concept's new counters and prototype (bytes)
+    /// and the episode's outcome (successes, failures); the episode is consolidated.
+    fn join_concept(
+        &self,
+        project: &str,
+        ids: (u64, u64),
+        vectors: (&[u8], &[u8]),
+        outcome: (u64, u64),
+        at: i64,
+    ) -> LedgerResult<()>;
+    /// Starts a concept of `episode` alone; its id. The episode is consolidated.
+    fn new_concept(
+        &self,
+        project: &str,
+        label_and_episode: (&str, u64),
+        vectors: (&[u8], &[u8]),
+        outcome: (u64, u64),
+        at: i64,
+    ) -> LedgerResult<u64>;
+    /// Moves every episode of `from` into `into` (its new counters and prototype, its
+    /// support, both outcomes summed) and deletes `from`.
+    fn merge_concepts(
+        &self,
+        from_into: (u64, u64),
+        vectors: (&[u8], &[u8]),
+        support: u64,
+        at: i64,
+    ) -> LedgerResult<()>;
+    /// Sets concepts' labels.
+    fn label_concepts(&self, labels: &[(u64, String)]) -> LedgerResult<()>;
+    /// Rebuilds a concept's counters and prototype (bytes).
+    fn set_concept_vectors(&self, concept: u64, vectors: (&[u8], &[u8])) -> LedgerResult<()>;
+    /// Whether each event of an episode is the user's, and its content, in order.
+    fn episode_texts(&self, project: &str, episode: u64) -> LedgerResult<Vec<(bool, String)>>;
+    /// The project's concept prototypes (bytes), oldest first.
+    fn concept_prototypes(&self, project: &str) -> LedgerResult<Vec<(u64, Vec<u8>)>>;
+    /// The project's concepts, oldest first.
+    fn concept_records(&self, project: &str) -> LedgerResult<Vec<ConceptRecord>>;
+}
+
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
 pub(crate) trait Rows:
     SynapseRows
@@ -352,6 +426,7 @@ pub(crate) trait Rows:
     + StoreRows
     + MapRows
     + EpisodeRows
+    + ConceptRows
 {
 }
 
@@ -365,5 +440,6 @@ impl<T> Rows for T where
         + StoreRows
         + MapRows
         + EpisodeRows
+        + ConceptRows
 {
 }

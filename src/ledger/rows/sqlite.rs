@@ -6,9 +6,9 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    AssociationRow, AssociationRows, Census, CurationRows, EpisodeRecord, EpisodeRow, EpisodeRows,
-    MapRows, MetaRows, ProcedureRow, ProcedureRows, ProposalRow, RecallLogRows, StoreRows,
-    SynapseRows, ThreadRow, TraceRow, Weight,
+    AssociationRow, AssociationRows, Census, ConceptRecord, ConceptRows, CurationRows,
+    EpisodeRecord, EpisodeRow, EpisodeRows, MapRows, MetaRows, PendingEpisode, ProcedureRow,
+    ProcedureRows, ProposalRow, RecallLogRows, StoreRows, SynapseRows, ThreadRow, TraceRow, Weight,
 };
 use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
 
@@ -844,6 +844,222 @@ impl EpisodeRows for Sqlite<'_> {
             "SELECT id, topic FROM episodes WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL ORDER BY id",
             [project],
             |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+        )
+    }
+}
+
+impl ConceptRows for Sqlite<'_> {
+    fn newest_sealed_episodes(&self, project: &str, limit: usize) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn sealed_count(&self, project: &str) -> LedgerResult<u64> {
+        Ok(self
+            .one(
+                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed'",
+                [project],
+                |r| r.get::<_, i64>(0),
+            )?
+            .map_or(0, |n| n as u64))
+    }
+
+    fn unconsolidated_episodes(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> LedgerResult<Vec<PendingEpisode>> {
+        self.all(
+            "SELECT id, topic, reward FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL ORDER BY id LIMIT ?2",
+            params![project, limit as i64],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)),
+        )
+    }
+
+    fn unconsolidated_count(&self, project: &str) -> LedgerResult<u64> {
+        Ok(self
+            .one(
+                "SELECT COUNT(*) FROM episodes WHERE project = ?1 AND status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL",
+                [project],
+                |r| r.get::<_, i64>(0),
+            )?
+            .map_or(0, |n| n as u64))
+    }
+
+    fn lonely_concepts(&self, project: &str, after: usize) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT s.concept_id FROM concept_support s JOIN concepts k ON k.id = s.concept_id
+             WHERE k.project = ?1 AND k.support = 1
+             AND (SELECT l.id FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id
+                  ORDER BY l.id LIMIT 1 OFFSET ?2 - 1) IS NOT NULL",
+            params![project, after as i64],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn concepts_beyond(&self, project: &str, keep: usize) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM concepts WHERE project = ?1 ORDER BY support DESC, id DESC LIMIT -1 OFFSET ?2",
+            params![project, keep as i64],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn delete_concepts(&self, concepts: &[u64]) -> LedgerResult<()> {
+        for &concept in concepts {
+            self.run(
+                "DELETE FROM concept_support WHERE concept_id = ?1",
+                [id(concept)],
+            )?;
+            self.run("DELETE FROM concepts WHERE id = ?1", [id(concept)])?;
+        }
+        Ok(())
+    }
+
+    fn concept_ids(&self, project: &str) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT id FROM concepts WHERE project = ?1 ORDER BY id",
+            [project],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn concept_members(&self, concept: u64) -> LedgerResult<Vec<u64>> {
+        self.all(
+            "SELECT episode_id FROM concept_support WHERE concept_id = ?1",
+            [id(concept)],
+            |r| Ok(r.get::<_, i64>(0)? as u64),
+        )
+    }
+
+    fn concept_counters(&self, concept: u64) -> LedgerResult<Option<Vec<u8>>> {
+        self.one(
+            "SELECT counters FROM concepts WHERE id = ?1",
+            [id(concept)],
+            |r| r.get(0),
+        )
+    }
+
+    fn join_concept(
+        &self,
+        project: &str,
+        (concept, episode): (u64, u64),
+        (counters, prototype): (&[u8], &[u8]),
+        (successes, failures): (u64, u64),
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE concepts SET counters = ?2, prototype = ?3, support = support + 1, successes = successes + ?4, failures = failures + ?5, updated_at = ?6 WHERE id = ?1",
+            params![id(concept), counters, prototype, id(successes), id(failures), at],
+        )?;
+        self.run(
+            "INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)",
+            params![id(concept), id(episode), project],
+        )?;
+        self.run(
+            "UPDATE episodes SET consolidated = 1 WHERE id = ?1",
+            [id(episode)],
+        )
+        .map(|_| ())
+    }
+
+    fn new_concept(
+        &self,
+        project: &str,
+        (label, episode): (&str, u64),
+        (counters, prototype): (&[u8], &[u8]),
+        (successes, failures): (u64, u64),
+        at: i64,
+    ) -> LedgerResult<u64> {
+        let concept = self.insert(
+            "INSERT INTO concepts (project, label, prototype, counters, support, successes, failures, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
+            params![project, label, prototype, counters, id(successes), id(failures), at],
+        )?;
+        self.run(
+            "INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)",
+            params![id(concept), id(episode), project],
+        )?;
+        self.run(
+            "UPDATE episodes SET consolidated = 1 WHERE id = ?1",
+            [id(episode)],
+        )?;
+        Ok(concept)
+    }
+
+    fn merge_concepts(
+        &self,
+        (from, into): (u64, u64),
+        (counters, prototype): (&[u8], &[u8]),
+        support: u64,
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE concepts SET counters = ?2, prototype = ?3, support = ?4, successes = successes + (SELECT successes FROM concepts WHERE id = ?5), failures = failures + (SELECT failures FROM concepts WHERE id = ?5), updated_at = ?6 WHERE id = ?1",
+            params![id(into), counters, prototype, id(support), id(from), at],
+        )?;
+        self.run(
+            "UPDATE concept_support SET concept_id = ?2 WHERE concept_id = ?1",
+            [id(from), id(into)],
+        )?;
+        self.run("DELETE FROM concepts WHERE id = ?1", [id(from)])
+            .map(|_| ())
+    }
+
+    fn label_concepts(&self, labels: &[(u64, String)]) -> LedgerResult<()> {
+        for (concept, label) in labels {
+            self.run(
+                "UPDATE concepts SET label = ?2 WHERE id = ?1",
+                params![id(*concept), label],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn set_concept_vectors(
+        &self,
+        concept: u64,
+        (counters, prototype): (&[u8], &[u8]),
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE concepts SET counters = ?2, prototype = ?3 WHERE id = ?1",
+            params![id(concept), counters, prototype],
+        )
+        .map(|_| ())
+    }
+
+    fn episode_texts(&self, project: &str, episode: u64) -> LedgerResult<Vec<(bool, String)>> {
+        self.all(
+            "SELECT ev.role = 'user', ev.content FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
+             WHERE ee.episode_id = ?1 AND ev.project = ?2 ORDER BY ee.position",
+            params![id(episode), project],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn concept_prototypes(&self, project: &str) -> LedgerResult<Vec<(u64, Vec<u8>)>> {
+        self.all(
+            "SELECT id, prototype FROM concepts WHERE project = ?1 ORDER BY id",
+            [project],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+        )
+    }
+
+    fn concept_records(&self, project: &str) -> LedgerResult<Vec<ConceptRecord>> {
+        self.all(
+            "SELECT id, label, prototype, successes, failures FROM concepts WHERE project = ?1 ORDER BY id",
+            [project],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, i64>(3)? as u64,
+                    r.get::<_, i64>(4)? as u64,
+                ))
+            },
         )
     }
 }
