@@ -416,6 +416,7 @@ pub(crate) trait ConceptRows {
 }
 
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
+/// Each backend implements every part, then this.
 pub(crate) trait Rows:
     SynapseRows
     + RecallLogRows
@@ -427,19 +428,5 @@ pub(crate) trait Rows:
     + MapRows
     + EpisodeRows
     + ConceptRows
-{
-}
-
-impl<T> Rows for T where
-    T: SynapseRows
-        + RecallLogRows
-        + MetaRows
-        + ProcedureRows
-        + AssociationRows
-        + CurationRows
-        + StoreRows
-        + MapRows
-        + EpisodeRows
-        + ConceptRows
 {
 }

@@ -77,6 +77,13 @@ fn id(v: u64) -> i64 {
     v as i64
 }
 
+/// A row's first column, an id.
+fn first_id(r: &rusqlite::Row<'_>) -> rusqlite::Result<u64> {
+    Ok(r.get::<_, i64>(0)? as u64)
+}
+
+impl super::Rows for Sqlite<'_> {}
+
 impl SynapseRows for Sqlite<'_> {
     fn synapse(&self, project: &str, a: u64, b: u64) -> LedgerResult<Option<Weight>> {
         self.one(
@@ -220,7 +227,7 @@ impl MetaRows for Sqlite<'_> {
         self.one(
             "SELECT id FROM proposals WHERE project = ?1 AND rule = ?2 AND status = 'pending'",
             params![project, rule],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -323,7 +330,7 @@ impl AssociationRows for Sqlite<'_> {
             "SELECT id FROM episodes e WHERE project = ?1 AND status = 'sealed' AND topic IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM associations a WHERE a.episode_id = e.id) ORDER BY id DESC LIMIT ?2",
             params![project, limit as i64],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -367,7 +374,7 @@ impl CurationRows for Sqlite<'_> {
         self.one(
             "SELECT belief_id FROM governance_audit WHERE project = ?1 AND plan_key = ?2 AND op_index = 0",
             params![project, plan_key],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -375,7 +382,7 @@ impl CurationRows for Sqlite<'_> {
         self.all(
             "SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' AND curated = 0 ORDER BY id LIMIT ?2",
             params![project, limit as i64],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -427,7 +434,7 @@ impl CurationRows for Sqlite<'_> {
         self.all(
             "SELECT episode_id FROM concept_support WHERE concept_id = ?1 ORDER BY episode_id",
             [id(concept)],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 }
@@ -445,7 +452,7 @@ impl StoreRows for Sqlite<'_> {
         self.all(
             "SELECT id FROM events WHERE project = ?1 ORDER BY id",
             [project],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -622,7 +629,7 @@ impl EpisodeRows for Sqlite<'_> {
         self.one(
             "SELECT id FROM episodes WHERE project = ?1 AND agent = ?2 AND status = 'open' ORDER BY id DESC LIMIT 1",
             params![project, agent],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -677,7 +684,7 @@ impl EpisodeRows for Sqlite<'_> {
         self.all(
             "SELECT event_id FROM episode_events WHERE episode_id = ?1 ORDER BY position",
             [id(episode)],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -693,7 +700,7 @@ impl EpisodeRows for Sqlite<'_> {
         self.one(
             "SELECT position FROM episode_events WHERE episode_id = ?1 AND event_id = ?2",
             [id(episode), id(event)],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -853,7 +860,7 @@ impl ConceptRows for Sqlite<'_> {
         self.all(
             "SELECT id FROM episodes WHERE project = ?1 AND status = 'sealed' ORDER BY id DESC LIMIT ?2",
             params![project, limit as i64],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -896,7 +903,7 @@ impl ConceptRows for Sqlite<'_> {
              AND (SELECT l.id FROM episodes l WHERE l.project = ?1 AND l.consolidated = 1 AND l.id > s.episode_id
                   ORDER BY l.id LIMIT 1 OFFSET ?2 - 1) IS NOT NULL",
             params![project, after as i64],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -904,7 +911,7 @@ impl ConceptRows for Sqlite<'_> {
         self.all(
             "SELECT id FROM concepts WHERE project = ?1 ORDER BY support DESC, id DESC LIMIT -1 OFFSET ?2",
             params![project, keep as i64],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -923,7 +930,7 @@ impl ConceptRows for Sqlite<'_> {
         self.all(
             "SELECT id FROM concepts WHERE project = ?1 ORDER BY id",
             [project],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
@@ -931,7 +938,7 @@ impl ConceptRows for Sqlite<'_> {
         self.all(
             "SELECT episode_id FROM concept_support WHERE concept_id = ?1",
             [id(concept)],
-            |r| Ok(r.get::<_, i64>(0)? as u64),
+            first_id,
         )
     }
 
