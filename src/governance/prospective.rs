@@ -3,9 +3,8 @@
 //! (`confirmed`) only through a later, distinct, explicitly affirmative **user** event of
 //! the same project, and one event can confirm only one item.
 
-use rusqlite::{OptionalExtension, Row, params};
-
 use crate::base::ProjectId;
+use crate::ledger::rows::{ProspectiveRow, Rows, Transition};
 use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 
 crate::ledger::string_enum!(
@@ -177,53 +176,61 @@ pub fn is_affirmative(text: &str) -> bool {
         .any(|a| joined.contains(&format!(" {a} ")))
 }
 
-fn row_to_item(r: &Row<'_>) -> rusqlite::Result<ProspectiveItem> {
-    let err = |i: usize, e: LedgerError| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    };
-    let kind: String = r.get(2)?;
-    let status: String = r.get(4)?;
+/// An item as the ledger stores it.
+fn item_of(row: ProspectiveRow) -> LedgerResult<ProspectiveItem> {
+    let (id, project, kind, text, status, source_event, due_at, confirmed_by) = row;
     Ok(ProspectiveItem {
-        id: ProspectiveId(r.get::<_, i64>(0)? as u64),
-        project: r.get(1)?,
-        kind: ProspectiveKind::parse(&kind).map_err(|e| err(2, e))?,
-        text: r.get(3)?,
-        status: ProspectiveStatus::parse(&status).map_err(|e| err(4, e))?,
-        source_event: EventId(r.get::<_, i64>(5)? as u64),
-        due_at: r.get(6)?,
-        confirmed_by: r.get::<_, Option<i64>>(7)?.map(|v| EventId(v as u64)),
+        id: ProspectiveId(id),
+        project,
+        kind: ProspectiveKind::parse(&kind)?,
+        text,
+        status: ProspectiveStatus::parse(&status)?,
+        source_event: EventId(source_event),
+        due_at,
+        confirmed_by: confirmed_by.map(EventId),
     })
 }
-
-const COLUMNS: &str = "id, project, kind, text, status, source_event, due_at, confirmed_by";
 
 /// Result of a prospective operation: the item, or a named refusal.
 pub type ProspectiveResult = LedgerResult<Result<ProspectiveItem, ProspectiveRefusal>>;
 
 /// Records one transition in the item's history (inside the transition's transaction).
 fn record(
-    tx: &rusqlite::Connection,
+    rows: &dyn Rows,
     item: &ProspectiveItem,
-    op: &str,
-    from: Option<ProspectiveStatus>,
+    (op, from): (&str, Option<ProspectiveStatus>),
     event: Option<EventId>,
     at: i64,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO prospective_history (project, item_id, at, op, from_status, to_status, event_id, due_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
-        item.project,
-        item.id.0 as i64,
-        at,
-        op,
-        from.map(|s| s.as_str()),
-        item.status.as_str(),
-        event.map(|e| e.0 as i64),
-        item.due_at,
-    ])
-    .map(|_| ())
+) -> LedgerResult<()> {
+    rows.record_prospective(
+        &item.project,
+        &Transition {
+            item: item.id.0,
+            at,
+            op,
+            from: from.map(|s| s.as_str()),
+            to: item.status.as_str(),
+            event: event.map(|e| e.0),
+            due_at: item.due_at,
+        },
+    )
+}
+
+/// One item, read inside a transaction or on its own.
+fn load_item(
+    rows: &dyn Rows,
+    project: &ProjectId,
+    id: ProspectiveId,
+) -> LedgerResult<Option<ProspectiveItem>> {
+    rows.prospective_item(project.as_str(), id.0)?
+        .map(item_of)
+        .transpose()
+}
+
+/// `id` is not an item of the project (`unknown_item`): another project's item is
+/// answered as one that does not exist, so a project learns nothing of another's ids.
+fn missing_item(id: ProspectiveId) -> ProspectiveRefusal {
+    ProspectiveRefusal::UnknownItem { item: id.0 }
 }
 
 impl Ledger {
@@ -251,45 +258,37 @@ impl Ledger {
         }
         let now = self.now_ms();
         let normalized = crate::governance::normalize_statement(text);
-        let id = self.write(|tx| {
-            let owner: Option<String> = tx
-                .query_row("SELECT project FROM events WHERE id = ?1", [source_event.0 as i64], |r| r.get(0))
-                .optional()
-                .map_err(|e| self.sql(e))?;
+        let p = project.as_str();
+        let id = self.writing(|rows| {
             // An event of another project is answered as one that does not exist: a
             // project learns nothing of another's ids.
-            if owner.as_deref() != Some(project.as_str()) {
+            if rows.event_project(source_event.0)?.as_deref() != Some(p) {
                 return Err(LedgerError::UnknownEvent(source_event));
             }
-            let earlier: Vec<ProspectiveItem> = tx
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND source_event = ?2 AND kind = ?3 ORDER BY id"
-                ))
-                .and_then(|mut st| {
-                    st.query_map(params![project.as_str(), source_event.0 as i64, kind.as_str()], row_to_item)?
-                        .collect()
-                })
-                .map_err(|e| self.sql(e))?;
+            let earlier = rows
+                .items_from(p, source_event.0, kind.as_str())?
+                .into_iter()
+                .map(item_of)
+                .collect::<LedgerResult<Vec<_>>>()?;
             if let Some(same) = earlier.iter().find(|i| {
                 i.status == ProspectiveStatus::Rejected
                     || crate::governance::normalize_statement(&i.text) == normalized
             }) {
-                return Ok(same.id.0 as i64);
+                return Ok(same.id);
             }
-            tx.execute(
-                "INSERT INTO prospective (project, kind, text, status, source_event, due_at, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?6)",
-                params![project.as_str(), kind.as_str(), text, source_event.0 as i64, due_at, now],
-            )
-            .map_err(|e| self.sql(e))?;
-            let id = tx.last_insert_rowid();
-            let item = self
-                .load_item(tx, project, ProspectiveId(id as u64))?
-                .ok_or(LedgerError::UnknownEvent(source_event))?;
-            record(tx, &item, "propose", None, Some(source_event), now).map_err(|e| self.sql(e))?;
+            let id = ProspectiveId(rows.add_prospective(
+                p,
+                (kind.as_str(), text),
+                source_event.0,
+                due_at,
+                now,
+            )?);
+            let item =
+                load_item(rows, project, id)?.ok_or(LedgerError::UnknownEvent(source_event))?;
+            record(rows, &item, ("propose", None), Some(source_event), now)?;
             Ok(id)
         })?;
-        self.prospective(project, ProspectiveId(id as u64))?
+        self.prospective(project, id)?
             .ok_or(LedgerError::UnknownEvent(source_event))
     }
 
@@ -302,7 +301,7 @@ impl Ledger {
         project: &ProjectId,
         id: ProspectiveId,
     ) -> LedgerResult<Option<ProspectiveItem>> {
-        self.read(|c| self.load_item(c, project, id))
+        self.reading(|rows| load_item(rows, project, id))
     }
 
     /// One item and its history (oldest first), or the refusal naming why there is none
@@ -315,29 +314,11 @@ impl Ledger {
         project: &ProjectId,
         id: ProspectiveId,
     ) -> LedgerResult<Result<(ProspectiveItem, Vec<ProspectiveChange>), ProspectiveRefusal>> {
-        self.read(|c| {
-            let Some(item) = self.load_item(c, project, id)? else {
-                return Ok(Err(self.missing_item(c, id)?));
+        self.reading(|rows| {
+            let Some(item) = load_item(rows, project, id)? else {
+                return Ok(Err(missing_item(id)));
             };
-            let rows = c
-                .prepare_cached(
-                    "SELECT at, op, from_status, to_status, event_id, due_at FROM prospective_history
-                     WHERE project = ?1 AND item_id = ?2 ORDER BY id",
-                )
-                .and_then(|mut st| {
-                    st.query_map(params![project.as_str(), id.0 as i64], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            r.get::<_, String>(3)?,
-                            r.get::<_, Option<i64>>(4)?,
-                            r.get::<_, Option<i64>>(5)?,
-                        ))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                })
-                .map_err(|e| self.sql(e))?;
+            let rows = rows.prospective_changes(project.as_str(), id.0)?;
             let mut history = Vec::with_capacity(rows.len());
             for (at, op, from, to, event, due_at) in rows {
                 history.push(ProspectiveChange {
@@ -345,38 +326,12 @@ impl Ledger {
                     op,
                     from: from.as_deref().map(ProspectiveStatus::parse).transpose()?,
                     to: ProspectiveStatus::parse(&to)?,
-                    event: event.map(|e| EventId(e as u64)),
+                    event: event.map(EventId),
                     due_at,
                 });
             }
             Ok(Ok((item, history)))
         })
-    }
-
-    /// One item, read inside a transaction or on the connection.
-    fn load_item(
-        &self,
-        c: &rusqlite::Connection,
-        project: &ProjectId,
-        id: ProspectiveId,
-    ) -> LedgerResult<Option<ProspectiveItem>> {
-        c.query_row(
-            &format!("SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"),
-            params![project.as_str(), id.0 as i64],
-            row_to_item,
-        )
-        .optional()
-        .map_err(|e| self.sql(e))
-    }
-
-    /// `id` is not an item of the project (`unknown_item`): another project's item is
-    /// answered as one that does not exist, so a project learns nothing of another's ids.
-    fn missing_item(
-        &self,
-        _: &rusqlite::Connection,
-        id: ProspectiveId,
-    ) -> LedgerResult<ProspectiveRefusal> {
-        Ok(ProspectiveRefusal::UnknownItem { item: id.0 })
     }
 
     /// Confirms a pending item by a user event: same project, later than and distinct
@@ -395,15 +350,18 @@ impl Ledger {
             return Err(LedgerError::UnknownEvent(event));
         };
         let now = self.now_ms();
-        self.write(|tx| {
-            let Some(item) = self.load_item(tx, project, id)? else {
-                return Ok(Err(self.missing_item(tx, id)?));
+        self.writing(|rows| {
+            let Some(item) = load_item(rows, project, id)? else {
+                return Ok(Err(missing_item(id)));
             };
             // Pending, or deferred before it was ever confirmed (recorded by older builds).
             let unconfirmed = item.status == ProspectiveStatus::Pending
                 || (item.status == ProspectiveStatus::Deferred && item.confirmed_by.is_none());
             if !unconfirmed {
-                return Ok(Err(ProspectiveRefusal::InvalidTransition { op: "confirm", status: item.status }));
+                return Ok(Err(ProspectiveRefusal::InvalidTransition {
+                    op: "confirm",
+                    status: item.status,
+                }));
             }
             if ev.role != Role::User {
                 return Ok(Err(ProspectiveRefusal::NotUserEvent { event }));
@@ -412,30 +370,28 @@ impl Ledger {
                 return Ok(Err(ProspectiveRefusal::ConfirmedBySourceEvent { event }));
             }
             if event < item.source_event {
-                return Ok(Err(ProspectiveRefusal::EarlierThanSourceEvent { event, source_event: item.source_event }));
+                return Ok(Err(ProspectiveRefusal::EarlierThanSourceEvent {
+                    event,
+                    source_event: item.source_event,
+                }));
             }
             if !is_affirmative(&ev.content) {
                 return Ok(Err(ProspectiveRefusal::NotAffirmative { event }));
             }
-            let used: Option<i64> = tx
-                .query_row("SELECT id FROM prospective WHERE confirmed_by = ?1", [event.0 as i64], |r| r.get(0))
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            if let Some(other) = used {
-                return Ok(Err(ProspectiveRefusal::EventAlreadyUsed { event, item: other as u64 }));
+            if let Some(other) = rows.confirmed_by(event.0)? {
+                return Ok(Err(ProspectiveRefusal::EventAlreadyUsed {
+                    event,
+                    item: other,
+                }));
             }
-            tx.execute(
-                "UPDATE prospective SET status = 'confirmed', confirmed_by = ?3, updated_at = ?4 WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id.0 as i64, event.0 as i64, now],
-            )
-            .map_err(|e| self.sql(e))?;
+            rows.confirm_prospective(project.as_str(), id.0, event.0, now)?;
             let from = item.status;
             let item = ProspectiveItem {
                 status: ProspectiveStatus::Confirmed,
                 confirmed_by: Some(event),
                 ..item
             };
-            record(tx, &item, "confirm", Some(from), Some(event), now).map_err(|e| self.sql(e))?;
+            record(rows, &item, ("confirm", Some(from)), Some(event), now)?;
             Ok(Ok(item))
         })
     }
@@ -451,22 +407,25 @@ impl Ledger {
         due_at: Option<Option<i64>>,
     ) -> ProspectiveResult {
         let now = self.now_ms();
-        self.write(|tx| {
-            let Some(item) = self.load_item(tx, project, id)? else {
-                return Ok(Err(self.missing_item(tx, id)?));
+        self.writing(|rows| {
+            let Some(item) = load_item(rows, project, id)? else {
+                return Ok(Err(missing_item(id)));
             };
             let Some(status) = to(&item) else {
-                return Ok(Err(ProspectiveRefusal::InvalidTransition { op, status: item.status }));
+                return Ok(Err(ProspectiveRefusal::InvalidTransition {
+                    op,
+                    status: item.status,
+                }));
             };
             let due = due_at.unwrap_or(item.due_at);
-            tx.execute(
-                "UPDATE prospective SET status = ?3, due_at = ?4, updated_at = ?5 WHERE project = ?1 AND id = ?2",
-                params![project.as_str(), id.0 as i64, status.as_str(), due, now],
-            )
-            .map_err(|e| self.sql(e))?;
+            rows.set_prospective(project.as_str(), id.0, (status.as_str(), due), now)?;
             let from = item.status;
-            let item = ProspectiveItem { status, due_at: due, ..item };
-            record(tx, &item, op, Some(from), None, now).map_err(|e| self.sql(e))?;
+            let item = ProspectiveItem {
+                status,
+                due_at: due,
+                ..item
+            };
+            record(rows, &item, (op, Some(from)), None, now)?;
             Ok(Ok(item))
         })
     }
@@ -547,14 +506,10 @@ impl Ledger {
         project: &ProjectId,
         at: i64,
     ) -> LedgerResult<Vec<ProspectiveItem>> {
-        self.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM prospective WHERE project = ?1 AND status IN ('confirmed', 'deferred')
-                 AND confirmed_by IS NOT NULL AND due_at IS NOT NULL AND due_at <= ?2 ORDER BY due_at, id"
-            ))
-            .and_then(|mut s| s.query_map(params![project.as_str(), at], row_to_item)?.collect())
-            .map_err(|e| self.sql(e))
-        })
+        self.reading(|rows| rows.due_prospective(project.as_str(), at))?
+            .into_iter()
+            .map(item_of)
+            .collect()
     }
 
     /// Marks pending items whose due time passed before `at` as expired; returns how many.
@@ -562,20 +517,6 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn expire_prospective(&self, project: &ProjectId, at: i64) -> LedgerResult<usize> {
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO prospective_history (project, item_id, at, op, from_status, to_status, event_id, due_at)
-                 SELECT project, id, ?2, 'expire', 'pending', 'expired', NULL, due_at FROM prospective
-                 WHERE project = ?1 AND status = 'pending' AND due_at IS NOT NULL AND due_at < ?2",
-                params![project.as_str(), at],
-            )
-            .map_err(|e| self.sql(e))?;
-            tx.execute(
-                "UPDATE prospective SET status = 'expired', updated_at = ?2
-                 WHERE project = ?1 AND status = 'pending' AND due_at IS NOT NULL AND due_at < ?2",
-                params![project.as_str(), at],
-            )
-            .map_err(|e| self.sql(e))
-        })
+        self.writing(|rows| rows.expire_prospective(project.as_str(), at))
     }
 }

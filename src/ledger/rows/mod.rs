@@ -415,6 +415,94 @@ pub(crate) trait ConceptRows {
     fn concept_records(&self, project: &str) -> LedgerResult<Vec<ConceptRecord>>;
 }
 
+/// A stored prospective item: id, project, kind, text, status, source event, due time
+/// (ms), confirming event.
+pub(crate) type ProspectiveRow = (
+    u64,
+    String,
+    String,
+    String,
+    String,
+    u64,
+    Option<i64>,
+    Option<u64>,
+);
+
+/// One recorded transition of a prospective item: time (ms), operation, status before
+/// and after, the event it cites, the due time after.
+pub(crate) type ProspectiveChangeRow = (
+    i64,
+    String,
+    Option<String>,
+    String,
+    Option<u64>,
+    Option<i64>,
+);
+
+/// A transition to record ([`ProspectiveRows::record_prospective`]).
+pub(crate) struct Transition<'a> {
+    /// The item.
+    pub item: u64,
+    /// When (ms).
+    pub at: i64,
+    /// The operation (`propose`, `confirm`, …).
+    pub op: &'a str,
+    /// The status before (none for a new item).
+    pub from: Option<&'a str>,
+    /// The status after.
+    pub to: &'a str,
+    /// The event it cites.
+    pub event: Option<u64>,
+    /// The due time after (ms).
+    pub due_at: Option<i64>,
+}
+
+/// Prospective memory: items and their history.
+pub(crate) trait ProspectiveRows {
+    /// The items of one kind a source event created, oldest first.
+    fn items_from(
+        &self,
+        project: &str,
+        source_event: u64,
+        kind: &str,
+    ) -> LedgerResult<Vec<ProspectiveRow>>;
+    /// Adds a pending item; its id.
+    fn add_prospective(
+        &self,
+        project: &str,
+        kind_and_text: (&str, &str),
+        source_event: u64,
+        due_at: Option<i64>,
+        at: i64,
+    ) -> LedgerResult<u64>;
+    /// One item.
+    fn prospective_item(&self, project: &str, id: u64) -> LedgerResult<Option<ProspectiveRow>>;
+    /// An item's transitions, oldest first.
+    fn prospective_changes(
+        &self,
+        project: &str,
+        id: u64,
+    ) -> LedgerResult<Vec<ProspectiveChangeRow>>;
+    /// Records a transition of an item.
+    fn record_prospective(&self, project: &str, change: &Transition<'_>) -> LedgerResult<()>;
+    /// The item an event confirmed, if any.
+    fn confirmed_by(&self, event: u64) -> LedgerResult<Option<u64>>;
+    /// Confirms an item by `event`.
+    fn confirm_prospective(&self, project: &str, id: u64, event: u64, at: i64) -> LedgerResult<()>;
+    /// Sets an item's status and due time.
+    fn set_prospective(
+        &self,
+        project: &str,
+        id: u64,
+        status_and_due: (&str, Option<i64>),
+        at: i64,
+    ) -> LedgerResult<()>;
+    /// Confirmed (or confirmed, then deferred) items due by `at`, earliest first.
+    fn due_prospective(&self, project: &str, at: i64) -> LedgerResult<Vec<ProspectiveRow>>;
+    /// Expires pending items whose due time passed before `at` (recording each); how many.
+    fn expire_prospective(&self, project: &str, at: i64) -> LedgerResult<usize>;
+}
+
 /// Everything behind the boundary: what `reading` and `writing` hand to their closure.
 /// Each backend implements every part, then this.
 pub(crate) trait Rows:
@@ -428,5 +516,6 @@ pub(crate) trait Rows:
     + MapRows
     + EpisodeRows
     + ConceptRows
+    + ProspectiveRows
 {
 }

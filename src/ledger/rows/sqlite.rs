@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::{
     AssociationRow, AssociationRows, Census, ConceptRecord, ConceptRows, CurationRows,
     EpisodeRecord, EpisodeRow, EpisodeRows, MapRows, MetaRows, PendingEpisode, ProcedureRow,
-    ProcedureRows, ProposalRow, RecallLogRows, StoreRows, SynapseRows, ThreadRow, TraceRow, Weight,
+    ProcedureRows, ProposalRow, ProspectiveChangeRow, ProspectiveRow, ProspectiveRows,
+    RecallLogRows, StoreRows, SynapseRows, ThreadRow, TraceRow, Transition, Weight,
 };
 use crate::ledger::{LedgerError, LedgerResult, PROJECT_HELD_SQL};
 
@@ -1067,6 +1068,157 @@ impl ConceptRows for Sqlite<'_> {
                     r.get::<_, i64>(4)? as u64,
                 ))
             },
+        )
+    }
+}
+
+/// The columns of a prospective item, in [`ProspectiveRow`]'s order.
+const PROSPECTIVE_COLUMNS: &str =
+    "id, project, kind, text, status, source_event, due_at, confirmed_by";
+
+fn prospective_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProspectiveRow> {
+    Ok((
+        r.get::<_, i64>(0)? as u64,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get::<_, i64>(5)? as u64,
+        r.get(6)?,
+        r.get::<_, Option<i64>>(7)?.map(|v| v as u64),
+    ))
+}
+
+impl ProspectiveRows for Sqlite<'_> {
+    fn items_from(
+        &self,
+        project: &str,
+        source_event: u64,
+        kind: &str,
+    ) -> LedgerResult<Vec<ProspectiveRow>> {
+        self.all(
+            &format!(
+                "SELECT {PROSPECTIVE_COLUMNS} FROM prospective WHERE project = ?1 AND source_event = ?2 AND kind = ?3 ORDER BY id"
+            ),
+            params![project, id(source_event), kind],
+            prospective_row,
+        )
+    }
+
+    fn add_prospective(
+        &self,
+        project: &str,
+        (kind, text): (&str, &str),
+        source_event: u64,
+        due_at: Option<i64>,
+        at: i64,
+    ) -> LedgerResult<u64> {
+        self.insert(
+            "INSERT INTO prospective (project, kind, text, status, source_event, due_at, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?6)",
+            params![project, kind, text, id(source_event), due_at, at],
+        )
+    }
+
+    fn prospective_item(&self, project: &str, item: u64) -> LedgerResult<Option<ProspectiveRow>> {
+        self.one(
+            &format!(
+                "SELECT {PROSPECTIVE_COLUMNS} FROM prospective WHERE project = ?1 AND id = ?2"
+            ),
+            params![project, id(item)],
+            prospective_row,
+        )
+    }
+
+    fn prospective_changes(
+        &self,
+        project: &str,
+        item: u64,
+    ) -> LedgerResult<Vec<ProspectiveChangeRow>> {
+        self.all(
+            "SELECT at, op, from_status, to_status, event_id, due_at FROM prospective_history
+             WHERE project = ?1 AND item_id = ?2 ORDER BY id",
+            params![project, id(item)],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                    r.get(5)?,
+                ))
+            },
+        )
+    }
+
+    fn record_prospective(&self, project: &str, c: &Transition<'_>) -> LedgerResult<()> {
+        self.run(
+            "INSERT INTO prospective_history (project, item_id, at, op, from_status, to_status, event_id, due_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![project, id(c.item), c.at, c.op, c.from, c.to, c.event.map(id), c.due_at],
+        )
+        .map(|_| ())
+    }
+
+    fn confirmed_by(&self, event: u64) -> LedgerResult<Option<u64>> {
+        self.one(
+            "SELECT id FROM prospective WHERE confirmed_by = ?1",
+            [id(event)],
+            first_id,
+        )
+    }
+
+    fn confirm_prospective(
+        &self,
+        project: &str,
+        item: u64,
+        event: u64,
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE prospective SET status = 'confirmed', confirmed_by = ?3, updated_at = ?4 WHERE project = ?1 AND id = ?2",
+            params![project, id(item), id(event), at],
+        )
+        .map(|_| ())
+    }
+
+    fn set_prospective(
+        &self,
+        project: &str,
+        item: u64,
+        (status, due_at): (&str, Option<i64>),
+        at: i64,
+    ) -> LedgerResult<()> {
+        self.run(
+            "UPDATE prospective SET status = ?3, due_at = ?4, updated_at = ?5 WHERE project = ?1 AND id = ?2",
+            params![project, id(item), status, due_at, at],
+        )
+        .map(|_| ())
+    }
+
+    fn due_prospective(&self, project: &str, at: i64) -> LedgerResult<Vec<ProspectiveRow>> {
+        self.all(
+            &format!(
+                "SELECT {PROSPECTIVE_COLUMNS} FROM prospective WHERE project = ?1 AND status IN ('confirmed', 'deferred')
+                 AND confirmed_by IS NOT NULL AND due_at IS NOT NULL AND due_at <= ?2 ORDER BY due_at, id"
+            ),
+            params![project, at],
+            prospective_row,
+        )
+    }
+
+    fn expire_prospective(&self, project: &str, at: i64) -> LedgerResult<usize> {
+        self.run(
+            "INSERT INTO prospective_history (project, item_id, at, op, from_status, to_status, event_id, due_at)
+             SELECT project, id, ?2, 'expire', 'pending', 'expired', NULL, due_at FROM prospective
+             WHERE project = ?1 AND status = 'pending' AND due_at IS NOT NULL AND due_at < ?2",
+            params![project, at],
+        )?;
+        self.run(
+            "UPDATE prospective SET status = 'expired', updated_at = ?2
+             WHERE project = ?1 AND status = 'pending' AND due_at IS NOT NULL AND due_at < ?2",
+            params![project, at],
         )
     }
 }
