@@ -147,6 +147,18 @@ fn screening_on_a_prefix_keeps_the_answers_and_their_whole_distances() {
         Hnsw::new(dim, odd),
         Err(hypermem::index::HnswError::Config(_))
     ));
+    let dir = tempfile::tempdir().unwrap();
+    screened.save(dir.path()).unwrap();
+    assert!(matches!(
+        Hnsw::load(dir.path(), dim, 32, 100),
+        Err(hypermem::index::HnswError::Config(_))
+    ));
+    let reloaded = Hnsw::load(dir.path(), dim, 32, 1024).unwrap();
+    let q = queries[0].view();
+    assert_eq!(
+        reloaded.search(&SearchRequest::new(q, 10)).unwrap(),
+        screened.search(&SearchRequest::new(q, 10)).unwrap()
+    );
 }
 
 #[test]

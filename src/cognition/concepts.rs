@@ -159,13 +159,13 @@ pub(super) struct GistState {
     /// Sealed episodes when the frequencies were counted.
     sealed: usize,
     /// Episodes the frequencies come from, newest first.
-    sample: Vec<i64>,
+    sample: Vec<u64>,
     /// Per content word, in how many of them it occurs.
     df: HashMap<String, usize>,
-    reps: HashMap<i64, Option<Rep>>,
+    reps: HashMap<u64, Option<Rep>>,
     words: HashMap<String, Hypervector>,
     /// Each episode's content words with their counts ([`Cognition::episode_terms`]).
-    terms: HashMap<i64, std::sync::Arc<HashMap<String, usize>>>,
+    terms: HashMap<u64, std::sync::Arc<HashMap<String, usize>>>,
     /// What a pass's labels take (the last pass's time, or three quarters of the estimate
     /// before it if that is more: labelling waits on the ledger's writer, so it varies with
     /// the load): a pass with a deadline stops taking episodes that long before it (a
@@ -179,19 +179,16 @@ struct Counting {
     /// Sealed episodes when it began.
     sealed: usize,
     /// The episodes it counts, newest first, and how many of them are counted.
-    sample: Vec<i64>,
+    sample: Vec<u64>,
     counted: usize,
     df: HashMap<String, usize>,
 }
 
 impl Counting {
     fn start(cognition: &Cognition, project: &ProjectId, sealed: usize) -> LedgerResult<Self> {
-        let sample: Vec<i64> = cognition
+        let sample = cognition
             .ledger
-            .reading(|rows| rows.newest_sealed_episodes(project.as_str(), VOCABULARY_SAMPLE))?
-            .into_iter()
-            .map(|id| id as i64)
-            .collect();
+            .reading(|rows| rows.newest_sealed_episodes(project.as_str(), VOCABULARY_SAMPLE))?;
         Ok(Self {
             sealed,
             sample,
@@ -295,7 +292,7 @@ impl<'a> Gists<'a> {
     }
 
     /// The content words of `episode` with their counts, read once.
-    fn terms(&mut self, episode: i64) -> LedgerResult<std::sync::Arc<HashMap<String, usize>>> {
+    fn terms(&mut self, episode: u64) -> LedgerResult<std::sync::Arc<HashMap<String, usize>>> {
         if let Some(t) = self.state.terms.get(&episode) {
             return Ok(t.clone());
         }
@@ -322,13 +319,13 @@ impl<'a> Gists<'a> {
     }
 
     /// `episode` as consolidation compares it (`None`: it has no topic vector).
-    fn of(&mut self, episode: i64) -> LedgerResult<Option<Rep>> {
+    fn of(&mut self, episode: u64) -> LedgerResult<Option<Rep>> {
         if let Some(r) = self.state.reps.get(&episode) {
             return Ok(r.clone());
         }
         let Some(topic) = self
             .cognition
-            .episode(self.project, EpisodeId(episode as u64))?
+            .episode(self.project, EpisodeId(episode))?
             .topic
         else {
             self.state.reps.insert(episode, None);
@@ -354,7 +351,7 @@ impl<'a> Gists<'a> {
         let gist = if bundle.is_empty() {
             None
         } else {
-            Some(bundle.binarize(episode as u64)?)
+            Some(bundle.binarize(episode)?)
         };
         let rep = Some(Rep { gist, topic });
         self.state.reps.insert(episode, rep.clone());
@@ -376,8 +373,8 @@ impl<'a> Gists<'a> {
 
     /// The baseline of `g`: its similarity to up to [`BASELINE_SAMPLE`] other recent
     /// episodes (those in `exclude` left out); `None` with fewer than four.
-    fn baseline(&mut self, exclude: &[i64], g: &Rep) -> LedgerResult<Option<Baseline>> {
-        let others: Vec<i64> = self
+    fn baseline(&mut self, exclude: &[u64], g: &Rep) -> LedgerResult<Option<Baseline>> {
+        let others: Vec<u64> = self
             .state
             .sample
             .iter()
@@ -434,12 +431,9 @@ impl Cognition {
         budget: usize,
         deadline: Option<std::time::Instant>,
     ) -> LedgerResult<(usize, usize)> {
-        let pending: Vec<(i64, Vec<u8>, Option<f64>)> = self
+        let pending = self
             .ledger
-            .reading(|rows| rows.unconsolidated_episodes(project.as_str(), budget))?
-            .into_iter()
-            .map(|(id, topic, reward)| (id as i64, topic, reward))
-            .collect();
+            .reading(|rows| rows.unconsolidated_episodes(project.as_str(), budget))?;
         let Some(mut gists) = Gists::new(self, project, deadline)? else {
             return Ok((0, 0));
         };
@@ -528,7 +522,7 @@ impl Cognition {
         &self,
         project: &ProjectId,
         gists: &mut Gists<'_>,
-        episode: i64,
+        episode: u64,
         g: &Rep,
     ) -> LedgerResult<Option<ConceptId>> {
         let need = match gists.baseline(&[episode], g)? {
@@ -667,13 +661,8 @@ impl Cognition {
         Ok((link >= need).then_some(other))
     }
 
-    fn member_ids(&self, concept: ConceptId) -> LedgerResult<Vec<i64>> {
-        Ok(self
-            .ledger
-            .reading(|rows| rows.concept_members(concept.0))?
-            .into_iter()
-            .map(|id| id as i64)
-            .collect())
+    fn member_ids(&self, concept: ConceptId) -> LedgerResult<Vec<u64>> {
+        self.ledger.reading(|rows| rows.concept_members(concept.0))
     }
 
     /// Adds `episode` (topic `v`) to `concept`.
@@ -681,7 +670,7 @@ impl Cognition {
         &self,
         project: &ProjectId,
         concept: ConceptId,
-        episode: i64,
+        episode: u64,
         v: &Hypervector,
         success: u64,
         failure: u64,
@@ -708,7 +697,7 @@ impl Cognition {
         self.ledger.writing(|rows| {
             rows.join_concept(
                 project.as_str(),
-                (concept.0, episode as u64),
+                (concept.0, episode),
                 (&vectors.0, &vectors.1),
                 (success, failure),
                 now,
@@ -720,7 +709,7 @@ impl Cognition {
     fn new_concept(
         &self,
         project: &ProjectId,
-        episode: i64,
+        episode: u64,
         v: &Hypervector,
         success: u64,
         failure: u64,
@@ -735,7 +724,7 @@ impl Cognition {
             .writing(|rows| {
                 rows.new_concept(
                     project.as_str(),
-                    (&label, episode as u64),
+                    (&label, episode),
                     (&counters, &prototype),
                     (success, failure),
                     now,
@@ -756,7 +745,7 @@ impl Cognition {
         ids.extend(self.member_ids(into)?);
         let mut b = Bundler::new(self.dim);
         for id in &ids {
-            if let Some(t) = self.episode(project, EpisodeId(*id as u64))?.topic {
+            if let Some(t) = self.episode(project, EpisodeId(*id))?.topic {
                 b.add(&t);
             }
         }
@@ -832,12 +821,12 @@ impl Cognition {
     fn episode_terms(
         &self,
         project: &ProjectId,
-        episode: i64,
+        episode: u64,
     ) -> LedgerResult<HashMap<String, usize>> {
         // (is the user's, content) of each event, in one read.
         let events = self
             .ledger
-            .reading(|rows| rows.episode_texts(project.as_str(), episode as u64))?;
+            .reading(|rows| rows.episode_texts(project.as_str(), episode))?;
         let users = events.iter().any(|e| e.0);
         let mut out: HashMap<String, usize> = HashMap::new();
         for (_, content) in events.iter().filter(|e| !users || e.0) {
@@ -861,12 +850,9 @@ impl Cognition {
         k: usize,
     ) -> LedgerResult<Vec<(ConceptId, f64)>> {
         self.check_dim(vector)?;
-        let rows: Vec<(i64, Vec<u8>)> = self
+        let rows = self
             .ledger
-            .reading(|rows| rows.concept_prototypes(project.as_str()))?
-            .into_iter()
-            .map(|(id, prototype)| (id as i64, prototype))
-            .collect();
+            .reading(|rows| rows.concept_prototypes(project.as_str()))?;
         self.rank(rows, vector, k)
             .map(|v| v.into_iter().map(|(id, s)| (ConceptId(id), s)).collect())
     }

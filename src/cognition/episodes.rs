@@ -554,19 +554,16 @@ impl Cognition {
         if let Some(t) = self.topics.locked().get(project).cloned() {
             return Ok(t);
         }
-        let rows: Vec<(i64, Vec<u8>)> = self
+        let rows = self
             .ledger
-            .reading(|rows| rows.sealed_topics(project.as_str()))?
-            .into_iter()
-            .map(|(id, topic)| (id as i64, topic))
-            .collect();
+            .reading(|rows| rows.sealed_topics(project.as_str()))?;
         let t = Arc::new(self.decode_rows(&rows)?);
         self.topics.locked().insert(project.clone(), t.clone());
         Ok(t)
     }
 
     /// Row ids and the packed words of their vectors.
-    fn decode_rows(&self, rows: &[(i64, Vec<u8>)]) -> LedgerResult<super::PackedVectors> {
+    fn decode_rows(&self, rows: &[(u64, Vec<u8>)]) -> LedgerResult<super::PackedVectors> {
         let mut words = Vec::with_capacity(rows.len() * self.dim.words());
         for (_, blob) in rows {
             words.extend_from_slice(self.decode(blob)?.words());
@@ -577,7 +574,7 @@ impl Cognition {
     /// Exact top-k over stored vectors.
     pub(super) fn rank(
         &self,
-        rows: Vec<(i64, Vec<u8>)>,
+        rows: Vec<(u64, Vec<u8>)>,
         query: &Hypervector,
         k: usize,
     ) -> LedgerResult<Vec<(u64, f64)>> {
@@ -588,7 +585,7 @@ impl Cognition {
     /// Exact top-k over packed vectors (`ids[i]` owns the i-th vector).
     fn rank_words(
         &self,
-        ids: &[i64],
+        ids: &[u64],
         words: &[u64],
         query: &Hypervector,
         k: usize,
@@ -601,7 +598,7 @@ impl Cognition {
         let d = self.dim.bits() as f64;
         Ok(hits
             .into_iter()
-            .map(|h| (ids[h.index] as u64, 1.0 - 2.0 * f64::from(h.distance) / d))
+            .map(|h| (ids[h.index], 1.0 - 2.0 * f64::from(h.distance) / d))
             .collect())
     }
 }

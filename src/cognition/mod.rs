@@ -97,7 +97,7 @@ pub(crate) fn is_filler(text: &str) -> bool {
 }
 
 /// Row ids and the packed words of their vectors (`ids[i]` owns the i-th vector).
-type PackedVectors = (Vec<i64>, Vec<u64>);
+type PackedVectors = (Vec<u64>, Vec<u64>);
 
 /// The cognitive layers of one ledger.
 pub struct Cognition {

@@ -42,10 +42,10 @@ pub struct HnswConfig {
     pub ef_search: usize,
     /// Expected number of points (allocation hint).
     pub max_elements: usize,
-    /// Searches screen each node on its first `screen_bits` bits (a multiple of 64, kept
-    /// contiguous per node) and read the rest of its vector only when that prefix does not
-    /// show it far beyond the current result list ([`SCREEN_Z`]); 0, or a width not below
-    /// half the dimension, compares whole vectors at once.
+    /// Searches screen each node on the first `screen_bits` bits of its vector (a multiple
+    /// of 64) and read the rest only when that prefix does not show it far beyond the
+    /// current result list ([`SCREEN_Z`]); 0, or a width above half the dimension,
+    /// compares whole vectors at once.
     pub screen_bits: usize,
 }
 
@@ -102,6 +102,17 @@ fn screen_words(dim: Dim, config: &HnswConfig) -> usize {
         0
     } else {
         config.screen_bits / 64
+    }
+}
+
+/// A screening width is whole words.
+fn check_screen(screen_bits: usize) -> Result<(), HnswError> {
+    if screen_bits.is_multiple_of(64) {
+        Ok(())
+    } else {
+        Err(HnswError::Config(format!(
+            "screen_bits must be a multiple of 64, got {screen_bits}"
+        )))
     }
 }
 
@@ -227,6 +238,7 @@ thread_local! {
 
 impl Graph {
     fn new(dim: Dim, config: &HnswConfig) -> Self {
+        let screen = screen_words(dim, config);
         Self {
             m: config.m,
             m0: 2 * config.m,
@@ -246,8 +258,8 @@ impl Graph {
                 mapped: None,
                 owned: Vec::with_capacity(config.max_elements * dim.words()),
             },
-            screen_words: screen_words(dim, config),
-            bounds: match screen_words(dim, config) {
+            screen_words: screen,
+            bounds: match screen {
                 0 => Vec::new(),
                 w => screen_bounds(dim.bits(), w * 64),
             },
@@ -587,12 +599,7 @@ impl Hnsw {
                 "ef_construction must be at least 1".to_owned(),
             ));
         }
-        if !config.screen_bits.is_multiple_of(64) {
-            return Err(HnswError::Config(format!(
-                "screen_bits must be a multiple of 64, got {}",
-                config.screen_bits
-            )));
-        }
+        check_screen(config.screen_bits)?;
         Ok(Self {
             dim,
             config,
@@ -820,13 +827,15 @@ impl Hnsw {
     ///
     /// # Errors
     /// [`HnswError::Persist`] for a missing, truncated or damaged file (checksums),
-    /// [`HnswError::DimensionMismatch`] for another dimension.
+    /// [`HnswError::DimensionMismatch`] for another dimension; [`HnswError::Config`] for a
+    /// screening width that is not whole words.
     pub fn load(
         dir: &Path,
         dim: Dim,
         ef_search: usize,
         screen_bits: usize,
     ) -> Result<Self, HnswError> {
+        check_screen(screen_bits)?;
         let path = dir.join(GRAPH_FILE);
         let file = MappedFile::open(&path)
             .map_err(|e| persist(&path, format!("I/O error on {}: {e}", path.display())))?;

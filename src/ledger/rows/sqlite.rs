@@ -59,6 +59,13 @@ impl<'c> Sqlite<'c> {
             .map_err(|e| self.sql(e))
     }
 
+    /// `(name, count)` rows of a grouped count over one project.
+    fn counts(&self, sql: &str, project: &str) -> LedgerResult<Vec<(String, u64)>> {
+        self.all(sql, [project], |r| {
+            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+        })
+    }
+
     /// The row of a query that returns at most one.
     fn one<T>(
         &self,
@@ -474,15 +481,6 @@ impl StoreRows for Sqlite<'_> {
                 ))
             },
         )
-    }
-}
-
-impl Sqlite<'_> {
-    /// `(name, count)` rows of a grouped count over one project.
-    fn counts(&self, sql: &str, project: &str) -> LedgerResult<Vec<(String, u64)>> {
-        self.all(sql, [project], |r| {
-            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
-        })
     }
 }
 
