@@ -46,8 +46,8 @@
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{
-    ALTERITY, ASKING_WORDS, DETERMINERS, OTHERS_POSSESSIVES, PERIOD_PLACERS, REFERRING_PRONOUNS,
-    REVISION_CUES, VALUE_ADJECTIVES,
+    ALTERITY, ASKING_WORDS, COPULAS, DETERMINERS, OTHERS_POSSESSIVES, PERIOD_PLACERS,
+    REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
 };
 use crate::text::stem;
 
@@ -86,6 +86,10 @@ pub const RESTATE_RATIO: f64 = 0.5;
 /// Turns after an answer in its conversation that recall reads for a statement
 /// continuing it ([`follow`]).
 pub const FOLLOW_TURNS: usize = 6;
+
+/// How soon after a statement its speaker's next turn is read as going on with it
+/// ([`Candidate::takes_up`]): a correction typed straight after ("I meant 41").
+pub const ADJACENT_MS: i64 = 10 * 60 * 1000;
 
 /// What the reordering needs from the query.
 #[derive(Debug, Clone)]
@@ -222,6 +226,14 @@ pub struct Candidate {
     /// ([`Candidate::continuing`]): that statement's words, as [`words`](Self::words)
     /// pieces. Its values are anchored by them where none of its own words anchors one.
     context: Vec<String>,
+    /// It is the turn right after the statement it is read as continuing (set by
+    /// [`follow`]).
+    adjacent: bool,
+    /// It says what one of its values is the value of in the value's own clause: a word
+    /// of content, then a copula or a label's colon, then the value ("Desk is 5E-14",
+    /// "Payroll number: 004417", "boots are size 5"; [`predicated`]). Such a turn states a subject of its own, so
+    /// coming straight after another does not make it about the other's.
+    predicated: bool,
 }
 
 impl Candidate {
@@ -255,6 +267,7 @@ impl Candidate {
         // A long turn states its own subject; a short one may exist only to give a value.
         let elliptical = content.chars().count() <= crate::index::lexical::CONTEXT_CHARS
             && (substitutes || refers_back(&scan, &Layout::of(&scan), &slots));
+        let predicated = predicated(&scan, &slots);
         let values::Scan {
             raw,
             words,
@@ -365,6 +378,8 @@ impl Candidate {
             at: i64::MIN,
             elliptical,
             context: Vec::new(),
+            adjacent: false,
+            predicated,
         }
     }
 
@@ -382,7 +397,7 @@ impl Candidate {
     /// `antecedent` (or what `antecedent` itself continued) spoke of.
     #[must_use]
     pub fn continuing(mut self, antecedent: &Candidate) -> Self {
-        if self.elliptical {
+        if self.elliptical || self.takes_up(antecedent) {
             self.context = antecedent
                 .words
                 .iter()
@@ -392,6 +407,47 @@ impl Candidate {
                 .collect();
         }
         self
+    }
+
+    /// Whether it takes up the slot `antecedent` (an earlier statement of its conversation)
+    /// holds without a pronoun, giving another value of its kind: it names that statement's
+    /// value itself ("atlas-web was renamed to atlas-frontend", "I'm no longer with the
+    /// Trams, joined Blue Hour"), or counts the same unit of nothing it names itself
+    /// ("upgraded to 500 Mbps" after "100 Mbps"), or it is the same speaker's next turn, said within [`ADJACENT_MS`],
+    /// giving a value that is not a name, of nothing it names itself ("I meant 41" right
+    /// after "gate 14"; not "Desk is 5E-14" after "asset tag LT-3391"). What it then says is read as about what
+    /// `antecedent` spoke of; whether it revises it is still [`revises`]' decision.
+    fn takes_up(&self, antecedent: &Candidate) -> bool {
+        let other = |u: &Value| {
+            antecedent
+                .slots
+                .iter()
+                .any(|v| compatible(&u.kind, &v.kind) && v.value != u.value)
+        };
+        if !self.asserts || !self.slots.iter().any(other) {
+            return false;
+        }
+        let names_old = antecedent.slots.iter().any(|v| {
+            self.slots
+                .iter()
+                .any(|u| u.value == v.value && compatible(&u.kind, &v.kind))
+        });
+        let same_unit = !self.predicated
+            && self.slots.iter().any(|u| {
+                matches!(&u.kind, Kind::Count(Some(_)))
+                    && antecedent
+                        .slots
+                        .iter()
+                        .any(|v| v.kind == u.kind && v.value != u.value)
+            });
+        // Names come up in every other turn; a value of another kind, straight after, is
+        // a correction of the one just given.
+        let next = self.adjacent
+            && !self.predicated
+            && self.slots.iter().any(|u| u.kind != Kind::Name && other(u))
+            && same_speaker_later(antecedent, self)
+            && self.at.saturating_sub(antecedent.at) <= ADJACENT_MS;
+        names_old || same_unit || next
     }
 
     /// When it was said (ms since the epoch): a statement is newer than another when it was
@@ -630,13 +686,16 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
                 let written = scan.tails[i];
                 (written.starts_with(['\'', '’']) && word.ends_with('s')).then_some(word.as_str())
             })
-            // "it's", "that's": a pronoun's contraction owns nothing; nor does a word whose
+            // "it's", "that's", "here's", "let's": a function word's or a verb's
+            // contraction ([`crate::text::en::CONTRACTED_VERBS`]) owns nothing; nor does a word whose
             // "'s" is followed by no noun ("the invite's out", "Sam's."), nor a time
             // ("tuesday's release", "today's build": when, not whose).
             .filter(|o| {
                 !o.is_empty()
                     && o.chars().all(char::is_alphabetic)
                     && !REFERRING_PRONOUNS.contains(o)
+                    && !crate::text::is_function_word(o)
+                    && !crate::text::en::CONTRACTED_VERBS.contains(o)
                     && !values::is_weekday(o)
                     && !values::is_month(o)
                     && !crate::text::en::RELATIVE_DAYS.contains(o)
@@ -840,6 +899,29 @@ impl Layout {
     }
 }
 
+/// Whether `scan` predicates one of its `slots` of a subject it names in the value's own
+/// clause: before the value, a copula ([`COPULAS`]) or a word ending in a label's colon,
+/// with a word of content before the copula, or the labelling word one itself
+/// ([`Candidate::predicated`]).
+fn predicated(scan: &values::Scan<'_>, slots: &[Value]) -> bool {
+    slots.iter().any(|v| {
+        // The clause before the value, nearest word first.
+        let clause: Vec<usize> = (0..v.word)
+            .rev()
+            .take_while(|&i| i + 1 == v.word || !scan.breaks[i] || scan.tails[i].contains(':'))
+            .collect();
+        clause.iter().enumerate().any(|(n, &link)| {
+            let copula = COPULAS.contains(&scan.words[link].as_str());
+            let labelled = scan.tails[link].contains(':');
+            (copula || labelled)
+                && clause[n + usize::from(copula)..]
+                    .iter()
+                    .take_while(|&&i| i == link || !scan.breaks[i])
+                    .any(|&i| values::is_content_word(&scan.words[i]))
+        })
+    })
+}
+
 /// The values a change written as notation changes from and to, and whether one is a
 /// substitution: two values with an arrow standing between them ("35 → 39"), and the
 /// parts of a word `s/X/Y/` ("s/14/30/"), read as bare numbers when they are numbers and
@@ -937,13 +1019,16 @@ pub fn follow(
 ) -> Vec<(usize, Candidate)> {
     let mut chain = Vec::new();
     let mut head = antecedent.clone();
-    for (i, t) in later.into_iter().enumerate() {
+    let mut head_at = None;
+    for (i, mut t) in later.into_iter().enumerate() {
+        t.adjacent = head_at.map_or(i == 0, |h| i == h + 1);
         let t = t.continuing(&head);
-        if (t.elliptical || answers(t.id))
+        if (t.elliptical || !t.context.is_empty() || answers(t.id))
             && same_subject(query, &head, &t)
             && revises(query, &head, &t)
         {
             head = t.clone();
+            head_at = Some(i);
             chain.push((i, t));
         } else {
             let rival = t
@@ -2109,6 +2194,68 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![0]
         );
+    }
+
+    #[test]
+    fn a_turn_takes_up_a_value_by_its_unit_by_naming_it_or_straight_after_it() {
+        let query = Query::new(
+            "What size is the fish tank?",
+            &crate::text::tokens("size fish tank"),
+        );
+        let minute = 60_000;
+        let tank = cand(1, "The fish tank holds 40 litres.", 1.0).at(0);
+        let chain = |older: &Candidate, turns: &[(&str, i64)]| -> Vec<usize> {
+            let later = turns
+                .iter()
+                .enumerate()
+                .map(|(i, (t, at))| cand(i as u64 + 2, t, 1.0).at(*at));
+            follow(&query, older, later, |_| false)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        };
+        // The same unit, no subject of its own: about the tank, weeks later.
+        let weeks = 30 * 24 * 60 * minute;
+        assert_eq!(
+            chain(
+                &tank,
+                &[
+                    ("feeding the cat now", 1),
+                    ("upgraded to 60 litres at the weekend", weeks)
+                ]
+            ),
+            vec![1]
+        );
+        // The same unit of something it names itself is not the tank's.
+        assert!(chain(&tank, &[("the new bucket is 10 litres", weeks)]).is_empty());
+        // Straight after, a bare correction of the value just given; not after another
+        // turn, not much later, and not a value it states of something of its own.
+        let locker = cand(1, "Meet me at locker 118.", 1.0).at(0);
+        let query_locker = Query::new("which locker", &crate::text::tokens("locker"));
+        let follow_locker = |turns: &[(&str, i64)]| -> Vec<usize> {
+            let later = turns
+                .iter()
+                .enumerate()
+                .map(|(i, (t, at))| cand(i as u64 + 2, t, 1.0).at(*at));
+            follow(&query_locker, &locker, later, |_| false)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        };
+        assert_eq!(follow_locker(&[("oops, 181 sorry", minute)]), vec![0]);
+        assert!(
+            follow_locker(&[("bring a towel", minute), ("oops, 181 sorry", 2 * minute)]).is_empty()
+        );
+        assert!(follow_locker(&[("oops, 181 sorry", 3 * 60 * minute)]).is_empty());
+        assert!(follow_locker(&[("My bike lock code is 4471", minute)]).is_empty());
+        // A name straight after is not a correction: names come up in every turn.
+        let venue = cand(1, "Drinks at the Anchor tonight, 7pm.", 1.0).at(0);
+        let q = Query::new("where are drinks", &crate::text::tokens("where drinks"));
+        let later = [cand(2, "Sam might bring Priya", 1.0).at(minute)];
+        assert!(follow(&q, &venue, later, |_| false).is_empty());
+        // "let's" owns nothing: a turn with it names no other owner's value.
+        let c = cand(3, "let's make it 8 then", 1.0);
+        assert!(c.owners.is_empty());
     }
 
     #[test]

@@ -439,6 +439,13 @@ pub const AUXILIARIES: &[&str] = &[
     "have", "has",
 ];
 
+/// Verbs written with a contracted pronoun ("let's": let us): the "'s" is no possessive.
+pub const CONTRACTED_VERBS: &[&str] = &["let"];
+
+/// Copulas: a word of content, one of these, then a value states what the value is of
+/// ("Desk is 5E-14"; [`crate::recall::supersede`]).
+pub const COPULAS: &[&str] = &["is", "are", "was", "were"];
+
 /// Subject pronouns (with an auxiliary before one, a question).
 pub const SUBJECT_PRONOUNS: &[&str] = &["i", "you", "we", "he", "she", "it", "they", "there"];
 
