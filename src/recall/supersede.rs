@@ -687,8 +687,9 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
                 (written.starts_with(['\'', '’']) && word.ends_with('s')).then_some(word.as_str())
             })
             // "it's", "that's", "here's", "let's": a function word's or a verb's
-            // contraction ([`crate::text::en::CONTRACTED_VERBS`]) owns nothing; nor does a word whose
-            // "'s" is followed by no noun ("the invite's out", "Sam's."), nor a time
+            // contraction ([`crate::text::en::CONTRACTED_VERBS`]) owns nothing; nor does a
+            // word whose "'s" is followed by no noun ("the invite's out", "the bulb's gone",
+            // "Sam's."; [`crate::text::en::PARTICLES`]), nor a time
             // ("tuesday's release", "today's build": when, not whose).
             .filter(|o| {
                 !o.is_empty()
@@ -696,6 +697,10 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
                     && !REFERRING_PRONOUNS.contains(o)
                     && !crate::text::is_function_word(o)
                     && !crate::text::en::CONTRACTED_VERBS.contains(o)
+                    && !scan
+                        .words
+                        .get(i + 1)
+                        .is_some_and(|w| crate::text::en::PARTICLES.contains(&w.as_str()))
                     && !values::is_weekday(o)
                     && !values::is_month(o)
                     && !crate::text::en::RELATIVE_DAYS.contains(o)
@@ -755,20 +760,32 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     // rule moved long turns of many amounts, BEAM-500K MRR -0.006; docs/EXPERIMENTS.md).
     // A name is a value only where the question asks for one: a conversation names people
     // and things in every other turn.
-    // A bare number answers "what time" ("dinner Saturday at 7", "let's make it 8").
+    // A bare number answers "what time" ("dinner Saturday at 7", "let's make it 8"); an
+    // identifier answers "where" and "who" as a name does (a host, a room, a handle).
     let kind_asked = |k: &Kind| {
-        query
-            .asked
-            .iter()
-            .any(|a| compatible(a, k) || (*a == Kind::Clock && *k == Kind::Count(None)))
-            || (query.asked.is_empty() && *k != Kind::Name)
+        query.asked.iter().any(|a| {
+            compatible(a, k)
+                || (*a == Kind::Clock && *k == Kind::Count(None))
+                || (*a == Kind::Name && *k == Kind::Code)
+        }) || (query.asked.is_empty() && *k != Kind::Name)
     };
     // What the question itself names is not a value it asks for ("Brightline" in "who is
     // our account manager at Brightline").
+    // A code is one word: the question names it when it holds its pieces in its order
+    // ("ticket INC-123"), not when it uses words the code is made of ("where are the
+    // internal docs" of "docs.internal").
     let free = |v: &Value| {
-        !crate::text::tokens(&v.value)
+        let pieces: Vec<String> = crate::text::tokens(&v.value)
             .iter()
-            .all(|w| query.terms.iter().any(|t| *t == values::singular(w)))
+            .map(|w| values::singular(w))
+            .collect();
+        if v.kind == Kind::Code {
+            return !query
+                .terms
+                .windows(pieces.len().max(1))
+                .any(|w| w == pieces);
+        }
+        !pieces.iter().all(|w| query.terms.contains(w))
     };
     // One value of the kind, not counting what the question names, nor in the newer
     // statement the older one's name or code named again ("Tomas took over, Marta moved
@@ -2253,9 +2270,34 @@ mod tests {
         let q = Query::new("where are drinks", &crate::text::tokens("where drinks"));
         let later = [cand(2, "Sam might bring Priya", 1.0).at(minute)];
         assert!(follow(&q, &venue, later, |_| false).is_empty());
-        // "let's" owns nothing: a turn with it names no other owner's value.
-        let c = cand(3, "let's make it 8 then", 1.0);
-        assert!(c.owners.is_empty());
+        // "let's" owns nothing: a turn with it names no other owner's value; nor does a
+        // word before "'s out" or "'s gone".
+        for text in [
+            "let's make it 8 then",
+            "the invite's out",
+            "the bulb's gone again",
+        ] {
+            assert!(cand(3, text, 1.0).owners.is_empty(), "{text}");
+        }
+        assert_eq!(cand(3, "Leo's bike is blue", 1.0).owners, ["leo"]);
+    }
+
+    #[test]
+    fn a_code_made_of_query_words_is_still_a_value_and_answers_where() {
+        let q = query("where is the team wiki");
+        let older = cand(1, "The team wiki is at confluence.acme.io", 1.0).at(1);
+        let newer = cand(
+            2,
+            "team wiki now lives at wiki.team, the old one is read-only",
+            1.0,
+        )
+        .at(2);
+        assert!(fills_again(&q, &older, &newer));
+        // A code the question names in its own order is what it asks about, not an answer.
+        let q = query("when was ticket INC-512 closed");
+        let older = cand(1, "ticket INC-512 was opened on Monday", 1.0).at(1);
+        let newer = cand(2, "ticket INC-512 got reopened as INC-600", 1.0).at(2);
+        assert!(!fills_again(&q, &older, &newer));
     }
 
     #[test]
