@@ -265,8 +265,11 @@ impl Candidate {
         // (a substitution, which edits what was said before: it refers back by its form).
         let (noted_from, noted_to, substitutes) = notation(&scan);
         // A long turn states its own subject; a short one may exist only to give a value.
+        let layout = Layout::of(&scan);
         let elliptical = content.chars().count() <= crate::index::lexical::CONTEXT_CHARS
-            && (substitutes || refers_back(&scan, &Layout::of(&scan), &slots));
+            && (substitutes
+                || refers_back(&scan, &layout, &slots)
+                || elides_subject(&scan, &layout, &slots));
         let predicated = predicated(&scan, &slots);
         let values::Scan {
             raw,
@@ -985,6 +988,32 @@ fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
         }
     }
     (from, to, substitutes)
+}
+
+/// Whether a clause of `scan` gives one of `slots` with its subject left out, as chat
+/// does: it opens with a past form ("switched to CityNet", "moved to the 14th") and holds
+/// nothing else but function words and that value, so it names nothing the value could be
+/// of. A clause that asks is not one.
+fn elides_subject(scan: &values::Scan<'_>, layout: &Layout, slots: &[Value]) -> bool {
+    slots.iter().any(|v| {
+        let own = layout.clause[v.word];
+        let words: Vec<usize> = (0..scan.words.len())
+            .filter(|&i| layout.clause[i] == own)
+            .collect();
+        let valued = |i: usize| slots.iter().any(|s| s.word == i) || i >= v.word;
+        let Some((&first, rest)) = words.split_first() else {
+            return false;
+        };
+        let verb = &scan.words[first];
+        !layout.asks[v.word]
+            && first < v.word
+            && verb.len() > 4
+            && verb.ends_with("ed")
+            && verb.chars().all(char::is_alphabetic)
+            && rest
+                .iter()
+                .all(|&i| valued(i) || crate::text::is_function_word(&scan.words[i]))
+    })
 }
 
 /// Whether the clause of `scan` holding one of `slots` (with the clause before it, when
@@ -2138,6 +2167,12 @@ mod tests {
         assert!(elliptical("ok they pushed it to 14:30"));
         assert!(elliptical("make that 12 chairs, two more are coming"));
         assert!(elliptical("the garage rang and moved it to the 3rd, 9:45."));
+        // A clause opening with a past form and holding nothing but the value leaves its
+        // subject out; one that names something, or asks, does not.
+        assert!(elliptical("switched to Orbitel last spring"));
+        assert!(elliptical("rebooked for the 21st"));
+        assert!(!elliptical("switched the router to Orbitel"));
+        assert!(!elliptical("switched to Orbitel?"));
         // The value's clause names its own subject; a pronoun elsewhere does not count.
         assert!(!elliptical("The ferry is at 14:30."));
         assert!(!elliptical(
