@@ -316,15 +316,25 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
     let amount = w.windows(3).any(|p| {
         p[0] == "how" && p[1] == "much" && matches!(p[2].as_str(), "is" | "are" | "was" | "were")
     });
-    // A rate is a share ("interest rate") or a price ("nightly rate").
+    // A rate is a share ("interest rate") or a price ("nightly rate"). Either word asks
+    // for an amount where it heads its phrase ("the offsite budget", "the budget for
+    // ads"), not where it qualifies another noun ("the budget owner").
+    let heads = |x: &str| {
+        w.iter().enumerate().any(|(i, t)| {
+            t == x
+                && (ends_phrase(split[i].1)
+                    || w.get(i + 1)
+                        .is_none_or(|n| !crate::text::is_content_word(n)))
+        })
+    };
     if (pair("how", &|t| t == "much") && w.iter().any(|t| money(t)))
         || amount
-        || has("budget")
-        || has("rate")
+        || heads("budget")
+        || heads("rate")
     {
         out.push(Kind::Money);
     }
-    if has("percentage") || has("percent") || has("rate") {
+    if has("percentage") || has("percent") || heads("rate") {
         out.push(Kind::Percent);
     }
     // "who" and "where" opening a clause ask for a person or a place: a name; so does a
@@ -1073,6 +1083,22 @@ mod tests {
         let wanted = Wanted::of("How much is the boiler service?");
         assert!(!wanted.could_be_answered_by("The boiler service is on the 14th."));
         assert!(wanted.could_be_answered_by("The boiler service is £85."));
+        // "budget" and "rate" ask for an amount where they head their phrase, not where
+        // they qualify another noun.
+        assert_eq!(asked_kinds("What's the garden budget?"), [Kind::Money]);
+        assert_eq!(
+            asked_kinds("What budget do we have for the trip?"),
+            [Kind::Money]
+        );
+        assert_eq!(
+            asked_kinds("What is the savings rate?"),
+            [Kind::Money, Kind::Percent]
+        );
+        assert_eq!(
+            asked_kinds("Who is the budget holder for the garden?"),
+            [Kind::Name]
+        );
+        assert!(asked_kinds("Which rate limit applies to uploads?").is_empty());
     }
 
     #[test]
