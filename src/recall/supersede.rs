@@ -1170,7 +1170,10 @@ fn another_entity(
     // as another head, "gym *bag*"; measured on the understanding corpus, it lost four
     // changes to save none.)
     // "her seat" for "my seat": a possessive of another person before the shared word.
-    flat.iter().any(|w| ALTERITY.contains(w))
+    // "every other week" says how often, not which one.
+    flat.iter()
+        .enumerate()
+        .any(|(i, w)| ALTERITY.contains(w) && !(i > 0 && flat[i - 1] == "every"))
         || pairs
             .iter()
             .any(|&(a, b)| shared(b) && (own(a) || OTHERS_POSSESSIVES.contains(&a)))
@@ -2315,6 +2318,23 @@ mod tests {
             assert!(cand(3, text, 1.0).owners.is_empty(), "{text}");
         }
         assert_eq!(cand(3, "Leo's bike is blue", 1.0).owners, ["leo"]);
+    }
+
+    #[test]
+    fn every_other_week_says_how_often_not_which_one() {
+        let q = query("which day is swim club");
+        let older = cand(1, "Swim club is on Tuesday.", 1.0).at(1);
+        let read = |t: &str| cand(2, t, 1.0).at(2).continuing(&older);
+        assert!(revises(
+            &q,
+            &older,
+            &read("no wait, it's Thursday, every other week")
+        ));
+        assert!(!revises(
+            &q,
+            &older,
+            &read("no wait, it's Thursday for the other group")
+        ));
     }
 
     #[test]
