@@ -840,7 +840,10 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             free(u)
                 && (asked(newer, &u.kind) || marked(u))
                 && !newer.negated.get(u.word).copied().unwrap_or(false)
-                && !(u.word > 0 && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
+                // "raised by 20%" gives a difference; "replaced by #incidents" a value.
+                && !(u.word > 0
+                    && !matches!(u.kind, Kind::Code | Kind::Name | Kind::Version)
+                    && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
         })
         .any(|(u, pu)| {
             if older
@@ -1139,6 +1142,7 @@ fn another_entity(
     // A weekday is a value, not a qualifier ("as of Monday pickup is 2:50").
     let own = |w: &str| {
         values::is_content_word(w)
+            && !DETERMINERS.contains(&w)
             && !values::is_weekday(w)
             && !named(w)
             && !REVISION_CUES.contains(&w)
@@ -2335,6 +2339,24 @@ mod tests {
             &older,
             &read("no wait, it's Thursday for the other group")
         ));
+    }
+
+    #[test]
+    fn a_channel_replaced_by_another_is_revised_by_it() {
+        let q = query("which channel do deploy notices go to");
+        let older = cand(1, "Deploy notices go to the #releases channel.", 1.0).at(1);
+        let newer = cand(
+            2,
+            "#releases has been replaced by #ship-it, every notice lands there now",
+            1.0,
+        )
+        .at(2);
+        assert!(revises(&q, &older, &newer));
+        // A number after "by" is a difference, not the value.
+        let q = query("how many seats do we have");
+        let older = cand(1, "We have 12 seats on the plan.", 1.0).at(1);
+        let newer = cand(2, "the seats went up by 3 this month", 1.0).at(2);
+        assert!(!fills_again(&q, &older, &newer));
     }
 
     #[test]

@@ -153,7 +153,13 @@ fn split(text: &str) -> Vec<(&str, &str)> {
 /// The word a whitespace-separated token holds, with the punctuation after it; `None` for
 /// a token of punctuation alone.
 fn word_of(token: &str) -> Option<(&str, &str)> {
-    let start = token.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
+    let mut start = token.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
+    // A channel or a tag keeps its mark ("#incidents"): with it the word is a handle.
+    if let Some(tag) = token[..token.len() - start.len()].strip_suffix('#')
+        && start.starts_with(char::is_alphabetic)
+    {
+        start = &token[tag.len()..];
+    }
     let word = start.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '%'));
     (!word.is_empty()).then_some((word, &start[word.len()..]))
 }
@@ -570,7 +576,8 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
         let digits = raw.chars().any(|c| c.is_ascii_digit());
         let joined = raw
             .char_indices()
-            .any(|(j, c)| matches!(c, '.' | '_' | '/' | '@') && j > 0 && j + 1 < raw.len());
+            .any(|(j, c)| matches!(c, '.' | '_' | '/' | '@') && j > 0 && j + 1 < raw.len())
+            || raw.starts_with('#');
         let version = is_version(raw);
         if !valued(i) && ((letters && (digits || joined)) || version) && !is_ordinal(word) {
             out.push(Value {
@@ -1099,6 +1106,18 @@ mod tests {
             [Kind::Name]
         );
         assert!(asked_kinds("Which rate limit applies to uploads?").is_empty());
+    }
+
+    #[test]
+    fn a_channel_keeps_its_mark_and_is_a_code_an_issue_number_is_a_number() {
+        let scan = scan("moved to #ship-it, see #42");
+        let codes = identifiers(&scan);
+        assert_eq!(codes.len(), 1);
+        assert_eq!(
+            (&codes[0].kind, codes[0].value.as_str()),
+            (&Kind::Code, "#ship-it")
+        );
+        assert_eq!(kinds("see #42"), [(Kind::Count(None), "42".to_owned())]);
     }
 
     #[test]

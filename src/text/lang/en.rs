@@ -13,8 +13,8 @@ pub const ENDINGS: &[&str] = &[
 /// Words that open a noun phrase: what stands between one of them and a noun qualifies
 /// the noun ("the *garage* code", "my *first* draft").
 pub const DETERMINERS: &[&str] = &[
-    "a", "an", "her", "his", "its", "my", "our", "that", "the", "their", "these", "this", "those",
-    "your",
+    "a", "an", "each", "every", "her", "his", "its", "my", "our", "that", "the", "their", "these",
+    "this", "those", "your",
 ];
 
 /// Words that ask about an amount of money ("how much ... rent").
