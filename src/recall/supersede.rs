@@ -226,6 +226,11 @@ pub struct Candidate {
     /// ([`Candidate::continuing`]): that statement's words, as [`words`](Self::words)
     /// pieces. Its values are anchored by them where none of its own words anchors one.
     context: Vec<String>,
+    /// It states a recurring time ("Friday mornings", "on Tuesdays", "every week").
+    recurring: bool,
+    /// It confines what it says to one current occasion ("just this week", "tonight"),
+    /// not from then on ("from this week", "as of today").
+    one_off: bool,
     /// It is the turn right after the statement it is read as continuing (set by
     /// [`follow`]).
     adjacent: bool,
@@ -271,6 +276,7 @@ impl Candidate {
                 || refers_back(&scan, &layout, &slots)
                 || elides_subject(&scan, &layout, &slots));
         let predicated = predicated(&scan, &slots);
+        let (recurring, one_off) = occasions(&scan.words);
         let values::Scan {
             raw,
             words,
@@ -383,6 +389,8 @@ impl Candidate {
             context: Vec::new(),
             adjacent: false,
             predicated,
+            recurring,
+            one_off,
         }
     }
 
@@ -582,6 +590,9 @@ impl Candidate {
 /// and with another bare number near the same query words ("the locker code is 1234" →
 /// "changed the locker code; it is now 4821").
 pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    if exception(older, newer) {
+        return false;
+    }
     if fills_again(query, older, newer) {
         return true;
     }
@@ -737,6 +748,13 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
     (entities, owners)
 }
 
+/// Whether `newer` is an exception to what `older` says recurs, not a change of it: it
+/// confines itself to one current occasion ("just this week it's on Wednesday") where
+/// `older` states a recurring time ("Friday mornings") and `newer` none.
+fn exception(older: &Candidate, newer: &Candidate) -> bool {
+    older.recurring && newer.one_off && !newer.recurring
+}
+
 /// Whether `newer` fills again the slot the question asks about, with no revision cue: a
 /// later statement, asserted ([`crate::text::statements::asserts`]) and not the
 /// assistant's, gives another value of the kind the question asks for (of a kind both
@@ -752,6 +770,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     let apart = newer.role != older.role
         || matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
     if (newer.at, newer.id) <= (older.at, older.id)
+        || exception(older, newer)
         || newer.role == Role::Assistant
         || !newer.asserts
         || (apart && !newer.corrects)
@@ -920,6 +939,36 @@ impl Layout {
         let asks = clause.iter().map(|&c| asking[c]).collect();
         Self { clause, asks }
     }
+}
+
+/// Whether `words` state a recurring time (a weekday or a period in the plural, "every"
+/// or "each" before a period or a weekday) and whether they confine what they say to one
+/// current occasion (a relative day, or "this" or "next" before a period, unless a span
+/// relation or "as of" before it says that it starts then: "from this week").
+fn occasions(words: &[String]) -> (bool, bool) {
+    use crate::text::en::{CALENDAR_PERIODS, RELATIVE_DAYS, SPAN_RELATIONS};
+    let period = |w: &str| CALENDAR_PERIODS.contains(&w);
+    let plural_period = |w: &str| w.strip_suffix('s').is_some_and(period);
+    let recurring = words.iter().enumerate().any(|(i, w)| {
+        (values::is_weekday(w) && w.ends_with('s'))
+            || plural_period(w)
+            || (matches!(w.as_str(), "every" | "each")
+                && words
+                    .get(i + 1)
+                    .is_some_and(|n| period(n) || values::is_weekday(n)))
+    });
+    let starts = |i: usize| {
+        i.checked_sub(1).is_some_and(|j| {
+            SPAN_RELATIONS.contains(&words[j].as_str())
+                || (words[j] == "of" && j > 0 && words[j - 1] == "as")
+        })
+    };
+    let one_off = words.iter().enumerate().any(|(i, w)| {
+        let placed =
+            matches!(w.as_str(), "this" | "next") && words.get(i + 1).is_some_and(|n| period(n));
+        (placed || RELATIVE_DAYS.contains(&w.as_str())) && !starts(i)
+    });
+    (recurring, one_off)
 }
 
 /// Whether `scan` predicates one of its `slots` of a subject it names in the value's own
@@ -2338,6 +2387,42 @@ mod tests {
             &q,
             &older,
             &read("no wait, it's Thursday for the other group")
+        ));
+    }
+
+    #[test]
+    fn a_one_off_occasion_is_an_exception_to_what_recurs_not_a_change() {
+        let q = query("which day is choir practice");
+        let older = cand(1, "Choir practice is on Thursdays.", 1.0).at(1);
+        let newer = |t: &str| cand(2, t, 1.0).at(2);
+        assert!(!revises(
+            &q,
+            &older,
+            &newer("just this week choir practice is on Monday")
+        ));
+        assert!(!revises(
+            &q,
+            &older,
+            &newer("choir practice is on Monday tonight only")
+        ));
+        // From then on, it is a change.
+        assert!(revises(
+            &q,
+            &older,
+            &newer("from this week choir practice is on Mondays")
+        ));
+        assert!(revises(
+            &q,
+            &older,
+            &newer("choir practice moved to Mondays")
+        ));
+        // A single occasion is changed by another single one.
+        let once = cand(1, "The choir concert is on Friday.", 1.0).at(1);
+        let q = query("which day is the choir concert");
+        assert!(revises(
+            &q,
+            &once,
+            &newer("the choir concert moved to Saturday this week")
         ));
     }
 
