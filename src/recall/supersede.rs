@@ -1446,6 +1446,15 @@ mod tests {
         Candidate::new(id, Role::User, None, text, evidence)
     }
 
+    /// The values a statement says something was changed to.
+    fn updates_of(text: &str) -> Vec<String> {
+        cand(1, text, 1.0)
+            .updates()
+            .iter()
+            .map(|v| v.value.clone())
+            .collect()
+    }
+
     fn ids(ranked: &[Candidate]) -> Vec<u64> {
         ranked.iter().map(|c| c.id).collect()
     }
@@ -1502,13 +1511,7 @@ mod tests {
 
     #[test]
     fn a_cue_sets_the_value_after_to_anywhere_in_its_clause() {
-        let updates = |text: &str| -> Vec<String> {
-            cand(1, text, 1.0)
-                .updates()
-                .iter()
-                .map(|v| v.value.clone())
-                .collect()
-        };
+        let updates = updates_of;
         assert!(
             updates("I extended my rest day on June 6 to two full days to recover")
                 .contains(&"2 day".to_owned())
@@ -2318,13 +2321,10 @@ mod tests {
 
     #[test]
     fn a_turn_takes_up_a_value_by_its_unit_by_naming_it_or_straight_after_it() {
-        let query = Query::new(
-            "What size is the fish tank?",
-            &crate::text::tokens("size fish tank"),
-        );
         let minute = 60_000;
-        let tank = cand(1, "The fish tank holds 40 litres.", 1.0).at(0);
-        let chain = |older: &Candidate, turns: &[(&str, i64)]| -> Vec<usize> {
+        // The turns `follow` chains after `older` for `question`, each said at its time.
+        let chain = |question: &str, older: &Candidate, turns: &[(&str, i64)]| -> Vec<usize> {
+            let query = Query::new(question, &crate::text::tokens(question));
             let later = turns
                 .iter()
                 .enumerate()
@@ -2334,10 +2334,13 @@ mod tests {
                 .map(|(i, _)| i)
                 .collect()
         };
+        let tank = cand(1, "The fish tank holds 40 litres.", 1.0).at(0);
+        let size = "size fish tank";
         // The same unit, no subject of its own: about the tank, weeks later.
         let weeks = 30 * 24 * 60 * minute;
         assert_eq!(
             chain(
+                size,
                 &tank,
                 &[
                     ("feeding the cat now", 1),
@@ -2347,27 +2350,15 @@ mod tests {
             vec![1]
         );
         // The same unit of something it names itself is not the tank's.
-        assert!(chain(&tank, &[("the new bucket is 10 litres", weeks)]).is_empty());
+        assert!(chain(size, &tank, &[("the new bucket is 10 litres", weeks)]).is_empty());
         // Straight after, a bare correction of the value just given; not after another
         // turn, not much later, and not a value it states of something of its own.
         let locker = cand(1, "Meet me at locker 118.", 1.0).at(0);
-        let query_locker = Query::new("which locker", &crate::text::tokens("locker"));
-        let follow_locker = |turns: &[(&str, i64)]| -> Vec<usize> {
-            let later = turns
-                .iter()
-                .enumerate()
-                .map(|(i, (t, at))| cand(i as u64 + 2, t, 1.0).at(*at));
-            follow(&query_locker, &locker, later, |_| false)
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect()
-        };
-        assert_eq!(follow_locker(&[("oops, 181 sorry", minute)]), vec![0]);
-        assert!(
-            follow_locker(&[("bring a towel", minute), ("oops, 181 sorry", 2 * minute)]).is_empty()
-        );
-        assert!(follow_locker(&[("oops, 181 sorry", 3 * 60 * minute)]).is_empty());
-        assert!(follow_locker(&[("My bike lock code is 4471", minute)]).is_empty());
+        let lockers = |turns: &[(&str, i64)]| chain("locker", &locker, turns);
+        assert_eq!(lockers(&[("oops, 181 sorry", minute)]), vec![0]);
+        assert!(lockers(&[("bring a towel", minute), ("oops, 181 sorry", 2 * minute)]).is_empty());
+        assert!(lockers(&[("oops, 181 sorry", 3 * 60 * minute)]).is_empty());
+        assert!(lockers(&[("My bike lock code is 4471", minute)]).is_empty());
         // A name straight after is not a correction: names come up in every turn.
         let venue = cand(1, "Drinks at the Anchor tonight, 7pm.", 1.0).at(0);
         let q = Query::new("where are drinks", &crate::text::tokens("where drinks"));
@@ -2440,13 +2431,7 @@ mod tests {
 
     #[test]
     fn a_value_something_referred_back_to_is_put_to_is_its_new_value() {
-        let updates = |t: &str| -> Vec<String> {
-            cand(1, t, 1.0)
-                .updates()
-                .iter()
-                .map(|v| v.value.clone())
-                .collect()
-        };
+        let updates = updates_of;
         assert_eq!(
             updates("cut it to 3 after the launch, 5 was too many"),
             ["3"]
@@ -2462,39 +2447,45 @@ mod tests {
     }
 
     #[test]
-    fn a_channel_replaced_by_another_is_revised_by_it() {
-        let q = query("which channel do deploy notices go to");
-        let older = cand(1, "Deploy notices go to the #releases channel.", 1.0).at(1);
-        let newer = cand(
-            2,
-            "#releases has been replaced by #ship-it, every notice lands there now",
-            1.0,
-        )
-        .at(2);
-        assert!(revises(&q, &older, &newer));
-        // A number after "by" is a difference, not the value.
-        let q = query("how many seats do we have");
-        let older = cand(1, "We have 12 seats on the plan.", 1.0).at(1);
-        let newer = cand(2, "the seats went up by 3 this month", 1.0).at(2);
-        assert!(!fills_again(&q, &older, &newer));
-    }
-
-    #[test]
-    fn a_code_made_of_query_words_is_still_a_value_and_answers_where() {
-        let q = query("where is the team wiki");
-        let older = cand(1, "The team wiki is at confluence.acme.io", 1.0).at(1);
-        let newer = cand(
-            2,
-            "team wiki now lives at wiki.team, the old one is read-only",
-            1.0,
-        )
-        .at(2);
-        assert!(fills_again(&q, &older, &newer));
-        // A code the question names in its own order is what it asks about, not an answer.
-        let q = query("when was ticket INC-512 closed");
-        let older = cand(1, "ticket INC-512 was opened on Monday", 1.0).at(1);
-        let newer = cand(2, "ticket INC-512 got reopened as INC-600", 1.0).at(2);
-        assert!(!fills_again(&q, &older, &newer));
+    fn identifiers_by_their_form_and_a_number_after_by() {
+        for (question, older, newer, fills) in [
+            // A channel keeps its mark; one after "by" is what it was replaced by.
+            (
+                "which channel do deploy notices go to",
+                "Deploy notices go to the #releases channel.",
+                "#releases has been replaced by #ship-it, every notice lands there now",
+                true,
+            ),
+            // A code made of query words in another order is still a value, and answers
+            // "where" as a name does.
+            (
+                "where is the team wiki",
+                "The team wiki is at confluence.acme.io",
+                "team wiki now lives at wiki.team, the old one is read-only",
+                true,
+            ),
+            // A code the question names in its own order is what it asks about.
+            (
+                "when was ticket INC-512 closed",
+                "ticket INC-512 was opened on Monday",
+                "ticket INC-512 got reopened as INC-600",
+                false,
+            ),
+            // A number after "by" is a difference, not the value.
+            (
+                "how many seats do we have",
+                "We have 12 seats on the plan.",
+                "the seats went up by 3 this month",
+                false,
+            ),
+        ] {
+            let (older, newer) = (cand(1, older, 1.0).at(1), cand(2, newer, 1.0).at(2));
+            assert_eq!(
+                fills_again(&query(question), &older, &newer),
+                fills,
+                "{question}"
+            );
+        }
     }
 
     #[test]
