@@ -460,6 +460,27 @@ fn a_handful_of_notes_is_found_by_another_inflection() {
     assert_eq!(r.items.first().map(|i| i.event.id), Some(ids[0]));
 }
 
+/// A question none of whose words a project holds as written finds the note that holds
+/// one of them in another form of its stem ("allergic" of "Allergy: ..."), where the gap
+/// decision already counted that form as holding it; a question whose words are held
+/// nowhere in any form stays a gap.
+#[test]
+fn a_question_held_only_in_another_form_of_its_stem_is_answered() {
+    let (_dir, m, ids) = notes(&[
+        "Allergy: shellfish.",
+        "The boiler was serviced in May.",
+        "Bins go out on Tuesday night.",
+    ]);
+    let ask = |q: &str| {
+        m.recall_with(&project("p"), &RecallQuery::new(q, 3))
+            .unwrap()
+            .items
+    };
+    let items = ask("what is the user allergic to?");
+    assert_eq!(items.first().map(|i| i.event.id), Some(ids[0]));
+    assert!(ask("what is the user's blood type?").is_empty());
+}
+
 /// "I don't know" from evidence of its own: a question that shares only a speaker's name
 /// or a name it gives with what is stored, or asks for an amount or a time that nothing matching it states, is
 /// a knowledge gap (nothing returned); the same questions are answered once something
