@@ -129,6 +129,11 @@ fn held_as<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
     held
 }
 
+/// The fewest letters a form sharing a query word's stem must share with it, from the
+/// start, to be searched for it ("allerg" of "allergic" and "allergy"; "plan" of "planes"
+/// and "plan" is too short to be a stem rather than another word).
+const DERIVED_STEM_MIN: usize = 5;
+
 /// The fewest letters of a query word the project never holds as written for it to be
 /// looked for as two words ("wifi" → "wi fi", "smartwatch" → "smart watch"), each part of
 /// two letters or more ([`open_compounds`]).
@@ -425,7 +430,10 @@ impl<'a> Plan<'a> {
                     // ([`lexical_terms`]) are then the only evidence there is. (For every
                     // unheld word of any query: LoCoMo recall@10 and MRR -0.0001.)
                     if none_held && unheld(&text, t, EXTENSION_MIN).is_some() {
-                        forms.extend(crate::text::word_forms(t));
+                        forms.extend(crate::text::word_forms(t).into_iter().filter(|f| {
+                            let shared = f.chars().zip(t.chars()).take_while(|(a, b)| a == b);
+                            shared.count() >= DERIVED_STEM_MIN
+                        }));
                     }
                     forms
                 })
