@@ -130,7 +130,7 @@ fn held_as<'t>(text: &'t ProjectText, word: &str) -> Vec<&'t str> {
 }
 
 /// The fewest letters a form sharing a query word's stem must share with it, from the
-/// start, to be searched for it ("allerg" of "allergic" and "allergy"; "plan" of "planes"
+/// start, to be searched for it ("vegetar" of "vegetarian" and "vegetarianism"; "plan" of "planes"
 /// and "plan" is too short to be a stem rather than another word).
 const DERIVED_STEM_MIN: usize = 5;
 
@@ -425,8 +425,8 @@ impl<'a> Plan<'a> {
                     let mut forms = crate::text::inflections(t);
                     forms.extend(held_as(&text, t).into_iter().map(str::to_owned));
                     // When the project holds none of the query's words as written, a word
-                    // is looked for in the forms sharing its stem ("allergic" →
-                    // "allergy"): the forms the gap decision counts as holding it
+                    // is looked for in the forms sharing its stem ("vegetarian" →
+                    // "vegetarianism"): the forms the gap decision counts as holding it
                     // ([`lexical_terms`]) are then the only evidence there is. (For every
                     // unheld word of any query: LoCoMo recall@10 and MRR -0.0001.)
                     if none_held && unheld(&text, t, EXTENSION_MIN).is_some() {

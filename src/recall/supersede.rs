@@ -88,7 +88,7 @@ pub const RESTATE_RATIO: f64 = 0.5;
 pub const FOLLOW_TURNS: usize = 6;
 
 /// How soon after a statement its speaker's next turn is read as going on with it
-/// ([`Candidate::takes_up`]): a correction typed straight after ("I meant 41").
+/// ([`Candidate::takes_up`]): a correction typed straight after ("sorry, 181").
 pub const ADJACENT_MS: i64 = 10 * 60 * 1000;
 
 /// What the reordering needs from the query.
@@ -226,18 +226,19 @@ pub struct Candidate {
     /// ([`Candidate::continuing`]): that statement's words, as [`words`](Self::words)
     /// pieces. Its values are anchored by them where none of its own words anchors one.
     context: Vec<String>,
-    /// It states a recurring time ("Friday mornings", "on Tuesdays", "every week").
+    /// It states a recurring time ("Monday evenings", "on Thursdays", "every week").
     recurring: bool,
-    /// It confines what it says to one current occasion ("just this week", "tonight"),
+    /// It confines what it says to one current occasion ("only this week", "tonight"),
     /// not from then on ("from this week", "as of today").
     one_off: bool,
     /// It is the turn right after the statement it is read as continuing (set by
     /// [`follow`]).
     adjacent: bool,
     /// It says what one of its values is the value of in the value's own clause: a word
-    /// of content, then a copula or a label's colon, then the value ("Desk is 5E-14",
-    /// "Payroll number: 004417", "boots are size 5"; [`predicated`]). Such a turn states a subject of its own, so
-    /// coming straight after another does not make it about the other's.
+    /// of content, then a copula or a label's colon, then the value ("Locker is
+    /// 7B", "Member number: 55120", "shoes are size 9"; [`predicated`]). Such a turn
+    /// states a subject of its own, so coming straight after another does not make it
+    /// about the other's.
     predicated: bool,
 }
 
@@ -334,7 +335,7 @@ impl Candidate {
                         && !breaks[c..v.word - 1].iter().any(|&b| b)
                 })
         });
-        // "trimmed it to 5", "pushed that to Friday": in a short turn, a value something
+        // "cut it to 3", "pushed that to Friday": in a short turn, a value something
         // referred back to is put to is what it was changed to, whatever the verb (in a
         // long one the pronoun is as often about something else: BEAM-500K MRR -0.0004).
         let short = content.chars().count() <= crate::index::lexical::CONTEXT_CHARS;
@@ -434,12 +435,13 @@ impl Candidate {
 
     /// Whether it takes up the slot `antecedent` (an earlier statement of its conversation)
     /// holds without a pronoun, giving another value of its kind: it names that statement's
-    /// value itself ("atlas-web was renamed to atlas-frontend", "I'm no longer with the
-    /// Trams, joined Blue Hour"), or counts the same unit of nothing it names itself
-    /// ("upgraded to 500 Mbps" after "100 Mbps"), or it is the same speaker's next turn, said within [`ADJACENT_MS`],
-    /// giving a value that is not a name, of nothing it names itself ("I meant 41" right
-    /// after "gate 14"; not "Desk is 5E-14" after "asset tag LT-3391"). What it then says is read as about what
-    /// `antecedent` spoke of; whether it revises it is still [`revises`]' decision.
+    /// value itself ("build-01 was retired for build-02", "left the Quays, joined the
+    /// Harriers"), or counts the same unit of nothing it names itself ("upgraded to 60
+    /// litres" after "40 litres"), or it is the same speaker's next turn, said within
+    /// [`ADJACENT_MS`], giving a value that is not a name, of nothing it names itself
+    /// ("oops, 181 sorry" right after "locker 118"; not "Locker is 7B" after "bike code
+    /// 4471"). What it then says is read as about what `antecedent` spoke of; whether it
+    /// revises it is still [`revises`]' decision.
     fn takes_up(&self, antecedent: &Candidate) -> bool {
         let other = |u: &Value| {
             antecedent
@@ -714,7 +716,7 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
             })
             // "it's", "that's", "here's", "let's": a function word's or a verb's
             // contraction ([`crate::text::en::CONTRACTED_VERBS`]) owns nothing; nor does a
-            // word whose "'s" is followed by no noun ("the invite's out", "the bulb's gone",
+            // word whose "'s" is followed by no noun ("the invite's out", "the milk's gone",
             // "Sam's."; [`crate::text::en::PARTICLES`]), nor a time
             // ("tuesday's release", "today's build": when, not whose).
             .filter(|o| {
@@ -761,8 +763,8 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
 }
 
 /// Whether `newer` is an exception to what `older` says recurs, not a change of it: it
-/// confines itself to one current occasion ("just this week it's on Wednesday") where
-/// `older` states a recurring time ("Friday mornings") and `newer` none.
+/// confines itself to one current occasion ("only this week it's on Monday") where
+/// `older` states a recurring time ("Thursday evenings") and `newer` none.
 fn exception(older: &Candidate, newer: &Candidate) -> bool {
     older.recurring && newer.one_off && !newer.recurring
 }
@@ -794,7 +796,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     // rule moved long turns of many amounts, BEAM-500K MRR -0.006; docs/EXPERIMENTS.md).
     // A name is a value only where the question asks for one: a conversation names people
     // and things in every other turn.
-    // A bare number answers "what time" ("dinner Saturday at 7", "let's make it 8"); an
+    // A bare number answers "what time" ("drinks Friday at 6", "let's make it 7"); an
     // identifier answers "where" and "who" as a name does (a host, a room, a handle).
     let kind_asked = |k: &Kind| {
         query.asked.iter().any(|a| {
@@ -806,8 +808,8 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
     // What the question itself names is not a value it asks for ("Brightline" in "who is
     // our account manager at Brightline").
     // A code is one word: the question names it when it holds its pieces in its order
-    // ("ticket INC-123"), not when it uses words the code is made of ("where are the
-    // internal docs" of "docs.internal").
+    // ("ticket INC-123"), not when it uses words the code is made of ("where is the
+    // team wiki" of "wiki.team").
     let free = |v: &Value| {
         let pieces: Vec<String> = crate::text::tokens(&v.value)
             .iter()
@@ -871,7 +873,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             free(u)
                 && (asked(newer, &u.kind) || marked(u))
                 && !newer.negated.get(u.word).copied().unwrap_or(false)
-                // "raised by 20%" gives a difference; "replaced by #incidents" a value.
+                // "raised by 20%" gives a difference; "replaced by #ship-it" a value.
                 && !(u.word > 0
                     && !matches!(u.kind, Kind::Code | Kind::Name | Kind::Version)
                     && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
@@ -1055,7 +1057,7 @@ fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
 }
 
 /// Whether a clause of `scan` gives one of `slots` with its subject left out, as chat
-/// does: it opens with a past form ("switched to CityNet", "moved to the 14th") and holds
+/// does: it opens with a past form ("switched to Orbitel", "rebooked for the 21st") and holds
 /// nothing else but function words and that value, so it names nothing the value could be
 /// of. A clause that asks is not one.
 fn elides_subject(scan: &values::Scan<'_>, layout: &Layout, slots: &[Value]) -> bool {
@@ -2369,7 +2371,7 @@ mod tests {
         for text in [
             "let's make it 8 then",
             "the invite's out",
-            "the bulb's gone again",
+            "the milk's gone again",
         ] {
             assert!(cand(3, text, 1.0).owners.is_empty(), "{text}");
         }

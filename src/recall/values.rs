@@ -154,7 +154,7 @@ fn split(text: &str) -> Vec<(&str, &str)> {
 /// a token of punctuation alone.
 fn word_of(token: &str) -> Option<(&str, &str)> {
     let mut start = token.trim_start_matches(|c: char| !(c.is_alphanumeric() || "$€£".contains(c)));
-    // A channel or a tag keeps its mark ("#incidents"): with it the word is a handle.
+    // A channel or a tag keeps its mark ("#ship-it"): with it the word is a handle.
     if let Some(tag) = token[..token.len() - start.len()].strip_suffix('#')
         && start.starts_with(char::is_alphabetic)
     {
@@ -323,8 +323,8 @@ pub fn asked_kinds(question: &str) -> Vec<Kind> {
         p[0] == "how" && p[1] == "much" && matches!(p[2].as_str(), "is" | "are" | "was" | "were")
     });
     // A rate is a share ("interest rate") or a price ("nightly rate"). Either word asks
-    // for an amount where it heads its phrase ("the offsite budget", "the budget for
-    // ads"), not where it qualifies another noun ("the budget owner").
+    // for an amount where it heads its phrase ("the garden budget", "the budget for
+    // the trip"), not where it qualifies another noun ("the budget holder").
     let heads = |x: &str| {
         w.iter().enumerate().any(|(i, t)| {
             t == x

@@ -443,13 +443,13 @@ pub const AUXILIARIES: &[&str] = &[
 pub const CONTRACTED_VERBS: &[&str] = &["let"];
 
 /// Particles and participles that follow a contracted "is" or "has", never a possessed
-/// noun ("the invite's *out*", "the bulb's *gone*"): the word before the "'s" owns nothing.
+/// noun ("the invite's *out*", "the milk's *gone*"): the word before the "'s" owns nothing.
 pub const PARTICLES: &[&str] = &[
     "out", "up", "off", "down", "over", "back", "away", "gone", "done",
 ];
 
 /// Copulas: a word of content, one of these, then a value states what the value is of
-/// ("Desk is 5E-14"; [`crate::recall::supersede`]).
+/// ("Locker is 7B"; [`crate::recall::supersede`]).
 pub const COPULAS: &[&str] = &["is", "are", "was", "were"];
 
 /// Subject pronouns (with an auxiliary before one, a question).
