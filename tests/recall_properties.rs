@@ -544,6 +544,55 @@ fn a_speaker_name_or_a_subject_without_the_value_asked_is_no_answer() {
     );
 }
 
+/// A question about someone is answered by a text that names them, that they said, or
+/// that leaves its subject to the notes just before it when one of those opens with them;
+/// another owner's note of the same thing answers nothing, nor does a note after one that
+/// names them only in passing. A name written one letter off still finds them.
+#[test]
+fn a_question_about_someone_is_answered_only_by_what_is_about_them() {
+    let (_dir, m, ids) = notes(&[
+        "Tunde plays in goal for the under-10s.",
+        "Coach is Mr Adeyemi, training on Tuesdays.",
+        "My dog turns four in May.",
+        "Dinner with Ifeoma on Friday at the Thai place.",
+        "Parking permit number is PX-2231.",
+        "Ifeoma's sister starts school in September.",
+        "She's allergic to peanuts.",
+    ]);
+    let p = project("p");
+    let ask = |q: &str| {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
+        (r.items.first().map(|i| i.event.id), r.items.len())
+    };
+    let found = |q: &str| {
+        let r = m.recall_with(&p, &RecallQuery::new(q, 5)).unwrap();
+        r.items.iter().map(|i| i.event.id).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ask("Who is Tunde's coach?").0,
+        Some(ids[1]),
+        "the subject carried over"
+    );
+    assert_eq!(
+        ask("Who is Tundee's coach?").0,
+        Some(ids[1]),
+        "a name one letter off"
+    );
+    assert!(
+        found("What is Ifeoma's sister allergic to?").contains(&ids[6]),
+        "a pronoun after the note that opens with her"
+    );
+    assert_eq!(ask("How old is Tunde's dog?").1, 0, "the speaker's own dog");
+    assert_eq!(
+        ask("What is Ifeoma's parking permit number?").1,
+        0,
+        "named only in passing the note before"
+    );
+    // The same questions without the names are answered.
+    assert_eq!(ask("How old is the dog?").0, Some(ids[2]));
+    assert_eq!(ask("What is the parking permit number?").0, Some(ids[4]));
+}
+
 /// A project `p` of one user's `notes`, in a fresh directory, and their event ids.
 /// Notes about nothing the held-form tests ask, to give their projects a background.
 const UNRELATED: [&str; 4] = [

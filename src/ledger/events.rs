@@ -1087,6 +1087,36 @@ impl Ledger {
         }
     }
 
+    /// Up to `n` events before `anchor` in its conversation: its thread, else its session,
+    /// else its project, oldest first.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn preceding(
+        &self,
+        project: &ProjectId,
+        anchor: &Event,
+        n: usize,
+    ) -> LedgerResult<Vec<Event>> {
+        let p = project.as_str();
+        let mut earlier = match (&anchor.thread, &anchor.session) {
+            (Some(t), _) => self.query_events(
+                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq < ?3 ORDER BY thread_seq DESC LIMIT ?4"),
+                params![p, t, anchor.thread_seq, n as i64],
+            )?,
+            (None, Some(s)) => self.query_events(
+                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq < ?3 ORDER BY session_seq DESC LIMIT ?4"),
+                params![p, s, anchor.session_seq, n as i64],
+            )?,
+            (None, None) => self.query_events(
+                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"),
+                params![p, anchor.id.0 as i64, n as i64],
+            )?,
+        };
+        earlier.reverse();
+        Ok(earlier)
+    }
+
     /// The anchor with up to `before` / `after` chronological neighbours of its thread (or
     /// session, or else project), its parent and its children.
     ///
@@ -1103,22 +1133,8 @@ impl Ledger {
             .get(project, id)?
             .ok_or(LedgerError::UnknownEvent(id))?;
         let p = project.as_str();
-        let mut earlier = match (&anchor.thread, &anchor.session) {
-            (Some(t), _) => self.query_events(
-                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq < ?3 ORDER BY thread_seq DESC LIMIT ?4"),
-                params![p, t, anchor.thread_seq, before as i64],
-            )?,
-            (None, Some(s)) => self.query_events(
-                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq < ?3 ORDER BY session_seq DESC LIMIT ?4"),
-                params![p, s, anchor.session_seq, before as i64],
-            )?,
-            (None, None) => self.query_events(
-                &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"),
-                params![p, id.0 as i64, before as i64],
-            )?,
-        };
+        let earlier = self.preceding(project, &anchor, before)?;
         let later = self.following(project, &anchor, after)?;
-        earlier.reverse();
         let parent = match anchor.parent {
             Some(pid) => self.get(project, pid)?,
             None => None,

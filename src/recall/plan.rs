@@ -218,6 +218,9 @@ pub(crate) struct Plan<'a> {
     pub lexical_answers: bool,
     /// The names the question gives ([`names`]): a match on them alone answers nothing.
     pub names: Vec<String>,
+    /// The names with the forms the project holds them in when it never holds one as
+    /// written ([`name_forms`]): what a text about them holds ([`Plan::about_named`]).
+    pub name_forms: Vec<String>,
     /// The query's words and terms, each with its forms ([`crate::text::word_forms`]):
     /// what a text must hold, besides names, to answer ([`Plan::names_only`]).
     pub forms: Vec<(String, Vec<String>)>,
@@ -295,6 +298,57 @@ impl Plan<'_> {
         evidence && self.wanted.could_be_answered_by(&event.content)
     }
 
+    /// Whether the event is about whom or what the question names ([`names`]): a question
+    /// that gives names is answered only by a text that holds one of them, that one of them
+    /// said, or that leaves its subject to the turns before it ("Coach is Mr Adeyemi"
+    /// after "Tunde plays in goal"; "She's allergic to nuts" after "Tunde's sister
+    /// starts school"). "How old is Tunde's dog?" is not answered by "My dog turns four in
+    /// May", nor by "Dog's vet visit is on Friday" when Tunde was last named as a guest
+    /// ("dinner with Tunde"), however many words they share. `earlier` gives the
+    /// [`SUBJECT_TURNS`] turns before the event in its conversation; it is read only for
+    /// a text that names none of them and does not open with its own subject (a
+    /// first-person word, or another name's possessive).
+    ///
+    /// # Errors
+    /// What `earlier` returns.
+    pub fn about_named<E>(
+        &self,
+        event: &Event,
+        earlier: impl FnOnce() -> Result<Vec<Event>, E>,
+    ) -> Result<bool, E> {
+        if self.name_forms.is_empty() || self.named_in(event) {
+            return Ok(true);
+        }
+        let opening = |text: &str| crate::text::tokens(text).into_iter().next();
+        let own_subject = event.content.split_whitespace().next().is_some_and(|w| {
+            opening(w).is_some_and(|t| crate::text::en::FIRST_PERSON.contains(&t.as_str()))
+                || possessor(w).is_some()
+        });
+        if own_subject {
+            return Ok(false);
+        }
+        Ok(earlier()?.iter().any(|e| {
+            opening(&e.content).is_some_and(|w| self.name_forms.contains(&w))
+                || self.said_by_named(e)
+        }))
+    }
+
+    /// Whether one of the question's names is held by the event's text or is its speaker.
+    fn named_in(&self, event: &Event) -> bool {
+        let own = crate::text::tokens(&event.content);
+        self.said_by_named(event) || self.name_forms.iter().any(|n| own.contains(n))
+    }
+
+    /// Whether one of the question's names is the event's speaker.
+    fn said_by_named(&self, event: &Event) -> bool {
+        let speaker = event
+            .speaker
+            .as_deref()
+            .map(crate::text::tokens)
+            .unwrap_or_default();
+        self.name_forms.iter().any(|n| speaker.contains(n))
+    }
+
     /// Whether the event matches the query only through a name: its speaker's name or a
     /// name the question gives ([`names`]) is a query term and its text holds no other
     /// query word, in any form ("When is Priya's flight home?" of anything Priya said;
@@ -323,6 +377,11 @@ impl Plan<'_> {
     }
 }
 
+/// Turns before a text in its conversation that may give it the subject it leaves out
+/// ([`Plan::about_named`]): a note of a few words carries its subject over from the notes
+/// just before it.
+pub(crate) const SUBJECT_TURNS: usize = 3;
+
 /// The names `query` gives, as lexical tokens: its words written with a capital inside a
 /// sentence (not its first word, nor one after `.`, `!` or `?`) and a small letter after it
 /// ("Samir" in "What is Samir's email address?"; not "PB", nor a month or a weekday).
@@ -339,10 +398,55 @@ fn names(query: &str) -> Vec<String> {
             && !values::is_month(word)
             && !values::is_weekday(word)
         {
-            out.extend(crate::text::tokens(raw));
+            out.extend(crate::text::tokens(possessor(raw).unwrap_or(raw)));
         }
     }
     out
+}
+
+/// The fewest letters of a name the project never holds as written for the names one edit
+/// away from it to stand for it ("Jonh" for "John"; not "Ali" for "Al").
+const NAME_TYPO_MIN: usize = 4;
+
+/// `names` with, for a name the project never holds as written, the forms it holds it
+/// in: another inflection ("Johns's" → "john") or, from [`NAME_TYPO_MIN`] letters, one
+/// edit away ("Jonh" → "john"). Names are spelt several ways and misspelt; a question about
+/// one written otherwise is still about them.
+fn name_forms(text: &ProjectText, names: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        out.push(name.clone());
+        if text.postings.df(name) > 0 {
+            continue;
+        }
+        out.extend(
+            crate::text::inflections(name)
+                .into_iter()
+                .filter(|f| f != name && text.postings.df(f) > 0),
+        );
+        if name.chars().count() >= NAME_TYPO_MIN {
+            out.extend(
+                text.postings
+                    .one_edit_away(name)
+                    .into_iter()
+                    .map(str::to_owned),
+            );
+        }
+    }
+    distinct(out)
+}
+
+/// The owner a word written with a possessive `'s` names ("Tunde's" → "Tunde"; "She's"
+/// is a pronoun and a verb).
+fn possessor(word: &str) -> Option<&str> {
+    let word = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+    ["'s", "\u{2019}s"]
+        .iter()
+        .find_map(|s| word.strip_suffix(s))
+        .filter(|w| {
+            w.starts_with(char::is_uppercase)
+                && !crate::text::is_function_word(&crate::text::normalize(w))
+        })
 }
 
 /// `items` without repeats, in their first order.
@@ -482,6 +586,8 @@ impl<'a> Plan<'a> {
             forms.dedup();
             pairs.extend(forms.into_iter().map(|f| (f, share)));
         }
+        let names = names(query);
+        let name_forms = name_forms(&text, &names);
         drop(text);
         let semantic = semantic_query(cx, rq.embedding, query)?;
         // The semantic side of the relevance floor: the query's similarity to memories
@@ -508,7 +614,8 @@ impl<'a> Plan<'a> {
             terms,
             pairs,
             lexical_answers,
-            names: names(query),
+            names,
+            name_forms,
             forms,
             wanted: values::Wanted::of(query),
             vector,

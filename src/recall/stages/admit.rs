@@ -7,10 +7,12 @@ use super::*;
 ///
 /// A knowledge gap: nothing answers the query ([`Plan::answers`]). No candidate the
 /// filters let through matches a word that tells memories apart in its own text (its
-/// speaker's name or a name the question gives alone does not answer), and none is more similar than the best of the
-/// project's memories would be by chance (`chance_best`: the largest of N unrelated
+/// speaker's name or a name the question gives alone does not answer), and none is more
+/// similar than the best of the project's memories would be by chance (`chance_best`: the largest of N unrelated
 /// ones), which for any sizeable project lies well above the floor's 2 σ; or none that
-/// does states a value at all where the question asks for one ("how much", "when is").
+/// does states a value at all where the question asks for one ("how much", "when is"),
+/// or is about whom or what the question names ([`Plan::about_named`]: it holds the name,
+/// was said by them, or leaves its subject to the turns just before it that name them).
 /// A gap returns nothing; anything returned answers (floor and gaps agree).
 ///
 /// The relevance floor: a candidate with no evidence of its own (a lexical match, or a
@@ -20,11 +22,21 @@ use super::*;
 pub(super) struct Admit;
 
 impl Stage for Admit {
-    fn apply(&self, _: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
-        run.answered = run.candidates.iter().any(|a| {
-            run.suppresses(plan, &a.event).is_none()
-                && plan.answers(&a.c, &a.event, run.similarity.get(&a.c.fused.id).copied())
-        });
+    fn apply(&self, cx: &Context<'_>, plan: &Plan<'_>, run: &mut Run) -> Result<()> {
+        run.answered = false;
+        for a in &run.candidates {
+            if run.suppresses(plan, &a.event).is_some()
+                || !plan.answers(&a.c, &a.event, run.similarity.get(&a.c.fused.id).copied())
+            {
+                continue;
+            }
+            if plan.about_named(&a.event, || {
+                cx.ledger.preceding(cx.project, &a.event, SUBJECT_TURNS)
+            })? {
+                run.answered = true;
+                break;
+            }
+        }
         let linked = |c: &Candidate| {
             c.fused.breakdown.iter().any(|b| {
                 b.signal == Signal::Ripple || b.lender().is_some_and(|l| run.lexical.contains(&l))

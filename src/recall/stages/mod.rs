@@ -21,7 +21,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use super::plan::{Context, FLOOR_SIGMAS, Plan, outside};
+use super::plan::{Context, FLOOR_SIGMAS, Plan, SUBJECT_TURNS, outside};
 use super::sources::Gathered;
 use crate::Result;
 use crate::base::VectorId;
