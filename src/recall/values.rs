@@ -441,11 +441,13 @@ impl Wanted {
             )
         };
         // A word that opens with a digit and is no day of the month ("28.6p", "3,850",
-        // not "the 14th"): an amount in some unit the reader does not type.
-        let number = scan
-            .words
-            .iter()
-            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()) && !is_ordinal(w));
+        // not "the 14th") nor part of a value read as a time, a date, a code or a version
+        // ("at 4pm", "on 3 June", "07700 900431"): an amount in some unit the reader does
+        // not type.
+        let typed = other_than_quantities(&scan);
+        let number = scan.words.iter().enumerate().any(|(i, w)| {
+            w.starts_with(|c: char| c.is_ascii_digit()) && !is_ordinal(w) && !typed[i]
+        });
         self.kinds.iter().any(|k| {
             // "How long" asks a length as well as a span ("60 km"): any amount may answer.
             ((numeric(k) || *k == Kind::Duration) && number)
@@ -472,13 +474,49 @@ impl Wanted {
                             || TIME_WORDS.contains(&w)
                             || CALENDAR_PERIODS.contains(&w)
                     }),
+                    // A number word counts, unless a unit of time after it says it
+                    // measures a span ("two weeks' work").
                     Kind::Money | Kind::Percent | Kind::Fraction | Kind::Count(_) => {
-                        word(&|w| NUMBER_WORDS.contains(&w))
+                        scan.words.iter().enumerate().any(|(i, w)| {
+                            NUMBER_WORDS.contains(&w.as_str())
+                                && duration_unit(&scan.words, i + 1).is_none()
+                        })
                     }
                     Kind::Code | Kind::Version | Kind::Name => true,
                 }
         })
     }
+}
+
+/// Per word of `scan`, whether it is part of a value that is no quantity: a clock time
+/// ("4pm", "4:30 pm"), a date ("3 June", "June 3 2024"), a code ("07700 900431") or a
+/// version. The reader puts each at the word it starts at; a date's day or year and a
+/// code's further digit groups are the words after it that it read.
+fn other_than_quantities(scan: &Scan<'_>) -> Vec<bool> {
+    let mut typed = vec![false; scan.words.len()];
+    let digits = |j: usize| {
+        scan.words
+            .get(j)
+            .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    for v in &scan.values {
+        let reads = match v.kind {
+            Kind::Clock | Kind::Version => 1,
+            // "3 June 2024", "June 3 2024": the number and the year after the month.
+            Kind::Date => {
+                let month = |j: usize| scan.words.get(j).is_some_and(|w| is_month(w));
+                1 + (1..=2)
+                    .take_while(|k| digits(v.word + k) || month(v.word + k))
+                    .count()
+            }
+            Kind::Code => v.value.split(' ').count(),
+            _ => 0,
+        };
+        for t in typed.iter_mut().skip(v.word).take(reads) {
+            *t = true;
+        }
+    }
+    typed
 }
 
 /// Whether the words of `scan` place something in time relative to when they were said:
@@ -1277,10 +1315,22 @@ mod tests {
         ] {
             assert!(cost.could_be_answered_by(text), "{text}");
         }
-        // A value of another kind does not answer: a day is not an amount.
-        for text in ["paid in March", "The bike is booked for Thursday."] {
+        // A value of another kind does not answer: a day is not an amount, nor are the
+        // numbers of a time, a date or a phone number, nor a number word counting weeks.
+        for text in [
+            "paid in March",
+            "The bike is booked for Thursday.",
+            "Bike shop opens at 9am, fitting on 3 June 2025.",
+            "Bike shop number is 01632 960 011.",
+            "The frame takes two weeks to arrive.",
+        ] {
             assert!(!cost.could_be_answered_by(text), "{text}");
         }
+        assert!(cost.could_be_answered_by("Fitting on 3 June, 45 for the labour."));
+        assert!(cost.could_be_answered_by("two fifty with lights"));
+        let long = Wanted::of("How long is the ride to work?");
+        assert!(!long.could_be_answered_by("The ride to work starts at 7:40."));
+        assert!(long.could_be_answered_by("The ride to work is 14 km."));
         let time = Wanted::of("What time is the bike service?");
         assert!(time.could_be_answered_by("bike service at 7"));
         assert!(time.could_be_answered_by("bike service at dawn"));
