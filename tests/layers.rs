@@ -300,12 +300,6 @@ fn the_write_path_never_enters_recall() {
     }
 }
 
-/// Files outside `src/ledger/` that still hold SQL: the ledger boundary
-/// (`src/ledger/rows/`) has not reached their tables yet. The list only shrinks: a file
-/// leaves it when its statements move behind the boundary, and no other file may gain
-/// SQL or the driver.
-const SQL_NOT_YET_BEHIND_THE_BOUNDARY: [&str; 2] = ["governance/beliefs.rs", "governance/plan.rs"];
-
 /// Whether `code` writes SQL or names the SQLite driver (comment lines skipped).
 fn speaks_sql(code: &str) -> bool {
     code.lines()
@@ -333,21 +327,9 @@ fn sql_stays_behind_the_ledger_boundary() {
         .filter(|(p, code)| !p.starts_with("ledger") && speaks_sql(code))
         .map(|(p, _)| p.to_string_lossy().replace('\\', "/"))
         .collect();
-    let unexpected: Vec<&String> = speaking
-        .iter()
-        .filter(|p| !SQL_NOT_YET_BEHIND_THE_BOUNDARY.contains(&p.as_str()))
-        .collect();
     assert!(
-        unexpected.is_empty(),
-        "SQL outside src/ledger/ (move it behind ledger::rows): {unexpected:?}"
-    );
-    let moved: Vec<&&str> = SQL_NOT_YET_BEHIND_THE_BOUNDARY
-        .iter()
-        .filter(|f| !speaking.iter().any(|p| p == *f))
-        .collect();
-    assert!(
-        moved.is_empty(),
-        "no SQL left in {moved:?}: take them off SQL_NOT_YET_BEHIND_THE_BOUNDARY"
+        speaking.is_empty(),
+        "SQL outside src/ledger/ (move it behind the ledger boundary): {speaking:?}"
     );
     // The check sees a statement and the driver, and skips comments.
     assert!(speaks_sql("let s = \"SELECT 1\";"));

@@ -4,12 +4,11 @@
 //! SQLite database (one belief store: temporal lookups, recall and promotion read the same
 //! rows).
 
-mod beliefs;
 mod plan;
 mod prospective;
 
 pub use crate::ledger::ErasureReceipt;
-pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
+pub use crate::ledger::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
 pub use plan::{
     AuditRow, Op, OpOutcome, Plan, PlanOp, PlanOutcome, Rejection, RejectionReason, Transition,
 };

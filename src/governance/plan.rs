@@ -5,14 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::beliefs::{
-    BELIEF_COLUMNS, BeliefId, BeliefStatus, Ownership, active_of, normalize_statement,
-    row_to_belief,
-};
 use crate::base::ProjectId;
+use crate::ledger::beliefs::{
+    BeliefId, BeliefRows, BeliefStatus, NewBelief, Ownership, normalize_statement,
+};
 use crate::ledger::{EventId, Ledger, LedgerResult, Role};
 
 fn one() -> f64 {
@@ -594,7 +592,7 @@ struct Evidence {
 }
 
 struct Validator<'a> {
-    tx: &'a Transaction<'a>,
+    rows: &'a BeliefRows<'a>,
     project: &'a str,
     keys: HashMap<String, KeyState>,
     statuses: HashMap<BeliefId, BeliefStatus>,
@@ -605,24 +603,20 @@ struct Validator<'a> {
 type Check<T> = Result<T, RejectionReason>;
 
 impl Validator<'_> {
-    fn key(&mut self, key: &str) -> rusqlite::Result<&mut KeyState> {
+    fn key(&mut self, key: &str) -> LedgerResult<&mut KeyState> {
         if !self.keys.contains_key(key) {
-            let active = active_of(self.tx, self.project, key)?.map(|b| Active {
+            let active = self.rows.active(key)?.map(|b| Active {
                 target: Target::Stored(b.id),
                 version: b.version,
                 normalized: normalize_statement(&b.statement),
                 ownership: b.ownership,
             });
-            let max_version: i64 = self.tx.query_row(
-                "SELECT COALESCE(MAX(version), 0) FROM beliefs WHERE project = ?1 AND key = ?2",
-                params![self.project, key],
-                |r| r.get(0),
-            )?;
+            let max_version = self.rows.max_version(key)?;
             self.keys.insert(
                 key.to_owned(),
                 KeyState {
                     active,
-                    max_version: max_version as u64,
+                    max_version,
                 },
             );
         }
@@ -635,20 +629,14 @@ impl Validator<'_> {
         &self,
         evidence: &[EventId],
         ownership: Ownership,
-    ) -> rusqlite::Result<Check<Evidence>> {
+    ) -> LedgerResult<Check<Evidence>> {
         if evidence.is_empty() {
             return Ok(Err(RejectionReason::MissingEvidence));
         }
         let mut roles = Vec::new();
         let mut latest = i64::MIN;
-        let mut stmt = self
-            .tx
-            .prepare_cached("SELECT project, role, created_at FROM events WHERE id = ?1")?;
         for &e in evidence {
-            let row: Option<(String, String, i64)> = stmt
-                .query_row([e.0 as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()?;
-            match row {
+            match self.rows.event_facts(e)? {
                 // Another project's event is answered as one that does not exist: a
                 // project learns nothing of another's ids.
                 None => return Ok(Err(RejectionReason::UnknownEvidence { event: e })),
@@ -657,13 +645,6 @@ impl Validator<'_> {
                 }
                 Some((_, role, at)) => {
                     latest = latest.max(at);
-                    let role = Role::parse(&role).map_err(|err| {
-                        rusqlite::Error::FromSqlConversionFailure(
-                            1,
-                            rusqlite::types::Type::Text,
-                            Box::new(err),
-                        )
-                    })?;
                     if !roles.contains(&role) {
                         roles.push(role);
                     }
@@ -680,12 +661,10 @@ impl Validator<'_> {
     }
 
     /// The evidence `target` cites, loaded from the ledger on first use.
-    fn cited(&mut self, target: Target) -> rusqlite::Result<&mut HashSet<EventId>> {
+    fn cited(&mut self, target: Target) -> LedgerResult<&mut HashSet<EventId>> {
         if !self.cited.contains_key(&target) {
             let stored = match target {
-                Target::Stored(id) => super::beliefs::evidence_of(self.tx, id)?
-                    .into_iter()
-                    .collect(),
+                Target::Stored(id) => self.rows.evidence(id)?.into_iter().collect(),
                 Target::Created(_) => HashSet::new(),
             };
             self.cited.insert(target, stored);
@@ -701,7 +680,7 @@ impl Validator<'_> {
         target: Target,
         evidence: &[EventId],
         roles: Vec<Role>,
-    ) -> rusqlite::Result<Action> {
+    ) -> LedgerResult<Action> {
         let cited = self.cited(target)?;
         let new: Vec<EventId> = evidence
             .iter()
@@ -733,29 +712,17 @@ impl Validator<'_> {
         })
     }
 
-    fn stored_belief(&self, id: BeliefId) -> rusqlite::Result<Check<super::Belief>> {
-        let any: Option<String> = self
-            .tx
-            .query_row(
-                "SELECT project FROM beliefs WHERE id = ?1",
-                [id.0 as i64],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match any {
-            // Another project's belief is answered as one that does not exist.
-            None => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
-            Some(p) if p != self.project => Ok(Err(RejectionReason::UnknownBelief { belief: id })),
-            Some(_) => {
-                let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE id = ?1");
-                let mut b = self.tx.query_row(&sql, [id.0 as i64], row_to_belief)?;
-                b.evidence = super::beliefs::evidence_of(self.tx, id)?;
+    fn stored_belief(&self, id: BeliefId) -> LedgerResult<Check<super::Belief>> {
+        // Another project's belief is answered as one that does not exist.
+        Ok(match self.rows.belief(id)? {
+            None => Err(RejectionReason::UnknownBelief { belief: id }),
+            Some(mut b) => {
                 if let Some(s) = self.statuses.get(&id) {
                     b.status = *s;
                 }
-                Ok(Ok(b))
+                Ok(b)
             }
-        }
+        })
     }
 
     fn check_version(key: &str, expected: Option<u64>, current: Option<&Active>) -> Check<()> {
@@ -791,7 +758,7 @@ impl Validator<'_> {
     }
 
     /// Resolves operation `i` into an action, updating the virtual state.
-    fn resolve(&mut self, i: usize, op: &Op) -> rusqlite::Result<Check<Action>> {
+    fn resolve(&mut self, i: usize, op: &Op) -> LedgerResult<Check<Action>> {
         macro_rules! check {
             ($e:expr) => {
                 match $e {
@@ -1057,17 +1024,8 @@ impl Ledger {
         );
         let now = self.now_ms();
         let rejected = |op_index, reason| Ok(PlanOutcome::Rejected(Rejection { op_index, reason }));
-        self.write(|tx| {
-            let sql = |e| self.sql(e);
-            let seen: Option<String> = tx
-                .query_row(
-                    "SELECT plan_hash FROM governance_plans WHERE project = ?1 AND idempotency_key = ?2",
-                    params![project, plan.idempotency_key],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?;
-            match seen {
+        self.governing(project, |rows| {
+            match rows.plan_hash(&plan.idempotency_key)? {
                 Some(h) if h == hash => {
                     return Ok(PlanOutcome::AlreadyApplied {
                         idempotency_key: plan.idempotency_key.clone(),
@@ -1094,7 +1052,7 @@ impl Ledger {
             // Phase 1: resolve every operation; no writes. An operation whose own key was
             // applied before is replayed (same operation) or refused (another one).
             let mut v = Validator {
-                tx,
+                rows,
                 project,
                 keys: HashMap::new(),
                 statuses: HashMap::new(),
@@ -1118,19 +1076,11 @@ impl Ledger {
                             RejectionReason::DuplicateIdempotencyKey { key: key.clone() },
                         );
                     }
-                    let stored: Option<(String, Option<i64>)> = tx
-                        .query_row(
-                            "SELECT op_hash, belief_id FROM governance_op_keys WHERE project = ?1 AND op_key = ?2",
-                            params![project, key],
-                            |r| Ok((r.get(0)?, r.get(1)?)),
-                        )
-                        .optional()
-                        .map_err(sql)?;
-                    match stored {
+                    match rows.op_key(key)? {
                         Some((h, belief)) if h == planned.hash() => {
                             actions.push(Action::Replayed {
                                 key: key.clone(),
-                                belief: belief.map(|b| BeliefId(b as u64)),
+                                belief,
                             });
                             continue;
                         }
@@ -1143,7 +1093,7 @@ impl Ledger {
                         None => {}
                     }
                 }
-                match v.resolve(i, &planned.op).map_err(sql)? {
+                match v.resolve(i, &planned.op)? {
                     Ok(a) => actions.push(a),
                     Err(reason) => return rejected(Some(i), reason),
                 }
@@ -1156,15 +1106,10 @@ impl Ledger {
             };
             // Event time of a write: the plan's `at`, else its evidence's time, never before
             // the start of the belief it supersedes.
-            let valid_from = |evidence_at: i64, old: Option<BeliefId>| -> rusqlite::Result<i64> {
+            let valid_from = |evidence_at: i64, old: Option<BeliefId>| -> LedgerResult<i64> {
                 let mut from = plan.at.unwrap_or(evidence_at);
                 if let Some(old) = old {
-                    let old_from: i64 = tx.query_row(
-                        "SELECT valid_from FROM beliefs WHERE id = ?1",
-                        [old.0 as i64],
-                        |r| r.get(0),
-                    )?;
-                    from = from.max(old_from);
+                    from = from.max(rows.valid_from(old)?);
                 }
                 Ok(from)
             };
@@ -1186,45 +1131,29 @@ impl Ledger {
                         conflict_with,
                     } => {
                         let old = supersede.map(|t| resolve(t, &created));
-                        let from = valid_from(evidence_at, old).map_err(sql)?;
+                        let from = valid_from(evidence_at, old)?;
                         if let Some(old) = old {
-                            tx.execute(
-                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?3 WHERE id = ?1",
-                                params![old.0 as i64, from, now],
-                            )
-                            .map_err(sql)?;
+                            rows.supersede(old, from, None, now)?;
                         }
-                        tx.execute(
-                            "INSERT INTO beliefs (project, key, statement, normalized, ownership, agent,
-                                source_roles, confidence, status, version, valid_from, supersedes,
-                                created_at, updated_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-                            params![
-                                project,
-                                key,
-                                statement,
-                                normalize_statement(&statement),
-                                ownership.as_str(),
-                                agent,
-                                roles_text(&roles),
+                        let id = rows.insert_belief(
+                            &NewBelief {
+                                key: &key,
+                                statement: &statement,
+                                ownership,
+                                agent: agent.as_deref(),
+                                roles: &roles_text(&roles),
                                 confidence,
-                                status.as_str(),
-                                version as i64,
-                                from,
-                                old.map(|o| o.0 as i64),
-                                now,
-                            ],
-                        )
-                        .map_err(sql)?;
-                        let id = BeliefId(tx.last_insert_rowid() as u64);
+                                status,
+                                version,
+                                valid_from: from,
+                                supersedes: old,
+                            },
+                            now,
+                        )?;
                         created.insert(i, id);
-                        add_evidence(tx, project, id, &evidence).map_err(sql)?;
+                        rows.add_evidence(id, &evidence)?;
                         if let Some(old) = old {
-                            tx.execute(
-                                "UPDATE beliefs SET superseded_by = ?2 WHERE id = ?1",
-                                params![old.0 as i64, id.0 as i64],
-                            )
-                            .map_err(sql)?;
+                            rows.superseded_by(old, id)?;
                             OpOutcome::Superseded { old, belief: id }
                         } else if let Some(current) = conflict_with {
                             OpOutcome::ConflictRecorded {
@@ -1237,52 +1166,54 @@ impl Ledger {
                             OpOutcome::Created { belief: id }
                         }
                     }
-                    Action::Reinforce { target, version, evidence, roles } => {
+                    Action::Reinforce {
+                        target,
+                        version,
+                        evidence,
+                        roles,
+                    } => {
                         let id = resolve(target, &created);
-                        add_evidence(tx, project, id, &evidence).map_err(sql)?;
-                        let merged: String = tx
-                            .query_row("SELECT source_roles FROM beliefs WHERE id = ?1", [id.0 as i64], |r| r.get(0))
-                            .map_err(sql)?;
-                        let mut all: Vec<String> = merged.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+                        rows.add_evidence(id, &evidence)?;
+                        let merged = rows.source_roles(id)?;
+                        let mut all: Vec<String> = merged
+                            .split(',')
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_owned)
+                            .collect();
                         for r in roles {
                             if !all.iter().any(|x| x == r.as_str()) {
                                 all.push(r.as_str().to_owned());
                             }
                         }
-                        tx.execute(
-                            "UPDATE beliefs SET version = ?2, source_roles = ?3, updated_at = ?4 WHERE id = ?1",
-                            params![id.0 as i64, version as i64, all.join(","), now],
-                        )
-                        .map_err(sql)?;
-                        OpOutcome::Reinforced { belief: id, version }
+                        rows.reinforce(id, version, &all.join(","), now)?;
+                        OpOutcome::Reinforced {
+                            belief: id,
+                            version,
+                        }
                     }
                     Action::Unchanged { target, version } => OpOutcome::Unchanged {
                         belief: resolve(target, &created),
                         version,
                     },
-                    Action::Promote { belief, version, evidence_at, supersede } => {
+                    Action::Promote {
+                        belief,
+                        version,
+                        evidence_at,
+                        supersede,
+                    } => {
                         let old = supersede.map(|t| resolve(t, &created));
-                        let from = valid_from(evidence_at, old).map_err(sql)?;
+                        let from = valid_from(evidence_at, old)?;
                         if let Some(old) = old {
-                            tx.execute(
-                                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?4, superseded_by = ?3 WHERE id = ?1",
-                                params![old.0 as i64, from, belief.0 as i64, now],
-                            )
-                            .map_err(sql)?;
+                            rows.supersede(old, from, Some(belief), now)?;
                         }
-                        tx.execute(
-                            "UPDATE beliefs SET status = 'active', version = ?2, valid_from = ?3, supersedes = ?4, updated_at = ?5 WHERE id = ?1",
-                            params![belief.0 as i64, version as i64, from, old.map(|o| o.0 as i64), now],
-                        )
-                        .map_err(sql)?;
-                        OpOutcome::Promoted { belief, superseded: old }
+                        rows.activate(belief, version, from, old, now)?;
+                        OpOutcome::Promoted {
+                            belief,
+                            superseded: old,
+                        }
                     }
                     Action::Reject { belief } => {
-                        tx.execute(
-                            "UPDATE beliefs SET status = 'rejected', updated_at = ?2 WHERE id = ?1",
-                            params![belief.0 as i64, now],
-                        )
-                        .map_err(sql)?;
+                        rows.reject(belief, now)?;
                         OpOutcome::Rejected { belief }
                     }
                     Action::Replayed { key, belief } => OpOutcome::AlreadyApplied {
@@ -1291,46 +1222,31 @@ impl Ledger {
                     },
                 };
                 let belief_id = outcome.belief();
-                tx.execute(
-                    "INSERT INTO governance_audit (project, plan_key, op_index, op, belief_id, detail, at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        project,
-                        plan.idempotency_key,
-                        i as i64,
-                        plan.ops[i].op.name(),
-                        belief_id.map(|b| b.0 as i64),
+                rows.audit(
+                    &plan.idempotency_key,
+                    &(
+                        i,
+                        plan.ops[i].op.name().to_owned(),
+                        belief_id,
                         serde_json::to_string(&outcome).expect("outcomes serialize"),
-                        now,
-                    ],
-                )
-                .map_err(sql)?;
+                    ),
+                    now,
+                )?;
                 if let (Some(key), false) = (
                     &plan.ops[i].idempotency_key,
                     matches!(outcome, OpOutcome::AlreadyApplied { .. }),
                 ) {
-                    tx.execute(
-                        "INSERT INTO governance_op_keys (project, op_key, op_hash, plan_key, op_index, belief_id, applied_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                        params![
-                            project,
-                            key,
-                            plan.ops[i].hash(),
-                            plan.idempotency_key,
-                            i as i64,
-                            belief_id.map(|b| b.0 as i64),
-                            now,
-                        ],
-                    )
-                    .map_err(sql)?;
+                    rows.put_op_key(
+                        key,
+                        &plan.ops[i].hash(),
+                        (&plan.idempotency_key, i),
+                        belief_id,
+                        now,
+                    )?;
                 }
                 results.push(outcome);
             }
-            tx.execute(
-                "INSERT INTO governance_plans (project, idempotency_key, plan_hash, applied_at) VALUES (?1, ?2, ?3, ?4)",
-                params![project, plan.idempotency_key, hash, now],
-            )
-            .map_err(sql)?;
+            rows.put_plan(&plan.idempotency_key, &hash, now)?;
             Ok(PlanOutcome::Applied { results })
         })
     }
@@ -1340,38 +1256,15 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn plan_audit(&self, project: &ProjectId, plan_key: &str) -> LedgerResult<Vec<AuditRow>> {
-        self.read(|c| {
-            c.prepare_cached(
-                "SELECT op_index, op, belief_id, detail FROM governance_audit
-                 WHERE project = ?1 AND plan_key = ?2 ORDER BY op_index",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), plan_key], |r| {
-                    Ok(AuditRow {
-                        op_index: r.get::<_, i64>(0)? as usize,
-                        op: r.get(1)?,
-                        belief: r.get::<_, Option<i64>>(2)?.map(|v| BeliefId(v as u64)),
-                        detail: r.get(3)?,
-                    })
-                })?
-                .collect()
+        let rows = self.reading_beliefs(project.as_str(), |rows| rows.audit_rows(plan_key))?;
+        Ok(rows
+            .into_iter()
+            .map(|(op_index, op, belief, detail)| AuditRow {
+                op_index,
+                op,
+                belief,
+                detail,
             })
-            .map_err(|e| self.sql(e))
-        })
+            .collect())
     }
-}
-
-fn add_evidence(
-    tx: &Transaction<'_>,
-    project: &str,
-    belief: BeliefId,
-    evidence: &[EventId],
-) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR IGNORE INTO belief_evidence (belief_id, event_id, project) VALUES (?1, ?2, ?3)",
-    )?;
-    for e in evidence {
-        stmt.execute(params![belief.0 as i64, e.0 as i64, project])?;
-    }
-    Ok(())
 }

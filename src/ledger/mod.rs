@@ -9,6 +9,7 @@
 //! failing.
 //! Every write runs in a short `BEGIN IMMEDIATE` transaction.
 
+pub(crate) mod beliefs;
 mod deadline;
 mod erasure;
 mod error;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
+pub use beliefs::{Belief, BeliefId, BeliefStatus, Ownership, normalize_statement};
 pub use deadline::{Deadline, go_on};
 pub use erasure::ErasureReceipt;
 pub use error::{LedgerError, LedgerResult, sqlite_failure};
