@@ -80,6 +80,22 @@ pub struct Report {
     /// `[recall] turn_regime`, and how many conversations read as short, between or long).
     #[serde(default)]
     pub turn_regime: RegimeCensus,
+    /// The questions the set gives no evidence for (nothing in the conversation answers
+    /// them, as BEAM's abstention questions): asked like the others, and counted by
+    /// whether recall returned nothing (a knowledge gap). They take no part in the scores.
+    #[serde(default)]
+    pub no_evidence: NoEvidence,
+}
+
+/// What recall did with the questions a set gives no evidence for ([`Report::no_evidence`]).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NoEvidence {
+    /// How many were asked.
+    pub asked: usize,
+    /// How many returned nothing.
+    pub returned_nothing: usize,
+    /// The ids of those that returned something, in file order.
+    pub answered: Vec<String>,
 }
 
 /// The turn-length regime of an evaluation: the setting and the conversations each rule
@@ -159,6 +175,12 @@ impl Report {
             out.push(format!(
                 "{name:<28} {:>4} {:>9.3} {:>9.3} {:>10.3} {:>7.3} {:>6.3} {uo:>12}",
                 s.questions, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.hit_at_10, s.mrr
+            ));
+        }
+        if self.no_evidence.asked > 0 {
+            out.push(format!(
+                "questions without evidence (nothing answers them): {} of {} returned nothing",
+                self.no_evidence.returned_nothing, self.no_evidence.asked
             ));
         }
         if !self.unasked.is_empty() {
@@ -1054,21 +1076,25 @@ pub fn evaluate(
         conversations: BTreeMap::new(),
     };
     let mut regimes = std::collections::HashSet::new();
+    let mut no_evidence = NoEvidence::default();
     for q in asked {
-        if q.evidence.is_empty() {
-            continue;
-        }
         let (evidence, superseded) = (q.evidence, q.superseded);
         let project = project_of(&q.conversation_id)?;
         let question_id = q.question_id.as_str();
         let mut rq = crate::RecallQuery::new(&q.question, k.max(10));
         if let Some(embeddings) = embeddings {
-            rq.embedding = Some(embeddings.questions.get(question_id).ok_or_else(|| {
-                bad(
-                    "embeddings",
-                    format!("no embedding for question {question_id}"),
-                )
-            })?);
+            match embeddings.questions.get(question_id) {
+                Some(e) => rq.embedding = Some(e),
+                // A question without evidence is only counted; without its embedding it is
+                // not asked.
+                None if evidence.is_empty() => continue,
+                None => {
+                    return Err(bad(
+                        "embeddings",
+                        format!("no embedding for question {question_id}"),
+                    ));
+                }
+            }
         }
         // A question the memory cannot take (its conversation stored no turn, its text is
         // empty) returns nothing, as it would to an agent; the report names it.
@@ -1093,6 +1119,15 @@ pub fn evaluate(
             }
             Err(e) => return Err(e),
         };
+        if evidence.is_empty() {
+            no_evidence.asked += 1;
+            if hits.is_empty() {
+                no_evidence.returned_nothing += 1;
+            } else {
+                no_evidence.answered.push(question_id.to_owned());
+            }
+            continue;
+        }
         let rank_of: HashMap<String, usize> = hits
             .iter()
             .enumerate()
@@ -1175,6 +1210,7 @@ pub fn evaluate(
         questions,
         unasked,
         turn_regime: census,
+        no_evidence,
     })
 }
 

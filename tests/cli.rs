@@ -317,6 +317,12 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
         "both evidence turns are in the top 10 of 4: {last}"
     );
     assert!(out.contains("information_extraction"));
+    // The question without evidence is asked and counted apart: nothing is stored about a
+    // salary, so it returns nothing.
+    assert!(
+        out.contains("questions without evidence (nothing answers them): 1 of 1 returned nothing"),
+        "{out}"
+    );
     // Ablations: one source only, a weight override; `--json` prints one document.
     let run = |extra: &[&str]| {
         let mut args = vec!["--json", "eval", "--data", data.to_str().unwrap()];
@@ -327,6 +333,8 @@ fn eval_scores_a_data_set_and_ends_with_the_summary_line() {
     assert!(ok, "{err}");
     let doc = json(&out);
     assert_eq!(doc["overall"]["questions"], 3);
+    assert_eq!(doc["no_evidence"]["asked"], 1, "{doc}");
+    assert_eq!(doc["no_evidence"]["returned_nothing"], 1, "{doc}");
     let q1 = doc["questions"]
         .as_array()
         .unwrap()
