@@ -313,3 +313,48 @@ fn fold_xor_is_the_xor_of_every_word_on_every_tier() {
         }
     }
 }
+
+/// Operands of a dense layer: rows of `input` values (a multiple of 8), `output` (even)
+/// outputs, f32 weights and the same weights in half precision.
+fn dense_case() -> impl Strategy<Value = (usize, usize, Vec<f32>, Vec<u16>, Vec<f32>)> {
+    (1usize..=6, 1usize..=5, 1usize..=9).prop_flat_map(|(eighths, pairs, rows)| {
+        let (input, output) = (8 * eighths, 2 * pairs);
+        (
+            Just(input),
+            Just(output),
+            prop::collection::vec(-1.0f32..1.0, rows * input),
+            // Halves of magnitude 2^-7 to 2, either sign.
+            prop::collection::vec((0x2000u16..0x4000, any::<bool>()), input * output).prop_map(
+                |v| {
+                    v.into_iter()
+                        .map(|(h, s)| h | (u16::from(s) << 15))
+                        .collect()
+                },
+            ),
+            prop::collection::vec(-1.0f32..1.0, output),
+        )
+    })
+}
+
+proptest! {
+    /// Every tier's dense product agrees with the scalar reference, with f32 and with half
+    /// precision weights, for every shape the kernels take.
+    #[test]
+    fn dense_tiers_agree_with_the_reference((input, output, x, half, bias) in dense_case()) {
+        use hdv::kernels::dense::{Shape, Weights, f16_to_f32};
+        let weight: Vec<f32> = half.iter().map(|&h| f16_to_f32(h)).collect();
+        let shape = Shape { input, output };
+        let rows = x.len() / input;
+        for weights in [Weights::F32(&weight), Weights::F16(&half)] {
+            let mut want = vec![0.0f32; rows * output];
+            prop_assert!(Kernel::scalar().linear(&x, weights, &bias, shape, &mut want));
+            for k in Kernel::available() {
+                let mut got = vec![f32::NAN; rows * output];
+                prop_assert!(k.linear(&x, weights, &bias, shape, &mut got));
+                for (a, b) in got.iter().zip(&want) {
+                    prop_assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{} {a} vs {b}", k.name());
+                }
+            }
+        }
+    }
+}

@@ -20,6 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hdv::kernels::dense::f16_to_f32;
 use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 
@@ -122,25 +123,6 @@ fn read_json_opt(path: &Path) -> Result<Option<serde_json::Value>, ModelError> {
     } else {
         Ok(None)
     }
-}
-
-/// An IEEE half-precision value as `f32` (exact: every `f16` is an `f32`).
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = u32::from(h >> 15) << 31;
-    let exponent = u32::from((h >> 10) & 0x1f);
-    let mantissa = u32::from(h & 0x3ff);
-    let bits = match (exponent, mantissa) {
-        (0, 0) => sign,
-        // Subnormal: normalize the mantissa.
-        (0, m) => {
-            let shift = m.leading_zeros() - 21;
-            let m = (m << shift) & 0x3ff;
-            sign | ((127 - 15 + 1 - shift) << 23) | (m << 13)
-        }
-        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
-        (e, m) => sign | ((e + 127 - 15) << 23) | (m << 13),
-    };
-    f32::from_bits(bits)
 }
 
 /// The weights of one tensor, read as `f32`, of the expected shape.
@@ -642,9 +624,23 @@ const DIRECT_ROWS: usize = 32;
 /// `out = x Wᵀ + b` for every row of `x`, row slices in parallel.
 fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
     let rows = x.len() / l.input;
-    #[cfg(target_arch = "x86_64")]
-    if rows <= DIRECT_ROWS && direct::linear(x, l, out) {
-        return;
+    if rows <= DIRECT_ROWS {
+        let kernel = hdv::kernels::active();
+        // Half precision is read natively by F16C (half the bytes to stream); the portable
+        // kernel would convert every weight on every product, so it reads the f32 copy.
+        let weights = match &l.half {
+            Some(half) if half.len() == l.weight.len() && kernel.dense_name() != "scalar" => {
+                hdv::kernels::dense::Weights::F16(half)
+            }
+            _ => hdv::kernels::dense::Weights::F32(&l.weight),
+        };
+        let shape = hdv::kernels::dense::Shape {
+            input: l.input,
+            output: l.output,
+        };
+        if kernel.linear(x, weights, &l.bias, shape, out) {
+            return;
+        }
     }
     debug_assert_eq!(out.len(), rows * l.output);
     let per = ROWS_PER_TASK.max(rows.div_ceil(rayon::current_num_threads().max(1)));
@@ -665,151 +661,6 @@ fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
                 (o, l.output),
             );
         });
-}
-
-/// A product of a few rows by a weight matrix read in place (f16 weights as stored, else
-/// f32), on AVX2 with FMA and F16C.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-mod direct {
-    use std::arch::x86_64::{
-        __m128i, __m256, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm_loadu_si128,
-        _mm256_castps256_ps128, _mm256_cvtph_ps, _mm256_extractf128_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_setzero_ps,
-    };
-
-    use super::Linear;
-
-    /// `out = x Wᵀ + b` when the CPU has AVX2 and FMA and the shapes suit (input a
-    /// multiple of 8, output even); `false` (nothing written) otherwise.
-    pub(super) fn linear(x: &[f32], l: &Linear, out: &mut [f32]) -> bool {
-        let suits = l.input.is_multiple_of(8)
-            && l.output.is_multiple_of(2)
-            && x.len().is_multiple_of(l.input)
-            && out.len() == x.len() / l.input * l.output
-            && l.weight.len() == l.input * l.output
-            && l.bias.len() == l.output;
-        // Every CPU with AVX2 and FMA has F16C (Intel from Ivy Bridge, AMD from
-        // Piledriver); all three are checked.
-        if !suits
-            || !is_x86_feature_detected!("avx2")
-            || !is_x86_feature_detected!("fma")
-            || !is_x86_feature_detected!("f16c")
-        {
-            return false;
-        }
-        match &l.half {
-            Some(half) if half.len() == l.weight.len() => {
-                // SAFETY: AVX2, FMA and F16C were detected just above.
-                unsafe { linear_avx2::<u16>(x, half, l, out) };
-            }
-            // SAFETY: AVX2, FMA and F16C were detected just above.
-            _ => unsafe { linear_avx2::<f32>(x, &l.weight, l, out) },
-        }
-        true
-    }
-
-    /// A weight element the kernel loads eight at a time as `f32` lanes.
-    pub(super) trait Lanes: Copy {
-        /// Eight values from the start of `chunk` (which holds eight).
-        ///
-        /// # Safety
-        /// The CPU has AVX2, FMA and F16C (`u16` is read as IEEE half precision).
-        unsafe fn load(chunk: &[Self; 8]) -> __m256;
-    }
-
-    impl Lanes for f32 {
-        #[inline]
-        #[target_feature(enable = "avx2,fma,f16c")]
-        unsafe fn load(chunk: &[f32; 8]) -> __m256 {
-            // SAFETY: `chunk` holds 8 floats.
-            unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
-        }
-    }
-
-    impl Lanes for u16 {
-        #[inline]
-        #[target_feature(enable = "avx2,fma,f16c")]
-        unsafe fn load(chunk: &[u16; 8]) -> __m256 {
-            // SAFETY: `chunk` holds 8 halves (16 bytes); F16C is the caller's promise.
-            unsafe { _mm256_cvtph_ps(_mm_loadu_si128(chunk.as_ptr().cast::<__m128i>())) }
-        }
-    }
-
-    /// Two output columns at a time, each pair of weight rows read once and applied to
-    /// every row of `x` in blocks of up to four (eight independent accumulators).
-    ///
-    /// # Safety
-    /// The CPU has what `W::load` needs.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn linear_avx2<W: Lanes>(x: &[f32], weight: &[W], l: &Linear, out: &mut [f32]) {
-        let rows: Vec<&[f32]> = x.chunks_exact(l.input).collect();
-        for (pair, w) in weight.chunks_exact(2 * l.input).enumerate() {
-            let (w0, w1) = w.split_at(l.input);
-            let o = 2 * pair;
-            let mut r = 0;
-            while r < rows.len() {
-                let take = (rows.len() - r).min(4);
-                let block = &rows[r..r + take];
-                // SAFETY: the caller's promise is passed on.
-                let sums: Vec<(f32, f32)> = unsafe {
-                    match take {
-                        4 => dots::<4, W>(block, w0, w1).to_vec(),
-                        3 => dots::<3, W>(block, w0, w1).to_vec(),
-                        2 => dots::<2, W>(block, w0, w1).to_vec(),
-                        _ => dots::<1, W>(block, w0, w1).to_vec(),
-                    }
-                };
-                for (i, (a, c)) in sums.into_iter().enumerate() {
-                    out[(r + i) * l.output + o] = l.bias[o] + a;
-                    out[(r + i) * l.output + o + 1] = l.bias[o + 1] + c;
-                }
-                r += take;
-            }
-        }
-    }
-
-    /// The dot products of `R` rows with `w0` and with `w1`.
-    ///
-    /// # Safety
-    /// The CPU has what `W::load` needs.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    #[inline]
-    unsafe fn dots<const R: usize, W: Lanes>(
-        rows: &[&[f32]],
-        w0: &[W],
-        w1: &[W],
-    ) -> [(f32, f32); R] {
-        let (w0, _) = w0.as_chunks::<8>();
-        let (w1, _) = w1.as_chunks::<8>();
-        let n = w0.len().min(w1.len());
-        let xs: [&[[f32; 8]]; R] = std::array::from_fn(|i| &rows[i].as_chunks::<8>().0[..n]);
-        let mut a0 = [_mm256_setzero_ps(); R];
-        let mut a1 = [_mm256_setzero_ps(); R];
-        for k in 0..n {
-            // SAFETY: the caller's promise covers `W::load`.
-            let (wa, wc) = unsafe { (W::load(&w0[k]), W::load(&w1[k])) };
-            for i in 0..R {
-                // SAFETY: each chunk holds 8 floats.
-                let xv = unsafe { _mm256_loadu_ps(xs[i][k].as_ptr()) };
-                a0[i] = _mm256_fmadd_ps(xv, wa, a0[i]);
-                a1[i] = _mm256_fmadd_ps(xv, wc, a1[i]);
-            }
-        }
-        let mut out = [(0.0, 0.0); R];
-        for i in 0..R {
-            out[i] = (sum(a0[i]), sum(a1[i]));
-        }
-        out
-    }
-
-    /// The sum of eight lanes.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn sum(v: __m256) -> f32 {
-        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let s = _mm_hadd_ps(s, s);
-        _mm_cvtss_f32(_mm_hadd_ps(s, s))
-    }
 }
 
 /// `C = alpha · A B + beta · C` for `[m, k, n]`: `A` is m × k and `B` k × n read with
@@ -962,19 +813,6 @@ fn normalized(mut v: Vec<f32>) -> Vec<f32> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn half_precision_reads_exactly() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x7bff), 65504.0);
-        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
-        assert_eq!(f16_to_f32(0x03ff), 1023.0 * 2f32.powi(-24));
-        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
-        assert!(f16_to_f32(0x7c00).is_infinite());
-        assert!(f16_to_f32(0x7e00).is_nan());
-        assert_eq!(f16_to_f32(0x8000).to_bits(), 0x8000_0000);
-    }
-
     /// The direct product (few rows, weights in place, f32 or f16) and the packed one
     /// agree, for every remainder of the four-row blocks.
     #[test]
@@ -1019,19 +857,24 @@ mod tests {
                     1.0,
                     (&mut packed, output),
                 );
-                let mut direct = vec![f32::NAN; rows * output];
-                #[cfg(target_arch = "x86_64")]
-                if !direct::linear(&xs, &l, &mut direct) {
-                    eprintln!("SKIPPED: no AVX2 + FMA: the direct product is not used here");
-                    return;
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                return;
-                for (a, b) in direct.iter().zip(&packed) {
-                    assert!(
-                        (a - b).abs() < 1e-5,
-                        "{rows} rows, f16 {with_half}: {a} vs {b}"
-                    );
+                // Every tier this CPU runs (the scalar reference, and AVX2 + FMA + F16C
+                // where there is AVX2), through the dispatch `linear` uses.
+                for kernel in hdv::Kernel::available() {
+                    let weights = match &l.half {
+                        Some(h) => hdv::kernels::dense::Weights::F16(h),
+                        None => hdv::kernels::dense::Weights::F32(&l.weight),
+                    };
+                    let shape = hdv::kernels::dense::Shape { input, output };
+                    let mut direct = vec![f32::NAN; rows * output];
+                    assert!(kernel.linear(&xs, weights, &l.bias, shape, &mut direct));
+                    for (a, b) in direct.iter().zip(&packed) {
+                        assert!(
+                            (a - b).abs() < 1e-5,
+                            "{} ({}), {rows} rows, f16 {with_half}: {a} vs {b}",
+                            kernel.name(),
+                            kernel.dense_name()
+                        );
+                    }
                 }
             }
         }

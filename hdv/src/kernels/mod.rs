@@ -5,6 +5,10 @@
 //! The best tier this CPU supports is chosen once, on first use, and cached; the environment
 //! variable `HDV_KERNEL=scalar|avx2|avx512` forces one. [`crate::kernel_name`] reports it.
 //!
+//! The same tiers dispatch the dense-layer kernel of a local sentence model ([`dense`],
+//! [`Kernel::linear`]): the portable reference on the scalar tier, AVX2 with FMA and F16C
+//! on the wider ones.
+//!
 //! A [`Kernel`] value can only be obtained for a tier the CPU supports, which is what makes
 //! its methods safe to call.
 
@@ -13,6 +17,7 @@ use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
+pub mod dense;
 pub(crate) mod scalar;
 pub(crate) mod votes;
 #[cfg(target_arch = "x86_64")]
@@ -128,6 +133,44 @@ impl Kernel {
             // SAFETY: a `Kernel` of this kind exists only if the CPU supports AVX2 and POPCNT.
             KernelKind::Avx2 => unsafe { x86_64::avx2::hamming(a, b) },
             _ => scalar::hamming(a, b),
+        }
+    }
+
+    /// `out = x Wᵀ + b` for every row of `x` (rows of `shape.input` values; `out` the same
+    /// rows of `shape.output`), the weights read where they lie ([`dense::Weights`]: `f32`
+    /// or half precision). The scalar tier runs the portable reference, the AVX2 and
+    /// AVX-512 tiers the AVX2 + FMA + F16C kernel where the CPU has FMA and F16C. Returns
+    /// `false`, writing nothing, when the operands do not fit together or `input` is not
+    /// a multiple of 8 or `output` is odd (the caller multiplies another way).
+    pub fn linear(
+        self,
+        x: &[f32],
+        weights: dense::Weights<'_>,
+        bias: &[f32],
+        shape: dense::Shape,
+        out: &mut [f32],
+    ) -> bool {
+        if !dense::suits(x, &weights, bias, shape, out) {
+            return false;
+        }
+        match self.0 {
+            #[cfg(target_arch = "x86_64")]
+            KernelKind::Avx2 | KernelKind::Avx512 if x86_64::dense::supported() => {
+                // SAFETY: AVX2, FMA and F16C were detected just above; the operands suit.
+                unsafe { x86_64::dense::linear(x, weights, bias, shape, out) }
+            }
+            _ => dense::linear_scalar(x, weights, bias, shape, out),
+        }
+        true
+    }
+
+    /// The name of what [`linear`](Self::linear) runs on this tier: `avx2-fma-f16c` or
+    /// `scalar`.
+    pub fn dense_name(self) -> &'static str {
+        match self.0 {
+            #[cfg(target_arch = "x86_64")]
+            KernelKind::Avx2 | KernelKind::Avx512 if x86_64::dense::supported() => "avx2-fma-f16c",
+            _ => "scalar",
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod dense;
 pub(crate) mod scan_tile;
 pub(crate) mod votes;
 
