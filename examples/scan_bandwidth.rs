@@ -7,6 +7,9 @@
 //! - an exact single-query top-10 scan over the same buffer with the active `hdv` kernel.
 //!
 //! It prints the medians and their ratio; the last line is `ratio <scan GB/s ÷ read GB/s>`.
+//! Before it, one line per kernel tier this CPU runs (`kernel_gbs <tier> <GB/s> ratio
+//! <x>`): that tier's distance pass over the same buffer on one thread, timed in the same
+//! repetitions, so a wider tier slower than a narrower one shows in every report.
 //! With `--batch Q` it also reports a batch of Q queries over the first `--batch-n` vectors.
 //! With `--threads T` (T > 1) both the read and the scan are split over T rayon threads
 //! (the read as T × 4 `fold_xor` slices, the scan as `Scan::par_top_k`), so the ratio is the
@@ -138,10 +141,27 @@ fn main() {
         warmup += 1;
     }
     let (mut read, mut single) = (Vec::new(), Vec::new());
+    // Each tier's distance pass, block by block into one reused buffer (what a single
+    // query's scan reads; the top-k selection over the distances is left out).
+    let tiers = hypermem::hdv::Kernel::available();
+    let mut per_tier: Vec<Vec<f64>> = vec![Vec::new(); tiers.len()];
+    let chunk = 4096;
+    let mut distances = vec![0u32; chunk];
     for rep in 0..args.reps {
         let t = Instant::now();
         black_box(read_all());
         read.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
+
+        let query = Hypervector::random(dim, 3_000_000 + rep as u64);
+        for (tier, rates) in tiers.iter().zip(&mut per_tier) {
+            let t = Instant::now();
+            for block in data.chunks(chunk * w) {
+                let out = &mut distances[..block.len() / w];
+                tier.distances(query.words(), black_box(block), out);
+                black_box(&out);
+            }
+            rates.push(bytes as f64 / t.elapsed().as_secs_f64() / 1e9);
+        }
 
         let query = Hypervector::random(dim, 1_000_000 + rep as u64);
         let t = Instant::now();
@@ -159,6 +179,14 @@ fn main() {
     println!("threads {}", args.threads);
     println!("vectors {} dim {} bytes {}", args.n, args.dim, bytes);
     println!("read_gbs {read_gbs:.2}");
+    for (tier, rates) in tiers.iter().zip(per_tier) {
+        let gbs = median(rates);
+        println!(
+            "kernel_gbs {} {gbs:.2} ratio {:.3}",
+            tier.name(),
+            gbs / read_gbs
+        );
+    }
     println!("scan_gbs {scan_gbs:.2}");
     println!(
         "single_query_qps {:.2} vectors_per_s {:.3e}",
