@@ -300,9 +300,10 @@ impl Plan<'_> {
 
     /// Whether the event is about whom or what the question names ([`names`]): a question
     /// that gives names is answered only by a text that holds one of them, that one of them
-    /// said, or that leaves its subject to the turns before it ("Coach is Mr Adeyemi"
-    /// after "Tunde plays in goal"; "She's allergic to nuts" after "Tunde's sister
-    /// starts school"). "How old is Tunde's dog?" is not answered by "My dog turns four in
+    /// said, or that leaves its subject to the turns before it when one of them names
+    /// them in the phrase it opens with, its subject ("Coach is Mr Adeyemi" after "Tunde
+    /// plays in goal"; "She's allergic to nuts" after "My friend Tunde's sister starts
+    /// school"). "How old is Tunde's dog?" is not answered by "My dog turns four in
     /// May", nor by "Dog's vet visit is on Friday" when Tunde was last named as a guest
     /// ("dinner with Tunde"), however many words they share. `earlier` gives the
     /// [`SUBJECT_TURNS`] turns before the event in its conversation; it is read only for
@@ -328,7 +329,9 @@ impl Plan<'_> {
             return Ok(false);
         }
         Ok(earlier()?.iter().any(|e| {
-            opening(&e.content).is_some_and(|w| self.name_forms.contains(&w))
+            opening_phrase(&e.content)
+                .iter()
+                .any(|w| self.name_forms.contains(w))
                 || self.said_by_named(e)
         }))
     }
@@ -375,6 +378,22 @@ impl Plan<'_> {
             .filter(|(t, _)| !named(t))
             .any(|(_, forms)| own.iter().any(|w| forms.contains(w)))
     }
+}
+
+/// The words of the noun phrase `text` opens with, lowercased: its first clause up to its
+/// first function word that is no determiner ("my sister priya" of "My sister Priya is
+/// visiting"; "dinner" of "Dinner with Priya on Friday").
+fn opening_phrase(text: &str) -> Vec<String> {
+    let clause = text
+        .split(['.', ',', ';', ':', '!', '?', '—', '–'])
+        .next()
+        .unwrap_or_default();
+    crate::text::tokens(clause)
+        .into_iter()
+        .take_while(|w| {
+            !crate::text::is_function_word(w) || crate::text::en::DETERMINERS.contains(&w.as_str())
+        })
+        .collect()
 }
 
 /// Turns before a text in its conversation that may give it the subject it leaves out
