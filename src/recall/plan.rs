@@ -320,9 +320,10 @@ impl Plan<'_> {
         if self.name_forms.is_empty() || self.named_in(event) {
             return Ok(true);
         }
-        let opening = |text: &str| crate::text::tokens(text).into_iter().next();
         let own_subject = event.content.split_whitespace().next().is_some_and(|w| {
-            opening(w).is_some_and(|t| crate::text::en::FIRST_PERSON.contains(&t.as_str()))
+            crate::text::tokens(w)
+                .first()
+                .is_some_and(|t| crate::text::en::FIRST_PERSON.contains(&t.as_str()))
                 || possessor(w).is_some()
         });
         if own_subject {

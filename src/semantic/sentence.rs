@@ -629,7 +629,7 @@ fn linear(x: &[f32], l: &Linear, out: &mut [f32]) {
         // Half precision is read natively by F16C (half the bytes to stream); the portable
         // kernel would convert every weight on every product, so it reads the f32 copy.
         let weights = match &l.half {
-            Some(half) if half.len() == l.weight.len() && kernel.dense_name() != "scalar" => {
+            Some(half) if half.len() == l.weight.len() && kernel.dense_simd() => {
                 hdv::kernels::dense::Weights::F16(half)
             }
             _ => hdv::kernels::dense::Weights::F32(&l.weight),

@@ -153,24 +153,33 @@ impl Kernel {
         if !dense::suits(x, &weights, bias, shape, out) {
             return false;
         }
+        #[cfg(target_arch = "x86_64")]
+        if self.dense_simd() {
+            // SAFETY: `dense_simd` checked AVX2, FMA and F16C; the operands suit.
+            unsafe { x86_64::dense::linear(x, weights, bias, shape, out) };
+            return true;
+        }
+        dense::linear_scalar(x, weights, bias, shape, out);
+        true
+    }
+
+    /// Whether [`linear`](Self::linear) runs the AVX2 + FMA + F16C kernel on this tier
+    /// (which reads half-precision weights natively) rather than the portable reference.
+    pub fn dense_simd(self) -> bool {
         match self.0 {
             #[cfg(target_arch = "x86_64")]
-            KernelKind::Avx2 | KernelKind::Avx512 if x86_64::dense::supported() => {
-                // SAFETY: AVX2, FMA and F16C were detected just above; the operands suit.
-                unsafe { x86_64::dense::linear(x, weights, bias, shape, out) }
-            }
-            _ => dense::linear_scalar(x, weights, bias, shape, out),
+            KernelKind::Avx2 | KernelKind::Avx512 => x86_64::dense::supported(),
+            _ => false,
         }
-        true
     }
 
     /// The name of what [`linear`](Self::linear) runs on this tier: `avx2-fma-f16c` or
     /// `scalar`.
     pub fn dense_name(self) -> &'static str {
-        match self.0 {
-            #[cfg(target_arch = "x86_64")]
-            KernelKind::Avx2 | KernelKind::Avx512 if x86_64::dense::supported() => "avx2-fma-f16c",
-            _ => "scalar",
+        if self.dense_simd() {
+            "avx2-fma-f16c"
+        } else {
+            "scalar"
         }
     }
 

@@ -8,8 +8,9 @@ use super::*;
 /// A knowledge gap: nothing answers the query ([`Plan::answers`]). No candidate the
 /// filters let through matches a word that tells memories apart in its own text (its
 /// speaker's name or a name the question gives alone does not answer), and none is more
-/// similar than the best of the project's memories would be by chance (`chance_best`: the largest of N unrelated
-/// ones), which for any sizeable project lies well above the floor's 2 σ; or none that
+/// similar than the best of the project's memories would be by chance (`chance_best`:
+/// the largest of N unrelated ones), which for any sizeable project lies well above the
+/// floor's 2 σ; or none that
 /// does states a value at all where the question asks for one ("how much", "when is"),
 /// or is about whom or what the question names ([`Plan::about_named`]: it holds the name,
 /// was said by them, or leaves its subject to the turns just before it that name them).
