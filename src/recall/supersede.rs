@@ -106,6 +106,8 @@ pub struct Query {
     stated: Vec<Value>,
     /// The months the question names ("the rent in January").
     months: Vec<&'static str>,
+    /// The owners the question names by a possessive ("Leo's bike", "the user's car").
+    owners: Vec<String>,
     /// The end of the time the question asks about (its time hint's window): a statement
     /// made then or later was not yet valid, so it supersedes nothing.
     horizon: Option<i64>,
@@ -128,6 +130,7 @@ impl Query {
                 .map(|w| values::singular(w))
                 .collect(),
             months: values::months(&scan),
+            owners: entities(&scan).owners,
             stated: scan.values,
             horizon: None,
         }
@@ -220,6 +223,9 @@ pub struct Candidate {
     entities: Vec<String>,
     /// The possessors among them.
     owners: Vec<String>,
+    /// Each possessor with the words of what it owns, singular ("leo" with "school",
+    /// "shoe" in "Leo's school shoes are size 2").
+    owned: Vec<(String, Vec<String>)>,
     /// It gives a value without saying what it is the value of ([`Candidate::elliptical`]).
     elliptical: bool,
     /// What it is about when it is elliptical and continues an earlier statement
@@ -264,7 +270,11 @@ impl Candidate {
             out
         };
         let identifiers = values::identifiers(&scan);
-        let (entities, owners) = entities(&scan);
+        let Entities {
+            entities,
+            owners,
+            owned,
+        } = entities(&scan);
         let mut slots = scan.values.clone();
         slots.extend(identifiers);
         // A change written as notation: "35 → 39" (an arrow between two values), "s/14/30/"
@@ -394,6 +404,7 @@ impl Candidate {
             asserts: crate::text::statements::asserts(content),
             entities,
             owners,
+            owned,
             slots,
             negated,
             corrects,
@@ -701,9 +712,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
 /// the names among the identifiers: "Next.js" is an entity here and a code as a value
 /// (reading entities from names alone let more technical turns revise each other:
 /// BEAM-100K MRR −0.003, BEAM-500K −0.003).
-fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
+fn entities(scan: &values::Scan<'_>) -> Entities {
     let valued: Vec<usize> = scan.values.iter().map(|v| v.word).collect();
-    let (mut entities, mut owners) = (Vec::new(), Vec::new());
+    let (mut entities, mut owners, mut owned) = (Vec::new(), Vec::new(), Vec::new());
     for (i, raw) in scan.raw.iter().enumerate() {
         let word = &scan.words[i];
         let owner = ["'s", "’s"]
@@ -749,6 +760,17 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
             && !values::is_month(word)
             && !values::is_weekday(word);
         if let Some(o) = owner {
+            // What it owns: the noun phrase after it, to the end of the phrase or the
+            // first function word.
+            let things = (i + 1..scan.words.len())
+                .take_while(|&j| j == i + 1 || !scan.breaks[j - 1])
+                .map(|j| &scan.words[j])
+                .take_while(|w| !crate::text::is_function_word(w))
+                .take(QUALIFIERS + 1)
+                .flat_map(|w| crate::text::tokens(w))
+                .map(|w| values::singular(&w))
+                .collect();
+            owned.push((o.to_owned(), things));
             owners.push(o.to_owned());
             entities.push(o.to_owned());
         } else if named {
@@ -759,7 +781,38 @@ fn entities(scan: &values::Scan<'_>) -> (Vec<String>, Vec<String>) {
         v.sort_unstable();
         v.dedup();
     }
-    (entities, owners)
+    Entities {
+        entities,
+        owners,
+        owned,
+    }
+}
+
+/// What [`entities`] reads.
+struct Entities {
+    /// Possessors and words capitalised inside a sentence, lowercased, sorted.
+    entities: Vec<String>,
+    /// The possessors among them.
+    owners: Vec<String>,
+    /// Each possessor with the words of the noun phrase it owns, singular.
+    owned: Vec<(String, Vec<String>)>,
+}
+
+/// Whether `candidate` gives what the question asks about to an owner the question does
+/// not name: the question names whose it is ("How much is Leo's bike?", "the user's
+/// car"), and the candidate puts a word of the question's subject in the noun phrase of
+/// another possessor ("Maya's bike is £90"). It is the value of another entity of the
+/// same kind, not an answer, however many words it shares.
+pub fn owned_by_another(query: &Query, candidate: &Candidate) -> bool {
+    if query.owners.is_empty() {
+        return false;
+    }
+    let subject = query.subject();
+    candidate.owned.iter().any(|(owner, things)| {
+        !query.owners.contains(owner)
+            && !query.terms.contains(owner)
+            && things.iter().any(|t| subject.contains(t))
+    })
 }
 
 /// Whether `newer` is an exception to what `older` says recurs, not a change of it: it
@@ -2595,6 +2648,36 @@ mod tests {
             );
             assert!(revises(&query, &older, &cand(3, own, 1.0).at(3)), "{own}");
         }
+    }
+
+    #[test]
+    fn another_owners_value_of_the_asked_thing_is_owned_by_another() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("How much is Tomasz's gym membership?");
+        for (text, another) in [
+            // Another owner's membership: the same kind of thing, someone else's.
+            ("Halina's gym membership went up to £45.", true),
+            ("the user's gym membership is £38", true),
+            // The asked owner's, an unowned one, and another owner of something else.
+            ("Tomasz's gym membership is £38 a month.", false),
+            ("My gym membership is £38 a month.", false),
+            (
+                "Halina's car needs a service, the gym membership is £38",
+                false,
+            ),
+        ] {
+            assert_eq!(
+                owned_by_another(&query, &cand(1, text, 1.0)),
+                another,
+                "{text}"
+            );
+        }
+        // A question naming no owner asks about no one's in particular.
+        let query = q("How much is the gym membership?");
+        assert!(!owned_by_another(
+            &query,
+            &cand(1, "Halina's gym membership went up to £45.", 1.0)
+        ));
     }
 
     #[test]

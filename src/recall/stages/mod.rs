@@ -13,7 +13,8 @@
 //!    for.
 //! 6. [`Order`]: fusion's monotone order, items with evidence of their own before
 //!    associative fillers.
-//! 7. [`Supersede`]: a newer value about the same subject moves above the older one.
+//! 7. [`Supersede`]: a newer value about the same subject moves above the older one;
+//!    another owner's value of what the question asks about goes after the rest.
 //! 8. [`Governed`]: evidence only of corrected beliefs goes after the rest of the head.
 //! 9. [`Directives`]: standing directives close to the query take slots after the first
 //!    answers.

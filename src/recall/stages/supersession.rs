@@ -5,10 +5,11 @@ use super::*;
 
 /// Recall-time supersession ([`supersede`]): in the head of the ranking, a newer
 /// statement (said later) of a different value about the same subject moves above the
-/// older one. A time the question names selects the value valid then: a statement made
-/// after the time hint's window supersedes nothing (the value it revises, stated before,
-/// moves above it), one made before its end still does ("the rent in March" is the rent
-/// last set before April).
+/// older one, and another owner's value of what the question asks about goes after the
+/// rest ([`supersede::owned_by_another`]). A time the question names selects the value
+/// valid then: a statement made after the time hint's window supersedes nothing (the value
+/// it revises, stated before, moves above it), one made before its end still does ("the
+/// rent in March" is the rent last set before April).
 pub(super) struct Supersede;
 
 impl Stage for Supersede {
@@ -25,6 +26,18 @@ impl Stage for Supersede {
             .collect();
         let query = plan.query();
         let query = supersede::Query::new(query, &lexical::query_terms(query)).valid_until(horizon);
+        // Another owner's value of what the question asks about goes after the rest of
+        // the head ([`supersede::owned_by_another`]): "Maya's bike is £90" answers nothing
+        // about Leo's bike.
+        let another: HashSet<u64> = ranked
+            .iter()
+            .filter(|c| supersede::owned_by_another(&query, c))
+            .map(|c| c.id)
+            .collect();
+        if !another.is_empty() {
+            ranked.sort_by_key(|c| another.contains(&c.id));
+            run.ranked[..head].sort_by_key(|r| another.contains(&r.fused.id));
+        }
         for antecedent in ranked
             .iter()
             .take(FOLLOWED)
