@@ -600,7 +600,7 @@ fn a_question_about_someone_is_answered_only_by_what_is_about_them() {
     assert_eq!(ask("What is the parking permit number?").0, Some(ids[6]));
 }
 
-/// A question that says whose thing it asks about ("the user's", "Tomasz's") is answered
+/// A question that says whose thing it asks about ("the user's", "Radek's") is answered
 /// first by that owner's note, not by another owner's note of the same kind of thing that
 /// shares more of its words.
 #[test]
@@ -608,7 +608,7 @@ fn a_question_about_ones_own_thing_is_answered_before_another_owners() {
     let (_dir, m, ids) = notes(&[
         "My gym membership renews in March, £38 a month.",
         "Need to pick up the dry cleaning.",
-        "Halina's gym membership is going up to £45 a month, she's annoyed",
+        "Ingeborg's gym membership is going up to £45 a month, she's annoyed",
     ]);
     let p = project("p");
     let first = |q: &str| {
@@ -620,7 +620,7 @@ fn a_question_about_ones_own_thing_is_answered_before_another_owners() {
         Some(ids[0])
     );
     assert_eq!(
-        first("How much is Halina's gym membership a month?"),
+        first("How much is Ingeborg's gym membership a month?"),
         Some(ids[2])
     );
 }

@@ -106,7 +106,7 @@ pub struct Query {
     stated: Vec<Value>,
     /// The months the question names ("the rent in January").
     months: Vec<&'static str>,
-    /// The owners the question names by a possessive ("Leo's bike", "the user's car").
+    /// The owners the question names by a possessive ("Radek's bike", "the user's bike").
     owners: Vec<String>,
     /// The end of the time the question asks about (its time hint's window): a statement
     /// made then or later was not yet valid, so it supersedes nothing.
@@ -799,9 +799,9 @@ struct Entities {
 }
 
 /// Whether `candidate` gives what the question asks about to an owner the question does
-/// not name: the question names whose it is ("How much is Leo's bike?", "the user's
+/// not name: the question names whose it is ("How much is Radek's bike?", "the user's
 /// car"), and the candidate puts a word of the question's subject in the noun phrase of
-/// another possessor ("Maya's bike is £90"). It is the value of another entity of the
+/// another possessor ("Ingeborg's bike is £90"). It is the value of another entity of the
 /// same kind, not an answer, however many words it shares.
 pub fn owned_by_another(query: &Query, candidate: &Candidate) -> bool {
     if query.owners.is_empty() {
@@ -2653,16 +2653,16 @@ mod tests {
     #[test]
     fn another_owners_value_of_the_asked_thing_is_owned_by_another() {
         let q = |t: &str| Query::new(t, &crate::text::tokens(t));
-        let query = q("How much is Tomasz's gym membership?");
+        let query = q("How much is Radek's gym membership?");
         for (text, another) in [
             // Another owner's membership: the same kind of thing, someone else's.
-            ("Halina's gym membership went up to £45.", true),
+            ("Ingeborg's gym membership went up to £45.", true),
             ("the user's gym membership is £38", true),
             // The asked owner's, an unowned one, and another owner of something else.
-            ("Tomasz's gym membership is £38 a month.", false),
+            ("Radek's gym membership is £38 a month.", false),
             ("My gym membership is £38 a month.", false),
             (
-                "Halina's car needs a service, the gym membership is £38",
+                "Ingeborg's car needs a service, the gym membership is £38",
                 false,
             ),
         ] {
@@ -2676,7 +2676,7 @@ mod tests {
         let query = q("How much is the gym membership?");
         assert!(!owned_by_another(
             &query,
-            &cand(1, "Halina's gym membership went up to £45.", 1.0)
+            &cand(1, "Ingeborg's gym membership went up to £45.", 1.0)
         ));
     }
 

@@ -27,8 +27,8 @@ impl Stage for Supersede {
         let query = plan.query();
         let query = supersede::Query::new(query, &lexical::query_terms(query)).valid_until(horizon);
         // Another owner's value of what the question asks about goes after the rest of
-        // the head ([`supersede::owned_by_another`]): "Maya's bike is £90" answers nothing
-        // about Leo's bike.
+        // the head ([`supersede::owned_by_another`]): "Ingeborg's bike is £90" answers nothing
+        // about Radek's bike.
         let another: HashSet<u64> = ranked
             .iter()
             .filter(|c| supersede::owned_by_another(&query, c))
