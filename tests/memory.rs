@@ -577,6 +577,78 @@ fn the_lexical_index_follows_the_ledger_across_loads_reopens_and_erasure() {
     assert!(m.recall(&p, "quokka", 5).is_err());
 }
 
+/// A process keeps at most `open_projects` projects' text indexes open: using another
+/// closes the least recently used, whose index is saved and read back when it is used
+/// again, caught up with what was observed while it was closed. Answers never change for
+/// it, under concurrent use too.
+#[test]
+fn open_projects_are_bounded_and_a_closed_one_answers_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = profile();
+    profile.open_projects = 2;
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    let names = ["a", "b", "c", "d"];
+    for name in names {
+        let mut batch = chatter(name, 10);
+        batch.push(say(
+            name,
+            "s",
+            Role::User,
+            &format!("The {name}-team kayak trip is on the 14th"),
+        ));
+        m.observe_batch(&batch).unwrap();
+    }
+    let answer = |m: &Memory, name: &str, q: &str| -> Vec<u64> {
+        m.recall(&project(name), q, 5)
+            .unwrap()
+            .iter()
+            .map(|h| h.event.id.0)
+            .collect()
+    };
+    let before: Vec<Vec<u64>> = names
+        .iter()
+        .map(|n| answer(&m, n, "when is the kayak trip"))
+        .collect();
+    assert!(before.iter().all(|ids| !ids.is_empty()));
+    assert_eq!(m.open_projects(), 2, "two of four open");
+    assert!(
+        dir.path().join("lexical/a.lex").exists(),
+        "a closed project's index was saved"
+    );
+    // Closed while this is observed: its next opening catches up with it.
+    m.observe(say("a", "s", Role::User, "Bring the dry bags for the kayak trip"))
+        .unwrap();
+    assert!(bm25_finds(&m, &project("a"), "dry bags", "dry bags"));
+    assert_eq!(m.open_projects(), 2);
+    // Used in turn from several threads: every answer as when all were open.
+    std::thread::scope(|s| {
+        for t in 0..3 {
+            let (m, before) = (&m, &before);
+            s.spawn(move || {
+                for round in 0..8 {
+                    let i = (t + round) % names.len();
+                    let now = answer(m, names[i], "when is the kayak trip");
+                    if i != 0 {
+                        assert_eq!(&now, &before[i], "{}", names[i]);
+                    }
+                }
+            });
+        }
+    });
+    assert!(m.open_projects() <= 2);
+    for (i, name) in names.iter().enumerate().skip(1) {
+        assert_eq!(answer(&m, name, "when is the kayak trip"), before[i]);
+    }
+    // 0: no bound.
+    profile.open_projects = 0;
+    drop(m);
+    let m = Memory::open(&profile, Some(dir.path())).unwrap();
+    for name in names {
+        answer(&m, name, "kayak");
+    }
+    assert_eq!(m.open_projects(), 4);
+}
+
 #[test]
 fn standing_directives_take_their_slots_in_recall_and_packs() {
     let dir = tempfile::tempdir().unwrap();

@@ -591,6 +591,7 @@ impl Default for RawStore {
 #[serde(deny_unknown_fields, default)]
 struct RawTiers {
     hot_capacity: usize,
+    open_projects: usize,
     lambda_per_day: f64,
     promote: f64,
     demote: f64,
@@ -602,6 +603,7 @@ impl Default for RawTiers {
         let t = TierPolicy::default();
         Self {
             hot_capacity: DEFAULT_HOT_CAPACITY,
+            open_projects: DEFAULT_OPEN_PROJECTS,
             lambda_per_day: t.lambda * SECONDS_PER_DAY,
             promote: t.promote,
             demote: t.demote,
@@ -634,6 +636,9 @@ impl Default for RawHnsw {
 const SECONDS_PER_DAY: f64 = 86_400.0;
 /// Default hot-tier capacity in vectors.
 pub const DEFAULT_HOT_CAPACITY: usize = 100_000;
+/// Default bound on the projects whose in-RAM text indexes one process keeps open
+/// ([`Profile::open_projects`]).
+pub const DEFAULT_OPEN_PROJECTS: usize = 256;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -686,6 +691,11 @@ pub struct Profile {
     pub store: SegmentStoreConfig,
     /// Hot-tier capacity in vectors.
     pub hot_capacity: usize,
+    /// Projects whose derived in-RAM indexes (the lexical index and the semantic space,
+    /// about 15 MB for a project of a thousand 2 KB turns) one process keeps open at once:
+    /// opening one more closes the least recently used (its lexical index saved first; it
+    /// is read back from that file when the project is next used). 0: no bound.
+    pub open_projects: usize,
     /// LTP decay and tier thresholds.
     pub tiers: TierPolicy,
     /// Cognitive layer settings.
@@ -1022,6 +1032,7 @@ impl Profile {
                 lock_wait_ms: SegmentStoreConfig::default().lock_wait_ms,
             },
             hot_capacity: ti.hot_capacity,
+            open_projects: ti.open_projects,
             tiers: TierPolicy {
                 lambda: ti.lambda_per_day / SECONDS_PER_DAY,
                 promote: ti.promote,

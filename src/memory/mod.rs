@@ -83,8 +83,14 @@ pub struct Memory {
     cognition: Arc<Cognition>,
     /// The text encoders of the profile.
     encoders: crate::semantic::Encoders,
-    /// Lexical (BM25) postings per project, built from the ledger on first use.
+    /// Lexical (BM25) postings per project, built from the ledger on first use; at most
+    /// [`Profile::open_projects`] at once ([`Memory::close_least_used`]).
     lexicon: RwLock<HashMap<ProjectId, Arc<RwLock<ProjectText>>>>,
+    /// When each open project was last used (a tick of `uses`): the least recently used
+    /// is the one closed.
+    last_used: Mutex<HashMap<ProjectId, u64>>,
+    /// Uses of open projects so far.
+    uses: std::sync::atomic::AtomicU64,
     /// Learning signals of recalls not yet applied ([`Memory::flush_feedback`]).
     feedback: Mutex<Vec<RecallTrace>>,
     /// The host applies the feedback off the request path ([`Memory::defer_feedback`]).
@@ -227,6 +233,7 @@ impl Memory {
     fn project_text(&self, project: &ProjectId) -> Result<Arc<RwLock<ProjectText>>> {
         let loaded = self.lexicon.reading().get(project).cloned();
         if let Some(p) = loaded {
+            self.used(project);
             if self.read_only {
                 self.follow_writer(project, &p)?;
             }
@@ -234,8 +241,10 @@ impl Memory {
         }
         let _append = self.append_lock.locked();
         if let Some(p) = self.lexicon.reading().get(project) {
+            self.used(project);
             return Ok(p.clone());
         }
+        self.close_least_used(project);
         let mut text = ProjectText::load(
             &ProjectText::path(&self.data_dir, project),
             self.profile.recall.reply_context,
@@ -251,7 +260,71 @@ impl Memory {
         );
         let text = Arc::new(RwLock::new(text));
         self.lexicon.writing().insert(project.clone(), text.clone());
+        self.used(project);
         Ok(text)
+    }
+
+    /// Marks `project` as used now.
+    fn used(&self, project: &ProjectId) {
+        let tick = self
+            .uses
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match self.last_used.locked().entry(project.clone()) {
+            std::collections::hash_map::Entry::Occupied(mut e) => *e.get_mut() = tick,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(tick);
+            }
+        }
+    }
+
+    /// Makes room for `opening`: while [`Profile::open_projects`] projects (or more) are
+    /// open, closes the least recently used — its lexical index saved to its file (unless
+    /// this is a read-only view) and dropped with its semantic space. Both are derived:
+    /// the next use reads the file back and catches up with the ledger. Called under the
+    /// append lock, so no append runs between the save and the drop (an event appended
+    /// after is indexed when the project is next opened). A failed save costs only the
+    /// rebuild from the ledger on the next use (logged).
+    fn close_least_used(&self, opening: &ProjectId) {
+        let bound = self.profile.open_projects;
+        if bound == 0 {
+            return;
+        }
+        loop {
+            let victim = {
+                let lexicon = self.lexicon.reading();
+                if lexicon.len() < bound {
+                    return;
+                }
+                let used = self.last_used.locked();
+                lexicon
+                    .keys()
+                    .filter(|p| *p != opening)
+                    .min_by_key(|p| used.get(*p).copied().unwrap_or(0))
+                    .cloned()
+            };
+            let Some(victim) = victim else { return };
+            if let Some(text) = self.lexicon.writing().remove(&victim)
+                && !self.read_only
+            {
+                let path = ProjectText::path(&self.data_dir, &victim);
+                if let Err(error) = ProjectText::save(&text, &path) {
+                    tracing::warn!(
+                        project = victim.as_str(),
+                        %error,
+                        "saving a closed project's lexical index failed; it is rebuilt from the ledger on its next use"
+                    );
+                }
+            }
+            self.spaces.writing().remove(&victim);
+            self.last_used.locked().remove(&victim);
+            tracing::debug!(project = victim.as_str(), "closed the least recently used project");
+        }
+    }
+
+    /// How many projects have their text indexes open in this process (at most
+    /// [`Profile::open_projects`] when that is not 0).
+    pub fn open_projects(&self) -> usize {
+        self.lexicon.reading().len()
     }
 
     /// A view follows the process that writes the data directory: events it appended

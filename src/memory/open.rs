@@ -289,6 +289,8 @@ impl Memory {
             _lock: lock,
             cognition,
             lexicon: RwLock::new(HashMap::new()),
+            last_used: Mutex::new(HashMap::new()),
+            uses: std::sync::atomic::AtomicU64::new(0),
             append_lock: Mutex::new(()),
             ticked: Mutex::new(std::collections::HashSet::new()),
             read_only,
