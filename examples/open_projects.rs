@@ -57,7 +57,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let memory = Memory::open(&profile, Some(&dir))?;
         let t = Instant::now();
         hypermem::eval::import(&memory, &data, false, None, |_, _| {})?;
-        eprintln!("imported {} in {:.1} s", data.display(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "imported {} in {:.1} s",
+            data.display(),
+            t.elapsed().as_secs_f64()
+        );
     }
     let text = std::fs::read_to_string(data.join("conversations.jsonl"))?;
     let projects: Vec<String> = text
@@ -71,7 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     profile.open_projects = open;
     let memory = Memory::open(&profile, Some(&dir))?;
     let base = rss_mb();
-    println!("open_projects {open} projects {} rss_at_open_mb {base:.1}", projects.len());
+    println!(
+        "open_projects {open} projects {} rss_at_open_mb {base:.1}",
+        projects.len()
+    );
     let question = "what did we decide about the schedule";
     let ask = |name: &str| -> Result<f64, Box<dyn std::error::Error>> {
         let p = hypermem::eval::project_of(name)?;

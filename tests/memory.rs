@@ -616,8 +616,13 @@ fn open_projects_are_bounded_and_a_closed_one_answers_as_before() {
         "a closed project's index was saved"
     );
     // Closed while this is observed: its next opening catches up with it.
-    m.observe(say("a", "s", Role::User, "Bring the dry bags for the kayak trip"))
-        .unwrap();
+    m.observe(say(
+        "a",
+        "s",
+        Role::User,
+        "Bring the dry bags for the kayak trip",
+    ))
+    .unwrap();
     assert!(bm25_finds(&m, &project("a"), "dry bags", "dry bags"));
     assert_eq!(m.open_projects(), 2);
     // Used in turn from several threads: every answer as when all were open.

@@ -266,9 +266,7 @@ impl Memory {
 
     /// Marks `project` as used now.
     fn used(&self, project: &ProjectId) {
-        let tick = self
-            .uses
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tick = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match self.last_used.locked().entry(project.clone()) {
             std::collections::hash_map::Entry::Occupied(mut e) => *e.get_mut() = tick,
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -317,7 +315,10 @@ impl Memory {
             }
             self.spaces.writing().remove(&victim);
             self.last_used.locked().remove(&victim);
-            tracing::debug!(project = victim.as_str(), "closed the least recently used project");
+            tracing::debug!(
+                project = victim.as_str(),
+                "closed the least recently used project"
+            );
         }
     }
 
