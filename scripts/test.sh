@@ -5,9 +5,10 @@
 # AVX2 emulated by QEMU (installed from Debian), then the Python package, then the
 # standard and scale profiles' suites against a real redis-server (installed from Debian
 # if missing) and a real Qdrant (`$QDRANT_URL` if the user runs one, else
-# ../shared/qdrant/qdrant), each started here on free loopback ports and stopped by pid on
-# exit. The sentence model's suite runs in the scale build (one compile). Each phase
-# prints the seconds since the start.
+# ../shared/qdrant/qdrant) and a real PostgreSQL (its Debian server binaries, installed if
+# missing), each started here on free loopback ports and stopped by pid on exit. The
+# sentence model's suite runs in the scale build (one compile). Each phase prints the
+# seconds since the start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -126,7 +127,14 @@ free_port() {
 redis_dir=$(mktemp -d)
 qdrant_dir=$(mktemp -d)
 qdrant_pid=""
+pg_dir=$(mktemp -d)
 stop_services() {
+  # PostgreSQL by the pid its postmaster wrote (a fast shutdown), waited for.
+  if [ -s "$pg_dir/data/postmaster.pid" ]; then
+    pg_main=$(head -1 "$pg_dir/data/postmaster.pid")
+    kill -INT "$pg_main" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pg_main" 2>/dev/null || break; sleep 0.1; done
+  fi
   if [ -s "$redis_dir/redis.pid" ]; then
     kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null || true
   fi
@@ -134,7 +142,7 @@ stop_services() {
     kill -TERM "$qdrant_pid" 2>/dev/null || true
     wait "$qdrant_pid" 2>/dev/null || true
   fi
-  rm -rf "$redis_dir" "$qdrant_dir"
+  rm -rf "$redis_dir" "$qdrant_dir" "$pg_dir"
 }
 trap stop_services EXIT
 redis_port=$(free_port)
@@ -183,11 +191,54 @@ else
   echo "!! SKIP: no QDRANT_URL and no $qdrant_bin: the scale profile's Qdrant tests SKIP (they say so one by one)"
 fi
 
+# --- PostgreSQL for the scale profile's event log (`tests/ledger_contract.rs`) -------------
+# The newest server binaries installed (Debian's layout, else on PATH), else installed from
+# Debian; initialised in a temporary directory, listening on a free loopback port only,
+# stopped by its postmaster's pid on exit. The server refuses to run as root: as root it
+# runs as `nobody`.
+find_pg() {
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [ -x "$d/initdb" ] && [ -x "$d/postgres" ] && { echo "$d"; return; }
+  done
+  command -v initdb >/dev/null 2>&1 && dirname "$(command -v initdb)"
+}
+pg_bin=$(find_pg || true)
+if [ -z "$pg_bin" ]; then
+  phase "installing postgresql (apt-get install -y postgresql)"
+  "${as_root[@]}" apt-get install -y postgresql >/dev/null 2>&1 || {
+    "${as_root[@]}" apt-get update >/dev/null && "${as_root[@]}" apt-get install -y postgresql >/dev/null
+  }
+  pg_bin=$(find_pg || true)
+fi
+[ -n "$pg_bin" ] || { echo "!! no PostgreSQL server binaries after installing: the event log's PostgreSQL contract cannot run"; exit 1; }
+pg_as=()
+if [ "$(id -u)" -eq 0 ]; then
+  chown nobody "$pg_dir"
+  pg_as=(runuser -u nobody --)
+fi
+pg_port=$(free_port)
+"${pg_as[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U hm --no-sync >"$pg_dir/initdb.log" 2>&1 || {
+  echo "!! initdb failed; its log:"; cat "$pg_dir/initdb.log"; exit 1
+}
+"${pg_as[@]}" "$pg_bin/postgres" -D "$pg_dir/data" -h 127.0.0.1 -p "$pg_port" -k "$pg_dir" \
+  -c fsync=off >"$pg_dir/postgres.log" 2>&1 &
+for _ in $(seq 300); do
+  "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && break
+  sleep 0.1
+done
+"$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" || {
+  echo "!! PostgreSQL did not become ready; its log:"; cat "$pg_dir/postgres.log"; exit 1
+}
+export HYPERMEM_TEST_POSTGRES_URL="postgres://hm@127.0.0.1:$pg_port/postgres"
+# A server that cannot start is a failure here, not a skip.
+export HYPERMEM_REQUIRE_POSTGRES=1
+phase "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port (pid $(head -1 "$pg_dir/data/postmaster.pid"))"
+
 # The library and binary with Redis and without Qdrant (the code only this combination
 # compiles); the standard profile's tests run in the scale build below.
 phase "cargo check --features standard --lib --bins (the standard profile builds on its own)"
 cargo check --features standard --lib --bins
 phase "cargo test --features scale,sentence (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites, and the sentence model's in the same build)"
-cargo test --features scale,sentence --test redis --test qdrant --test tier_contract --test profiles --test sentence --test load
+cargo test --features scale,sentence --test redis --test qdrant --test tier_contract --test profiles --test sentence --test load --test ledger_contract
 
 echo "[$SECONDS s] all tests passed"

@@ -78,6 +78,10 @@ impl Error {
             },
             Error::Ledger(e) => match e {
                 LedgerError::Sqlite { source, .. } => crate::ledger::sqlite_failure(source).0,
+                #[cfg(feature = "postgres")]
+                LedgerError::Postgres { source } => {
+                    crate::ledger::postgres::postgres_failure(source).0
+                }
                 LedgerError::ContentTooLarge { .. } => Reason::PayloadTooLarge,
                 LedgerError::UnknownEvent(_) => Reason::UnknownEvent,
                 LedgerError::UnknownProject { .. } => Reason::UnknownProject,

@@ -17,6 +17,15 @@ pub enum LedgerError {
         /// The driver error.
         source: rusqlite::Error,
     },
+    /// PostgreSQL failed (connection, conflict, refusal). The message names the failure in
+    /// hypermem's words ([`super::postgres::postgres_failure`]); the driver's own text
+    /// stays in `source`.
+    #[cfg(feature = "postgres")]
+    #[error("ledger (PostgreSQL): {}", super::postgres::postgres_failure(source).1)]
+    Postgres {
+        /// The driver error.
+        source: postgres::Error,
+    },
     /// The content of an event exceeds the configured limit; nothing was written.
     #[error(
         "event content is {size} bytes, more than the limit of {limit} bytes (nothing was written)"

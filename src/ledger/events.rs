@@ -377,6 +377,33 @@ fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
     })
 }
 
+/// Refuses a batch that no backend may store, before anything is written: a content over
+/// `limit` bytes or empty, an ordering confidence that is not a finite number.
+///
+/// # Errors
+/// [`LedgerError::ContentTooLarge`], [`LedgerError::Invalid`].
+pub(crate) fn check_new_events(events: &[NewEvent], limit: usize) -> LedgerResult<()> {
+    if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
+        return Err(LedgerError::ContentTooLarge {
+            size: e.content.len(),
+            limit,
+        });
+    }
+    if events.iter().any(|e| e.content.trim().is_empty()) {
+        return Err(LedgerError::Invalid {
+            what: "content",
+            reason: "the content is empty: an observation must say something".to_owned(),
+        });
+    }
+    if let Some(e) = events.iter().find(|e| !e.ordering_confidence.is_finite()) {
+        return Err(LedgerError::Invalid {
+            what: "ordering_confidence",
+            reason: format!("{} is not finite", e.ordering_confidence),
+        });
+    }
+    Ok(())
+}
+
 /// Hex XXH3-128 of the content.
 pub fn content_hash(content: &str) -> String {
     format!("{:032x}", xxh3_128(content.as_bytes()))
@@ -434,8 +461,10 @@ pub(crate) fn fts_exists(c: &Connection, project: &str) -> rusqlite::Result<bool
         .map(|found| found.is_some())
 }
 
-/// Position bookkeeping while appending a batch: (last seq, last id) per sequence key.
-type Cursors = HashMap<(u8, String, Option<i64>), (i64, i64)>;
+/// Position bookkeeping while appending a batch: (last seq, last id) per sequence key
+/// (kind of sequence, project, thread or session name, turn): one batch may write several
+/// projects, each numbering its own threads.
+type Cursors = HashMap<(u8, String, String, Option<i64>), (i64, i64)>;
 
 impl Ledger {
     /// For each event, the stored event with the same project and source id, if any (an
@@ -540,25 +569,7 @@ impl Ledger {
         semantic: &[Option<(u32, Vec<u8>)>],
         queue_rest: bool,
     ) -> LedgerResult<Vec<Appended>> {
-        let limit = self.config.max_content_bytes;
-        if let Some(e) = events.iter().find(|e| e.content.len() > limit) {
-            return Err(LedgerError::ContentTooLarge {
-                size: e.content.len(),
-                limit,
-            });
-        }
-        if events.iter().any(|e| e.content.trim().is_empty()) {
-            return Err(LedgerError::Invalid {
-                what: "content",
-                reason: "the content is empty: an observation must say something".to_owned(),
-            });
-        }
-        if let Some(e) = events.iter().find(|e| !e.ordering_confidence.is_finite()) {
-            return Err(LedgerError::Invalid {
-                what: "ordering_confidence",
-                reason: format!("{} is not finite", e.ordering_confidence),
-            });
-        }
+        check_new_events(events, self.config.max_content_bytes)?;
         let now = self.now_ms();
         self.write(|tx| {
             let mut cursors = Cursors::new();
@@ -624,7 +635,7 @@ impl Ledger {
                     turn: Option<i64>|
          -> LedgerResult<Option<(i64, Option<i64>)>> {
             let Some(name) = name else { return Ok(None) };
-            let key = (kind, name.clone(), turn);
+            let key = (kind, project.to_owned(), name.clone(), turn);
             let (seq, last) = match cursors.get(&key) {
                 Some(&(seq, id)) => (seq, Some(id)),
                 None => {
@@ -720,13 +731,13 @@ impl Ledger {
             .map_err(|err| self.sql(err))?;
         }
         if let (Some(t), Some(name)) = (thread, &e.thread) {
-            cursors.insert((0, name.clone(), None), (t.0, id));
+            cursors.insert((0, project.to_owned(), name.clone(), None), (t.0, id));
         }
         if let (Some(s), Some(name)) = (session, &e.session) {
-            cursors.insert((1, name.clone(), None), (s.0, id));
+            cursors.insert((1, project.to_owned(), name.clone(), None), (s.0, id));
         }
         if let (Some(ts), Some(t), Some(name)) = (turn_seq, e.turn, &e.thread) {
-            cursors.insert((2, name.clone(), Some(t)), (ts, id));
+            cursors.insert((2, project.to_owned(), name.clone(), Some(t)), (ts, id));
         }
         Ok((EventId(id as u64), prev.map(|p| EventId(p as u64))))
     }
@@ -1057,6 +1068,29 @@ impl Ledger {
             .map(|n| n as u64)
             .map_err(|e| self.sql(e))
         })
+    }
+
+    /// Up to `limit` events of `project` with ids above `after` (all with `None`), oldest
+    /// first: what a reader catching up with the log reads.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn events_after(
+        &self,
+        project: &ProjectId,
+        after: Option<EventId>,
+        limit: usize,
+    ) -> LedgerResult<Vec<Event>> {
+        self.query_events(
+            &format!(
+                "SELECT {COLUMNS} FROM events WHERE project = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ),
+            params![
+                project.as_str(),
+                after.map_or(0, |a| a.0 as i64),
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+        )
     }
 
     /// Up to `n` events after `anchor` in its conversation: its thread, else its session,

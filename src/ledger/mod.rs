@@ -14,6 +14,9 @@ mod deadline;
 mod erasure;
 mod error;
 mod events;
+mod log;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub(crate) mod rows;
 mod schema;
 
@@ -32,6 +35,7 @@ pub use events::{
     PendingEmbedding, Role, SemanticBits,
 };
 pub(crate) use events::{fts_exists, fts_table, string_enum};
+pub use log::EventLog;
 pub use schema::{GLOBAL_TABLES, MIGRATIONS, Migration};
 
 use crate::clock::{Clock, SystemClock, now_ms};
