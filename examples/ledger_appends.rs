@@ -64,6 +64,19 @@ fn run(log: &dyn EventLog, project: &str, batches: usize, size: usize) -> (f64, 
     (n / wall, n / cpu.max(0.01))
 }
 
+/// The PostgreSQL event log `HYPERMEM_POSTGRES_URL` names, in a build with the feature.
+fn postgres() -> Option<Result<Box<dyn EventLog>, Box<dyn std::error::Error>>> {
+    #[cfg(feature = "postgres")]
+    if let Ok(url) = std::env::var("HYPERMEM_POSTGRES_URL") {
+        return Some(
+            hypermem::ledger::postgres::PgEventLog::connect(&url, LedgerConfig::default())
+                .map(|log| Box::new(log) as Box<dyn EventLog>)
+                .map_err(Into::into),
+        );
+    }
+    None
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut batches, mut size, mut reps) = (200usize, 50usize, 3usize);
     let mut args = std::env::args().skip(1);
@@ -80,17 +93,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let dir = tempfile::tempdir()?;
-    let mut logs: Vec<Box<dyn EventLog>> = vec![Box::new(Ledger::open(
+    let sqlite: Box<dyn EventLog> = Box::new(Ledger::open(
         dir.path().join("ledger.db"),
         LedgerConfig::default(),
-    )?)];
-    #[cfg(feature = "postgres")]
-    if let Ok(url) = std::env::var("HYPERMEM_POSTGRES_URL") {
-        logs.push(Box::new(hypermem::ledger::postgres::PgEventLog::connect(
-            &url,
-            LedgerConfig::default(),
-        )?));
-    }
+    )?);
+    let logs: Vec<Box<dyn EventLog>> = std::iter::once(Ok(sqlite))
+        .chain(postgres())
+        .collect::<Result<_, Box<dyn std::error::Error>>>()?;
     if logs.len() == 1 {
         eprintln!(
             "(SQLite only: build with --features postgres and set HYPERMEM_POSTGRES_URL for PostgreSQL)"
