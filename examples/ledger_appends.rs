@@ -12,23 +12,13 @@
 //!   cargo run --release --features postgres --example ledger_appends
 //! ```
 
+mod common;
+
 use std::time::Instant;
 
-use hypermem::ledger::{EventKind, EventLog, Ledger, LedgerConfig, NewEvent, Role};
+use common::cpu_seconds;
 
-fn cpu_seconds() -> f64 {
-    // utime + stime of this process, in clock ticks (100 per second on Linux).
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or_default();
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (tick(11) + tick(12)) / 100.0
-}
+use hypermem::ledger::{EventKind, EventLog, Ledger, LedgerConfig, NewEvent, Role};
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);

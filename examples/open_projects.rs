@@ -15,6 +15,8 @@
 //! A directory that already holds the import is reused (run both against the same
 //! `--dir`; each run is its own process, so its resident set is its own).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -86,6 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         memory.recall_with(&p, &RecallQuery::new(question, 10))?;
         Ok(t.elapsed().as_secs_f64() * 1e3)
     };
+    let cpu = common::cpu_seconds();
     let mut first = Vec::new();
     for name in &projects {
         first.push(ask(name)?);
@@ -94,10 +97,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let after = rss_mb();
     let open_now = memory.open_projects();
     println!(
-        "first_pass rss_mb {after:.1} grew_mb {:.1} open {open_now} per_open_project_mb {:.2} question_ms_median {:.1}",
+        "first_pass rss_mb {after:.1} grew_mb {:.1} open {open_now} per_open_project_mb {:.2} question_ms_median {:.1} cpu_s {:.2}",
         after - base,
         (after - base) / open_now.max(1) as f64,
-        median(first)
+        median(first),
+        common::cpu_seconds() - cpu
     );
     let mut second = Vec::new();
     for name in &projects {

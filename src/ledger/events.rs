@@ -461,10 +461,102 @@ pub(crate) fn fts_exists(c: &Connection, project: &str) -> rusqlite::Result<bool
         .map(|found| found.is_some())
 }
 
-/// Position bookkeeping while appending a batch: (last seq, last id) per sequence key
-/// (kind of sequence, project, thread or session name, turn): one batch may write several
-/// projects, each numbering its own threads.
-type Cursors = HashMap<(u8, String, String, Option<i64>), (i64, i64)>;
+/// Which numbering of a project a position counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Sequence {
+    /// The events of one thread.
+    Thread,
+    /// The events of one session.
+    Session,
+    /// The events of one turn of a thread.
+    Turn,
+}
+
+/// Where an appended event stands: its number in its thread, session and turn, and the
+/// previous event of its thread (without a thread, of its session).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    pub(crate) thread_seq: Option<i64>,
+    pub(crate) session_seq: Option<i64>,
+    pub(crate) turn_seq: Option<i64>,
+    pub(crate) prev: Option<i64>,
+}
+
+/// Position bookkeeping while appending a batch, the same for every backend: the last
+/// `(number, id)` the batch wrote per sequence, keyed by (sequence, project, thread or
+/// session name, turn) — one batch may write several projects, each numbering its own
+/// threads.
+#[derive(Debug, Default)]
+pub(crate) struct Cursors(HashMap<SequenceKey, (i64, i64)>);
+
+/// A sequence of a project: (sequence, project, thread or session name, turn).
+type SequenceKey = (Sequence, String, String, Option<i64>);
+
+impl Cursors {
+    /// The place of `e`: each of its sequences continues from what this batch wrote last,
+    /// else from `last`, the store's last `(number, id)` of that sequence (called with the
+    /// sequence, its name and turn).
+    pub(crate) fn place(
+        &self,
+        e: &NewEvent,
+        mut last: impl FnMut(Sequence, &str, Option<i64>) -> LedgerResult<Option<(i64, i64)>>,
+    ) -> LedgerResult<Place> {
+        let project = e.project.as_str();
+        let mut next = |seq: Sequence,
+                        name: &Option<String>,
+                        turn: Option<i64>|
+         -> LedgerResult<Option<(i64, Option<i64>)>> {
+            let Some(name) = name else { return Ok(None) };
+            let (n, id) = match self.0.get(&(seq, project.to_owned(), name.clone(), turn)) {
+                Some(&(n, id)) => (n, Some(id)),
+                None => last(seq, name, turn)?.map_or((0, None), |(n, id)| (n, Some(id))),
+            };
+            Ok(Some((n + 1, id)))
+        };
+        let thread = next(Sequence::Thread, &e.thread, None)?;
+        let session = next(Sequence::Session, &e.session, None)?;
+        let turn_seq = match (e.turn, &e.thread) {
+            (Some(t), Some(_)) => next(Sequence::Turn, &e.thread, Some(t))?.map(|p| p.0),
+            (Some(_), None) => Some(1),
+            _ => None,
+        };
+        // The previous event of the same thread; without a thread, of the same session.
+        let prev = if e.thread.is_some() {
+            thread.and_then(|t| t.1)
+        } else {
+            session.and_then(|s| s.1)
+        };
+        Ok(Place {
+            thread_seq: thread.map(|t| t.0),
+            session_seq: session.map(|s| s.0),
+            turn_seq,
+            prev,
+        })
+    }
+
+    /// Records that `e`, at `place`, was stored as `id`.
+    pub(crate) fn record(&mut self, e: &NewEvent, place: &Place, id: i64) {
+        let project = e.project.as_str();
+        if let (Some(n), Some(name)) = (place.thread_seq, &e.thread) {
+            self.0.insert(
+                (Sequence::Thread, project.to_owned(), name.clone(), None),
+                (n, id),
+            );
+        }
+        if let (Some(n), Some(name)) = (place.session_seq, &e.session) {
+            self.0.insert(
+                (Sequence::Session, project.to_owned(), name.clone(), None),
+                (n, id),
+            );
+        }
+        if let (Some(n), Some(t), Some(name)) = (place.turn_seq, e.turn, &e.thread) {
+            self.0.insert(
+                (Sequence::Turn, project.to_owned(), name.clone(), Some(t)),
+                (n, id),
+            );
+        }
+    }
+}
 
 impl Ledger {
     /// For each event, the stored event with the same project and source id, if any (an
@@ -572,7 +664,7 @@ impl Ledger {
         check_new_events(events, self.config.max_content_bytes)?;
         let now = self.now_ms();
         self.write(|tx| {
-            let mut cursors = Cursors::new();
+            let mut cursors = Cursors::default();
             let mut ids = Vec::with_capacity(events.len());
             let mut projects: Vec<&str> = events.iter().map(|e| e.project.as_str()).collect();
             projects.sort_unstable();
@@ -629,53 +721,27 @@ impl Ledger {
                 return Err(LedgerError::UnknownEvent(parent));
             }
         }
-        // Positions: (kind of sequence, name, turn) -> (last seq, last id).
-        let next = |kind: u8,
-                    name: &Option<String>,
-                    turn: Option<i64>|
-         -> LedgerResult<Option<(i64, Option<i64>)>> {
-            let Some(name) = name else { return Ok(None) };
-            let key = (kind, project.to_owned(), name.clone(), turn);
-            let (seq, last) = match cursors.get(&key) {
-                Some(&(seq, id)) => (seq, Some(id)),
-                None => {
-                    let sql = match (kind, turn) {
-                        (0, _) => {
-                            "SELECT thread_seq, id FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq DESC LIMIT 1"
-                        }
-                        (1, _) => {
-                            "SELECT session_seq, id FROM events WHERE project = ?1 AND session = ?2 ORDER BY session_seq DESC LIMIT 1"
-                        }
-                        _ => {
-                            "SELECT turn_seq, id FROM events WHERE project = ?1 AND thread = ?2 AND turn = ?3 ORDER BY turn_seq DESC LIMIT 1"
-                        }
-                    };
-                    let mut stmt = tx.prepare_cached(sql).map_err(|err| self.sql(err))?;
-                    let found: Option<(i64, i64)> = if kind == 2 {
-                        stmt.query_row(params![project, name, turn], |r| Ok((r.get(0)?, r.get(1)?)))
-                    } else {
-                        stmt.query_row(params![project, name], |r| Ok((r.get(0)?, r.get(1)?)))
-                    }
-                    .optional()
-                    .map_err(|err| self.sql(err))?;
-                    found.map_or((0, None), |(s, id)| (s, Some(id)))
+        let place = cursors.place(e, |seq, name, turn| {
+            let sql = match seq {
+                Sequence::Thread => {
+                    "SELECT thread_seq, id FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq DESC LIMIT 1"
+                }
+                Sequence::Session => {
+                    "SELECT session_seq, id FROM events WHERE project = ?1 AND session = ?2 ORDER BY session_seq DESC LIMIT 1"
+                }
+                Sequence::Turn => {
+                    "SELECT turn_seq, id FROM events WHERE project = ?1 AND thread = ?2 AND turn = ?3 ORDER BY turn_seq DESC LIMIT 1"
                 }
             };
-            Ok(Some((seq + 1, last)))
-        };
-        let thread = next(0, &e.thread, None)?;
-        let session = next(1, &e.session, None)?;
-        let turn_seq = match (e.turn, &e.thread) {
-            (Some(t), Some(_)) => next(2, &e.thread, Some(t))?.map(|p| p.0),
-            (Some(_), None) => Some(1),
-            _ => None,
-        };
-        // The previous event of the same thread; without a thread, of the same session.
-        let prev = if e.thread.is_some() {
-            thread.and_then(|t| t.1)
-        } else {
-            session.and_then(|s| s.1)
-        };
+            let mut stmt = tx.prepare_cached(sql).map_err(|err| self.sql(err))?;
+            if seq == Sequence::Turn {
+                stmt.query_row(params![project, name, turn], |r| Ok((r.get(0)?, r.get(1)?)))
+            } else {
+                stmt.query_row(params![project, name], |r| Ok((r.get(0)?, r.get(1)?)))
+            }
+            .optional()
+            .map_err(|err| self.sql(err))
+        })?;
         let created = e.created_at.unwrap_or(now);
         tx.prepare_cached(
             "INSERT INTO events (project, source_id, agent, thread, thread_seq, session, session_seq,
@@ -691,18 +757,18 @@ impl Ledger {
                 e.source_id,
                 e.agent,
                 e.thread,
-                thread.map(|t| t.0),
+                place.thread_seq,
                 e.session,
-                session.map(|s| s.0),
+                place.session_seq,
                 e.turn,
-                turn_seq,
+                place.turn_seq,
                 e.role.as_str(),
                 e.kind.as_str(),
                 e.content,
                 content_hash(&e.content),
                 e.parent.map(|p| p.0 as i64),
                 e.causality.map(Causality::as_str),
-                prev,
+                place.prev,
                 created,
                 now,
                 e.source,
@@ -730,16 +796,8 @@ impl Ledger {
             .and_then(|mut s| s.execute(params![id, e.content]))
             .map_err(|err| self.sql(err))?;
         }
-        if let (Some(t), Some(name)) = (thread, &e.thread) {
-            cursors.insert((0, project.to_owned(), name.clone(), None), (t.0, id));
-        }
-        if let (Some(s), Some(name)) = (session, &e.session) {
-            cursors.insert((1, project.to_owned(), name.clone(), None), (s.0, id));
-        }
-        if let (Some(ts), Some(t), Some(name)) = (turn_seq, e.turn, &e.thread) {
-            cursors.insert((2, project.to_owned(), name.clone(), Some(t)), (ts, id));
-        }
-        Ok((EventId(id as u64), prev.map(|p| EventId(p as u64))))
+        cursors.record(e, &place, id);
+        Ok((EventId(id as u64), place.prev.map(|p| EventId(p as u64))))
     }
 
     /// The event `id` of `project` (`None` if absent or of another project).

@@ -12,13 +12,12 @@
 //! name. The password is never in a profile: the caller builds the URL (the scale
 //! profile names the environment variable that holds it).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use postgres::error::SqlState;
 use postgres::{Client, NoTls, Row, Statement, Transaction};
 
-use super::events::{check_new_events, content_hash};
+use super::events::{Cursors, Sequence, check_new_events, content_hash};
 use super::log::EventLog;
 use super::{
     Causality, Event, EventId, EventKind, LedgerConfig, LedgerError, LedgerResult, NewEvent, Role,
@@ -199,9 +198,6 @@ fn no_nul(events: &[NewEvent]) -> LedgerResult<()> {
     Ok(())
 }
 
-/// `(kind of sequence, name, turn)` → `(last seq, last id)` within one batch.
-type Cursors = HashMap<(u8, String, String, Option<i64>), (i64, i64)>;
-
 /// The statements an append runs per event, prepared once per batch (each is parsed and
 /// planned once, not once per event).
 struct Statements {
@@ -260,40 +256,15 @@ fn insert_event(
             return Err(LedgerError::UnknownEvent(parent));
         }
     }
-    let mut next = |kind: u8,
-                    name: &Option<String>,
-                    turn: Option<i64>|
-     -> LedgerResult<Option<(i64, Option<i64>)>> {
-        let Some(name) = name else { return Ok(None) };
-        let key = (kind, project.to_owned(), name.clone(), turn);
-        let (seq, last) = match cursors.get(&key) {
-            Some(&(seq, id)) => (seq, Some(id)),
-            None => {
-                let row = match kind {
-                    0 => tx.query_opt(&st.thread, &[&project, name]),
-                    1 => tx.query_opt(&st.session, &[&project, name]),
-                    _ => tx.query_opt(&st.turn, &[&project, name, &turn]),
-                }
-                .map_err(pg)?;
-                row.map_or((0, None), |r| {
-                    (r.get::<_, Option<i64>>(0).unwrap_or(0), Some(r.get(1)))
-                })
-            }
-        };
-        Ok(Some((seq + 1, last)))
-    };
-    let thread = next(0, &e.thread, None)?;
-    let session = next(1, &e.session, None)?;
-    let turn_seq = match (e.turn, &e.thread) {
-        (Some(t), Some(_)) => next(2, &e.thread, Some(t))?.map(|p| p.0),
-        (Some(_), None) => Some(1),
-        _ => None,
-    };
-    let prev = if e.thread.is_some() {
-        thread.and_then(|t| t.1)
-    } else {
-        session.and_then(|s| s.1)
-    };
+    let place = cursors.place(e, |seq, name, turn| {
+        let row = match seq {
+            Sequence::Thread => tx.query_opt(&st.thread, &[&project, &name]),
+            Sequence::Session => tx.query_opt(&st.session, &[&project, &name]),
+            Sequence::Turn => tx.query_opt(&st.turn, &[&project, &name, &turn]),
+        }
+        .map_err(pg)?;
+        Ok(row.map(|r| (r.get::<_, Option<i64>>(0).unwrap_or(0), r.get(1))))
+    })?;
     let created = e.created_at.unwrap_or(now);
     let row = tx
         .query_one(
@@ -303,18 +274,18 @@ fn insert_event(
                 &e.source_id,
                 &e.agent,
                 &e.thread,
-                &thread.map(|t| t.0),
+                &place.thread_seq,
                 &e.session,
-                &session.map(|s| s.0),
+                &place.session_seq,
                 &e.turn,
-                &turn_seq,
+                &place.turn_seq,
                 &e.role.as_str(),
                 &e.kind.as_str(),
                 &e.content.as_bytes(),
                 &content_hash(&e.content),
                 &e.parent.map(|p| p.0 as i64),
                 &e.causality.map(Causality::as_str),
-                &prev,
+                &place.prev,
                 &created,
                 &now,
                 &e.source,
@@ -343,15 +314,7 @@ fn insert_event(
             }
         })?;
     let id: i64 = row.get(0);
-    if let (Some(t), Some(name)) = (thread, &e.thread) {
-        cursors.insert((0, project.to_owned(), name.clone(), None), (t.0, id));
-    }
-    if let (Some(s), Some(name)) = (session, &e.session) {
-        cursors.insert((1, project.to_owned(), name.clone(), None), (s.0, id));
-    }
-    if let (Some(ts), Some(t), Some(name)) = (turn_seq, e.turn, &e.thread) {
-        cursors.insert((2, project.to_owned(), name.clone(), Some(t)), (ts, id));
-    }
+    cursors.record(e, &place, id);
     Ok(EventId(id as u64))
 }
 
@@ -414,7 +377,7 @@ impl EventLog for PgEventLog {
                 .map_err(pg)?;
             }
             let st = Statements::prepare(&mut tx)?;
-            let mut cursors = Cursors::new();
+            let mut cursors = Cursors::default();
             let mut ids = Vec::with_capacity(events.len());
             for e in events {
                 ids.push(insert_event(&mut tx, &st, e, now, &mut cursors)?);
