@@ -15,7 +15,9 @@
 use std::sync::Mutex;
 
 use postgres::error::SqlState;
-use postgres::{Client, NoTls, Row, Statement, Transaction};
+use std::collections::HashMap;
+
+use postgres::{Client, NoTls, Row, Transaction};
 
 use super::events::{Cursors, Sequence, check_new_events, content_hash};
 use super::log::EventLog;
@@ -198,124 +200,156 @@ fn no_nul(events: &[NewEvent]) -> LedgerResult<()> {
     Ok(())
 }
 
-/// The statements an append runs per event, prepared once per batch (each is parsed and
-/// planned once, not once per event).
-struct Statements {
-    parent: Statement,
-    thread: Statement,
-    session: Statement,
-    turn: Statement,
-    insert: Statement,
-}
-
-impl Statements {
-    fn prepare(tx: &mut Transaction<'_>) -> LedgerResult<Self> {
-        Ok(Self {
-            parent: tx
-                .prepare("SELECT project FROM events WHERE id = $1")
-                .map_err(pg)?,
-            thread: tx
-                .prepare("SELECT thread_seq, id FROM events WHERE project = $1 AND thread = $2 ORDER BY thread_seq DESC LIMIT 1")
-                .map_err(pg)?,
-            session: tx
-                .prepare("SELECT session_seq, id FROM events WHERE project = $1 AND session = $2 ORDER BY session_seq DESC LIMIT 1")
-                .map_err(pg)?,
-            turn: tx
-                .prepare("SELECT turn_seq, id FROM events WHERE project = $1 AND thread = $2 AND turn = $3 ORDER BY turn_seq DESC LIMIT 1")
-                .map_err(pg)?,
-            insert: tx
-                .prepare(
-                    "INSERT INTO events (project, source_id, agent, thread, thread_seq, session, session_seq,
-                        turn, turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id,
-                        created_at, ingested_at, source, source_offset, source_len, ordering_confidence,
-                        speaker)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                        $18, $19, $20, $21, $22, $23)
-                     RETURNING id",
-                )
-                .map_err(pg)?,
-        })
-    }
-}
-
-/// Inserts one event in `tx`; its id.
-fn insert_event(
+/// Appends `events` in `tx`, whose projects it has locked: the checks first (parents of
+/// the same project, source ids new to their project), then ids taken from the events'
+/// sequence in one round trip, each event placed in its thread, session and turn (the
+/// store is read once per sequence the batch continues), and every row written by one
+/// `INSERT … SELECT FROM UNNEST` of column arrays — a handful of round trips per batch,
+/// not one per event. Ids grow in batch order.
+fn insert_batch(
     tx: &mut Transaction<'_>,
-    st: &Statements,
-    e: &NewEvent,
+    events: &[NewEvent],
     now: i64,
-    cursors: &mut Cursors,
-) -> LedgerResult<EventId> {
-    let project = e.project.as_str();
-    if let Some(parent) = e.parent {
-        let owner: Option<String> = tx
-            .query_opt(&st.parent, &[&(parent.0 as i64)])
+) -> LedgerResult<Vec<EventId>> {
+    // A parent in another project is answered as one that does not exist.
+    let parents: Vec<i64> = events
+        .iter()
+        .filter_map(|e| e.parent.map(|p| p.0 as i64))
+        .collect();
+    if !parents.is_empty() {
+        let owners: HashMap<i64, String> = tx
+            .query(
+                "SELECT id, project FROM events WHERE id = ANY($1)",
+                &[&parents],
+            )
             .map_err(pg)?
-            .map(|r| r.get(0));
-        if owner.as_deref() != Some(project) {
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        if let Some(parent) = events.iter().find_map(|e| {
+            e.parent.filter(|p| {
+                owners.get(&(p.0 as i64)).map(String::as_str) != Some(e.project.as_str())
+            })
+        }) {
             return Err(LedgerError::UnknownEvent(parent));
         }
     }
-    let place = cursors.place(e, |seq, name, turn| {
-        let row = match seq {
-            Sequence::Thread => tx.query_opt(&st.thread, &[&project, &name]),
-            Sequence::Session => tx.query_opt(&st.session, &[&project, &name]),
-            Sequence::Turn => tx.query_opt(&st.turn, &[&project, &name, &turn]),
-        }
-        .map_err(pg)?;
-        Ok(row.map(|r| (r.get::<_, Option<i64>>(0).unwrap_or(0), r.get(1))))
-    })?;
-    let created = e.created_at.unwrap_or(now);
-    let row = tx
-        .query_one(
-            &st.insert,
-            &[
-                &project,
-                &e.source_id,
-                &e.agent,
-                &e.thread,
-                &place.thread_seq,
-                &e.session,
-                &place.session_seq,
-                &e.turn,
-                &place.turn_seq,
-                &e.role.as_str(),
-                &e.kind.as_str(),
-                &e.content.as_bytes(),
-                &content_hash(&e.content),
-                &e.parent.map(|p| p.0 as i64),
-                &e.causality.map(Causality::as_str),
-                &place.prev,
-                &created,
-                &now,
-                &e.source,
-                &e.source_offset,
-                &e.source_len,
-                &e.ordering_confidence,
-                &e.speaker,
-            ],
-        )
-        .map_err(|err| {
-            if err.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                && err
-                    .as_db_error()
-                    .and_then(|d| d.constraint())
-                    .is_some_and(|c| c == "events_project_source_id")
-            {
-                LedgerError::Invalid {
-                    what: "source_id",
-                    reason: format!(
-                        "{:?} already exists in project `{project}`",
-                        e.source_id.as_deref().unwrap_or("")
-                    ),
-                }
-            } else {
-                pg(err)
+    // A source id is unique within its project: in this batch and against what is stored
+    // (the unique constraint still guards a race with another node).
+    let mut keyed: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in events {
+        if let Some(id) = e.source_id.as_deref() {
+            let ids = keyed.entry(e.project.as_str()).or_default();
+            if ids.contains(&id) {
+                return Err(source_id_taken(id, e.project.as_str()));
             }
+            ids.push(id);
+        }
+    }
+    for (project, ids) in &keyed {
+        if let Some(row) = tx
+            .query_opt(
+                "SELECT source_id FROM events WHERE project = $1 AND source_id = ANY($2) LIMIT 1",
+                &[project, ids],
+            )
+            .map_err(pg)?
+        {
+            return Err(source_id_taken(row.get(0), project));
+        }
+    }
+    let mut ids: Vec<i64> = tx
+        .query(
+            "SELECT nextval('events_id_seq') FROM generate_series(1, $1::bigint)",
+            &[&(events.len() as i64)],
+        )
+        .map_err(pg)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    ids.sort_unstable();
+    let lookups = [
+        "SELECT thread_seq, id FROM events WHERE project = $1 AND thread = $2 ORDER BY thread_seq DESC LIMIT 1",
+        "SELECT session_seq, id FROM events WHERE project = $1 AND session = $2 ORDER BY session_seq DESC LIMIT 1",
+        "SELECT turn_seq, id FROM events WHERE project = $1 AND thread = $2 AND turn = $3 ORDER BY turn_seq DESC LIMIT 1",
+    ];
+    let mut cursors = Cursors::default();
+    let mut places = Vec::with_capacity(events.len());
+    for (e, &id) in events.iter().zip(&ids) {
+        let project = e.project.as_str();
+        let place = cursors.place(e, |seq, name, turn| {
+            let row = match seq {
+                Sequence::Thread => tx.query_opt(lookups[0], &[&project, &name]),
+                Sequence::Session => tx.query_opt(lookups[1], &[&project, &name]),
+                Sequence::Turn => tx.query_opt(lookups[2], &[&project, &name, &turn]),
+            }
+            .map_err(pg)?;
+            Ok(row.map(|r| (r.get::<_, Option<i64>>(0).unwrap_or(0), r.get(1))))
         })?;
-    let id: i64 = row.get(0);
-    cursors.record(e, &place, id);
-    Ok(EventId(id as u64))
+        cursors.record(e, &place, id);
+        places.push(place);
+    }
+    let text =
+        |f: fn(&NewEvent) -> Option<&str>| -> Vec<Option<&str>> { events.iter().map(f).collect() };
+    let hashes: Vec<String> = events.iter().map(|e| content_hash(&e.content)).collect();
+    tx.execute(
+        "INSERT INTO events (id, project, source_id, agent, thread, thread_seq, session,
+            session_seq, turn, turn_seq, role, kind, content, content_hash, parent_id, causality,
+            prev_id, created_at, ingested_at, source, source_offset, source_len,
+            ordering_confidence, speaker)
+         SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],
+            $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[],
+            $12::text[], $13::bytea[], $14::text[], $15::bigint[], $16::text[], $17::bigint[],
+            $18::bigint[], $19::bigint[], $20::text[], $21::bigint[], $22::bigint[],
+            $23::float8[], $24::text[])",
+        &[
+            &ids,
+            &text(|e| Some(e.project.as_str())),
+            &text(|e| e.source_id.as_deref()),
+            &text(|e| e.agent.as_deref()),
+            &text(|e| e.thread.as_deref()),
+            &places.iter().map(|p| p.thread_seq).collect::<Vec<_>>(),
+            &text(|e| e.session.as_deref()),
+            &places.iter().map(|p| p.session_seq).collect::<Vec<_>>(),
+            &events.iter().map(|e| e.turn).collect::<Vec<_>>(),
+            &places.iter().map(|p| p.turn_seq).collect::<Vec<_>>(),
+            &text(|e| Some(e.role.as_str())),
+            &text(|e| Some(e.kind.as_str())),
+            &events
+                .iter()
+                .map(|e| e.content.as_bytes())
+                .collect::<Vec<_>>(),
+            &hashes,
+            &events
+                .iter()
+                .map(|e| e.parent.map(|p| p.0 as i64))
+                .collect::<Vec<_>>(),
+            &text(|e| e.causality.map(Causality::as_str)),
+            &places.iter().map(|p| p.prev).collect::<Vec<_>>(),
+            &events
+                .iter()
+                .map(|e| e.created_at.unwrap_or(now))
+                .collect::<Vec<_>>(),
+            &vec![now; events.len()],
+            &text(|e| e.source.as_deref()),
+            &events.iter().map(|e| e.source_offset).collect::<Vec<_>>(),
+            &events.iter().map(|e| e.source_len).collect::<Vec<_>>(),
+            &events
+                .iter()
+                .map(|e| e.ordering_confidence)
+                .collect::<Vec<_>>(),
+            &text(|e| e.speaker.as_deref()),
+        ],
+    )
+    .map_err(pg)?;
+    Ok(ids.into_iter().map(|id| EventId(id as u64)).collect())
+}
+
+/// The refusal of a source id its project already holds.
+fn source_id_taken(id: &str, project: &str) -> LedgerError {
+    LedgerError::Invalid {
+        what: "source_id",
+        reason: format!("{id:?} already exists in project `{project}`"),
+    }
 }
 
 /// An event from a row of [`COLUMNS`].
@@ -376,12 +410,7 @@ impl EventLog for PgEventLog {
                 )
                 .map_err(pg)?;
             }
-            let st = Statements::prepare(&mut tx)?;
-            let mut cursors = Cursors::default();
-            let mut ids = Vec::with_capacity(events.len());
-            for e in events {
-                ids.push(insert_event(&mut tx, &st, e, now, &mut cursors)?);
-            }
+            let ids = insert_batch(&mut tx, events, now)?;
             tx.commit().map_err(pg)?;
             Ok(ids)
         })
