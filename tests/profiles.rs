@@ -229,12 +229,38 @@ fn qdrant_settings_are_validated_naming_the_key() {
         ("ef_search = 1", "qdrant.ef_search"),
         ("timeout_ms = 0", "qdrant.timeout_ms"),
         ("retries = 101", "qdrant.retries"),
+        ("nodes = [\"127.0.0.2:6334\"]", "qdrant.nodes"),
     ] {
         let e = err(&format!("{scale}[qdrant]\n{line}\n"));
         assert!(e.contains(key), "{line}: {e}");
     }
     let e = err(&format!("{scale}[qdrant]\napi_key = \"secret\"\n"));
     assert!(e.contains("api_key"), "{e}");
+    // The nodes of a cluster: from the file, or as the environment's comma-separated list.
+    let p = Profile::parse(
+        &format!(
+            "{scale}[qdrant]\nnodes = [\"http://127.0.0.2:6334\", \"http://127.0.0.3:6334\"]\n"
+        ),
+        "<test>",
+    )
+    .unwrap();
+    let mut q = p.qdrant.unwrap();
+    assert_eq!(
+        q.endpoints().collect::<Vec<_>>(),
+        [
+            "http://127.0.0.1:6334",
+            "http://127.0.0.2:6334",
+            "http://127.0.0.3:6334"
+        ]
+    );
+    q.set_endpoints(" http://10.0.0.1:6334 ,http://10.0.0.2:6334,");
+    assert_eq!(q.url, "http://10.0.0.1:6334");
+    assert_eq!(q.nodes, ["http://10.0.0.2:6334"]);
+    q.set_endpoints(" , ");
+    assert_eq!(
+        q.url, "http://10.0.0.1:6334",
+        "an empty list changes nothing"
+    );
 }
 
 #[test]

@@ -211,6 +211,25 @@ fn unreachable_qdrant_and_a_foreign_collection_are_refused_by_name() {
         ..QdrantSettings::default()
     };
     QdrantTier::open(Dim::new(D).unwrap(), &ok).unwrap();
+    // A first node that does not answer gives way to the next one listed, without error;
+    // only when every node fails is the tier unavailable, naming them all.
+    let failover = QdrantSettings {
+        url: url.clone(),
+        nodes: vec![ok.url.clone()],
+        connect_timeout: Duration::from_millis(300),
+        ..ok.clone()
+    };
+    let tier = QdrantTier::open(Dim::new(D).unwrap(), &failover).unwrap();
+    assert_eq!(tier.count(&project("nobody")).unwrap(), 0);
+    let all_dead = QdrantSettings {
+        nodes: vec![url.replace("127.0.0.1", "127.0.0.2")],
+        ..settings.clone()
+    };
+    let err = QdrantTier::open(Dim::new(D).unwrap(), &all_dead).unwrap_err();
+    assert!(
+        err.to_string().contains(&url) && err.to_string().contains("127.0.0.2"),
+        "{err}"
+    );
     let err = QdrantTier::open(Dim::new(2 * D).unwrap(), &ok).unwrap_err();
     assert!(
         err.to_string().contains("expected 2048 bits, found 1024"),

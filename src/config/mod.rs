@@ -133,6 +133,7 @@ struct RawProfile {
 #[serde(deny_unknown_fields, default)]
 struct RawQdrant {
     url: String,
+    nodes: Vec<String>,
     api_key_env: String,
     collection: String,
     shard_number: u32,
@@ -155,6 +156,7 @@ impl Default for RawQdrant {
         let q = QdrantSettings::default();
         Self {
             url: q.url,
+            nodes: q.nodes,
             api_key_env: q.api_key_env,
             collection: q.collection,
             shard_number: q.shard_number,
@@ -220,13 +222,29 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
         key,
         reason,
     };
-    if !(raw.url.starts_with("http://") || raw.url.starts_with("https://")) {
+    let grpc = |url: &str| url.starts_with("http://") || url.starts_with("https://");
+    if !grpc(&raw.url) {
         return Err(invalid(
             "qdrant.url",
             format!(
                 "`{}` is not a gRPC URL such as http://127.0.0.1:6334",
                 redact_url(&raw.url)
             ),
+        ));
+    }
+    if let Some(bad) = raw.nodes.iter().find(|u| !grpc(u)) {
+        return Err(invalid(
+            "qdrant.nodes",
+            format!(
+                "`{}` is not a gRPC URL such as http://127.0.0.2:6334",
+                redact_url(bad)
+            ),
+        ));
+    }
+    if raw.nodes.len() > 64 {
+        return Err(invalid(
+            "qdrant.nodes",
+            format!("lists at most 64 further nodes, got {}", raw.nodes.len()),
         ));
     }
     if raw.api_key_env.is_empty()
@@ -310,6 +328,7 @@ fn validate_qdrant(raw: RawQdrant, origin: &str) -> Result<QdrantSettings, Confi
     )?;
     Ok(QdrantSettings {
         url: raw.url,
+        nodes: raw.nodes,
         api_key_env: raw.api_key_env,
         collection: raw.collection,
         shard_number: raw.shard_number,
@@ -1051,8 +1070,8 @@ impl Profile {
 
     /// The profile with the operator's environment overrides: `HYPERMEM_LOCK_WAIT_MS`
     /// (how long a writer waits for another process's store lock), `HYPERMEM_REDIS_URL`
-    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are); an empty value
-    /// overrides nothing.
+    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are; for Qdrant, a
+    /// comma-separated list names the nodes of a cluster); an empty value overrides nothing.
     #[must_use]
     pub fn with_env(mut self) -> Self {
         if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
@@ -1066,8 +1085,9 @@ impl Profile {
         if let (Some(redis), Some(url)) = (&mut self.redis, set("HYPERMEM_REDIS_URL")) {
             redis.url = url;
         }
-        if let (Some(qdrant), Some(url)) = (&mut self.qdrant, set("HYPERMEM_QDRANT_URL")) {
-            qdrant.url = url;
+        // A comma-separated list names the nodes of a cluster, the first tried first.
+        if let (Some(qdrant), Some(urls)) = (&mut self.qdrant, set("HYPERMEM_QDRANT_URL")) {
+            qdrant.set_endpoints(&urls);
         }
         self
     }

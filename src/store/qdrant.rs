@@ -52,8 +52,12 @@ const MAX_PROJECTS: u64 = 1_000_000;
 pub struct QdrantTier {
     dim: Dim,
     settings: QdrantSettings,
+    /// Every endpoint redacted, for messages (the nodes in order).
     url: String,
-    client: Arc<Qdrant>,
+    /// One client per endpoint of the cluster (`url`, then `nodes`).
+    clients: Vec<Arc<Qdrant>>,
+    /// The client requests go to: the first that answered, moved on when it stops.
+    active: std::sync::atomic::AtomicUsize,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -77,10 +81,18 @@ fn transient(e: &QdrantError) -> bool {
             // cancelled, unknown, deadline exceeded, aborted, unavailable
             1 | 2 | 4 | 10 | 14 => true,
             // internal: the client reports a refused or dropped connection so, with the
-            // transport error as the message.
+            // transport error as the message; so does a cluster node whose peer (a shard's
+            // replica or leader) is down, until the cluster marks it dead.
             13 => {
                 let m = status.message();
-                m.contains("Failed to connect") || m.contains("transport error")
+                [
+                    "Failed to connect",
+                    "transport error",
+                    "tcp connect error",
+                    "currently unavailable",
+                ]
+                .iter()
+                .any(|cause| m.contains(cause))
             }
             _ => false,
         },
@@ -205,20 +217,35 @@ impl QdrantTier {
     /// the retries; [`StoreError::DimensionMismatch`] or [`StoreError::Foreign`] for a
     /// collection of another shape (never re-created).
     pub fn open(dim: Dim, settings: &QdrantSettings) -> StoreResult<Self> {
-        let url = redact_url(&settings.url);
+        let url = settings
+            .endpoints()
+            .map(redact_url)
+            .collect::<Vec<_>>()
+            .join(", ");
         let unavailable = |reason: String| StoreError::Unavailable {
             service: "qdrant",
             url: url.clone(),
             reason,
         };
         let api_key = std::env::var(&settings.api_key_env).ok();
-        let client = Qdrant::from_url(&settings.url)
-            .api_key(api_key)
-            .timeout(settings.timeout)
-            .connect_timeout(settings.connect_timeout)
-            .skip_compatibility_check()
-            .build()
-            .map_err(|e| unavailable(format!("not a usable Qdrant URL: {e}")))?;
+        let clients = settings
+            .endpoints()
+            .map(|endpoint| {
+                Qdrant::from_url(endpoint)
+                    .api_key(api_key.clone())
+                    .timeout(settings.timeout)
+                    .connect_timeout(settings.connect_timeout)
+                    .skip_compatibility_check()
+                    .build()
+                    .map(Arc::new)
+                    .map_err(|e| {
+                        unavailable(format!(
+                            "`{}` is not a usable Qdrant URL: {e}",
+                            redact_url(endpoint)
+                        ))
+                    })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("hypermem-qdrant")
@@ -229,7 +256,8 @@ impl QdrantTier {
             dim,
             settings: settings.clone(),
             url,
-            client: Arc::new(client),
+            clients,
+            active: std::sync::atomic::AtomicUsize::new(0),
             runtime,
         };
         tier.call(|c| async move { c.health_check().await })?;
@@ -309,18 +337,25 @@ impl QdrantTier {
         }
     }
 
-    /// Runs a request built by `make` on the tier's runtime, retrying transient failures
-    /// up to the profile's budget with doubling backoff.
+    /// Runs a request built by `make` on the tier's runtime. A transient failure sends it
+    /// to the cluster's next node at once; when every node failed in turn, it is retried
+    /// up to the profile's budget with doubling backoff. Every request is idempotent
+    /// (points are keyed by project and id), so one sent again after a lost answer writes
+    /// nothing twice.
     fn call<T, F, Fut>(&self, make: F) -> StoreResult<T>
     where
         F: Fn(Arc<Qdrant>) -> Fut,
         Fut: Future<Output = Result<T, QdrantError>> + Send + 'static,
         T: Send + 'static,
     {
+        use std::sync::atomic::Ordering;
+        let nodes = self.clients.len();
         let mut attempt = 0;
+        let mut failed_in_turn = 0;
         let mut backoff = self.settings.retry_backoff;
         loop {
-            let future = make(self.client.clone());
+            let node = self.active.load(Ordering::Relaxed) % nodes;
+            let future = make(self.clients[node].clone());
             let (tx, rx) = std::sync::mpsc::sync_channel(1);
             self.runtime.spawn(async move {
                 let _ = tx.send(future.await);
@@ -330,16 +365,31 @@ impl QdrantTier {
                 url: self.url.clone(),
                 reason: "the client runtime stopped".to_owned(),
             })?;
-            match result {
+            let e = match result {
                 Ok(v) => return Ok(v),
-                Err(e) if transient(&e) && attempt < self.settings.retries => {
-                    tracing::debug!(url = %self.url, attempt, error = %e, "Qdrant call failed; retrying");
-                    std::thread::sleep(backoff);
-                    backoff = backoff.saturating_mul(2);
-                    attempt += 1;
-                }
+                Err(e) if transient(&e) => e,
                 Err(e) => return Err(self.failure(&e, attempt)),
+            };
+            // The next node takes the requests (unless another thread moved on already).
+            let _ = self.active.compare_exchange(
+                node,
+                (node + 1) % nodes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            failed_in_turn += 1;
+            if failed_in_turn < nodes {
+                tracing::info!(url = %self.url, node, error = %e, "a Qdrant node failed; trying the next");
+                continue;
             }
+            if attempt >= self.settings.retries {
+                return Err(self.failure(&e, attempt));
+            }
+            tracing::debug!(url = %self.url, attempt, error = %e, "Qdrant call failed; retrying");
+            std::thread::sleep(backoff);
+            backoff = backoff.saturating_mul(2);
+            attempt += 1;
+            failed_in_turn = 0;
         }
     }
 
@@ -663,8 +713,11 @@ impl VectorTier for QdrantTier {
                 let mut request =
                     UpsertPointsBuilder::new(collection.clone(), points.clone()).wait(true);
                 if consistency > 1 {
+                    // Through the shard's elected leader, which the cluster replaces when
+                    // its node dies (strong ordering pins the first replica and fails
+                    // until that node is marked dead).
                     request = request.ordering(qdrant_client::qdrant::WriteOrdering {
-                        r#type: qdrant_client::qdrant::WriteOrderingType::Strong as i32,
+                        r#type: qdrant_client::qdrant::WriteOrderingType::Medium as i32,
                     });
                 }
                 async move { c.upsert_points(request).await }

@@ -7,6 +7,10 @@ pub struct QdrantSettings {
     /// The gRPC endpoint, e.g. `http://127.0.0.1:6334` (`HYPERMEM_QDRANT_URL` overrides it
     /// in the CLI).
     pub url: String,
+    /// Further gRPC endpoints of the same Qdrant cluster (any node answers for the whole
+    /// collection): when the node in use is unreachable, a request goes to the next one
+    /// before any backoff. Empty for a single server.
+    pub nodes: Vec<String>,
     /// Name of the environment variable holding the API key (never the key itself); an
     /// unset variable means no key.
     pub api_key_env: String,
@@ -44,11 +48,30 @@ pub struct QdrantSettings {
     pub retry_backoff: std::time::Duration,
 }
 
+impl QdrantSettings {
+    /// Every endpoint, `url` first.
+    pub fn endpoints(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.url.as_str()).chain(self.nodes.iter().map(String::as_str))
+    }
+
+    /// Sets the endpoints from a comma-separated list (`HYPERMEM_QDRANT_URL`): the first is
+    /// `url`, the rest the `nodes`, tried in that order. A list without an entry changes
+    /// nothing.
+    pub fn set_endpoints(&mut self, list: &str) {
+        let mut urls = list.split(',').map(str::trim).filter(|u| !u.is_empty());
+        if let Some(first) = urls.next() {
+            self.url = first.to_owned();
+            self.nodes = urls.map(str::to_owned).collect();
+        }
+    }
+}
+
 impl Default for QdrantSettings {
     fn default() -> Self {
         use std::time::Duration;
         Self {
             url: "http://127.0.0.1:6334".to_owned(),
+            nodes: Vec::new(),
             api_key_env: "QDRANT_API_KEY".to_owned(),
             collection: "hypermem".to_owned(),
             shard_number: 1,

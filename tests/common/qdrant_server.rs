@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 pub struct QdrantServer {
     pub grpc_port: u16,
     pub http_port: u16,
+    /// In cluster mode: the port peers talk on, and the peer it joined through (none for
+    /// the first node).
+    cluster: Option<(u16, Option<u16>)>,
     child: Option<Child>,
     dir: tempfile::TempDir,
     bin: PathBuf,
@@ -34,7 +37,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn skip(what: &str) -> Option<QdrantServer> {
+fn skip<T>(what: &str) -> Option<T> {
     if std::env::var("HYPERMEM_REQUIRE_QDRANT").as_deref() == Ok("1") {
         panic!("HYPERMEM_REQUIRE_QDRANT=1 but {what}");
     }
@@ -48,20 +51,66 @@ impl QdrantServer {
         let Some(bin) = binary() else {
             return skip("no Qdrant binary (../shared/qdrant/qdrant or HYPERMEM_QDRANT_BIN)");
         };
-        let mut server = Self {
-            grpc_port: free_port(),
-            http_port: free_port(),
-            child: None,
-            dir: tempfile::tempdir().unwrap(),
-            bin,
-        };
+        let mut server = Self::new(bin, None);
         server.spawn();
         Some(server)
     }
 
+    fn new(bin: PathBuf, cluster: Option<(u16, Option<u16>)>) -> Self {
+        Self {
+            grpc_port: free_port(),
+            http_port: free_port(),
+            cluster,
+            child: None,
+            dir: tempfile::tempdir().unwrap(),
+            bin,
+        }
+    }
+
+    /// Starts `n` nodes of one Qdrant cluster (cluster mode, peers on loopback; the others
+    /// join through the first) and waits until the first sees them all, or `None` (after
+    /// saying so) without a binary.
+    pub fn start_cluster(n: usize) -> Option<Vec<Self>> {
+        let Some(bin) = binary() else {
+            return skip("no Qdrant binary (../shared/qdrant/qdrant or HYPERMEM_QDRANT_BIN)");
+        };
+        let first = free_port();
+        let mut nodes: Vec<Self> = (0..n)
+            .map(|i| {
+                let p2p = if i == 0 { first } else { free_port() };
+                Self::new(bin.clone(), Some((p2p, (i > 0).then_some(first))))
+            })
+            .collect();
+        for node in &mut nodes {
+            node.spawn();
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while peers(nodes[0].http_port) < n {
+            assert!(
+                Instant::now() < deadline,
+                "the {n} Qdrant nodes did not form a cluster"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(nodes)
+    }
+
     fn spawn(&mut self) {
         let d = self.dir.path();
-        let child = Command::new(&self.bin)
+        let mut command = Command::new(&self.bin);
+        if let Some((p2p, bootstrap)) = self.cluster {
+            command
+                .env("QDRANT__CLUSTER__ENABLED", "true")
+                .env("QDRANT__CLUSTER__P2P__PORT", p2p.to_string())
+                .arg("--uri")
+                .arg(format!("http://127.0.0.1:{p2p}"));
+            if let Some(b) = bootstrap {
+                command
+                    .arg("--bootstrap")
+                    .arg(format!("http://127.0.0.1:{b}"));
+            }
+        }
+        let child = command
             .arg("--disable-telemetry")
             .current_dir(d)
             .env("QDRANT__SERVICE__HOST", "127.0.0.1")
@@ -115,18 +164,49 @@ impl Drop for QdrantServer {
 
 /// `GET /readyz` on the REST port answers 200.
 fn ready(port: u16) -> bool {
+    get(port, "/readyz").is_some()
+}
+
+/// The body of `GET path` on the REST port when it answers 200.
+pub fn get(port: u16, path: &str) -> Option<String> {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let _ = s.set_read_timeout(Some(Duration::from_millis(2000)));
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).ok()?;
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response);
+    if response.get(9..12) != Some("200") {
+        return None;
+    }
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+}
+
+/// Peers the node on REST port `port` knows (0 when it does not answer).
+fn peers(port: u16) -> usize {
+    get(port, "/cluster")
+        .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+        .and_then(|v| v["result"]["peers"].as_object().map(|p| p.len()))
+        .unwrap_or(0)
+}
+
+/// Whether every replica of every shard of `collection` is active, as the node on REST
+/// port `port` sees them (its own and the other peers').
+pub fn replicas_active(port: u16, collection: &str) -> bool {
+    let Some(v) = get(port, &format!("/collections/{collection}/cluster"))
+        .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+    else {
         return false;
     };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    matches!(s.read(&mut buf), Ok(n) if n >= 12 && &buf[9..12] == b"200")
+    let shards = |key: &str| v["result"][key].as_array().cloned().unwrap_or_default();
+    let all: Vec<_> = shards("local_shards")
+        .into_iter()
+        .chain(shards("remote_shards"))
+        .collect();
+    !all.is_empty() && all.iter().all(|s| s["state"] == "Active")
 }
 
 /// The shared server's gRPC URL (`HYPERMEM_TEST_QDRANT_URL`), else a server started for
