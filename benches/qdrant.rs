@@ -4,7 +4,9 @@
 //! over 200 queries, and recall@10 of Qdrant's HNSW over binary quantization against the
 //! exact scan, on clustered data made like `../shared/bench/make_data.py --kind clustered`
 //! (1,000 centres, each member a centre with bits flipped with p ~ U[0.10, 0.20], queries
-//! fresh members), at D = 8,192.
+//! fresh members), at D = 8,192; and, once Qdrant has indexed them, the same points upserted
+//! by a bare qdrant-client in batches of 1,000 into a collection of the same layout (the
+//! tier's insert rate as a ratio of it).
 //!
 //! `cargo bench --features scale --bench qdrant` (`HYPERMEM_BENCH_N`, default 100,000).
 //! Starts `../shared/qdrant/qdrant` (or `$HYPERMEM_QDRANT_BIN`) on free loopback ports with
@@ -106,6 +108,41 @@ fn insert_all(t: &dyn VectorTier, p: &ProjectId, vs: &[Hypervector]) -> f64 {
     t0.elapsed().as_secs_f64()
 }
 
+/// Upserts `vs` into `collection` with a bare client (the points built by `tier`), in
+/// requests of 1,000 that wait for the server's acknowledgement; the seconds it took.
+fn bare_upsert(
+    url: &str,
+    tier: &QdrantTier,
+    collection: &str,
+    p: &ProjectId,
+    vs: &[Hypervector],
+) -> f64 {
+    use qdrant_client::Qdrant;
+    use qdrant_client::qdrant::UpsertPointsBuilder;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = Qdrant::from_url(url)
+        .skip_compatibility_check()
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    for (c, chunk) in vs.chunks(1_000).enumerate() {
+        let items: Vec<_> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (VectorId((c * 1_000 + i) as u64), v.view()))
+            .collect();
+        let points = tier.points(p, &items);
+        runtime
+            .block_on(client.upsert_points(UpsertPointsBuilder::new(collection, points).wait(true)))
+            .unwrap();
+    }
+    t0.elapsed().as_secs_f64()
+}
+
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
@@ -185,6 +222,22 @@ fn main() {
         "indexing qdrant {:.1} s after the last insert: {indexed:?} (points, indexed vectors)",
         t0.elapsed().as_secs_f64()
     );
+    // Once Qdrant has indexed them (so neither run shares the server with the other's
+    // indexing): the same points (as the tier builds them) into a collection of the same layout,
+    // upserted by a bare qdrant-client in batches of 1,000 with `wait`: what the tier's
+    // checks (ids already stored) and chunking cost.
+    let bare_settings = QdrantSettings {
+        collection: format!("bare{}", std::process::id()),
+        ..settings.clone()
+    };
+    let bare_tier = QdrantTier::open(dim, &bare_settings).unwrap();
+    let bare_secs = bare_upsert(&server.1, &bare_tier, &bare_settings.collection, &p, &base);
+    println!(
+        "insert   bare qdrant-client upsert of the same points {:>9.0} vectors/s wall; the tier {:.2} x of it",
+        n as f64 / bare_secs,
+        bare_secs / q_secs
+    );
+    bare_tier.drop_project(&p).unwrap();
 
     let lat = |t: &dyn VectorTier| -> (Vec<f64>, Vec<Vec<hypermem::store::Hit>>) {
         let mut ms = Vec::new();

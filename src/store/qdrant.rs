@@ -41,8 +41,9 @@ use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, push_hit};
 use super::{QdrantSettings, redact_url};
 
-/// Points per upsert request (a 1,000-vector batch at D = 8,192 is 32 MB of `f32`s).
-const UPSERT_CHUNK: usize = 256;
+/// Bytes of points one upsert request carries at most (the indexed bits as `f32`s and the
+/// packed vector): a batch goes in as few requests as fit, each far below gRPC's limit.
+const UPSERT_BYTES: usize = 8 << 20;
 /// Points per scroll page when listing ids.
 const SCROLL_PAGE: u32 = 10_000;
 /// Projects a facet lists at most.
@@ -273,6 +274,25 @@ impl QdrantTier {
     /// Bits of each vector Qdrant indexes: the first `min(D, index_bits)`.
     pub fn index_bits(&self) -> usize {
         self.settings.index_bits.min(self.dim.bits())
+    }
+
+    /// The points `items` are stored as: the first [`index_bits`](Self::index_bits) as
+    /// ±1 (what Qdrant indexes), the whole vector packed in the payload beside the project
+    /// and the id. Public for the benchmark that upserts the same points with a bare
+    /// client (`benches/qdrant.rs`).
+    #[doc(hidden)]
+    pub fn points(&self, project: &ProjectId, items: &[(VectorId, HvRef<'_>)]) -> Vec<PointStruct> {
+        let n = self.index_bits();
+        items
+            .iter()
+            .map(|(id, v)| {
+                let mut payload = qdrant_client::Payload::new();
+                payload.insert("project", project.as_str());
+                payload.insert("vid", id.0 as i64);
+                payload.insert("bits", encode_words(v.words()));
+                PointStruct::new(point_id(project, *id), bipolar(*v, n), payload)
+            })
+            .collect()
     }
 
     /// The full hypervector a point's payload carries.
@@ -695,18 +715,9 @@ impl VectorTier for QdrantTier {
                 }
             }
         }
-        let n = self.index_bits();
-        for chunk in fresh.chunks(UPSERT_CHUNK) {
-            let points: Vec<PointStruct> = chunk
-                .iter()
-                .map(|(id, v)| {
-                    let mut payload = qdrant_client::Payload::new();
-                    payload.insert("project", project.as_str());
-                    payload.insert("vid", id.0 as i64);
-                    payload.insert("bits", encode_words(v.words()));
-                    PointStruct::new(point_id(project, *id), bipolar(*v, n), payload)
-                })
-                .collect();
+        let point_bytes = 4 * self.index_bits() + self.dim.bytes() * 4 / 3 + 64;
+        for chunk in fresh.chunks((UPSERT_BYTES / point_bytes).max(1)) {
+            let points = self.points(project, chunk);
             let collection = self.settings.collection.clone();
             let consistency = self.settings.write_consistency_factor;
             self.call(move |c| {
