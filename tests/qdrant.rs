@@ -289,7 +289,8 @@ fn a_batch_retried_after_a_partial_write_completes_and_a_real_duplicate_is_refus
         .enumerate()
         .map(|(i, v)| (VectorId(i as u64), v.view()))
         .collect();
-    // The first request of a 600-vector batch (chunks of 256) landed, then the call failed.
+    // The first request of a 600-vector batch landed (a batch goes in requests of up to
+    // 8 MB), then the call failed.
     tier.insert_batch(&p, &items[..256]).unwrap();
     // The retry of the whole batch completes.
     tier.insert_batch(&p, &items).unwrap();
