@@ -30,6 +30,20 @@ pub enum Error {
     /// The profile's semantic model.
     #[error(transparent)]
     Model(#[from] crate::semantic::ModelError),
+    /// A read asked to see at least sequence `asked` (the id a write returned), and the
+    /// ledger this node reads had reached only `seen` when the wait ran out: retry, or
+    /// read where the write was made.
+    #[error(
+        "this node's ledger has reached sequence {seen}, not the {asked} the read asked to see, after waiting {waited_ms} ms; retry"
+    )]
+    NotCaughtUp {
+        /// The sequence the read asked for.
+        asked: u64,
+        /// The ledger's sequence when the wait ran out.
+        seen: u64,
+        /// How long the read waited.
+        waited_ms: u64,
+    },
     /// Observed events were committed to the ledger, but a projection after the commit
     /// (vectors, synapses, episodes) failed and the events carry no source ids, so
     /// resending them would store them twice: the events are stored (found by their words
@@ -102,6 +116,7 @@ impl Error {
             Error::Hdv(e) => hdv_reason(e),
             Error::Model(_) => Reason::ModelError,
             Error::Committed { .. } => Reason::PartiallyCommitted,
+            Error::NotCaughtUp { .. } => Reason::NotCaughtUp,
         }
     }
 

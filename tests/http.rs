@@ -58,6 +58,27 @@ fn routes_answer_with_statuses_and_named_reasons() {
     );
     assert_eq!(st, 200);
     assert_eq!(v["items"][0]["event"]["id"], e1);
+    // Read-your-writes: a recall asking for the sequence a write returned sees it; one
+    // asking for a sequence nothing reached is a retryable refusal by name.
+    let (st, v) = post(
+        &u("/v1/projects/acme/recall"),
+        None,
+        &format!(r#"{{"query":"which editor theme","at_least":{repeated}}}"#),
+    );
+    assert_eq!(
+        (st, v["items"][0]["event"]["id"].as_u64()),
+        (200, Some(e1)),
+        "{v}"
+    );
+    let (st, v) = post(
+        &u("/v1/projects/acme/recall"),
+        None,
+        &format!(
+            r#"{{"query":"which editor theme","at_least":{},"wait_ms":20}}"#,
+            repeated + 1000
+        ),
+    );
+    assert_eq!((st, reason(&v)), (503, "not_caught_up"), "{v}");
     let (st, v) = post(
         &u("/v1/projects/acme/pack"),
         None,

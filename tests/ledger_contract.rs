@@ -108,6 +108,13 @@ fn contract(open: &Opener, tag: &str) {
         ])
         .unwrap()[0];
     assert_eq!(get(&p, reply).unwrap().parent, Some(ids[0]));
+    // The log's sequence has reached the newest write (of any project).
+    let sequence = log.sequence().unwrap();
+    assert!(
+        sequence >= reply.0,
+        "{backend}: sequence {sequence} < {}",
+        reply.0
+    );
     let before = log.count(&project(&p)).unwrap();
     let refused = log.append_batch(&[
         note(&p, "t", "This one is fine."),
@@ -122,6 +129,11 @@ fn contract(open: &Opener, tag: &str) {
         log.count(&project(&p)).unwrap(),
         before,
         "{backend}: nothing written"
+    );
+    assert_eq!(
+        log.sequence().unwrap(),
+        sequence,
+        "{backend}: a refused batch does not move the sequence"
     );
 
     // A source id is unique within its project, not across projects.

@@ -1971,3 +1971,56 @@ fn import_with_episodes_makes_exactly_one_episode_per_session() {
     assert_eq!((again.new, again.skipped), (0, 15));
     assert_eq!(m.map(&project("c"), 100).unwrap().episode_count, 2);
 }
+
+#[test]
+fn a_read_sees_the_sequence_it_asks_for_or_refuses_by_name() {
+    use hypermem::RecallQuery;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("ryw");
+    let writer = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let view = Memory::open_view(&profile(), Some(dir.path())).unwrap();
+    let ask = |at_least: Option<u64>, wait_ms: u64| {
+        let mut rq = RecallQuery::new("greenhouse vents", 5);
+        rq.at_least = at_least;
+        rq.wait = Duration::from_millis(wait_ms);
+        view.recall_with(&p, &rq)
+    };
+    // A write's id is its sequence: a read asking for it sees the write.
+    let first = writer
+        .observe(say(
+            "ryw",
+            "s",
+            Role::User,
+            "The greenhouse vents open at 28 degrees.",
+        ))
+        .unwrap();
+    let found = ask(Some(first.0), 0).unwrap();
+    assert_eq!(found.items[0].event.id, first);
+    // A sequence no write has reached: refused by name after the wait, nothing changed.
+    let err = ask(Some(first.0 + 1), 50).unwrap_err();
+    assert_eq!(err.reason(), Reason::NotCaughtUp, "{err}");
+    assert!(err.class().retryable());
+    // A write that lands while the read waits is seen by it.
+    let later = std::thread::scope(|s| {
+        let read = s.spawn(|| ask(Some(first.0 + 1), 5_000));
+        std::thread::sleep(Duration::from_millis(100));
+        writer
+            .observe(say(
+                "ryw",
+                "s",
+                Role::User,
+                "The greenhouse vents now open at 26 degrees.",
+            ))
+            .unwrap();
+        read.join().unwrap()
+    })
+    .unwrap();
+    assert!(
+        later.items.iter().any(|i| i.event.id.0 == first.0 + 1),
+        "{later:?}"
+    );
+    // A wait past the bound is refused before any work.
+    let err = ask(None, 61_000).unwrap_err();
+    assert_eq!(err.reason(), Reason::InvalidArgument, "{err}");
+}

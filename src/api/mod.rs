@@ -398,6 +398,16 @@ pub struct Recall {
     #[serde(default)]
     #[arg(long = "embedding-file", value_name = "FILE", value_parser = embedding_file)]
     pub embedding: Option<Embedding>,
+    /// Read-your-writes: a sequence (the id a write returned) this node's ledger must have
+    /// reached first; refused as `not_caught_up` after `wait_ms`.
+    #[serde(default)]
+    #[arg(long = "at-least", value_name = "SEQUENCE")]
+    pub at_least: Option<u64>,
+    /// How long to wait for `at_least` (default 2000, at most 60000).
+    #[serde(default)]
+    #[arg(long = "wait-ms", value_name = "MS")]
+    #[schemars(range(max = 60_000))]
+    pub wait_ms: Option<u64>,
 }
 
 /// A budgeted context pack.
@@ -426,6 +436,16 @@ pub struct Pack {
     #[serde(default)]
     #[arg(long = "embedding-file", value_name = "FILE", value_parser = embedding_file)]
     pub embedding: Option<Embedding>,
+    /// Read-your-writes: a sequence (the id a write returned) this node's ledger must have
+    /// reached first; refused as `not_caught_up` after `wait_ms`.
+    #[serde(default)]
+    #[arg(long = "at-least", value_name = "SEQUENCE")]
+    pub at_least: Option<u64>,
+    /// How long to wait for `at_least` (default 2000, at most 60000).
+    #[serde(default)]
+    #[arg(long = "wait-ms", value_name = "MS")]
+    #[schemars(range(max = 60_000))]
+    pub wait_ms: Option<u64>,
 }
 
 /// Assert a belief backed by evidence (a one-operation plan).
@@ -1257,6 +1277,9 @@ impl<'a> Api<'a> {
 
     /// A ranked recall.
     ///
+    /// Read-your-writes: with `at_least`, it first waits for this node's ledger to reach
+    /// that sequence.
+    ///
     /// # Errors
     /// As [`Memory::recall_with`].
     pub fn recall(&self, r: &Recall) -> ApiResult<crate::RecallResult> {
@@ -1264,6 +1287,7 @@ impl<'a> Api<'a> {
         rq.session = r.session.as_deref();
         rq.context = r.context;
         rq.embedding = r.embedding.as_deref();
+        read_your_writes(&mut rq, r.at_least, r.wait_ms);
         Ok(self.memory.recall_with(&project(&r.project)?, &rq)?)
     }
 
@@ -1275,6 +1299,7 @@ impl<'a> Api<'a> {
         let mut rq = crate::RecallQuery::new(&r.query, 20);
         rq.session = r.session.as_deref();
         rq.embedding = r.embedding.as_deref();
+        read_your_writes(&mut rq, r.at_least, r.wait_ms);
         Ok(self
             .memory
             .recall_pack_with(&project(&r.project)?, &rq, r.available, r.budget)?)
@@ -1581,6 +1606,14 @@ impl<'a> Api<'a> {
 /// A result as JSON.
 fn to_json<T: Serialize>(x: &T) -> ApiResult<Value> {
     Ok(serde_json::to_value(x)?)
+}
+
+/// A read's sequence and its wait, from a request.
+fn read_your_writes(rq: &mut crate::RecallQuery<'_>, at_least: Option<u64>, wait_ms: Option<u64>) {
+    rq.at_least = at_least;
+    if let Some(ms) = wait_ms {
+        rq.wait = std::time::Duration::from_millis(ms);
+    }
 }
 
 #[cfg(test)]

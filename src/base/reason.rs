@@ -181,6 +181,8 @@ reasons! {
     LedgerBusy = "ledger_busy" => Unavailable,
     /// The operation did not finish in time.
     Timeout = "timeout" => Unavailable,
+    /// A read asked to see a sequence this node's ledger has not reached within its wait.
+    NotCaughtUp = "not_caught_up" => Unavailable,
     /// An internal step failed.
     Internal = "internal" => Internal,
     /// A file or socket failed.

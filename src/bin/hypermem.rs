@@ -253,6 +253,8 @@ impl Command {
                 budget,
                 session: recall.session,
                 embedding: recall.embedding,
+                at_least: recall.at_least,
+                wait_ms: recall.wait_ms,
             }),
             Command::Recall(r) => R::Recall(r.recall),
             Command::Pack(r) => R::Pack(r),

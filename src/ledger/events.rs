@@ -1096,6 +1096,25 @@ impl Ledger {
         })
     }
 
+    /// The ledger's sequence: the highest event id it has committed in any project (0
+    /// before the first append); see [`super::EventLog::sequence`].
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn sequence(&self) -> LedgerResult<u64> {
+        // AUTOINCREMENT keeps the highest id ever committed, erased events included, so
+        // the sequence never goes back.
+        self.read(|c| {
+            c.query_row(
+                "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|s| s.max(0) as u64)
+            .map_err(|e| self.sql(e))
+        })
+    }
+
     /// The newest event id of `project`, if it has any.
     ///
     /// # Errors

@@ -36,6 +36,14 @@ pub trait EventLog: Send + Sync {
     /// The store's failures.
     fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>>;
 
+    /// The log's sequence: the highest event id it has committed, in any project (0 when
+    /// nothing was ever appended). The id a write returns is its sequence, so a reader that
+    /// finds the sequence at or above it sees that write.
+    ///
+    /// # Errors
+    /// The store's failures.
+    fn sequence(&self) -> LedgerResult<u64>;
+
     /// The newest event id of `project`, if it has any.
     ///
     /// # Errors
@@ -72,6 +80,10 @@ impl EventLog for Ledger {
 
     fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>> {
         Ledger::get(self, project, id)
+    }
+
+    fn sequence(&self) -> LedgerResult<u64> {
+        Ledger::sequence(self)
     }
 
     fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {

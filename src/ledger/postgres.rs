@@ -430,6 +430,17 @@ impl EventLog for PgEventLog {
         })
     }
 
+    fn sequence(&self) -> LedgerResult<u64> {
+        // The highest committed id (the id sequence itself runs ahead of uncommitted
+        // appends). This log erases nothing, so it never goes back.
+        self.with(|client| {
+            let row = client
+                .query_one("SELECT COALESCE(max(id), 0) FROM events", &[])
+                .map_err(pg)?;
+            Ok(row.get::<_, i64>(0).max(0) as u64)
+        })
+    }
+
     fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {
         self.with(|client| {
             let row = client

@@ -38,6 +38,47 @@ impl Memory {
         self.recall_compiled(project, rq, &compiled)
     }
 
+    /// Read-your-writes: returns once the ledger this node reads has reached the sequence
+    /// `rq.at_least` (at once without one), polling with a growing pause; after `rq.wait`
+    /// without it, [`crate::Error::NotCaughtUp`]. What the ledger holds, recall reads: a
+    /// writer indexes its own appends as it makes them, and a view catches up with the
+    /// ledger at every read.
+    fn await_sequence(&self, rq: &RecallQuery<'_>) -> Result<()> {
+        use std::time::{Duration, Instant};
+        if rq.wait > recall::MAX_SEQUENCE_WAIT {
+            return Err(crate::ledger::LedgerError::Invalid {
+                what: "wait_ms",
+                reason: format!(
+                    "a read waits at most {} ms for its sequence, {} ms were asked",
+                    recall::MAX_SEQUENCE_WAIT.as_millis(),
+                    rq.wait.as_millis()
+                ),
+            }
+            .into());
+        }
+        let Some(asked) = rq.at_least else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let seen = self.ledger.sequence()?;
+            if seen >= asked {
+                return Ok(());
+            }
+            let waited = start.elapsed();
+            if waited >= rq.wait {
+                return Err(crate::Error::NotCaughtUp {
+                    asked,
+                    seen,
+                    waited_ms: waited.as_millis() as u64,
+                });
+            }
+            std::thread::sleep(pause.min(rq.wait - waited));
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
     /// Validates a recall request and compiles its query (filters, phrases, time hints),
     /// once per request: a pack reads the same compiled query as its recall.
     fn compile_request(
@@ -45,6 +86,7 @@ impl Memory {
         project: &ProjectId,
         rq: &RecallQuery<'_>,
     ) -> Result<recall::query::CompiledQuery> {
+        self.await_sequence(rq)?;
         if rq.k > super::MAX_RECALL_K {
             return Err(crate::ledger::LedgerError::Invalid {
                 what: "k",

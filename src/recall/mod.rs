@@ -307,7 +307,20 @@ pub struct RecallQuery<'a> {
     /// searched in the project's semantic space. Without it, the profile's static model
     /// embeds the query text, if there is one.
     pub embedding: Option<&'a [f32]>,
+    /// Read-your-writes: the sequence (the id a write returned) the ledger this node reads
+    /// must have reached before the recall runs; it waits up to `wait` for it, then
+    /// refuses as `not_caught_up`.
+    pub at_least: Option<u64>,
+    /// How long a recall waits for `at_least` (at most [`MAX_SEQUENCE_WAIT`]).
+    pub wait: std::time::Duration,
 }
+
+/// How long a read waits at most for the sequence it asks to see (requests asking for
+/// longer are refused as invalid).
+pub const MAX_SEQUENCE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a read waits for its sequence when it does not say.
+pub const DEFAULT_SEQUENCE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl<'a> RecallQuery<'a> {
     /// `k` results for `text`, no filters.
@@ -322,6 +335,8 @@ impl<'a> RecallQuery<'a> {
             session: None,
             context: 0,
             embedding: None,
+            at_least: None,
+            wait: DEFAULT_SEQUENCE_WAIT,
         }
     }
 }
