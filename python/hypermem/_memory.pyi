@@ -203,10 +203,12 @@ class Memory:
         project: str,
         query: str,
         *,
+        at_least: Optional[int] = None,
         available: Optional[int] = None,
         budget: Optional[int] = None,
         embedding: Optional[Embedding] = None,
         session: Optional[str] = None,
+        wait_ms: Optional[int] = None,
     ) -> Pack:
         """Build a context pack for a query within a token budget (25 % of `available` by default, never above 30 %), with a receipt for every candidate."""
     def plan_audit(
@@ -302,10 +304,12 @@ class Memory:
         project: str,
         query: str,
         *,
+        at_least: Optional[int] = None,
         context: Optional[int] = None,
         embedding: Optional[Embedding] = None,
         k: Optional[int] = None,
         session: Optional[str] = None,
+        wait_ms: Optional[int] = None,
     ) -> RecallResult:
         """Find the memories of a project that answer a query (free text, "quoted phrases", filters such as role:user since:2025-01-01). Returns ranked items with their score breakdown and source anchor."""
     def record_event(
