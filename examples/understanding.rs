@@ -22,7 +22,8 @@
 //! Each `Score` counts questions (groups for duplicates) and lists the scenarios that
 //! failed.
 //!
-//! `cargo run --release --example understanding -- ../shared/data/understanding [--json]`
+//! `cargo run --release --example understanding -- ../shared/data/understanding [--json]
+//! [--explain] [--profile FILE]`
 //!
 //! The corpus is a test set, not a phrase book: nothing in the engine is written from it.
 
@@ -212,6 +213,9 @@ fn observe_scenario(
         .map(|s| statement(&project, s))
         .collect::<Result<Vec<_>, _>>()?;
     let ids = memory.observe_batch(&events)?;
+    // A sentence model embeds in the background: finish it before asking (nothing to do
+    // without one).
+    memory.embed_pending(Some(&project), usize::MAX, None)?;
     Ok((id, project, ids))
 }
 
@@ -310,12 +314,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let data = std::path::PathBuf::from(
         args.iter()
-            .find(|a| !a.starts_with("--"))
+            .enumerate()
+            .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--profile"))
+            .map(|(_, a)| a)
             .cloned()
             .unwrap_or_else(|| "../shared/data/understanding".into()),
     );
     let dir = tempfile::tempdir()?;
-    let profile = Profile::load(Profile::bundled_path(ProfileKind::Lite))?;
+    // `--profile FILE` measures another profile (a semantic model, other weights).
+    let profile = match args.iter().position(|a| a == "--profile") {
+        Some(i) => Profile::load(args.get(i + 1).ok_or("--profile needs a file")?)?,
+        None => Profile::load(Profile::bundled_path(ProfileKind::Lite))?,
+    };
     let memory = Memory::open(&profile, Some(dir.path()))?;
     let mut report = Report::default();
     updates(&memory, &data, &mut report)?;
