@@ -2,7 +2,8 @@
 //! loopback, `common/qdrant_server.rs`): the collection is created with the profile's
 //! shards and replicas, the tier knows every node, and a node killed with SIGKILL while a
 //! writer keeps observing loses nothing acknowledged, writes nothing twice, and leaves
-//! recall answering; the node restarted catches up, and then another can die.
+//! recall answering; the node restarted catches up, and then another can die; then Redis
+//! dies and comes back, and writes retried by their source ids go on.
 
 mod common;
 
@@ -90,10 +91,11 @@ fn a_cluster_node_killed_mid_write_loses_nothing_and_recall_keeps_answering() {
     let Some(mut nodes) = QdrantServer::start_cluster(3) else {
         return;
     };
-    let mut keep = None;
-    let Some(redis_url) = redis_server::shared(&mut keep) else {
+    // Redis of its own: it is killed too.
+    let Some(mut redis) = redis_server::RedisServer::start() else {
         return;
     };
+    let redis_url = redis.url();
     let collection = redis_server::unique_prefix("cluster");
     let profile = cluster_profile(&nodes, &collection, &redis_url);
     let dir = tempfile::tempdir().unwrap();
@@ -145,6 +147,13 @@ fn a_cluster_node_killed_mid_write_loses_nothing_and_recall_keeps_answering() {
         nodes[1].kill();
         let before = acknowledged();
         wait_for(before + 60);
+        // Then Redis (the shared access board) dies and comes back empty: writes are
+        // refused as unavailable while it is down, retried, and go on after.
+        redis.kill();
+        std::thread::sleep(Duration::from_millis(300));
+        redis.restart();
+        let before = acknowledged();
+        wait_for(before + 30);
         stop.store(true, Ordering::Relaxed);
         writer.join().unwrap()
     });
