@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hypermem::QdrantSettings;
-use hypermem::hdv::{Dim, Hypervector, SeededRng};
+use hypermem::hdv::{Dim, HvRef, Hypervector, SeededRng};
 use hypermem::store::{
     ProjectId, QdrantTier, SearchRequest, SegmentStore, SegmentStoreConfig, VectorId, VectorTier,
 };
@@ -95,14 +95,20 @@ fn clustered(n: usize, seed: u64) -> (Vec<Hypervector>, Vec<Hypervector>) {
     (base, queries)
 }
 
-fn insert_all(t: &dyn VectorTier, p: &ProjectId, vs: &[Hypervector]) -> f64 {
-    let t0 = Instant::now();
-    for (c, chunk) in vs.chunks(1_000).enumerate() {
-        let items: Vec<_> = chunk
+/// `vs` in batches of 1,000, each vector with its index as its id.
+fn batches(vs: &[Hypervector]) -> impl Iterator<Item = Vec<(VectorId, HvRef<'_>)>> {
+    vs.chunks(1_000).enumerate().map(|(c, chunk)| {
+        chunk
             .iter()
             .enumerate()
             .map(|(i, v)| (VectorId((c * 1_000 + i) as u64), v.view()))
-            .collect();
+            .collect()
+    })
+}
+
+fn insert_all(t: &dyn VectorTier, p: &ProjectId, vs: &[Hypervector]) -> f64 {
+    let t0 = Instant::now();
+    for items in batches(vs) {
         t.insert_batch(p, &items).unwrap();
     }
     t0.elapsed().as_secs_f64()
@@ -129,12 +135,7 @@ fn bare_upsert(
         .build()
         .unwrap();
     let t0 = Instant::now();
-    for (c, chunk) in vs.chunks(1_000).enumerate() {
-        let items: Vec<_> = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (VectorId((c * 1_000 + i) as u64), v.view()))
-            .collect();
+    for items in batches(vs) {
         let points = tier.points(p, &items);
         runtime
             .block_on(client.upsert_points(UpsertPointsBuilder::new(collection, points).wait(true)))

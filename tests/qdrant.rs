@@ -12,27 +12,22 @@ use common::redis_server;
 use common::{chatter, project, user_says};
 use hypermem::hdv::Dim;
 use hypermem::store::{QdrantTier, VectorId, VectorTier};
-use hypermem::{Memory, Profile, ProfileKind, QdrantSettings, RedisSettings};
+use hypermem::{Memory, Profile, QdrantSettings};
 use std::time::Duration;
 
 const D: usize = 1024;
 
 fn scale(qdrant: &str, collection: &str, redis: &str) -> Profile {
-    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Scale)).unwrap();
-    p.dim = Dim::new(D).unwrap();
-    p.qdrant = Some(QdrantSettings {
+    let settings = QdrantSettings {
         url: qdrant.to_owned(),
         collection: collection.to_owned(),
         retries: 2,
         retry_backoff: Duration::from_millis(50),
         connect_timeout: Duration::from_millis(500),
         ..QdrantSettings::default()
-    });
-    p.redis = Some(RedisSettings {
-        url: redis.to_owned(),
-        prefix: redis_server::unique_prefix(collection),
-        ..RedisSettings::default()
-    });
+    };
+    let p = common::qdrant_server::scale_profile(settings, redis);
+    assert_eq!(p.dim, Dim::new(D).unwrap());
     p
 }
 

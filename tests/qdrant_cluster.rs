@@ -10,20 +10,15 @@ mod common;
 use common::qdrant_server::{QdrantServer, replicas_active};
 use common::redis_server;
 use common::{chatter, project, user_says};
-use hypermem::hdv::Dim;
 use hypermem::ledger::EventId;
 use hypermem::store::{QdrantTier, VectorId, VectorTier};
-use hypermem::{Memory, Profile, ProfileKind, QdrantSettings, RedisSettings};
+use hypermem::{Memory, Profile, QdrantSettings};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const D: usize = 1024;
-
 fn cluster_profile(nodes: &[QdrantServer], collection: &str, redis: &str) -> Profile {
-    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Scale)).unwrap();
-    p.dim = Dim::new(D).unwrap();
-    p.qdrant = Some(QdrantSettings {
+    let settings = QdrantSettings {
         url: nodes[0].url(),
         nodes: nodes[1..].iter().map(QdrantServer::url).collect(),
         collection: collection.to_owned(),
@@ -35,13 +30,8 @@ fn cluster_profile(nodes: &[QdrantServer], collection: &str, redis: &str) -> Pro
         retry_backoff: Duration::from_millis(100),
         connect_timeout: Duration::from_millis(500),
         ..QdrantSettings::default()
-    });
-    p.redis = Some(RedisSettings {
-        url: redis.to_owned(),
-        prefix: redis_server::unique_prefix(collection),
-        ..RedisSettings::default()
-    });
-    p
+    };
+    common::qdrant_server::scale_profile(settings, redis)
 }
 
 /// Waits until the node on REST port `port` reports every replica of `collection` active.

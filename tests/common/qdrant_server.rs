@@ -218,3 +218,18 @@ pub fn shared(keep: &mut Option<QdrantServer>) -> Option<String> {
     *keep = Some(QdrantServer::start()?);
     keep.as_ref().map(QdrantServer::url)
 }
+
+/// The scale profile at 1,024 bits on Qdrant `settings` (its `collection` also names the
+/// Redis prefix) and the Redis at `redis`.
+pub fn scale_profile(settings: hypermem::QdrantSettings, redis: &str) -> hypermem::Profile {
+    use hypermem::{Profile, ProfileKind, RedisSettings};
+    let mut p = Profile::load(Profile::bundled_path(ProfileKind::Scale)).unwrap();
+    p.dim = hypermem::hdv::Dim::new(1024).unwrap();
+    p.redis = Some(RedisSettings {
+        url: redis.to_owned(),
+        prefix: super::redis_server::unique_prefix(&settings.collection),
+        ..RedisSettings::default()
+    });
+    p.qdrant = Some(settings);
+    p
+}
