@@ -1049,3 +1049,65 @@ fn what_cognition_made_is_readable_through_the_cli() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_recall_asking_for_an_unreached_sequence_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(dir.path(), &["init"]);
+    let id = observe(
+        dir.path(),
+        "p",
+        "user",
+        "The loft ladder folds away after use.",
+    );
+    // The sequence a write answered is seen: the recall finds it.
+    let found = ok(
+        dir.path(),
+        &["recall", "--project", "p", "--at-least", &id, "loft ladder"],
+    );
+    assert_eq!(found["items"][0]["event"]["id"].to_string(), id);
+    // One no write reached: a retryable refusal after the wait, as one JSON document.
+    let ahead = (id.parse::<u64>().unwrap() + 5).to_string();
+    let (code, reason, message) = refused(
+        dir.path(),
+        &[
+            "recall",
+            "--project",
+            "p",
+            "--at-least",
+            &ahead,
+            "--wait-ms",
+            "30",
+            "loft ladder",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (5, "not_caught_up"), "{message}");
+    assert!(message.contains(&ahead), "{message}");
+    // So is a pack; a wait past the bound is bad input.
+    let (code, reason, _) = refused(
+        dir.path(),
+        &[
+            "pack",
+            "--project",
+            "p",
+            "--at-least",
+            &ahead,
+            "--wait-ms",
+            "30",
+            "loft ladder",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (5, "not_caught_up"));
+    let (code, reason, _) = refused(
+        dir.path(),
+        &[
+            "recall",
+            "--project",
+            "p",
+            "--wait-ms",
+            "90000",
+            "loft ladder",
+        ],
+    );
+    assert_eq!((code, reason.as_str()), (2, "invalid_argument"));
+}
