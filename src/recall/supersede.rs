@@ -46,7 +46,7 @@
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{
-    ALTERITY, ASKING_WORDS, COPULAS, DETERMINERS, OTHERS_POSSESSIVES, PERIOD_PLACERS,
+    ALTERITY, ASKING_WORDS, COORDINATORS, COPULAS, DETERMINERS, OTHERS_POSSESSIVES, PERIOD_PLACERS,
     REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
 };
 use crate::text::stem;
@@ -249,6 +249,31 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// How many values `vals` (in text order) are, weekdays coordinated with nothing but
+    /// "and", "or" or a comma between them counting as one: "Mondays and Wednesdays" is
+    /// one schedule, not two values of a list.
+    fn schedules_as_one(&self, vals: &[&Value]) -> usize {
+        let weekday = |v: &Value| {
+            v.kind == Kind::Date
+                && self
+                    .words
+                    .get(v.word)
+                    .is_some_and(|w| w.iter().any(|p| values::is_weekday(p)))
+        };
+        let joined = |a: &Value, b: &Value| {
+            a.word < b.word
+                && self.words[a.word + 1..b.word]
+                    .iter()
+                    .flatten()
+                    .all(|w| COORDINATORS.contains(&w.as_str()))
+        };
+        vals.len()
+            - vals
+                .windows(2)
+                .filter(|p| weekday(p[0]) && weekday(p[1]) && joined(p[0], p[1]))
+                .count()
+    }
+
     /// Reads the speaker, values and update statements of `content`, said in `role` by
     /// `agent`.
     pub fn new(id: u64, role: Role, agent: Option<&str>, content: &str, evidence: f64) -> Self {
@@ -895,12 +920,12 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             })
     };
     let asked = |c: &Candidate, k: &Kind| {
-        kind_asked(k)
-            && c.slots
-                .iter()
-                .filter(|v| compatible(&v.kind, k) && free(v) && !(c.id == newer.id && held(v)))
-                .count()
-                == 1
+        let of_kind: Vec<&Value> = c
+            .slots
+            .iter()
+            .filter(|v| compatible(&v.kind, k) && free(v) && !(c.id == newer.id && held(v)))
+            .collect();
+        kind_asked(k) && c.schedules_as_one(&of_kind) == 1
     };
     // Among several values of its kind, the one a revision cue marks as what something
     // was changed to ("trimmed it to 5, 6 was overkill") sets the slot, when it is the only
@@ -2678,6 +2703,37 @@ mod tests {
             &query,
             &cand(1, "Ingeborg's gym membership went up to £45.", 1.0)
         ));
+    }
+
+    #[test]
+    fn coordinated_weekdays_are_one_schedule_that_a_later_one_fills_again() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("Which days is archery practice?");
+        let older = cand(1, "Archery practice is on Mondays and Wednesdays.", 1.0);
+        // One schedule, so a later one fills its slot again, cue or not.
+        assert_eq!(
+            older.schedules_as_one(&older.slots.iter().collect::<Vec<_>>()),
+            1
+        );
+        for newer in [
+            "Archery practice is on Tuesdays now.",
+            "Archery practice is on Tuesdays and Fridays.",
+        ] {
+            assert!(revises(&query, &older, &cand(2, newer, 0.5)), "{newer}");
+        }
+        // The same schedule said again revises nothing.
+        let again = cand(
+            2,
+            "Archery practice is on Mondays and Wednesdays, as ever.",
+            0.5,
+        );
+        assert!(!revises(&query, &older, &again));
+        // Weekdays of different things, with words between them, are two values.
+        let two = cand(1, "Archery on Mondays, the climbing wall on Fridays.", 1.0);
+        assert_eq!(
+            two.schedules_as_one(&two.slots.iter().collect::<Vec<_>>()),
+            2
+        );
     }
 
     #[test]

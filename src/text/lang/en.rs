@@ -56,6 +56,9 @@ pub const ALTERITY: &[&str] = &["other", "another", "else"];
 /// qualify belongs to someone else.
 pub const OTHERS_POSSESSIVES: &[&str] = &["his", "her", "their"];
 
+/// Coordinating conjunctions that join values into one ("Mondays *and* Wednesdays").
+pub const COORDINATORS: &[&str] = &["and", "or"];
+
 /// Words that announce a changed value in the words after them.
 pub const REVISION_CUES: &[&str] = &[
     "adjusted",
