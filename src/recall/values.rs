@@ -689,6 +689,11 @@ pub fn values(text: &str) -> Vec<Value> {
 }
 
 /// The values in `w` (lowercased words; `breaks[i]`: a phrase ends after word `i`).
+/// Whether `word` names a currency after an amount ("40 dollars", "twelve euros").
+fn currency(word: Option<&str>) -> bool {
+    word.is_some_and(|n| matches!(n, "dollars" | "usd" | "euros"))
+}
+
 fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -865,10 +870,13 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
                 .flatten()
         });
         if let Some(n) = &spelled {
-            // A spelled number counts only what follows it.
+            // A spelled number counts only what follows it: a span, or a currency.
             if let Some((unit, span)) = duration_unit(w, i + 1) {
                 push(&mut out, Kind::Duration, format!("{n} {unit}"));
                 i += 1 + span;
+            } else if currency(next) {
+                push(&mut out, Kind::Money, n.clone());
+                i += 2;
             } else {
                 i += 1;
             }
@@ -881,7 +889,7 @@ fn read_values(w: &[String], breaks: &[bool]) -> Vec<Value> {
         if thousands && let Ok(x) = n.parse::<f64>() {
             n = format!("{}", x * 1000.0);
         }
-        if sign.is_some() || next.is_some_and(|n| matches!(n, "dollars" | "usd" | "euros")) {
+        if sign.is_some() || currency(next) {
             push(&mut out, Kind::Money, n);
         } else if percent || next == Some("percent") {
             push(&mut out, Kind::Percent, n);
@@ -952,6 +960,21 @@ mod tests {
             .into_iter()
             .map(|v| (v.kind, v.value))
             .collect()
+    }
+
+    #[test]
+    fn a_spelled_amount_of_a_currency_is_money() {
+        use Kind::*;
+        assert_eq!(
+            kinds("the stall costs twelve euros, or 40 dollars for two days"),
+            vec![
+                (Money, "12".into()),
+                (Money, "40".into()),
+                (Duration, "2 day".into()),
+            ]
+        );
+        // A spelled number of anything else is no value.
+        assert_eq!(kinds("three of them came"), vec![]);
     }
 
     #[test]
