@@ -1068,35 +1068,26 @@ fn a_recall_asking_for_an_unreached_sequence_is_refused_by_name() {
     assert_eq!(found["items"][0]["event"]["id"].to_string(), id);
     // One no write reached: a retryable refusal after the wait, as one JSON document.
     let ahead = (id.parse::<u64>().unwrap() + 5).to_string();
-    let (code, reason, message) = refused(
-        dir.path(),
-        &[
-            "recall",
-            "--project",
-            "p",
-            "--at-least",
-            &ahead,
-            "--wait-ms",
-            "30",
-            "loft ladder",
-        ],
-    );
+    let behind = |verb: &str| {
+        refused(
+            dir.path(),
+            &[
+                verb,
+                "--project",
+                "p",
+                "--at-least",
+                &ahead,
+                "--wait-ms",
+                "30",
+                "loft ladder",
+            ],
+        )
+    };
+    let (code, reason, message) = behind("recall");
     assert_eq!((code, reason.as_str()), (5, "not_caught_up"), "{message}");
     assert!(message.contains(&ahead), "{message}");
     // So is a pack; a wait past the bound is bad input.
-    let (code, reason, _) = refused(
-        dir.path(),
-        &[
-            "pack",
-            "--project",
-            "p",
-            "--at-least",
-            &ahead,
-            "--wait-ms",
-            "30",
-            "loft ladder",
-        ],
-    );
+    let (code, reason, _) = behind("pack");
     assert_eq!((code, reason.as_str()), (5, "not_caught_up"));
     let (code, reason, _) = refused(
         dir.path(),

@@ -2020,7 +2020,12 @@ fn a_read_sees_the_sequence_it_asks_for_or_refuses_by_name() {
         later.items.iter().any(|i| i.event.id.0 == first.0 + 1),
         "{later:?}"
     );
-    // A wait past the bound is refused before any work.
+    // A wait past the bound is refused before any work; so is bad input that asks to wait.
     let err = ask(None, 61_000).unwrap_err();
+    assert_eq!(err.reason(), Reason::InvalidArgument, "{err}");
+    let mut empty = RecallQuery::new("", 5);
+    empty.at_least = Some(first.0 + 1_000);
+    empty.wait = Duration::from_millis(200);
+    let err = view.recall_with(&p, &empty).unwrap_err();
     assert_eq!(err.reason(), Reason::InvalidArgument, "{err}");
 }

@@ -99,6 +99,17 @@ impl PgEventLog {
     fn with<T>(&self, f: impl FnOnce(&mut Client) -> LedgerResult<T>) -> LedgerResult<T> {
         f(&mut self.client.locked())
     }
+
+    /// The one value `sql` (one row, one column, the project as `$1`) gives.
+    fn of_project<T>(&self, sql: &str, project: &ProjectId) -> LedgerResult<T>
+    where
+        T: for<'a> postgres::types::FromSql<'a>,
+    {
+        self.with(|client| {
+            let row = client.query_one(sql, &[&project.as_str()]).map_err(pg)?;
+            Ok(row.get::<_, T>(0))
+        })
+    }
 }
 
 /// Applies the migrations this database lacks, once across nodes.
@@ -442,27 +453,14 @@ impl EventLog for PgEventLog {
     }
 
     fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {
-        self.with(|client| {
-            let row = client
-                .query_one(
-                    "SELECT max(id) FROM events WHERE project = $1",
-                    &[&project.as_str()],
-                )
-                .map_err(pg)?;
-            Ok(row.get::<_, Option<i64>>(0).map(|i| EventId(i as u64)))
-        })
+        let id: Option<i64> =
+            self.of_project("SELECT max(id) FROM events WHERE project = $1", project)?;
+        Ok(id.map(|i| EventId(i as u64)))
     }
 
     fn count(&self, project: &ProjectId) -> LedgerResult<u64> {
-        self.with(|client| {
-            let row = client
-                .query_one(
-                    "SELECT count(*) FROM events WHERE project = $1",
-                    &[&project.as_str()],
-                )
-                .map_err(pg)?;
-            Ok(row.get::<_, i64>(0) as u64)
-        })
+        let n: i64 = self.of_project("SELECT count(*) FROM events WHERE project = $1", project)?;
+        Ok(n as u64)
     }
 
     fn after(

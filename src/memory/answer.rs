@@ -86,7 +86,6 @@ impl Memory {
         project: &ProjectId,
         rq: &RecallQuery<'_>,
     ) -> Result<recall::query::CompiledQuery> {
-        self.await_sequence(rq)?;
         if rq.k > super::MAX_RECALL_K {
             return Err(crate::ledger::LedgerError::Invalid {
                 what: "k",
@@ -148,6 +147,8 @@ impl Memory {
             }
             .into());
         }
+        // Bad input is refused before any wait; the project may arrive with the write.
+        self.await_sequence(rq)?;
         self.require_project(project)?;
         self.recover_warm()?;
         if let Some(named) = &compiled.project
