@@ -211,6 +211,9 @@ pub struct Candidate {
     /// Its values and its identifiers ([`values::identifiers`]): what a slot it fills
     /// again holds ([`fills_again`]).
     slots: Vec<Value>,
+    /// The names its sentences open with ([`values::opening_names`]): slots only where
+    /// the question asks for a name ([`fills_again`]).
+    openers: Vec<Value>,
     /// Per word, whether a negation ("not", "never", "-n't") stands before it in its
     /// clause: a value there is denied, not set ("all-hands is NOT moving to Fridays").
     negated: Vec<bool>,
@@ -295,6 +298,7 @@ impl Candidate {
             out
         };
         let identifiers = values::identifiers(&scan);
+        let openers = values::opening_names(&scan);
         let Entities {
             entities,
             owners,
@@ -431,6 +435,7 @@ impl Candidate {
             owners,
             owned,
             slots,
+            openers,
             negated,
             corrects,
             at: i64::MIN,
@@ -441,6 +446,29 @@ impl Candidate {
             recurring,
             one_off,
         }
+    }
+
+    /// The same statement with the names its sentences open with among its slots (no
+    /// word before them says what they are of).
+    fn opened(&self) -> Self {
+        let mut c = self.clone();
+        // Opening names weigh only beside names written inside sentences, which "I" is not.
+        let (slots, predicates) = c
+            .slots
+            .into_iter()
+            .zip(c.predicates)
+            .filter(|(v, _)| {
+                !(v.kind == Kind::Name && crate::text::en::FIRST_PERSON.contains(&v.value.as_str()))
+            })
+            .unzip();
+        (c.slots, c.predicates) = (slots, predicates);
+        for v in std::mem::take(&mut c.openers) {
+            if !c.slots.iter().any(|s| s.word == v.word) {
+                c.slots.push(v);
+                c.predicates.push(None);
+            }
+        }
+        c
     }
 
     /// Whether it gives a value without saying what it is the value of: a short turn
@@ -857,10 +885,35 @@ fn exception(older: &Candidate, newer: &Candidate) -> bool {
 /// statement names ("Leo's gymnastics is on Thursdays"). Said by the same speaker or by
 /// another participant correcting it.
 pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
+    // Where the question asks for a name, the names sentences open with are slots too
+    // ("Tomasz took over as build captain" after "Priyanka is build captain").
+    if query.asked.contains(&Kind::Name) && (!older.openers.is_empty() || !newer.openers.is_empty())
+    {
+        return fills_again(query, &older.opened(), &newer.opened());
+    }
     // Another participant revises a value only by correcting it ("no, it's the 15th"): in
     // a conversation between friends each states values of their own life.
     let apart = newer.role != older.role
         || matches!((&older.speaker.1, &newer.speaker.1), (Some(a), Some(b)) if a != b);
+    // Where the question asks for a clock time, a bare number is one said without its
+    // minutes ("it's 9 on weeknights now" after "lights out at 9:30").
+    let clock_asked = query.asked.contains(&Kind::Clock);
+    let hour_of = |bare: &Value, clock: &Value| {
+        clock_asked
+            && bare.kind == Kind::Count(None)
+            && clock.kind == Kind::Clock
+            && values::bare_hour_of(&bare.value, &clock.value)
+    };
+    let bare_clock = |a: &Value, b: &Value| {
+        clock_asked
+            && matches!(
+                (&a.kind, &b.kind),
+                (Kind::Count(None), Kind::Clock) | (Kind::Clock, Kind::Count(None))
+            )
+    };
+    let same_value = |a: &Value, b: &Value| {
+        (compatible(&a.kind, &b.kind) && a.value == b.value) || hour_of(a, b) || hour_of(b, a)
+    };
     if (newer.at, newer.id) <= (older.at, older.id)
         || exception(older, newer)
         || newer.role == Role::Assistant
@@ -957,11 +1010,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                     && newer.words[u.word - 1].first().is_some_and(|w| w == "by"))
         })
         .any(|(u, pu)| {
-            if older
-                .slots
-                .iter()
-                .any(|v| v.value == u.value && compatible(&v.kind, &u.kind))
-            {
+            if older.slots.iter().any(|v| same_value(v, u)) {
                 return false;
             }
             let near_new = newer.anchors(&subject, u);
@@ -971,7 +1020,9 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                     .iter()
                     .zip(&older.predicates)
                     .filter(|(v, _)| {
-                        free(v) && compatible(&v.kind, &u.kind) && asked(older, &v.kind)
+                        free(v)
+                            && (compatible(&v.kind, &u.kind) || bare_clock(v, u))
+                            && asked(older, &v.kind)
                     })
                     // "secured 3 interviews" and "declined 5 interviews" count two things.
                     .filter(|(v, pv)| {
@@ -2734,6 +2785,57 @@ mod tests {
             two.schedules_as_one(&two.slots.iter().collect::<Vec<_>>()),
             2
         );
+    }
+
+    #[test]
+    fn a_name_a_sentence_opens_with_fills_a_who_slot() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("Who is the quiz master?");
+        let older = cand(1, "Anneliese is quiz master this season.", 1.0).at(1);
+        let newer = cand(
+            2,
+            "Wojciech took over as quiz master, Anneliese moved to the bar rota.",
+            0.5,
+        )
+        .at(2);
+        assert!(revises(&query, &older, &newer));
+        // The same person said again revises nothing.
+        let again = cand(3, "Anneliese is still quiz master, she loves it.", 0.5).at(3);
+        assert!(!revises(&query, &older, &again));
+        // Only where the question asks for a name: elsewhere a sentence's first word is
+        // capitalised whatever it is.
+        let when = q("When is the quiz?");
+        let older = cand(1, "Quiz night is on Thursdays.", 1.0).at(1);
+        let newer = cand(2, "Trivia moved the quiz to Fridays.", 0.5).at(2);
+        assert!(fills_again(&when, &older, &newer));
+        let scan = values::scan("Location for the reunion: The Old Mill. Wojciech booked it.");
+        let names: Vec<String> = values::opening_names(&scan)
+            .into_iter()
+            .map(|v| v.value)
+            .collect();
+        // A phrase ending in a colon is a label, not a name.
+        assert_eq!(names, vec!["wojciech".to_owned()]);
+    }
+
+    #[test]
+    fn a_bare_hour_revises_a_clock_time_where_the_question_asks_for_one() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("What time is lights out on weekdays?");
+        let older = cand(1, "Lights out is 9:30 on weekdays.", 1.0).at(1);
+        let newer = cand(
+            2,
+            "forget what I said earlier about lights out, it's 9 on weekdays now",
+            0.5,
+        )
+        .at(2);
+        assert!(revises(&query, &older, &newer));
+        // The same hour without its minutes or its half of the day is no change.
+        let query = q("What time is the dinner?");
+        let older = cand(1, "The dinner is at 8pm.", 1.0).at(1);
+        let same = cand(2, "the dinner at 8 is fine for everyone", 0.5).at(2);
+        assert!(!revises(&query, &older, &same));
+        assert!(values::bare_hour_of("8", "20:00") && values::bare_hour_of("8", "08:00"));
+        assert!(!values::bare_hour_of("8", "08:30") && !values::bare_hour_of("9", "20:00"));
     }
 
     #[test]

@@ -272,6 +272,18 @@ fn clock(hour: &str, minute: &str, meridiem: Option<&str>) -> Option<String> {
     Some(format!("{h:02}:{m:02}"))
 }
 
+/// Whether the bare number `bare` can be the clock time `clock` ("HH:MM") said without
+/// its minutes or its half of the day: "8" of "08:00" or "20:00", not of "08:30".
+pub fn bare_hour_of(bare: &str, clock: &str) -> bool {
+    let (Ok(n), Some((h, m))) = (bare.parse::<u32>(), clock.split_once(':')) else {
+        return false;
+    };
+    let (Ok(h), Ok(m)) = (h.parse::<u32>(), m.parse::<u32>()) else {
+        return false;
+    };
+    m == 0 && (1..=24).contains(&n) && (n == h || n % 12 == h % 12)
+}
+
 /// The kinds of value a question asks for, from its wording: "how long" and "how many
 /// hours" a duration, "when" (opening a clause) a date or a time of day, "what date" a
 /// date, "what time" a clock time, "how much" with a money word an amount, "percentage" a
@@ -649,6 +661,49 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
             });
         }
         i += 1;
+    }
+    out
+}
+
+/// The names a sentence opens with ("Rahul took over as release manager"): a capitalised
+/// word starting a sentence, with small letters after its first, that is no function
+/// word, month or weekday and runs on into its sentence (no phrase break after it), with
+/// the capitalised words right after it. Capitals inside a sentence are read by
+/// [`identifiers`]; a sentence's first word is capitalised whatever it is, so these are
+/// only candidates, for a slot whose question asks for a name.
+pub fn opening_names(scan: &Scan<'_>) -> Vec<Value> {
+    let valued = |i: usize| scan.values.iter().any(|v| v.word == i);
+    let named = |j: usize| {
+        let (raw, word) = (scan.raw[j], &scan.words[j]);
+        raw.starts_with(char::is_uppercase)
+            && raw.chars().all(char::is_alphabetic)
+            && raw.chars().skip(1).any(char::is_lowercase)
+            && !valued(j)
+            && !crate::text::is_function_word(word)
+            && !crate::text::en::FIRST_PERSON.contains(&word.as_str())
+            && !is_month(word)
+            && !is_weekday(word)
+    };
+    let mut out = Vec::new();
+    for i in 0..scan.words.len() {
+        let opens = i == 0 || scan.tails[i - 1].contains(['.', '!', '?']);
+        // A phrase ending in a colon labels what follows ("Venue for the party: ..."),
+        // it names no one.
+        let labels = (i..scan.words.len())
+            .find(|&j| scan.breaks[j])
+            .is_some_and(|j| scan.tails[j].contains(':'));
+        if !opens || !named(i) || scan.breaks[i] || i + 1 == scan.words.len() || labels {
+            continue;
+        }
+        let mut end = i;
+        while end + 1 < scan.words.len() && !scan.breaks[end] && named(end + 1) {
+            end += 1;
+        }
+        out.push(Value {
+            kind: Kind::Name,
+            value: scan.words[i..=end].join(" "),
+            word: i,
+        });
     }
     out
 }
