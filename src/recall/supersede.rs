@@ -111,6 +111,8 @@ pub struct Query {
     /// The end of the time the question asks about (its time hint's window): a statement
     /// made then or later was not yet valid, so it supersedes nothing.
     horizon: Option<i64>,
+    /// It asks where ("where" opening a clause): a place is a value ([`values::places`]).
+    locative: bool,
 }
 
 impl Query {
@@ -133,6 +135,9 @@ impl Query {
             owners: entities(&scan).owners,
             stated: scan.values,
             horizon: None,
+            locative: values::words(question)
+                .first()
+                .is_some_and(|w| w == "where"),
         }
     }
 
@@ -214,6 +219,9 @@ pub struct Candidate {
     /// The names its sentences open with ([`values::opening_names`]): slots only where
     /// the question asks for a name ([`fills_again`]).
     openers: Vec<Value>,
+    /// The places it puts something at ([`values::places`]): slots only where the
+    /// question asks where ([`fills_again`]).
+    places: Vec<Value>,
     /// Per word, whether a negation ("not", "never", "-n't") stands before it in its
     /// clause: a value there is denied, not set ("all-hands is NOT moving to Fridays").
     negated: Vec<bool>,
@@ -299,6 +307,7 @@ impl Candidate {
         };
         let identifiers = values::identifiers(&scan);
         let openers = values::opening_names(&scan);
+        let places = values::places(&scan);
         let Entities {
             entities,
             owners,
@@ -436,6 +445,7 @@ impl Candidate {
             owned,
             slots,
             openers,
+            places,
             negated,
             corrects,
             at: i64::MIN,
@@ -450,8 +460,33 @@ impl Candidate {
 
     /// The same statement with the names its sentences open with among its slots (no
     /// word before them says what they are of).
-    fn opened(&self) -> Self {
+    fn opened(&self, placed: bool) -> Self {
         let mut c = self.clone();
+        if placed {
+            // A place's words hold the names inside it ("Elm Street" of "the café on Elm
+            // Street"): one value.
+            let places = std::mem::take(&mut c.places);
+            let inside = |v: &Value| {
+                places.iter().any(|p| {
+                    v.kind == Kind::Name
+                        && v.word >= p.word
+                        && v.word < p.word + p.value.split(' ').count() + 2
+                        && p.value.contains(&v.value)
+                })
+            };
+            let (slots, predicates): (Vec<Value>, Vec<Option<String>>) = c
+                .slots
+                .into_iter()
+                .zip(c.predicates)
+                .filter(|(v, _)| !inside(v))
+                .unzip();
+            (c.slots, c.predicates) = (slots, predicates);
+            c.openers.retain(|v| !inside(v));
+            for p in places {
+                c.slots.push(p);
+                c.predicates.push(None);
+            }
+        }
         // Opening names weigh only beside names written inside sentences, which "I" is not.
         let (slots, predicates) = c
             .slots
@@ -887,9 +922,16 @@ fn exception(older: &Candidate, newer: &Candidate) -> bool {
 pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     // Where the question asks for a name, the names sentences open with are slots too
     // ("Tomasz took over as build captain" after "Priyanka is build captain").
-    if query.asked.contains(&Kind::Name) && (!older.openers.is_empty() || !newer.openers.is_empty())
+    if query.asked.contains(&Kind::Name)
+        && (!older.openers.is_empty()
+            || !newer.openers.is_empty()
+            || (query.locative && (!older.places.is_empty() || !newer.places.is_empty())))
     {
-        return fills_again(query, &older.opened(), &newer.opened());
+        return fills_again(
+            query,
+            &older.opened(query.locative),
+            &newer.opened(query.locative),
+        );
     }
     // Another participant revises a value only by correcting it ("no, it's the 15th"): in
     // a conversation between friends each states values of their own life.
@@ -2815,6 +2857,34 @@ mod tests {
             .collect();
         // A phrase ending in a colon is a label, not a name.
         assert_eq!(names, vec!["wojciech".to_owned()]);
+    }
+
+    #[test]
+    fn a_place_fills_a_where_slot_with_or_without_a_capital() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("Where is poker night held?");
+        let older = cand(
+            1,
+            "Poker night is at Dimitri's flat, first Friday of the month.",
+            1.0,
+        )
+        .at(1);
+        let moved = cand(
+            2,
+            "poker night is moving to the pub on Quarry Road, Dimitri's decorating for weeks",
+            0.5,
+        )
+        .at(2);
+        assert!(revises(&query, &older, &moved));
+        let scan = values::scan("poker night is moving to the pub on Quarry Road");
+        let places: Vec<String> = values::places(&scan).into_iter().map(|v| v.value).collect();
+        assert_eq!(places, vec!["pub quarry road".to_owned()]);
+        // The same place said again is no change; "to" before a verb places nothing.
+        let again = cand(2, "poker night at Dimitri's flat again, bring snacks", 0.5).at(2);
+        assert!(!revises(&query, &older, &again));
+        let scan = values::scan("I plan to visit the coast after the scout hut on Tuesday");
+        let places: Vec<String> = values::places(&scan).into_iter().map(|v| v.value).collect();
+        assert_eq!(places, Vec::<String>::new());
     }
 
     #[test]

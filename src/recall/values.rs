@@ -708,6 +708,79 @@ pub fn opening_names(scan: &Scan<'_>) -> Vec<Value> {
     out
 }
 
+/// The places `scan` puts something at: the phrase after "at", "in", "on" or "to" (its
+/// determiners left out) up to a phrase break, a function word, a value, a weekday or a
+/// month, joined with a phrase that places it in turn ("the café on Elm Street"): "church
+/// hall" of "rehearsal is at the church hall on Wednesdays"; "to" before a determiner or a
+/// name only ("to the café", not "to visit"). A place is a value a "where"
+/// question asks for even when no capital marks it as a name.
+pub fn places(scan: &Scan<'_>) -> Vec<Value> {
+    let valued = |i: usize| scan.values.iter().any(|v| v.word == i);
+    let locative = |w: &str| matches!(w, "at" | "in" | "on" | "to");
+    let part = |j: usize| {
+        let w = &scan.words[j];
+        w.chars().next().is_some_and(char::is_alphabetic)
+            && !crate::text::is_function_word(w)
+            && !valued(j)
+            && !is_month(w)
+            && !is_weekday(w)
+    };
+    let n = scan.words.len();
+    // The first word of the phrase after a preposition at `i`, past its determiners.
+    let opening = |i: usize| {
+        let mut j = i + 1;
+        while j < n
+            && !scan.breaks[j - 1]
+            && crate::text::en::DETERMINERS.contains(&scan.words[j].as_str())
+        {
+            j += 1;
+        }
+        (j < n && !scan.breaks[j - 1] && part(j)).then_some(j)
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        // "to" places only before a determiner or a name ("to the café", "to Lisbon"); before
+        // a verb it marks an infinitive ("plan to visit").
+        let directs = scan.words[i] != "to"
+            || scan.words.get(i + 1).is_some_and(|w| {
+                crate::text::en::DETERMINERS.contains(&w.as_str())
+                    || scan.raw[i + 1].starts_with(char::is_uppercase)
+            });
+        let Some(start) = (locative(&scan.words[i]) && directs && !scan.breaks[i])
+            .then(|| opening(i))
+            .flatten()
+        else {
+            i += 1;
+            continue;
+        };
+        let mut words = Vec::new();
+        let mut j = start;
+        loop {
+            words.push(scan.words[j].clone());
+            if scan.breaks[j] || j + 1 == n {
+                break;
+            }
+            if part(j + 1) {
+                j += 1;
+            } else if locative(&scan.words[j + 1])
+                && let Some(next) = opening(j + 1)
+            {
+                j = next;
+            } else {
+                break;
+            }
+        }
+        out.push(Value {
+            kind: Kind::Name,
+            value: words.join(" "),
+            word: start,
+        });
+        i = j + 1;
+    }
+    out
+}
+
 /// Whether `raw` is a version: three or more groups of digits joined by dots, after an
 /// optional `v` ("4.2.1", "v16.0.3").
 pub fn is_version(raw: &str) -> bool {
