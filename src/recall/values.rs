@@ -638,27 +638,12 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
             i += 1;
             continue;
         }
-        // Capitalised, not shouted ("NOT"), not a value, a month or a weekday.
-        let capital = |j: usize| {
-            let (raw, word) = (scan.raw[j], &scan.words[j]);
-            raw.starts_with(char::is_uppercase)
-                && raw.chars().all(char::is_alphabetic)
-                && !valued(j)
-                && !is_month(word)
-                && !is_weekday(word)
-        };
         // "100 Mbps": a capitalised word right after a number is its unit, not a name.
         let unit = i > 0 && scan.words[i - 1].starts_with(|c: char| c.is_ascii_digit());
-        if i > 0 && !scan.breaks[i - 1] && !unit && capital(i) {
-            let start = i;
-            while i + 1 < scan.words.len() && !scan.breaks[i] && capital(i + 1) {
-                i += 1;
-            }
-            out.push(Value {
-                kind: Kind::Name,
-                value: scan.words[start..=i].join(" "),
-                word: start,
-            });
+        if i > 0 && !scan.breaks[i - 1] && !unit && capitalised(scan, i) {
+            let name = name_from(scan, i, |j| capitalised(scan, j));
+            i += name.value.split(' ').count() - 1;
+            out.push(name);
         }
         i += 1;
     }
@@ -672,17 +657,12 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
 /// [`identifiers`]; a sentence's first word is capitalised whatever it is, so these are
 /// only candidates, for a slot whose question asks for a name.
 pub fn opening_names(scan: &Scan<'_>) -> Vec<Value> {
-    let valued = |i: usize| scan.values.iter().any(|v| v.word == i);
     let named = |j: usize| {
-        let (raw, word) = (scan.raw[j], &scan.words[j]);
-        raw.starts_with(char::is_uppercase)
-            && raw.chars().all(char::is_alphabetic)
-            && raw.chars().skip(1).any(char::is_lowercase)
-            && !valued(j)
+        let word = scan.words[j].as_str();
+        capitalised(scan, j)
+            && scan.raw[j].chars().skip(1).any(char::is_lowercase)
             && !crate::text::is_function_word(word)
-            && !crate::text::en::FIRST_PERSON.contains(&word.as_str())
-            && !is_month(word)
-            && !is_weekday(word)
+            && !crate::text::en::FIRST_PERSON.contains(&word)
     };
     let mut out = Vec::new();
     for i in 0..scan.words.len() {
@@ -695,17 +675,35 @@ pub fn opening_names(scan: &Scan<'_>) -> Vec<Value> {
         if !opens || !named(i) || scan.breaks[i] || i + 1 == scan.words.len() || labels {
             continue;
         }
-        let mut end = i;
-        while end + 1 < scan.words.len() && !scan.breaks[end] && named(end + 1) {
-            end += 1;
-        }
-        out.push(Value {
-            kind: Kind::Name,
-            value: scan.words[i..=end].join(" "),
-            word: i,
-        });
+        out.push(name_from(scan, i, named));
     }
     out
+}
+
+/// Whether word `j` of `scan` is written as a name: capitalised letters (not shouted:
+/// "NOT" has no small letter but is read here; callers that mind ask for one), not a value,
+/// a month or a weekday.
+fn capitalised(scan: &Scan<'_>, j: usize) -> bool {
+    let (raw, word) = (scan.raw[j], &scan.words[j]);
+    raw.starts_with(char::is_uppercase)
+        && raw.chars().all(char::is_alphabetic)
+        && !scan.values.iter().any(|v| v.word == j)
+        && !is_month(word)
+        && !is_weekday(word)
+}
+
+/// The name that starts at word `start`: it and the words after it in its phrase that
+/// `more` accepts ("Grace Adjei").
+fn name_from(scan: &Scan<'_>, start: usize, more: impl Fn(usize) -> bool) -> Value {
+    let mut end = start;
+    while end + 1 < scan.words.len() && !scan.breaks[end] && more(end + 1) {
+        end += 1;
+    }
+    Value {
+        kind: Kind::Name,
+        value: scan.words[start..=end].join(" "),
+        word: start,
+    }
 }
 
 /// The places `scan` puts something at: the phrase after "at", "in", "on" or "to" (its
