@@ -976,6 +976,8 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             compatible(a, k)
                 || (*a == Kind::Clock && *k == Kind::Count(None))
                 || (*a == Kind::Name && *k == Kind::Code)
+                // "How long" asks a length as well as a span ("60 km").
+                || (*a == Kind::Duration && matches!(k, Kind::Count(_)))
         }) || (query.asked.is_empty() && *k != Kind::Name)
     };
     // What the question itself names is not a value it asks for ("Brightline" in "who is
@@ -2885,6 +2887,17 @@ mod tests {
         let scan = values::scan("I plan to visit the coast after the scout hut on Tuesday");
         let places: Vec<String> = values::places(&scan).into_iter().map(|v| v.value).collect();
         assert_eq!(places, Vec::<String>::new());
+    }
+
+    #[test]
+    fn how_long_asks_a_length_as_well_as_a_span() {
+        let q = |t: &str| Query::new(t, &crate::text::tokens(t));
+        let query = q("How long is the long hike?");
+        let older = cand(1, "The long hike in my walking plan is 12 km.", 1.0).at(1);
+        let upped = cand(2, "upped the long hike to 15k for this month", 0.5).at(2);
+        assert!(revises(&query, &older, &upped));
+        let same = cand(2, "the long hike was 12 km again, lovely views", 0.5).at(2);
+        assert!(!revises(&query, &older, &same));
     }
 
     #[test]
