@@ -17,10 +17,12 @@ use std::sync::Mutex;
 use postgres::error::SqlState;
 use std::collections::HashMap;
 
-use postgres::{Client, NoTls, Row, Transaction};
+use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
 
 use super::events::{Cursors, Sequence, check_new_events, content_hash};
 use super::log::EventLog;
+use super::rows::Rows;
+use super::rows::postgres::{Postgres, Prepared};
 use super::{
     Causality, Event, EventId, EventKind, LedgerConfig, LedgerError, LedgerResult, NewEvent, Role,
 };
@@ -29,7 +31,8 @@ use crate::sync::Recover as _;
 
 /// The schema, one migration per version (applied in order, each in the migrating
 /// transaction).
-const MIGRATIONS: &[&str] = &["CREATE TABLE events (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE events (
         id BIGSERIAL PRIMARY KEY,
         project TEXT NOT NULL,
         source_id TEXT,
@@ -58,7 +61,248 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE events (
     );
     CREATE INDEX events_project_id ON events (project, id);
     CREATE INDEX events_thread ON events (project, thread, thread_seq);
-    CREATE INDEX events_session ON events (project, session, session_seq);"];
+    CREATE INDEX events_session ON events (project, session, session_seq);",
+    // The tables behind the ledger boundary (`ledger::rows`) and governance, as the
+    // SQLite schema has them (`ledger::schema`, versions 2–11), in PostgreSQL's types.
+    // Flags stay integers 0 / 1, as the portable statements compare them.
+    "CREATE TABLE beliefs (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        key TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        normalized TEXT NOT NULL,
+        ownership TEXT NOT NULL CHECK (ownership IN ('user','project','agent')),
+        agent TEXT,
+        source_roles TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+        status TEXT NOT NULL CHECK (status IN ('candidate','needs_confirmation','active',
+            'possible_conflict','superseded','rejected')),
+        version BIGINT NOT NULL,
+        valid_from BIGINT NOT NULL,
+        valid_to BIGINT,
+        supersedes BIGINT REFERENCES beliefs(id),
+        superseded_by BIGINT REFERENCES beliefs(id),
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE UNIQUE INDEX beliefs_one_active ON beliefs (project, key) WHERE status = 'active';
+    CREATE INDEX beliefs_key ON beliefs (project, key, valid_from);
+    CREATE INDEX beliefs_version ON beliefs (project, key, version);
+    CREATE INDEX beliefs_supersedes ON beliefs (supersedes);
+    CREATE INDEX beliefs_superseded_by ON beliefs (superseded_by);
+    CREATE TABLE belief_evidence (
+        belief_id BIGINT NOT NULL REFERENCES beliefs(id),
+        event_id BIGINT NOT NULL REFERENCES events(id),
+        project TEXT NOT NULL,
+        PRIMARY KEY (belief_id, event_id)
+    );
+    CREATE INDEX belief_evidence_event ON belief_evidence (event_id);
+    CREATE TABLE governance_plans (
+        project TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        plan_hash TEXT NOT NULL,
+        applied_at BIGINT NOT NULL,
+        PRIMARY KEY (project, idempotency_key)
+    );
+    CREATE TABLE governance_audit (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        plan_key TEXT NOT NULL,
+        op_index BIGINT NOT NULL,
+        op TEXT NOT NULL,
+        belief_id BIGINT,
+        detail TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    CREATE INDEX governance_audit_plan ON governance_audit (project, plan_key);
+    CREATE TABLE governance_op_keys (
+        project TEXT NOT NULL,
+        op_key TEXT NOT NULL,
+        op_hash TEXT NOT NULL,
+        plan_key TEXT NOT NULL,
+        op_index BIGINT NOT NULL,
+        belief_id BIGINT,
+        applied_at BIGINT NOT NULL,
+        PRIMARY KEY (project, op_key)
+    );
+    CREATE TABLE prospective (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('intention','commitment','reminder','open_loop','plan')),
+        text TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','confirmed','deferred','rejected',
+            'completed','expired')),
+        source_event BIGINT NOT NULL REFERENCES events(id),
+        due_at BIGINT,
+        confirmed_by BIGINT REFERENCES events(id),
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX prospective_due ON prospective (project, status, due_at);
+    CREATE UNIQUE INDEX prospective_one_confirmation ON prospective (confirmed_by)
+        WHERE confirmed_by IS NOT NULL;
+    CREATE INDEX prospective_source ON prospective (source_event);
+    CREATE TABLE prospective_history (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        item_id BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        op TEXT NOT NULL,
+        from_status TEXT,
+        to_status TEXT NOT NULL,
+        event_id BIGINT,
+        due_at BIGINT
+    );
+    CREATE INDEX prospective_history_item ON prospective_history (project, item_id);
+    CREATE TABLE episodes (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('open','soft_sealed','sealed')),
+        started_at BIGINT NOT NULL,
+        last_event_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        outcome TEXT,
+        reward DOUBLE PRECISION,
+        prev_id BIGINT REFERENCES episodes(id),
+        next_id BIGINT REFERENCES episodes(id),
+        vector BYTEA,
+        topic BYTEA,
+        consolidated BIGINT NOT NULL DEFAULT 0,
+        curated BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX episodes_agent ON episodes (project, agent, id);
+    CREATE INDEX episodes_status ON episodes (project, status);
+    CREATE INDEX episodes_prev ON episodes (prev_id);
+    CREATE INDEX episodes_next ON episodes (next_id);
+    CREATE INDEX episodes_consolidated ON episodes (project, consolidated, id);
+    CREATE INDEX episodes_to_consolidate ON episodes (project, id)
+        WHERE status = 'sealed' AND consolidated = 0 AND topic IS NOT NULL;
+    CREATE TABLE episode_events (
+        episode_id BIGINT NOT NULL REFERENCES episodes(id),
+        position BIGINT NOT NULL,
+        event_id BIGINT NOT NULL REFERENCES events(id),
+        vector BYTEA NOT NULL,
+        project TEXT NOT NULL,
+        PRIMARY KEY (episode_id, position)
+    );
+    CREATE INDEX episode_events_event ON episode_events (event_id);
+    CREATE TABLE open_questions (
+        project TEXT NOT NULL,
+        event_id BIGINT NOT NULL REFERENCES events(id),
+        episode_id BIGINT NOT NULL REFERENCES episodes(id),
+        position BIGINT NOT NULL,
+        PRIMARY KEY (episode_id, position)
+    );
+    CREATE INDEX open_questions_project ON open_questions (project, event_id);
+    CREATE INDEX open_questions_event ON open_questions (event_id);
+    CREATE TABLE concepts (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        label TEXT NOT NULL,
+        prototype BYTEA NOT NULL,
+        counters BYTEA NOT NULL,
+        support BIGINT NOT NULL,
+        successes BIGINT NOT NULL DEFAULT 0,
+        failures BIGINT NOT NULL DEFAULT 0,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE TABLE concept_support (
+        concept_id BIGINT NOT NULL REFERENCES concepts(id),
+        episode_id BIGINT NOT NULL REFERENCES episodes(id),
+        project TEXT NOT NULL,
+        PRIMARY KEY (concept_id, episode_id)
+    );
+    CREATE TABLE procedures (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        name TEXT NOT NULL,
+        trigger_text TEXT NOT NULL,
+        trigger_vector BYTEA NOT NULL,
+        steps TEXT NOT NULL,
+        successes BIGINT NOT NULL DEFAULT 0,
+        failures BIGINT NOT NULL DEFAULT 0,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE TABLE metrics (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value DOUBLE PRECISION NOT NULL,
+        \"window\" TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    CREATE INDEX metrics_name ON metrics (project, name, at);
+    CREATE TABLE proposals (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        title TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        metrics TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','accepted','rejected','implemented')),
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE TABLE synapses (
+        project TEXT NOT NULL,
+        a BIGINT NOT NULL,
+        b BIGINT NOT NULL,
+        weight DOUBLE PRECISION NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (project, a, b)
+    );
+    CREATE INDEX synapses_b ON synapses (project, b);
+    CREATE TABLE query_log (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        query TEXT NOT NULL,
+        best_similarity DOUBLE PRECISION NOT NULL,
+        hits TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        gap BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE TABLE associations (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        episode_id BIGINT NOT NULL REFERENCES episodes(id),
+        suggestion TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL,
+        sources TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'candidate' CHECK (status IN ('candidate','dismissed')),
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX associations_episode ON associations (episode_id);
+    CREATE TABLE memory_traces (
+        project TEXT NOT NULL,
+        id BIGINT NOT NULL,
+        importance DOUBLE PRECISION NOT NULL,
+        accesses BIGINT NOT NULL,
+        last_access BIGINT NOT NULL,
+        PRIMARY KEY (project, id)
+    );
+    CREATE TABLE semantic_vectors (
+        project TEXT NOT NULL,
+        event_id BIGINT NOT NULL REFERENCES events(id),
+        input_dim BIGINT NOT NULL,
+        bits BYTEA NOT NULL,
+        PRIMARY KEY (project, event_id)
+    );
+    CREATE INDEX semantic_vectors_event ON semantic_vectors (event_id);
+    CREATE TABLE semantic_pending (
+        project TEXT NOT NULL,
+        event_id BIGINT NOT NULL REFERENCES events(id),
+        PRIMARY KEY (project, event_id)
+    );
+    CREATE INDEX semantic_pending_event ON semantic_pending (event_id);
+    CREATE TABLE semantic_queue_mark (
+        id BIGINT PRIMARY KEY CHECK (id = 1),
+        after BIGINT NOT NULL
+    );
+    CREATE TABLE curation_mark (
+        project TEXT PRIMARY KEY,
+        after BIGINT NOT NULL
+    );"];
 
 /// The key of the advisory lock migrations take (any constant of this application).
 const MIGRATION_LOCK: i64 = 0x6879_7065_726d_656d;
@@ -67,10 +311,17 @@ const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, sessio
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
     ingested_at, source, source_offset, source_len, ordering_confidence, speaker";
 
-/// The event log of a PostgreSQL database.
+/// The event log of a PostgreSQL database, and the tables behind the ledger boundary
+/// ([`writing`](Self::writing), [`reading`](Self::reading)).
 pub struct PgEventLog {
-    client: Mutex<Client>,
+    conn: Mutex<Conn>,
     config: LedgerConfig,
+}
+
+/// One connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    prepared: Prepared,
 }
 
 impl std::fmt::Debug for PgEventLog {
@@ -90,14 +341,71 @@ impl PgEventLog {
         let mut client = Client::connect(url, NoTls).map_err(pg)?;
         migrate(&mut client)?;
         Ok(Self {
-            client: Mutex::new(client),
+            conn: Mutex::new(Conn {
+                client,
+                prepared: Prepared::new(),
+            }),
             config,
         })
     }
 
     /// Runs `f` on the connection.
     fn with<T>(&self, f: impl FnOnce(&mut Client) -> LedgerResult<T>) -> LedgerResult<T> {
-        f(&mut self.client.locked())
+        f(&mut self.conn.locked().client)
+    }
+
+    /// Runs `f` on the boundary's [`Rows`] in one transaction, committed if `f` succeeds
+    /// and rolled back otherwise. Under a [`Deadline`](super::Deadline) the first write
+    /// claims it, as on SQLite: an operation past its time writes nothing.
+    ///
+    /// # Errors
+    /// `f`'s error; [`LedgerError::Postgres`]; `timeout` when the deadline passed.
+    // The engine reaches the boundary through the SQLite `Ledger` until it runs on this
+    // one (issue 57); the boundary's contract runs it on a real server meanwhile.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn writing<R>(
+        &self,
+        f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        if !super::deadline::claim() {
+            return Err(super::deadline::timed_out());
+        }
+        self.transaction(false, f)
+    }
+
+    /// Runs a read-only `f` on the boundary's [`Rows`] (one read-only transaction: every
+    /// statement sees the same snapshot).
+    ///
+    /// # Errors
+    /// `f`'s error; [`LedgerError::Postgres`].
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn reading<R>(
+        &self,
+        f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.transaction(true, f)
+    }
+
+    fn transaction<R>(
+        &self,
+        read_only: bool,
+        f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        let mut conn = self.conn.locked();
+        let Conn { client, prepared } = &mut *conn;
+        let mut tx = client
+            .build_transaction()
+            .read_only(read_only)
+            .isolation_level(if read_only {
+                IsolationLevel::RepeatableRead
+            } else {
+                IsolationLevel::ReadCommitted
+            })
+            .start()
+            .map_err(pg)?;
+        let out = f(&Postgres::new(&mut tx, prepared))?;
+        tx.commit().map_err(pg)?;
+        Ok(out)
     }
 
     /// The one value `sql` (one row, one column, the project as `$1`) gives.

@@ -10,6 +10,12 @@
 //! reached through `Ledger::read` / `Ledger::write` in their modules; they move here one
 //! group at a time.
 
+#[cfg(test)]
+mod contract;
+pub(crate) mod exec;
+mod portable;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 pub(crate) mod sqlite;
 
 use super::LedgerResult;
