@@ -3,9 +3,9 @@
 //! them. Governance (`crate::governance`) decides what a plan does to them; the rows and
 //! their statements live here, behind the ledger boundary.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
-
 use crate::base::ProjectId;
+use crate::ledger::rows::exec::{Arg, Exec, ExecExt as _, FromCell, Row, args};
+use crate::ledger::rows::sqlite::Sqlite;
 use crate::ledger::{EventId, Ledger, LedgerError, LedgerResult, Role};
 
 crate::ledger::string_enum!(
@@ -111,82 +111,35 @@ pub fn normalize_statement(s: &str) -> String {
     out
 }
 
-pub(crate) const BELIEF_COLUMNS: &str = "id, project, key, statement, ownership, agent, source_roles, \
+const BELIEF_COLUMNS: &str = "id, project, key, statement, ownership, agent, source_roles, \
     confidence, status, version, valid_from, valid_to, supersedes, superseded_by";
 
-pub(crate) fn row_to_belief(r: &Row<'_>) -> rusqlite::Result<Belief> {
-    let err = |i: usize, e: LedgerError| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    };
+/// A belief from a row of [`BELIEF_COLUMNS`] (its evidence read apart).
+fn row_to_belief(r: &Row) -> LedgerResult<Belief> {
     let ownership: String = r.get(4)?;
     let roles: String = r.get(6)?;
     let status: String = r.get(8)?;
     Ok(Belief {
-        id: BeliefId(r.get::<_, i64>(0)? as u64),
+        id: BeliefId(r.get(0)?),
         project: r.get(1)?,
         key: r.get(2)?,
         statement: r.get(3)?,
-        ownership: Ownership::parse(&ownership).map_err(|e| err(4, e))?,
+        ownership: Ownership::parse(&ownership)?,
         agent: r.get(5)?,
         source_roles: roles
             .split(',')
             .filter(|s| !s.is_empty())
             .map(Role::parse)
-            .collect::<LedgerResult<_>>()
-            .map_err(|e| err(6, e))?,
+            .collect::<LedgerResult<_>>()?,
         confidence: r.get(7)?,
-        status: BeliefStatus::parse(&status).map_err(|e| err(8, e))?,
-        version: r.get::<_, i64>(9)? as u64,
+        status: BeliefStatus::parse(&status)?,
+        version: r.get(9)?,
         valid_from: r.get(10)?,
         valid_to: r.get(11)?,
-        supersedes: r.get::<_, Option<i64>>(12)?.map(|v| BeliefId(v as u64)),
-        superseded_by: r.get::<_, Option<i64>>(13)?.map(|v| BeliefId(v as u64)),
+        supersedes: r.get::<Option<u64>>(12)?.map(BeliefId),
+        superseded_by: r.get::<Option<u64>>(13)?.map(BeliefId),
         evidence: Vec::new(),
     })
-}
-
-pub(crate) fn evidence_of(c: &Connection, id: BeliefId) -> rusqlite::Result<Vec<EventId>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT event_id FROM belief_evidence WHERE belief_id = ?1 ORDER BY event_id",
-    )?;
-    stmt.query_map([id.0 as i64], |r| Ok(EventId(r.get::<_, i64>(0)? as u64)))?
-        .collect()
-}
-
-pub(crate) fn query_beliefs(
-    c: &Connection,
-    sql: &str,
-    args: impl rusqlite::Params,
-) -> rusqlite::Result<Vec<Belief>> {
-    let mut stmt = c.prepare_cached(sql)?;
-    let mut beliefs: Vec<Belief> = stmt
-        .query_map(args, row_to_belief)?
-        .collect::<rusqlite::Result<_>>()?;
-    for b in &mut beliefs {
-        b.evidence = evidence_of(c, b.id)?;
-    }
-    Ok(beliefs)
-}
-
-pub(crate) fn active_of(
-    c: &Connection,
-    project: &str,
-    key: &str,
-) -> rusqlite::Result<Option<Belief>> {
-    let sql = format!(
-        "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 AND status = 'active'"
-    );
-    let mut stmt = c.prepare_cached(&sql)?;
-    let found = stmt
-        .query_row(params![project, key], row_to_belief)
-        .optional()?;
-    match found {
-        Some(mut b) => {
-            b.evidence = evidence_of(c, b.id)?;
-            Ok(Some(b))
-        }
-        None => Ok(None),
-    }
 }
 
 impl Ledger {
@@ -195,7 +148,7 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn current_belief(&self, project: &ProjectId, key: &str) -> LedgerResult<Option<Belief>> {
-        self.read(|c| active_of(c, project.as_str(), key).map_err(|e| self.sql(e)))
+        self.reading_beliefs(project.as_str(), |rows| rows.active(key))
     }
 
     /// The belief for `key` that was valid at time `at` (ms): the version whose window
@@ -209,18 +162,7 @@ impl Ledger {
         key: &str,
         at: i64,
     ) -> LedgerResult<Option<Belief>> {
-        self.read(|c| {
-            let sql = format!(
-                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2
-                 AND status IN ('active', 'superseded') AND valid_from <= ?3
-                 AND (valid_to IS NULL OR valid_to > ?3)
-                 ORDER BY valid_from DESC, id DESC LIMIT 1"
-            );
-            Ok(query_beliefs(c, &sql, params![project.as_str(), key, at])
-                .map_err(|e| self.sql(e))?
-                .into_iter()
-                .next())
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.valid_at(key, at))
     }
 
     /// Every row for `key` (all statuses), oldest first.
@@ -228,12 +170,7 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn belief_history(&self, project: &ProjectId, key: &str) -> LedgerResult<Vec<Belief>> {
-        self.read(|c| {
-            let sql = format!(
-                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id"
-            );
-            query_beliefs(c, &sql, params![project.as_str(), key]).map_err(|e| self.sql(e))
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.history(key))
     }
 
     /// One belief row by id (`None` if absent or of another project).
@@ -241,16 +178,7 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn belief(&self, project: &ProjectId, id: BeliefId) -> LedgerResult<Option<Belief>> {
-        self.read(|c| {
-            let sql =
-                format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND id = ?2");
-            Ok(
-                query_beliefs(c, &sql, params![project.as_str(), id.0 as i64])
-                    .map_err(|e| self.sql(e))?
-                    .into_iter()
-                    .next(),
-            )
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.belief(id))
     }
 
     /// `(belief id, key, version, status)` of every belief of `project` that cites `event`
@@ -264,31 +192,7 @@ impl Ledger {
         project: &ProjectId,
         event: crate::ledger::EventId,
     ) -> LedgerResult<Vec<(BeliefId, String, u64, BeliefStatus)>> {
-        self.read(|c| {
-            let rows: Vec<(i64, String, i64, String)> = c
-                .prepare_cached(
-                    "SELECT b.id, b.key, b.version, b.status FROM belief_evidence e
-                     JOIN beliefs b ON b.id = e.belief_id
-                     WHERE e.event_id = ?2 AND e.project = ?1 AND b.project = ?1 ORDER BY b.id",
-                )
-                .and_then(|mut s| {
-                    s.query_map(params![project.as_str(), event.0 as i64], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                    })?
-                    .collect()
-                })
-                .map_err(|e| self.sql(e))?;
-            rows.into_iter()
-                .map(|(id, key, version, status)| {
-                    Ok((
-                        BeliefId(id as u64),
-                        key,
-                        version as u64,
-                        BeliefStatus::parse(&status)?,
-                    ))
-                })
-                .collect()
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.citing(event))
     }
 
     /// Whether `project` has any belief with `status` (one indexed lookup).
@@ -300,13 +204,7 @@ impl Ledger {
         project: &ProjectId,
         status: BeliefStatus,
     ) -> LedgerResult<bool> {
-        self.read(|c| {
-            c.prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM beliefs WHERE project = ?1 AND status = ?2)",
-            )
-            .and_then(|mut s| s.query_row(params![project.as_str(), status.as_str()], |r| r.get(0)))
-            .map_err(|e| self.sql(e))
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.any_with_status(status))
     }
 
     /// Beliefs of `project` with `status`, oldest first.
@@ -318,10 +216,7 @@ impl Ledger {
         project: &ProjectId,
         status: BeliefStatus,
     ) -> LedgerResult<Vec<Belief>> {
-        self.read(|c| {
-            let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND status = ?2 ORDER BY id");
-            query_beliefs(c, &sql, params![project.as_str(), status.as_str()]).map_err(|e| self.sql(e))
-        })
+        self.reading_beliefs(project.as_str(), |rows| rows.with_status(status))
     }
 }
 
@@ -348,8 +243,7 @@ pub(crate) type AuditFields = (usize, String, Option<BeliefId>, String);
 /// inside one transaction ([`Ledger::governing`]) or one read ([`Ledger::reading_beliefs`]):
 /// what a governance plan reads while it is validated and writes once it is.
 pub(crate) struct BeliefRows<'c> {
-    conn: &'c Connection,
-    ledger: &'c Ledger,
+    exec: &'c dyn Exec,
     project: &'c str,
 }
 
@@ -362,11 +256,7 @@ impl Ledger {
         f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
         self.write(|tx| {
-            f(&BeliefRows {
-                conn: tx,
-                ledger: self,
-                project,
-            })
+            f(&BeliefRows::new(&Sqlite::new(tx, self.path()), project))
         })
     }
 
@@ -377,129 +267,186 @@ impl Ledger {
         f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
         self.read(|c| {
-            f(&BeliefRows {
-                conn: c,
-                ledger: self,
-                project,
-            })
+            f(&BeliefRows::new(&Sqlite::new(c, self.path()), project))
         })
     }
 }
 
-impl BeliefRows<'_> {
-    fn sql(&self, e: rusqlite::Error) -> LedgerError {
-        self.ledger.sql(e)
+impl<'c> BeliefRows<'c> {
+    /// The belief tables of `project` through `exec` (inside the caller's transaction).
+    pub(crate) fn new(exec: &'c dyn Exec, project: &'c str) -> Self {
+        Self { exec, project }
     }
 
-    fn run(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<()> {
-        self.conn
-            .prepare_cached(sql)
-            .and_then(|mut s| s.execute(args))
-            .map(|_| ())
-            .map_err(|e| self.sql(e))
+    fn run(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<()> {
+        self.exec.run(sql, args).map(|_| ())
     }
 
-    fn one<T>(
-        &self,
-        sql: &str,
-        args: impl rusqlite::Params,
-        read: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    ) -> LedgerResult<Option<T>> {
-        self.conn
-            .prepare_cached(sql)
-            .and_then(|mut s| s.query_row(args, read).optional())
-            .map_err(|e| self.sql(e))
+    /// The beliefs a `SELECT {BELIEF_COLUMNS} …` gives, each with its evidence.
+    fn beliefs(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Vec<Belief>> {
+        let mut beliefs = self.exec.all(sql, args, row_to_belief)?;
+        for b in &mut beliefs {
+            b.evidence = self.evidence(b.id)?;
+        }
+        Ok(beliefs)
+    }
+
+    /// The first belief a `SELECT {BELIEF_COLUMNS} …` gives, with its evidence.
+    fn first(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Option<Belief>> {
+        Ok(self.beliefs(sql, args)?.into_iter().next())
     }
 
     /// The active belief of the project for `key`.
     pub fn active(&self, key: &str) -> LedgerResult<Option<Belief>> {
-        active_of(self.conn, self.project, key).map_err(|e| self.sql(e))
+        self.first(
+            &format!(
+                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 AND status = 'active'"
+            ),
+            args![self.project, key],
+        )
+    }
+
+    /// The belief for `key` valid at `at` (ms): the newest whose window holds it.
+    pub fn valid_at(&self, key: &str, at: i64) -> LedgerResult<Option<Belief>> {
+        self.first(
+            &format!(
+                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2
+                 AND status IN ('active', 'superseded') AND valid_from <= ?3
+                 AND (valid_to IS NULL OR valid_to > ?3)
+                 ORDER BY valid_from DESC, id DESC LIMIT 1"
+            ),
+            args![self.project, key, at],
+        )
+    }
+
+    /// Every row for `key`, oldest first.
+    pub fn history(&self, key: &str) -> LedgerResult<Vec<Belief>> {
+        self.beliefs(
+            &format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id"),
+            args![self.project, key],
+        )
+    }
+
+    /// The beliefs with `status`, oldest first.
+    pub fn with_status(&self, status: BeliefStatus) -> LedgerResult<Vec<Belief>> {
+        self.beliefs(
+            &format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND status = ?2 ORDER BY id"),
+            args![self.project, status.as_str()],
+        )
+    }
+
+    /// Whether any belief has `status`.
+    pub fn any_with_status(&self, status: BeliefStatus) -> LedgerResult<bool> {
+        Ok(self
+            .exec
+            .one(
+                "SELECT EXISTS (SELECT 1 FROM beliefs WHERE project = ?1 AND status = ?2)",
+                args![self.project, status.as_str()],
+                |r| r.get(0),
+            )?
+            .unwrap_or(false))
+    }
+
+    /// `(belief id, key, version, status)` of every belief citing `event`, oldest first.
+    pub fn citing(&self, event: EventId) -> LedgerResult<Vec<(BeliefId, String, u64, BeliefStatus)>> {
+        self.exec.all(
+            "SELECT b.id, b.key, b.version, b.status FROM belief_evidence e
+             JOIN beliefs b ON b.id = e.belief_id
+             WHERE e.event_id = ?2 AND e.project = ?1 AND b.project = ?1 ORDER BY b.id",
+            args![self.project, event.0],
+            |r| {
+                let status: String = r.get(3)?;
+                Ok((BeliefId(r.get(0)?), r.get(1)?, r.get(2)?, BeliefStatus::parse(&status)?))
+            },
+        )
     }
 
     /// The highest version any row of the project for `key` has (0 for none).
     pub fn max_version(&self, key: &str) -> LedgerResult<u64> {
         Ok(self
+            .exec
             .one(
                 "SELECT COALESCE(MAX(version), 0) FROM beliefs WHERE project = ?1 AND key = ?2",
-                params![self.project, key],
-                |r| r.get::<_, i64>(0),
+                args![self.project, key],
+                |r| r.get(0),
             )?
-            .unwrap_or(0) as u64)
+            .unwrap_or(0))
     }
 
     /// An event's project, role and time, if it exists.
     pub fn event_facts(&self, event: EventId) -> LedgerResult<Option<(String, Role, i64)>> {
-        let row: Option<(String, String, i64)> = self.one(
+        self.exec.one(
             "SELECT project, role, created_at FROM events WHERE id = ?1",
-            [event.0 as i64],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        row.map(|(p, role, at)| Ok((p, Role::parse(&role)?, at)))
-            .transpose()
+            args![event.0],
+            |r| {
+                let role: String = r.get(1)?;
+                Ok((r.get(0)?, Role::parse(&role)?, r.get(2)?))
+            },
+        )
     }
 
     /// The events a stored belief cites, in id order.
     pub fn evidence(&self, belief: BeliefId) -> LedgerResult<Vec<EventId>> {
-        evidence_of(self.conn, belief).map_err(|e| self.sql(e))
+        self.exec.all(
+            "SELECT event_id FROM belief_evidence WHERE belief_id = ?1 ORDER BY event_id",
+            args![belief.0],
+            |r| Ok(EventId(r.get(0)?)),
+        )
     }
 
     /// A stored belief of the project with its evidence (`None` if absent or another
     /// project's).
     pub fn belief(&self, id: BeliefId) -> LedgerResult<Option<Belief>> {
-        let sql = format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND id = ?2");
-        Ok(
-            query_beliefs(self.conn, &sql, params![self.project, id.0 as i64])
-                .map_err(|e| self.sql(e))?
-                .into_iter()
-                .next(),
+        self.first(
+            &format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND id = ?2"),
+            args![self.project, id.0],
         )
     }
 
     /// The hash a plan applied under `key` had, if one was.
     pub fn plan_hash(&self, key: &str) -> LedgerResult<Option<String>> {
-        self.one(
+        self.exec.one(
             "SELECT plan_hash FROM governance_plans WHERE project = ?1 AND idempotency_key = ?2",
-            params![self.project, key],
+            args![self.project, key],
             |r| r.get(0),
         )
     }
 
     /// The hash and belief of an operation applied under its own `key`, if one was.
     pub fn op_key(&self, key: &str) -> LedgerResult<Option<(String, Option<BeliefId>)>> {
-        self.one(
+        self.exec.one(
             "SELECT op_hash, belief_id FROM governance_op_keys WHERE project = ?1 AND op_key = ?2",
-            params![self.project, key],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get::<_, Option<i64>>(1)?.map(|b| BeliefId(b as u64)),
-                ))
-            },
+            args![self.project, key],
+            |r| Ok((r.get(0)?, r.get::<Option<u64>>(1)?.map(BeliefId))),
         )
+    }
+
+    /// One column of a stored belief (refused as not found when there is none).
+    fn column<T: FromCell>(&self, column: &str, id: BeliefId) -> LedgerResult<T> {
+        self.exec
+            .one(
+                &format!("SELECT {column} FROM beliefs WHERE id = ?1"),
+                args![id.0],
+                |r| r.get(0),
+            )?
+            .ok_or(LedgerError::NotFound {
+                what: "belief",
+                id: id.0,
+            })
     }
 
     /// The start of a stored belief's validity.
     pub fn valid_from(&self, id: BeliefId) -> LedgerResult<i64> {
-        self.one(
-            "SELECT valid_from FROM beliefs WHERE id = ?1",
-            [id.0 as i64],
-            |r| r.get(0),
-        )?
-        .ok_or_else(|| self.sql(rusqlite::Error::QueryReturnedNoRows))
+        self.column("valid_from", id)
     }
 
     /// A stored belief's evidence roles, as stored (comma-separated).
     pub fn source_roles(&self, id: BeliefId) -> LedgerResult<String> {
-        self.one(
-            "SELECT source_roles FROM beliefs WHERE id = ?1",
-            [id.0 as i64],
-            |r| r.get(0),
-        )?
-        .ok_or_else(|| self.sql(rusqlite::Error::QueryReturnedNoRows))
+        self.column("source_roles", id)
     }
 
     /// Closes `old`'s validity at `valid_to` (superseded), naming what replaced it when
-    /// known.
+    /// known (kept as it was otherwise).
     pub fn supersede(
         &self,
         old: BeliefId,
@@ -507,58 +454,56 @@ impl BeliefRows<'_> {
         by: Option<BeliefId>,
         now: i64,
     ) -> LedgerResult<()> {
-        match by {
-            Some(by) => self.run(
-                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?4, superseded_by = ?3 WHERE id = ?1",
-                params![old.0 as i64, valid_to, by.0 as i64, now],
-            ),
-            None => self.run(
-                "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?3 WHERE id = ?1",
-                params![old.0 as i64, valid_to, now],
-            ),
-        }
+        self.run(
+            "UPDATE beliefs SET status = 'superseded', valid_to = ?2, updated_at = ?4,
+                superseded_by = COALESCE(?3, superseded_by) WHERE id = ?1",
+            args![old.0, valid_to, by.map(|b| b.0), now],
+        )
     }
 
     /// Names the belief that replaced `old`.
     pub fn superseded_by(&self, old: BeliefId, by: BeliefId) -> LedgerResult<()> {
         self.run(
             "UPDATE beliefs SET superseded_by = ?2 WHERE id = ?1",
-            params![old.0 as i64, by.0 as i64],
+            args![old.0, by.0],
         )
     }
 
     /// Inserts a belief row of the project; returns its id.
     pub fn insert_belief(&self, b: &NewBelief<'_>, now: i64) -> LedgerResult<BeliefId> {
-        self.run(
-            "INSERT INTO beliefs (project, key, statement, normalized, ownership, agent,
-                source_roles, confidence, status, version, valid_from, supersedes,
-                created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-            params![
-                self.project,
-                b.key,
-                b.statement,
-                normalize_statement(b.statement),
-                b.ownership.as_str(),
-                b.agent,
-                b.roles,
-                b.confidence,
-                b.status.as_str(),
-                b.version as i64,
-                b.valid_from,
-                b.supersedes.map(|o| o.0 as i64),
-                now,
-            ],
-        )?;
-        Ok(BeliefId(self.conn.last_insert_rowid() as u64))
+        let normalized = normalize_statement(b.statement);
+        self.exec
+            .insert(
+                "INSERT INTO beliefs (project, key, statement, normalized, ownership, agent,
+                    source_roles, confidence, status, version, valid_from, supersedes,
+                    created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13) RETURNING id",
+                args![
+                    self.project,
+                    b.key,
+                    b.statement,
+                    &normalized,
+                    b.ownership.as_str(),
+                    b.agent,
+                    b.roles,
+                    b.confidence,
+                    b.status.as_str(),
+                    b.version,
+                    b.valid_from,
+                    b.supersedes.map(|o| o.0),
+                    now,
+                ],
+            )
+            .map(BeliefId)
     }
 
     /// Adds evidence to a belief (evidence it cites already is kept once).
     pub fn add_evidence(&self, belief: BeliefId, evidence: &[EventId]) -> LedgerResult<()> {
         for e in evidence {
             self.run(
-                "INSERT OR IGNORE INTO belief_evidence (belief_id, event_id, project) VALUES (?1, ?2, ?3)",
-                params![belief.0 as i64, e.0 as i64, self.project],
+                "INSERT INTO belief_evidence (belief_id, event_id, project) VALUES (?1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+                args![belief.0, e.0, self.project],
             )?;
         }
         Ok(())
@@ -568,7 +513,7 @@ impl BeliefRows<'_> {
     pub fn reinforce(&self, id: BeliefId, version: u64, roles: &str, now: i64) -> LedgerResult<()> {
         self.run(
             "UPDATE beliefs SET version = ?2, source_roles = ?3, updated_at = ?4 WHERE id = ?1",
-            params![id.0 as i64, version as i64, roles, now],
+            args![id.0, version, roles, now],
         )
     }
 
@@ -583,7 +528,7 @@ impl BeliefRows<'_> {
     ) -> LedgerResult<()> {
         self.run(
             "UPDATE beliefs SET status = 'active', version = ?2, valid_from = ?3, supersedes = ?4, updated_at = ?5 WHERE id = ?1",
-            params![id.0 as i64, version as i64, valid_from, supersedes.map(|o| o.0 as i64), now],
+            args![id.0, version, valid_from, supersedes.map(|o| o.0), now],
         )
     }
 
@@ -591,7 +536,7 @@ impl BeliefRows<'_> {
     pub fn reject(&self, id: BeliefId, now: i64) -> LedgerResult<()> {
         self.run(
             "UPDATE beliefs SET status = 'rejected', updated_at = ?2 WHERE id = ?1",
-            params![id.0 as i64, now],
+            args![id.0, now],
         )
     }
 
@@ -601,12 +546,12 @@ impl BeliefRows<'_> {
         self.run(
             "INSERT INTO governance_audit (project, plan_key, op_index, op, belief_id, detail, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
+            args![
                 self.project,
                 plan_key,
-                *op_index as i64,
+                *op_index as u64,
                 op,
-                belief.map(|b| b.0 as i64),
+                belief.map(|b| b.0),
                 detail,
                 at
             ],
@@ -625,7 +570,7 @@ impl BeliefRows<'_> {
         self.run(
             "INSERT INTO governance_op_keys (project, op_key, op_hash, plan_key, op_index, belief_id, applied_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![self.project, op_key, op_hash, plan_key, op_index as i64, belief.map(|b| b.0 as i64), at],
+            args![self.project, op_key, op_hash, plan_key, op_index as u64, belief.map(|b| b.0), at],
         )
     }
 
@@ -633,28 +578,24 @@ impl BeliefRows<'_> {
     pub fn put_plan(&self, key: &str, hash: &str, at: i64) -> LedgerResult<()> {
         self.run(
             "INSERT INTO governance_plans (project, idempotency_key, plan_hash, applied_at) VALUES (?1, ?2, ?3, ?4)",
-            params![self.project, key, hash, at],
+            args![self.project, key, hash, at],
         )
     }
 
     /// The audit rows of plan `plan_key`, in operation order.
     pub fn audit_rows(&self, plan_key: &str) -> LedgerResult<Vec<AuditFields>> {
-        self.conn
-            .prepare_cached(
-                "SELECT op_index, op, belief_id, detail FROM governance_audit
-                 WHERE project = ?1 AND plan_key = ?2 ORDER BY op_index",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![self.project, plan_key], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)? as usize,
-                        r.get(1)?,
-                        r.get::<_, Option<i64>>(2)?.map(|v| BeliefId(v as u64)),
-                        r.get(3)?,
-                    ))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
+        self.exec.all(
+            "SELECT op_index, op, belief_id, detail FROM governance_audit
+             WHERE project = ?1 AND plan_key = ?2 ORDER BY op_index",
+            args![self.project, plan_key],
+            |r| {
+                Ok((
+                    r.get::<u64>(0)? as usize,
+                    r.get(1)?,
+                    r.get::<Option<u64>>(2)?.map(BeliefId),
+                    r.get(3)?,
+                ))
+            },
+        )
     }
 }

@@ -21,6 +21,7 @@ use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
 
 use super::events::{Cursors, Sequence, check_new_events, content_hash};
 use super::log::EventLog;
+use super::beliefs::BeliefRows;
 use super::rows::Rows;
 use super::rows::postgres::{Postgres, Prepared};
 use super::{
@@ -367,10 +368,7 @@ impl PgEventLog {
         &self,
         f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
-        if !super::deadline::claim() {
-            return Err(super::deadline::timed_out());
-        }
-        self.transaction(false, f)
+        self.transaction(Access::Write, |x| f(x))
     }
 
     /// Runs a read-only `f` on the boundary's [`Rows`] (one read-only transaction: every
@@ -383,14 +381,47 @@ impl PgEventLog {
         &self,
         f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
-        self.transaction(true, f)
+        self.transaction(Access::Read, |x| f(x))
     }
 
+    /// Runs `f` over the belief tables of `project` in one write transaction that holds
+    /// the project's governance lock: plans of one project apply one at a time across
+    /// every node, as with SQLite's single writer.
+    ///
+    /// # Errors
+    /// As [`writing`](Self::writing).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn governing<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.transaction(Access::Govern(project), |x| f(&BeliefRows::new(x, project)))
+    }
+
+    /// Runs `f` over the belief tables of `project`, reading.
+    ///
+    /// # Errors
+    /// As [`reading`](Self::reading).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn reading_beliefs<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.transaction(Access::Read, |x| f(&BeliefRows::new(x, project)))
+    }
+
+    /// Runs `f` on one transaction of the connection: committed when `f` succeeds.
     fn transaction<R>(
         &self,
-        read_only: bool,
-        f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
+        access: Access<'_>,
+        f: impl FnOnce(&Postgres<'_, '_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
+        let read_only = matches!(access, Access::Read);
+        if !read_only && !super::deadline::claim() {
+            return Err(super::deadline::timed_out());
+        }
         let mut conn = self.conn.locked();
         let Conn { client, prepared } = &mut *conn;
         let mut tx = client
@@ -403,6 +434,13 @@ impl PgEventLog {
             })
             .start()
             .map_err(pg)?;
+        if let Access::Govern(project) = access {
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, $2))",
+                &[&project, &GOVERNANCE_LOCK],
+            )
+            .map_err(pg)?;
+        }
         let out = f(&Postgres::new(&mut tx, prepared))?;
         tx.commit().map_err(pg)?;
         Ok(out)
@@ -419,6 +457,20 @@ impl PgEventLog {
         })
     }
 }
+
+/// What a transaction does.
+#[derive(Clone, Copy)]
+enum Access<'p> {
+    /// Reads one snapshot.
+    Read,
+    /// Writes.
+    Write,
+    /// Writes a governance plan of this project.
+    Govern(&'p str),
+}
+
+/// The seed of a project's governance lock key (its appends lock with seed 0).
+const GOVERNANCE_LOCK: i64 = 1;
 
 /// Applies the migrations this database lacks, once across nodes.
 fn migrate(client: &mut Client) -> LedgerResult<()> {

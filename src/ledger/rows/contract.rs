@@ -5,16 +5,28 @@
 //! makes that a failure).
 
 use super::{Census, Rows, Transition};
+use crate::ledger::beliefs::{BeliefRows, NewBelief};
+use crate::ledger::{BeliefId, BeliefStatus, Ownership};
 use crate::base::{ProjectId, Reason};
 use crate::ledger::{
     EventId, EventKind, EventLog, Ledger, LedgerConfig, LedgerError, LedgerResult, NewEvent, Role,
 };
 
 /// A ledger under test: its event log and its boundary.
-trait Backend {
+trait Backend: Sync {
     fn log(&self) -> &dyn EventLog;
     fn write<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R>;
     fn read<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R>;
+    fn govern<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R>;
+    fn beliefs<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R>;
 }
 
 impl Backend for Ledger {
@@ -26,6 +38,20 @@ impl Backend for Ledger {
     }
     fn read<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R> {
         self.reading(f)
+    }
+    fn govern<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.governing(project, f)
+    }
+    fn beliefs<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.reading_beliefs(project, f)
     }
 }
 
@@ -39,6 +65,20 @@ impl Backend for crate::ledger::postgres::PgEventLog {
     }
     fn read<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R> {
         self.reading(f)
+    }
+    fn govern<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.governing(project, f)
+    }
+    fn beliefs<R>(
+        &self,
+        project: &str,
+        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.reading_beliefs(project, f)
     }
 }
 
@@ -399,6 +439,126 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
     })
     .unwrap();
 
+    // Beliefs: inserted with evidence, activated, superseded, audited; plans and
+    // operation keys recorded once.
+    let new = |key: &'static str, statement: &'static str, version: u64, status| NewBelief {
+        key,
+        statement,
+        ownership: Ownership::User,
+        agent: None,
+        roles: "user",
+        confidence: 0.9,
+        status,
+        version,
+        valid_from: 1_000,
+        supersedes: None,
+    };
+    let (b1, b2) = b
+        .govern(p, |x| {
+            let b1 = x.insert_belief(&new("bread", "Bread is 1 €.", 1, BeliefStatus::Candidate), 50)?;
+            x.add_evidence(b1, &[EventId(ask), EventId(ask)])?;
+            x.activate(b1, 1, 1_000, None, 51)?;
+            let b2 = x.insert_belief(&new("bread", "Bread is 2 €!", 2, BeliefStatus::Candidate), 52)?;
+            x.add_evidence(b2, &[EventId(loose)])?;
+            x.supersede(b1, 3_000, None, 53)?;
+            x.superseded_by(b1, b2)?;
+            x.activate(b2, 2, 3_000, Some(b1), 53)?;
+            x.reinforce(b2, 3, "user,assistant", 54)?;
+            x.audit("plan-1", &(0, "add".into(), Some(b2), "{}".into()), 54)?;
+            x.audit("plan-1", &(1, "note".into(), None, "{\"n\":1}".into()), 54)?;
+            x.put_op_key("op-1", "h1", ("plan-1", 0), Some(b2), 54)?;
+            x.put_plan("plan-1", "hash-1", 54)?;
+            Ok((b1, b2))
+        })
+        .unwrap();
+    b.beliefs(p, |x| {
+        let active = x.active("bread")?.unwrap();
+        assert_eq!((active.id, active.version), (b2, 3), "{backend}");
+        assert_eq!(active.statement, "Bread is 2 €!");
+        assert_eq!(active.source_roles, vec![Role::User, Role::Assistant]);
+        assert_eq!(active.supersedes, Some(b1));
+        let old = x.belief(b1)?.unwrap();
+        assert_eq!(
+            (old.status, old.valid_to, old.superseded_by),
+            (BeliefStatus::Superseded, Some(3_000), Some(b2)),
+            "{backend}"
+        );
+        assert_eq!(old.evidence, vec![EventId(ask)], "{backend}: evidence kept once");
+        assert_eq!(x.valid_at("bread", 2_000)?.unwrap().id, b1, "{backend}: then");
+        assert_eq!(x.valid_at("bread", 3_000)?.unwrap().id, b2, "{backend}: now");
+        assert_eq!(x.valid_at("bread", 500)?, None);
+        assert_eq!(x.history("bread")?.len(), 2);
+        assert_eq!(x.max_version("bread")?, 3);
+        assert_eq!(x.max_version("milk")?, 0);
+        assert_eq!(x.valid_from(b2)?, 3_000);
+        assert_eq!(x.source_roles(b2)?, "user,assistant");
+        assert!(matches!(
+            x.valid_from(BeliefId(987_654_321)),
+            Err(LedgerError::NotFound { what: "belief", .. })
+        ));
+        assert!(x.any_with_status(BeliefStatus::Superseded)?);
+        assert!(!x.any_with_status(BeliefStatus::Rejected)?);
+        assert_eq!(x.with_status(BeliefStatus::Active)?.len(), 1);
+        assert_eq!(
+            x.citing(EventId(loose))?,
+            vec![(b2, "bread".into(), 3, BeliefStatus::Active)]
+        );
+        assert_eq!(x.event_facts(EventId(loose))?, Some((p.to_owned(), Role::User, 3_000)));
+        assert_eq!(x.event_facts(EventId(987_654_321))?, None);
+        assert_eq!(x.plan_hash("plan-1")?.as_deref(), Some("hash-1"));
+        assert_eq!(x.plan_hash("plan-2")?, None);
+        assert_eq!(x.op_key("op-1")?, Some(("h1".into(), Some(b2))));
+        assert_eq!(
+            x.audit_rows("plan-1")?,
+            vec![
+                (0, "add".into(), Some(b2), "{}".into()),
+                (1, "note".into(), None, "{\"n\":1}".into())
+            ],
+            "{backend}"
+        );
+        Ok(())
+    })
+    .unwrap();
+    b.beliefs(q, |x| {
+        assert_eq!(x.active("bread")?, None, "{backend}: another project's");
+        assert_eq!(x.belief(b2)?, None);
+        Ok(())
+    })
+    .unwrap();
+    b.read(|x| {
+        assert_eq!(x.plan_belief(p, "plan-1")?, Some(b2.0), "{backend}");
+        assert_eq!(
+            x.belief_status_counts(p)?,
+            vec![("active".into(), 1), ("superseded".into(), 1)]
+        );
+        Ok(())
+    })
+    .unwrap();
+    // A second active belief for a key, or a plan key used twice, is a named conflict.
+    for (what, err) in [
+        (
+            "two active",
+            b.govern(p, |x| {
+                let b3 = x.insert_belief(&new("bread", "Bread is 3 €.", 4, BeliefStatus::Candidate), 60)?;
+                x.activate(b3, 4, 4_000, None, 60)
+            }),
+        ),
+        ("a plan key twice", b.govern(p, |x| x.put_plan("plan-1", "other", 61))),
+    ] {
+        let err = err.unwrap_err();
+        assert_eq!(reason(&err), Some(Reason::Conflict), "{backend}: {what}: {err}");
+    }
+    assert_eq!(
+        b.beliefs(p, |x| x.history("bread")).unwrap().len(),
+        2,
+        "{backend}: the refused plan left nothing"
+    );
+    b.govern(p, |x| x.reject(b1, 70)).unwrap();
+    assert_eq!(
+        b.beliefs(p, |x| x.belief(b1)).unwrap().unwrap().status,
+        BeliefStatus::Rejected
+    );
+
     // A failed operation writes nothing; a broken reference is a named conflict.
     let before = b.read(|x| x.procedures(p, None)).unwrap().len();
     let refused = b.write(|x| {
@@ -425,11 +585,65 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
     assert_eq!(b.read(|x| x.procedures(p, None)).unwrap().len(), before);
 }
 
+/// Two nodes (two handles on one store) apply plans to one project at once, each reading
+/// the highest version and writing the next: the plans run one at a time, so no version
+/// is written twice.
+fn plans_apply_one_at_a_time(nodes: [&impl Backend; 2], backend: &str, tag: &str) {
+    let p = format!("{tag}-plans");
+    let p = p.as_str();
+    const EACH: u64 = 15;
+    std::thread::scope(|s| {
+        for node in nodes {
+            s.spawn(move || {
+                for _ in 0..EACH {
+                    node.govern(p, |x| {
+                        let next = x.max_version("k")? + 1;
+                        // Widen the window between the read and the write.
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        x.insert_belief(
+                            &NewBelief {
+                                key: "k",
+                                statement: "v",
+                                ownership: Ownership::Project,
+                                agent: None,
+                                roles: "user",
+                                confidence: 0.5,
+                                status: BeliefStatus::Candidate,
+                                version: next,
+                                valid_from: 0,
+                                supersedes: None,
+                            },
+                            0,
+                        )
+                        .map(|_| ())
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    let mut versions: Vec<u64> = nodes[0]
+        .beliefs(p, |x| x.history("k"))
+        .unwrap()
+        .iter()
+        .map(|b| b.version)
+        .collect();
+    versions.sort_unstable();
+    assert_eq!(
+        versions,
+        (1..=2 * EACH).collect::<Vec<_>>(),
+        "{backend}: every plan saw the one before"
+    );
+}
+
 #[test]
 fn the_boundary_contract_holds_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let ledger = Ledger::open(dir.path().join("ledger.db"), LedgerConfig::default()).unwrap();
+    let path = dir.path().join("ledger.db");
+    let ledger = Ledger::open(&path, LedgerConfig::default()).unwrap();
     contract(&ledger, "sqlite", "c");
+    let other = Ledger::open(&path, LedgerConfig::default()).unwrap();
+    plans_apply_one_at_a_time([&ledger, &other], "sqlite", "c");
 }
 
 #[cfg(feature = "postgres")]
@@ -455,4 +669,7 @@ fn the_boundary_contract_holds_on_postgres() {
             .as_nanos()
     );
     contract(&pg, "postgres", &tag);
+    let other =
+        crate::ledger::postgres::PgEventLog::connect(&url, LedgerConfig::default()).unwrap();
+    plans_apply_one_at_a_time([&pg, &other], "postgres", &tag);
 }

@@ -229,6 +229,10 @@ pub(crate) trait Exec {
     /// The engine's failure in hypermem's words.
     fn rows(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Vec<Row>>;
 
+}
+
+/// What every [`Exec`] (and `dyn Exec`) offers on top of its two statements.
+pub(crate) trait ExecExt: Exec {
     /// Runs an `INSERT … RETURNING id`; the new row's id.
     ///
     /// # Errors
@@ -251,8 +255,6 @@ pub(crate) trait Exec {
         args: &[Arg<'_>],
         row: impl FnMut(&Row) -> LedgerResult<T>,
     ) -> LedgerResult<Vec<T>>
-    where
-        Self: Sized,
     {
         self.rows(sql, args)?.iter().map(row).collect()
     }
@@ -270,6 +272,9 @@ pub(crate) trait Exec {
         self.rows(sql, args)?.first().map(row).transpose()
     }
 }
+
+
+impl<E: Exec + ?Sized> ExecExt for E {}
 
 #[cfg(test)]
 mod tests {

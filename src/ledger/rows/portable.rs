@@ -2,7 +2,7 @@
 //! [`Exec`] (the SQLite file, the PostgreSQL server), in the SQL both engines run
 //! ([`exec`](super::exec) names the subset).
 
-use super::exec::{Exec, Row, args};
+use super::exec::{Exec, ExecExt as _, Row, args};
 use super::{
     AssociationRow, AssociationRows, Census, ConceptRecord, ConceptRows, CurationRows,
     EpisodeRecord, EpisodeRow, EpisodeRows, MapRows, MetaRows, PendingEpisode, ProcedureRow,
