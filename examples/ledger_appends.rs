@@ -59,7 +59,7 @@ fn postgres() -> Option<Result<Box<dyn EventLog>, Box<dyn std::error::Error>>> {
     #[cfg(feature = "postgres")]
     if let Ok(url) = std::env::var("HYPERMEM_POSTGRES_URL") {
         return Some(
-            hypermem::ledger::postgres::PgEventLog::connect(&url, LedgerConfig::default())
+            hypermem::ledger::Ledger::connect(&url, LedgerConfig::default())
                 .map(|log| Box::new(log) as Box<dyn EventLog>)
                 .map_err(Into::into),
         );

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use common::project;
 use hypermem::ledger::{
-    EventId, EventKind, EventLog, Ledger, LedgerConfig, LedgerError, NewEvent, Role,
+    Causality, EventId, EventKind, EventLog, Ledger, LedgerConfig, LedgerError, NewEvent, Role,
 };
 
 /// Opens a new handle on one store (a "node").
@@ -258,7 +258,6 @@ fn the_event_log_contract_holds_on_postgres() {
             );
             return;
         };
-        use hypermem::ledger::postgres::PgEventLog;
         let tag = format!(
             "pg{}",
             std::time::SystemTime::now()
@@ -266,7 +265,7 @@ fn the_event_log_contract_holds_on_postgres() {
                 .unwrap()
                 .as_nanos()
         );
-        let open: Opener = Box::new(move || Box::new(PgEventLog::connect(&url, config()).unwrap()));
+        let open: Opener = Box::new(move || Box::new(Ledger::connect(&url, config()).unwrap()));
         contract(&open, &tag);
     }
 }
@@ -278,7 +277,7 @@ fn an_unreachable_postgres_is_a_named_refusal() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let err = hypermem::ledger::postgres::PgEventLog::connect(
+    let err = hypermem::ledger::Ledger::connect(
         &format!("postgres://hm@127.0.0.1:{port}/postgres?connect_timeout=5"),
         config(),
     )
@@ -287,4 +286,207 @@ fn an_unreachable_postgres_is_a_named_refusal() {
     assert_eq!(err.reason(), hypermem::Reason::Unavailable);
     let text = err.to_string();
     assert!(text.contains("cannot be reached"), "{text}");
+}
+
+/// The rest of what the engine reads and writes through a [`Ledger`], the same on each
+/// engine: context, full-text search, retries by source id, the embedder's queue, erasure.
+fn ledger_contract(l: &Ledger, tag: &str) {
+    let backend = l.backend();
+    let p = project(&format!("{tag}-lp"));
+    let q = project(&format!("{tag}-lq"));
+    let at = |n: &str| note(p.as_str(), "t", n);
+    let ids = l
+        .append_batch(&[
+            at("The ferry to the island leaves at nine."),
+            at("Pack the red bag for the ferry ferry.").speaker("Radek"),
+            at("Lunch is at the harbour café.").speaker("Ines"),
+            NewEvent::new(q.clone(), Role::User, EventKind::Message, "The ferry of q."),
+        ])
+        .unwrap();
+    let reply = l
+        .append(at("Which ferry?").reply_to(ids[0], Causality::RepliesTo))
+        .unwrap();
+
+    // Context: neighbours of the thread, the parent, the children.
+    let ctx = l.event_context(&p, ids[1], 1, 1).unwrap();
+    assert_eq!(
+        ctx.before.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![ids[0]],
+        "{backend}"
+    );
+    assert_eq!(
+        ctx.after.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![ids[2]]
+    );
+    let ctx = l.event_context(&p, ids[0], 0, 0).unwrap();
+    assert_eq!(
+        ctx.children.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![reply.id]
+    );
+    assert_eq!(
+        l.event_context(&p, reply.id, 0, 0)
+            .unwrap()
+            .parent
+            .map(|e| e.id),
+        Some(ids[0])
+    );
+    assert!(matches!(
+        l.event_context(&q, ids[0], 0, 0),
+        Err(LedgerError::UnknownEvent(_))
+    ));
+
+    // Full-text search: matches of this project only, best first, query syntax read as
+    // text.
+    let hits = l.search(&p, "ferry", 10).unwrap();
+    let mut found: Vec<EventId> = hits.iter().map(|h| h.event.id).collect();
+    found.sort_unstable();
+    assert_eq!(found, vec![ids[0], ids[1], reply.id], "{backend}");
+    assert!(
+        hits.windows(2).all(|w| w[0].score <= w[1].score),
+        "{backend}"
+    );
+    assert!(!found.contains(&ids[3]), "{backend}: another project's");
+    assert!(l.search(&p, "\" OR * AND ( ' ; --", 10).unwrap().is_empty());
+    assert!(l.search(&p, "   ", 10).unwrap().is_empty());
+    let later = l.append(at("One more ferry note.")).unwrap();
+    assert!(
+        l.search(&p, "ferry", 10)
+            .unwrap()
+            .iter()
+            .any(|h| h.event.id == later.id),
+        "{backend}: an append after the first search is found"
+    );
+
+    // Reads of what derived indexes are built from.
+    let mut speakers = l.speakers(&p).unwrap();
+    speakers.sort();
+    assert_eq!(speakers, vec!["Ines".to_owned(), "Radek".to_owned()]);
+    let texts = l.contents_after(&p, ids[1]).unwrap();
+    assert_eq!(texts[0].0, ids[2]);
+    assert_eq!(texts[0].3.as_deref(), Some("Ines"));
+    let places = l.sessions_after(&p, EventId(0)).unwrap();
+    assert_eq!(places.len(), 5);
+    assert!(places.iter().all(|(_, s)| s.as_deref() == Some("t")));
+    assert_eq!(
+        l.get_many(&p, &[ids[2], ids[3]]).unwrap()[1],
+        None,
+        "{backend}"
+    );
+
+    // A retry by source id is the stored event; other content under it is a conflict.
+    let keyed = |text: &str| {
+        let mut e = at(text);
+        e.source_id = Some("turn-7".into());
+        e
+    };
+    l.append_batch(&[keyed("Keyed once.")]).unwrap();
+    let stored = l
+        .stored_by_source(&[keyed("Keyed once."), at("no key")])
+        .unwrap();
+    assert!(stored[0].is_some() && stored[1].is_none(), "{backend}");
+    let err = l.stored_by_source(&[keyed("Keyed twice.")]).unwrap_err();
+    assert_eq!(
+        hypermem::Error::from(err).reason(),
+        hypermem::Reason::Conflict
+    );
+    assert_eq!(
+        l.source_contents(&p)
+            .unwrap()
+            .get("turn-7")
+            .map(String::as_str),
+        Some("Keyed once.")
+    );
+
+    // The embedder's queue: vectors stored with their events or queued, stored later once.
+    let appended = l
+        .append_batch_with(
+            &[at("with a vector"), at("queued")],
+            &[Some((384, vec![1, 2, 3]))],
+            true,
+        )
+        .unwrap();
+    assert_eq!(l.semantic_backlog(&p).unwrap(), 1, "{backend}");
+    let pending = l.semantic_pending(Some(&p), 10).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].id, pending[0].content.as_str()),
+        (appended[1].id, "queued")
+    );
+    let done = l
+        .store_semantic(&[(pending[0].clone(), Some((384, vec![9])))])
+        .unwrap();
+    assert_eq!(done, vec![appended[1].id]);
+    assert!(
+        l.store_semantic(&[(pending[0].clone(), Some((384, vec![8])))])
+            .unwrap()
+            .is_empty(),
+        "{backend}: stored once"
+    );
+    assert_eq!(
+        l.semantic_vectors_after(&p, later.id).unwrap(),
+        vec![
+            (appended[0].id, 384, vec![1, 2, 3]),
+            (appended[1].id, 384, vec![9])
+        ]
+    );
+    // Events stored without a vector are queued once, past the mark.
+    assert!(l.queue_unembedded().unwrap() > 0, "{backend}");
+    assert_eq!(l.queue_unembedded().unwrap(), 0, "{backend}: nothing new");
+
+    // Erasure: every row of the project goes, another's stays, the sequence never goes back.
+    let sequence = l.sequence().unwrap();
+    let receipt = l.forget_project(&p).unwrap();
+    assert_eq!(
+        receipt.rows.get("events"),
+        Some(&8),
+        "{backend}: {receipt:?}"
+    );
+    assert_eq!(l.count(&p).unwrap(), 0);
+    assert!(l.search(&p, "ferry", 10).unwrap().is_empty(), "{backend}");
+    assert_eq!(l.semantic_backlog(&p).unwrap(), 0);
+    assert_eq!(
+        l.count(&q).unwrap(),
+        1,
+        "{backend}: another project untouched"
+    );
+    assert!(
+        l.sequence().unwrap() >= sequence,
+        "{backend}: the sequence never goes back"
+    );
+    for table in l.tables().unwrap() {
+        if l.has_project_column(&table).unwrap() {
+            assert_eq!(l.count_rows(&table, &p).unwrap(), 0, "{backend}: {table}");
+        }
+    }
+    assert!(l.tables().unwrap().iter().any(|t| t == "events"));
+}
+
+#[test]
+fn the_ledger_contract_holds_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(dir.path().join("ledger.db"), config()).unwrap();
+    ledger_contract(&ledger, "sqlite");
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn the_ledger_contract_holds_on_postgres() {
+    let Ok(url) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!(
+            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: the PostgreSQL ledger is NOT tested (scripts/test.sh starts a server)"
+        );
+        return;
+    };
+    let tag = format!(
+        "lg{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    ledger_contract(&Ledger::connect(&url, config()).unwrap(), &tag);
 }

@@ -255,9 +255,11 @@ impl Ledger {
         project: &str,
         f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
-        self.write(|tx| {
-            f(&BeliefRows::new(&Sqlite::new(tx, self.path()), project))
-        })
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.governing(project, f);
+        }
+        self.write(|tx| f(&BeliefRows::new(&Sqlite::new(tx, self.path()), project)))
     }
 
     /// Runs `f` over the belief tables of `project`, reading.
@@ -266,9 +268,11 @@ impl Ledger {
         project: &str,
         f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
-        self.read(|c| {
-            f(&BeliefRows::new(&Sqlite::new(c, self.path()), project))
-        })
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.reading_beliefs(project, f);
+        }
+        self.read(|c| f(&BeliefRows::new(&Sqlite::new(c, self.path()), project)))
     }
 }
 
@@ -322,7 +326,9 @@ impl<'c> BeliefRows<'c> {
     /// Every row for `key`, oldest first.
     pub fn history(&self, key: &str) -> LedgerResult<Vec<Belief>> {
         self.beliefs(
-            &format!("SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id"),
+            &format!(
+                "SELECT {BELIEF_COLUMNS} FROM beliefs WHERE project = ?1 AND key = ?2 ORDER BY id"
+            ),
             args![self.project, key],
         )
     }
@@ -348,7 +354,10 @@ impl<'c> BeliefRows<'c> {
     }
 
     /// `(belief id, key, version, status)` of every belief citing `event`, oldest first.
-    pub fn citing(&self, event: EventId) -> LedgerResult<Vec<(BeliefId, String, u64, BeliefStatus)>> {
+    pub fn citing(
+        &self,
+        event: EventId,
+    ) -> LedgerResult<Vec<(BeliefId, String, u64, BeliefStatus)>> {
         self.exec.all(
             "SELECT b.id, b.key, b.version, b.status FROM belief_evidence e
              JOIN beliefs b ON b.id = e.belief_id
@@ -356,7 +365,12 @@ impl<'c> BeliefRows<'c> {
             args![self.project, event.0],
             |r| {
                 let status: String = r.get(3)?;
-                Ok((BeliefId(r.get(0)?), r.get(1)?, r.get(2)?, BeliefStatus::parse(&status)?))
+                Ok((
+                    BeliefId(r.get(0)?),
+                    r.get(1)?,
+                    r.get(2)?,
+                    BeliefStatus::parse(&status)?,
+                ))
             },
         )
     }

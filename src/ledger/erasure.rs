@@ -52,6 +52,16 @@ impl Ledger {
         };
         scoped.sort_by_key(|t| (rank(t), t.clone()));
         let p = project.as_str();
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            // No full-text table and no append-only trigger to lift on PostgreSQL.
+            let mut receipt = ErasureReceipt {
+                project: p.to_owned(),
+                rows: pg.erase(p, &scoped)?.into_iter().collect(),
+            };
+            receipt.rows.insert("fts".to_owned(), 0);
+            return Ok(receipt);
+        }
         self.write(|tx| {
             let sql = |e| self.sql(e);
             let mut receipt = ErasureReceipt {

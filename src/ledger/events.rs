@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::rows::exec::{Arg, ExecExt as _, Row as ExecRow, args};
 use super::{Ledger, LedgerError, LedgerResult};
 use crate::base::ProjectId;
 
@@ -334,20 +335,18 @@ pub struct FtsHit {
 /// What derived indexes read of an event: `(id, role, content, speaker)`.
 pub type EventText = (EventId, Role, String, Option<String>);
 
-const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
+/// The columns of an event, in [`event_of`]'s order.
+pub(crate) const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
     ingested_at, source, source_offset, source_len, ordering_confidence, speaker";
 
-fn parse_err(column: usize, e: LedgerError) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
-}
-
-fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
+/// An event from a row of [`COLUMNS`] (either engine: PostgreSQL's content comes as bytes).
+pub(crate) fn event_of(r: &ExecRow) -> LedgerResult<Event> {
     let role: String = r.get(10)?;
     let kind: String = r.get(11)?;
     let causality: Option<String> = r.get(15)?;
     Ok(Event {
-        id: EventId(r.get::<_, i64>(0)? as u64),
+        id: EventId(r.get(0)?),
         project: r.get(1)?,
         source_id: r.get(2)?,
         agent: r.get(3)?,
@@ -357,16 +356,13 @@ fn row_to_event(r: &Row<'_>) -> rusqlite::Result<Event> {
         session_seq: r.get(7)?,
         turn: r.get(8)?,
         turn_seq: r.get(9)?,
-        role: Role::parse(&role).map_err(|e| parse_err(10, e))?,
-        kind: EventKind::parse(&kind).map_err(|e| parse_err(11, e))?,
+        role: Role::parse(&role)?,
+        kind: EventKind::parse(&kind)?,
         content: r.get(12)?,
         content_hash: r.get(13)?,
-        parent: r.get::<_, Option<i64>>(14)?.map(|v| EventId(v as u64)),
-        causality: causality
-            .map(|c| Causality::parse(&c))
-            .transpose()
-            .map_err(|e| parse_err(15, e))?,
-        prev: r.get::<_, Option<i64>>(16)?.map(|v| EventId(v as u64)),
+        parent: r.get::<Option<u64>>(14)?.map(EventId),
+        causality: causality.map(|c| Causality::parse(&c)).transpose()?,
+        prev: r.get::<Option<u64>>(16)?.map(EventId),
         created_at: r.get(17)?,
         ingested_at: r.get(18)?,
         source: r.get(19)?,
@@ -409,16 +405,12 @@ pub fn content_hash(content: &str) -> String {
     format!("{:032x}", xxh3_128(content.as_bytes()))
 }
 
-/// Builds an FTS5 query from free text: every word becomes a quoted term, OR-ed, so user
-/// text can never inject FTS syntax.
-fn fts_terms(text: &str) -> Option<String> {
+/// The terms of a full-text query: the words of free text, each later quoted and OR-ed by
+/// the engine's search, so user text can never inject query syntax.
+fn fts_terms(text: &str) -> Vec<String> {
     // The lexical tokens split on anything that is not a letter or digit, as the unicode61
     // tokenizer does, so every quoted term is one token (the index has no positions).
-    let terms: Vec<String> = crate::text::tokens(text)
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" OR "))
+    crate::text::tokens(text)
 }
 
 /// The full-text table of a project: `fts_p` + hex of its name (always a safe identifier).
@@ -564,34 +556,26 @@ impl Ledger {
     ///
     /// # Errors
     /// `conflict` (a [`LedgerError::Refused`]) when a stored event has the source id with
-    /// other content; SQLite errors.
+    /// other content; the store's failures.
     pub fn stored_by_source(&self, events: &[NewEvent]) -> LedgerResult<Vec<Option<EventId>>> {
         if events.iter().all(|e| e.source_id.is_none()) {
             return Ok(vec![None; events.len()]);
         }
-        self.read(|c| {
-            let mut get = c
-                .prepare_cached(
-                    "SELECT id, content_hash FROM events WHERE project = ?1 AND source_id = ?2",
-                )
-                .map_err(|e| self.sql(e))?;
+        self.exec_read(|x| {
             events
                 .iter()
                 .map(|e| {
                     let Some(source) = &e.source_id else {
                         return Ok(None);
                     };
-                    let row: Option<(i64, String)> = get
-                        .query_row(params![e.project.as_str(), source], |r| {
-                            Ok((r.get(0)?, r.get(1)?))
-                        })
-                        .optional()
-                        .map_err(|e| self.sql(e))?;
+                    let row: Option<(u64, String)> = x.one(
+                        "SELECT id, content_hash FROM events WHERE project = ?1 AND source_id = ?2",
+                        args![e.project.as_str(), source],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )?;
                     match row {
                         None => Ok(None),
-                        Some((id, hash)) if hash == content_hash(&e.content) => {
-                            Ok(Some(EventId(id as u64)))
-                        }
+                        Some((id, hash)) if hash == content_hash(&e.content) => Ok(Some(EventId(id))),
                         Some((id, _)) => Err(LedgerError::Refused {
                             reason: crate::base::Reason::Conflict,
                             message: format!(
@@ -609,17 +593,16 @@ impl Ledger {
     /// it already holds and refuses one whose text changed).
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn source_contents(&self, project: &ProjectId) -> LedgerResult<HashMap<String, String>> {
-        self.read(|c| {
-            c.prepare_cached(
+        self.exec_read(|x| {
+            Ok(x.all(
                 "SELECT source_id, content FROM events WHERE project = ?1 AND source_id IS NOT NULL",
-            )
-            .and_then(|mut s| {
-                s.query_map([project.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            })
-            .map_err(|e| self.sql(e))
+                args![project.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .into_iter()
+            .collect())
         })
     }
 
@@ -636,8 +619,8 @@ impl Ledger {
     /// Appends events in one transaction: all of them, or (on any error) none.
     ///
     /// # Errors
-    /// [`LedgerError::ContentTooLarge`], [`LedgerError::UnknownEvent`] /
-    /// [`LedgerError::CrossProject`] for a bad parent, a duplicate `source_id`, SQLite errors.
+    /// [`LedgerError::ContentTooLarge`], [`LedgerError::UnknownEvent`] for a bad parent, a
+    /// duplicate `source_id`, the store's failures.
     pub fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
         Ok(self
             .append_batch_with(events, &[], false)?
@@ -663,6 +646,10 @@ impl Ledger {
     ) -> LedgerResult<Vec<Appended>> {
         check_new_events(events, self.config.max_content_bytes)?;
         let now = self.now_ms();
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.append_with(events, semantic, queue_rest, now);
+        }
         self.write(|tx| {
             let mut cursors = Cursors::default();
             let mut ids = Vec::with_capacity(events.len());
@@ -700,7 +687,6 @@ impl Ledger {
             Ok(ids)
         })
     }
-
     /// Inserts one event; its id and `prev`.
     fn insert_event(
         &self,
@@ -803,62 +789,41 @@ impl Ledger {
     /// The event `id` of `project` (`None` if absent or of another project).
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>> {
-        self.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"
-            ))
-            .and_then(|mut s| {
-                s.query_row(params![id.0 as i64, project.as_str()], row_to_event)
-                    .optional()
-            })
-            .map_err(|e| self.sql(e))
-        })
+        Ok(self.get_many(project, &[id])?.pop().flatten())
     }
 
     /// The events `ids` of `project`, in the order asked (`None` where there is none): one
     /// read, one statement.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn get_many(
         &self,
         project: &ProjectId,
         ids: &[EventId],
     ) -> LedgerResult<Vec<Option<Event>>> {
-        self.read(|c| {
-            let mut s = c
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2"
-                ))
-                .map_err(|e| self.sql(e))?;
+        let sql = format!("SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2");
+        self.exec_read(|x| {
             ids.iter()
-                .map(|id| {
-                    s.query_row(params![id.0 as i64, project.as_str()], row_to_event)
-                        .optional()
-                        .map_err(|e| self.sql(e))
-                })
+                .map(|id| x.one(&sql, args![id.0, project.as_str()], event_of))
                 .collect()
         })
     }
 
-    fn query_events(&self, sql: &str, args: impl rusqlite::Params) -> LedgerResult<Vec<Event>> {
-        self.read(|c| {
-            c.prepare_cached(sql)
-                .and_then(|mut s| s.query_map(args, row_to_event)?.collect())
-                .map_err(|e| self.sql(e))
-        })
+    fn query_events(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Vec<Event>> {
+        self.exec_read(|x| x.all(sql, args, event_of))
     }
 
     /// Every event of a thread, in thread order.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn replay_thread(&self, project: &ProjectId, thread: &str) -> LedgerResult<Vec<Event>> {
         self.query_events(
             &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 ORDER BY thread_seq"),
-            params![project.as_str(), thread],
+            args![project.as_str(), thread],
         )
     }
 
@@ -866,7 +831,7 @@ impl Ledger {
     /// derived indexes are rebuilt from.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn contents(&self, project: &ProjectId) -> LedgerResult<Vec<EventText>> {
         self.contents_after(project, EventId(0))
     }
@@ -875,29 +840,21 @@ impl Ledger {
     /// derived index has not seen).
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn contents_after(
         &self,
         project: &ProjectId,
         after: EventId,
     ) -> LedgerResult<Vec<EventText>> {
-        self.read(|c| {
-            c.prepare_cached(
+        self.exec_read(|x| {
+            x.all(
                 "SELECT id, role, content, speaker FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), after.0 as i64], |r| {
+                args![project.as_str(), after.0],
+                |r| {
                     let role: String = r.get(1)?;
-                    Ok((
-                        EventId(r.get::<_, i64>(0)? as u64),
-                        Role::parse(&role).map_err(|e| parse_err(1, e))?,
-                        r.get(2)?,
-                        r.get(3)?,
-                    ))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
+                    Ok((EventId(r.get(0)?), Role::parse(&role)?, r.get(2)?, r.get(3)?))
+                },
+            )
         })
     }
 
@@ -905,23 +862,18 @@ impl Ledger {
     /// `(id, session, else thread)` (what recall's neighbour smoothing follows).
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn sessions_after(
         &self,
         project: &ProjectId,
         after: EventId,
     ) -> LedgerResult<Vec<(EventId, Option<String>)>> {
-        self.read(|c| {
-            c.prepare_cached(
+        self.exec_read(|x| {
+            x.all(
                 "SELECT id, coalesce(session, thread) FROM events WHERE project = ?1 AND id > ?2 ORDER BY id",
+                args![project.as_str(), after.0],
+                |r| Ok((EventId(r.get(0)?), r.get(1)?)),
             )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), after.0 as i64], |r| {
-                    Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
         })
     }
 
@@ -929,26 +881,21 @@ impl Ledger {
     /// `project`, or of every project).
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn semantic_pending(
         &self,
         project: Option<&ProjectId>,
         limit: usize,
     ) -> LedgerResult<Vec<PendingEmbedding>> {
-        let rows: Vec<(String, i64, Option<String>, String)> = self.read(|c| {
-            c.prepare_cached(
+        let rows: Vec<(String, u64, Option<String>, String)> = self.exec_read(|x| {
+            x.all(
                 "SELECT p.project, p.event_id, e.speaker, e.content
                  FROM semantic_pending p JOIN events e ON e.id = p.event_id
-                 WHERE ?1 IS NULL OR p.project = ?1
+                 WHERE p.project = COALESCE(?1, p.project)
                  ORDER BY p.event_id LIMIT ?2",
+                args![project.map(ProjectId::as_str), limit as u64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
-            .and_then(|mut s| {
-                s.query_map(params![project.map(ProjectId::as_str), limit as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
         })?;
         rows.into_iter()
             .map(|(p, id, speaker, content)| {
@@ -958,7 +905,7 @@ impl Ledger {
                 })?;
                 Ok(PendingEmbedding {
                     project: p,
-                    id: EventId(id as u64),
+                    id: EventId(id),
                     speaker,
                     content,
                 })
@@ -969,13 +916,15 @@ impl Ledger {
     /// Events of `project` waiting for the background embedder.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn semantic_backlog(&self, project: &ProjectId) -> LedgerResult<u64> {
-        self.read(|c| {
-            c.prepare_cached("SELECT COUNT(*) FROM semantic_pending WHERE project = ?1")
-                .and_then(|mut s| s.query_row([project.as_str()], |r| r.get::<_, i64>(0)))
-                .map(|n| n as u64)
-                .map_err(|e| self.sql(e))
+        self.exec_read(|x| {
+            Ok(x.one(
+                "SELECT COUNT(*) FROM semantic_pending WHERE project = ?1",
+                args![project.as_str()],
+                |r| r.get(0),
+            )?
+            .unwrap_or(0))
         })
     }
 
@@ -985,29 +934,26 @@ impl Ledger {
     /// queued any more and gets nothing. Returns the events whose vectors were stored.
     ///
     /// # Errors
-    /// SQLite errors (nothing is stored then).
+    /// The store's failures (nothing is stored then).
     pub fn store_semantic(
         &self,
         done: &[(PendingEmbedding, Option<SemanticBits>)],
     ) -> LedgerResult<Vec<EventId>> {
-        self.write(|tx| {
+        self.exec_write(|x| {
             let mut stored = Vec::new();
             for (PendingEmbedding { project, id, .. }, vector) in done {
-                let queued = tx
-                    .prepare_cached(
-                        "DELETE FROM semantic_pending WHERE project = ?1 AND event_id = ?2",
-                    )
-                    .and_then(|mut s| s.execute(params![project.as_str(), id.0 as i64]))
-                    .map_err(|e| self.sql(e))?;
+                let queued = x.run(
+                    "DELETE FROM semantic_pending WHERE project = ?1 AND event_id = ?2",
+                    args![project.as_str(), id.0],
+                )?;
                 if let (1, Some((input, bits))) = (queued, vector) {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO semantic_vectors (project, event_id, input_dim, bits)
-                         VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .and_then(|mut s| {
-                        s.execute(params![project.as_str(), id.0 as i64, input, bits])
-                    })
-                    .map_err(|e| self.sql(e))?;
+                    x.run(
+                        "INSERT INTO semantic_vectors (project, event_id, input_dim, bits)
+                         VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT (project, event_id) DO UPDATE SET
+                            input_dim = excluded.input_dim, bits = excluded.bits",
+                        args![project.as_str(), id.0, i64::from(*input), &bits[..]],
+                    )?;
                     stored.push(*id);
                 }
             }
@@ -1021,35 +967,32 @@ impl Ledger {
     /// queued.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn queue_unembedded(&self) -> LedgerResult<u64> {
-        self.write(|tx| {
-            let sql = |e| self.sql(e);
-            let after: i64 = tx
-                .query_row(
+        self.exec_write(|x| {
+            let after: i64 = x
+                .one(
                     "SELECT after FROM semantic_queue_mark WHERE id = 1",
-                    [],
+                    args![],
                     |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?
+                )?
                 .unwrap_or(0);
-            let queued = tx
-                .execute(
-                    "INSERT OR IGNORE INTO semantic_pending (project, event_id)
-                     SELECT e.project, e.id FROM events e
-                     WHERE e.id > ?1 AND NOT EXISTS (SELECT 1 FROM semantic_vectors s
-                         WHERE s.project = e.project AND s.event_id = e.id)",
-                    [after],
-                )
-                .map_err(sql)?;
-            tx.execute(
+            let queued = x.run(
+                "INSERT INTO semantic_pending (project, event_id)
+                 SELECT e.project, e.id FROM events e
+                 WHERE e.id > ?1 AND NOT EXISTS (SELECT 1 FROM semantic_vectors s
+                     WHERE s.project = e.project AND s.event_id = e.id)
+                 ON CONFLICT DO NOTHING",
+                args![after],
+            )?;
+            x.run(
                 "INSERT INTO semantic_queue_mark (id, after)
                  SELECT 1, COALESCE(MAX(id), 0) FROM events WHERE true
-                 ON CONFLICT (id) DO UPDATE SET after = MAX(after, excluded.after)",
-                [],
-            )
-            .map_err(sql)?;
+                 ON CONFLICT (id) DO UPDATE SET after = CASE
+                     WHEN excluded.after > semantic_queue_mark.after THEN excluded.after
+                     ELSE semantic_queue_mark.after END",
+                args![],
+            )?;
             Ok(queued as u64)
         })
     }
@@ -1058,41 +1001,40 @@ impl Ledger {
     /// `(event, embedding dimensions, bits)`.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn semantic_vectors_after(
         &self,
         project: &ProjectId,
         after: EventId,
     ) -> LedgerResult<Vec<(EventId, u32, Vec<u8>)>> {
-        self.read(|c| {
-            c.prepare_cached(
+        self.exec_read(|x| {
+            x.all(
                 "SELECT event_id, input_dim, bits FROM semantic_vectors
                  WHERE project = ?1 AND event_id > ?2 ORDER BY event_id",
+                args![project.as_str(), after.0],
+                |r| {
+                    let dim: u64 = r.get(1)?;
+                    Ok((
+                        EventId(r.get(0)?),
+                        u32::try_from(dim).unwrap_or(u32::MAX),
+                        r.get(2)?,
+                    ))
+                },
             )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str(), after.0 as i64], |r| {
-                    Ok((EventId(r.get::<_, i64>(0)? as u64), r.get(1)?, r.get(2)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
         })
     }
 
     /// The distinct speaker names of `project`'s events.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn speakers(&self, project: &ProjectId) -> LedgerResult<Vec<String>> {
-        self.read(|c| {
-            c.prepare_cached(
+        self.exec_read(|x| {
+            x.all(
                 "SELECT DISTINCT speaker FROM events WHERE project = ?1 AND speaker IS NOT NULL",
+                args![project.as_str()],
+                |r| r.get(0),
             )
-            .and_then(|mut s| {
-                s.query_map(params![project.as_str()], |r| r.get(0))?
-                    .collect()
-            })
-            .map_err(|e| self.sql(e))
         })
     }
 
@@ -1100,8 +1042,12 @@ impl Ledger {
     /// before the first append); see [`super::EventLog::sequence`].
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn sequence(&self) -> LedgerResult<u64> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.sequence();
+        }
         // AUTOINCREMENT keeps the highest id ever committed, erased events included, so
         // the sequence never goes back.
         self.read(|c| {
@@ -1118,32 +1064,31 @@ impl Ledger {
     /// The newest event id of `project`, if it has any.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {
-        self.read(|c| {
-            c.query_row(
+        self.exec_read(|x| {
+            Ok(x.one(
                 "SELECT MAX(id) FROM events WHERE project = ?1",
-                [project.as_str()],
-                |r| r.get::<_, Option<i64>>(0),
-            )
-            .map(|id| id.map(|i| EventId(i as u64)))
-            .map_err(|e| self.sql(e))
+                args![project.as_str()],
+                |r| r.get::<Option<u64>>(0),
+            )?
+            .flatten()
+            .map(EventId))
         })
     }
 
     /// Number of events in `project`.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn count(&self, project: &ProjectId) -> LedgerResult<u64> {
-        self.read(|c| {
-            c.query_row(
+        self.exec_read(|x| {
+            Ok(x.one(
                 "SELECT COUNT(*) FROM events WHERE project = ?1",
-                [project.as_str()],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(|e| self.sql(e))
+                args![project.as_str()],
+                |r| r.get(0),
+            )?
+            .unwrap_or(0))
         })
     }
 
@@ -1151,7 +1096,7 @@ impl Ledger {
     /// first: what a reader catching up with the log reads.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn events_after(
         &self,
         project: &ProjectId,
@@ -1162,9 +1107,9 @@ impl Ledger {
             &format!(
                 "SELECT {COLUMNS} FROM events WHERE project = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
             ),
-            params![
+            args![
                 project.as_str(),
-                after.map_or(0, |a| a.0 as i64),
+                after.map_or(0, |a| a.0),
                 i64::try_from(limit).unwrap_or(i64::MAX)
             ],
         )
@@ -1174,7 +1119,7 @@ impl Ledger {
     /// else its project, in order.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn following(
         &self,
         project: &ProjectId,
@@ -1185,15 +1130,15 @@ impl Ledger {
         match (&anchor.thread, &anchor.session) {
             (Some(t), _) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq > ?3 ORDER BY thread_seq LIMIT ?4"),
-                params![p, t, anchor.thread_seq, n as i64],
+                args![p, t, anchor.thread_seq, n as u64],
             ),
             (None, Some(s)) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq > ?3 ORDER BY session_seq LIMIT ?4"),
-                params![p, s, anchor.session_seq, n as i64],
+                args![p, s, anchor.session_seq, n as u64],
             ),
             (None, None) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
-                params![p, anchor.id.0 as i64, n as i64],
+                args![p, anchor.id.0, n as u64],
             ),
         }
     }
@@ -1202,7 +1147,7 @@ impl Ledger {
     /// else its project, oldest first.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn preceding(
         &self,
         project: &ProjectId,
@@ -1213,15 +1158,15 @@ impl Ledger {
         let mut earlier = match (&anchor.thread, &anchor.session) {
             (Some(t), _) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND thread = ?2 AND thread_seq < ?3 ORDER BY thread_seq DESC LIMIT ?4"),
-                params![p, t, anchor.thread_seq, n as i64],
+                args![p, t, anchor.thread_seq, n as u64],
             )?,
             (None, Some(s)) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND session = ?2 AND session_seq < ?3 ORDER BY session_seq DESC LIMIT ?4"),
-                params![p, s, anchor.session_seq, n as i64],
+                args![p, s, anchor.session_seq, n as u64],
             )?,
             (None, None) => self.query_events(
                 &format!("SELECT {COLUMNS} FROM events WHERE project = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"),
-                params![p, anchor.id.0 as i64, n as i64],
+                args![p, anchor.id.0, n as u64],
             )?,
         };
         earlier.reverse();
@@ -1243,7 +1188,6 @@ impl Ledger {
         let anchor = self
             .get(project, id)?
             .ok_or(LedgerError::UnknownEvent(id))?;
-        let p = project.as_str();
         let earlier = self.preceding(project, &anchor, before)?;
         let later = self.following(project, &anchor, after)?;
         let parent = match anchor.parent {
@@ -1254,7 +1198,7 @@ impl Ledger {
             &format!(
                 "SELECT {COLUMNS} FROM events WHERE project = ?1 AND parent_id = ?2 ORDER BY id"
             ),
-            params![p, id.0 as i64],
+            args![project.as_str(), id.0],
         )?;
         Ok(EventContext {
             anchor,
@@ -1265,17 +1209,32 @@ impl Ledger {
         })
     }
 
-    /// Full-text search over the raw content of `project`, best bm25 first. Every word of
-    /// `query` is a term (any may match); FTS syntax in `query` is treated as text. The
-    /// project's first search builds its full-text table from the events stored so far (a
-    /// write); later appends keep it up to date.
+    /// Full-text search over the raw content of `project`, best first (SQLite: bm25 of
+    /// FTS5; PostgreSQL: `ts_rank`; lower scores are better). Every word of `query` is a
+    /// term (any may match); query syntax in `query` is treated as text. On SQLite the
+    /// project's first search builds its full-text table from the events stored so far
+    /// (a write); later appends keep it up to date.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// The store's failures.
     pub fn search(&self, project: &ProjectId, query: &str, k: usize) -> LedgerResult<Vec<FtsHit>> {
-        let Some(terms) = fts_terms(query) else {
+        let terms = fts_terms(query);
+        if terms.is_empty() {
             return Ok(Vec::new());
-        };
+        }
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return Ok(pg
+                .search(project.as_str(), &terms, k)?
+                .into_iter()
+                .map(|(event, score)| FtsHit { event, score })
+                .collect());
+        }
+        let terms = terms
+            .iter()
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ");
         let table = fts_table(project.as_str());
         let cols: String = COLUMNS
             .split(", ")
@@ -1286,24 +1245,23 @@ impl Ledger {
         if !self.read(|c| fts_exists(c, project.as_str()).map_err(|e| self.sql(e)))? {
             self.write(|tx| ensure_fts(tx, project.as_str()).map_err(|e| self.sql(e)))?;
         }
-        self.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {cols}, f.score FROM
-                    (SELECT rowid, bm25({table}) AS score FROM {table}
-                     WHERE {table} MATCH ?1 ORDER BY score LIMIT ?3) AS f
-                 JOIN events e ON e.id = f.rowid
-                 WHERE e.project = ?2 ORDER BY f.score, e.id"
-            ))
-            .and_then(|mut s| {
-                s.query_map(params![terms, project.as_str(), k as i64], |r| {
+        self.exec_read(|x| {
+            x.all(
+                &format!(
+                    "SELECT {cols}, f.score FROM
+                        (SELECT rowid, bm25({table}) AS score FROM {table}
+                         WHERE {table} MATCH ?1 ORDER BY score LIMIT ?3) AS f
+                     JOIN events e ON e.id = f.rowid
+                     WHERE e.project = ?2 ORDER BY f.score, e.id"
+                ),
+                args![terms.as_str(), project.as_str(), k as u64],
+                |r| {
                     Ok(FtsHit {
-                        event: row_to_event(r)?,
+                        event: event_of(r)?,
                         score: r.get(24)?,
                     })
-                })?
-                .collect()
-            })
-            .map_err(|e| self.sql(e))
+                },
+            )
         })
     }
 }

@@ -1,6 +1,6 @@
 //! The event log's contract: what the engine asks of the ledger's append-only events,
 //! as one trait with a backend per store — SQLite ([`Ledger`], lite and standard) and
-//! PostgreSQL ([`super::postgres::PgEventLog`], feature `postgres`). The contract suite
+//! PostgreSQL ([`super::postgres::PgEngine`], feature `postgres`). The contract suite
 //! (`tests/ledger_contract.rs`) runs the same assertions on both.
 //!
 //! The contract: an append of a batch is atomic (every event, or on any refusal none);
@@ -71,7 +71,7 @@ pub trait EventLog: Send + Sync {
 
 impl EventLog for Ledger {
     fn backend(&self) -> &'static str {
-        "sqlite"
+        Ledger::backend(self)
     }
 
     fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {

@@ -21,6 +21,7 @@ pub(crate) mod rows;
 mod schema;
 
 use crate::sync::Recover as _;
+use rows::exec::ExecExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -79,18 +80,31 @@ pub struct MigrationReport {
     pub dry_run: bool,
 }
 
-/// The SQLite ledger: raw events and the governance tables.
+/// The ledger: raw events and the tables behind the boundary, in one SQLite file (lite
+/// and standard) or on a PostgreSQL server many nodes share (scale, feature `postgres`).
 pub struct Ledger {
-    conn: Mutex<Connection>,
-    path: Option<PathBuf>,
+    engine: Engine,
     config: LedgerConfig,
     clock: Arc<dyn Clock>,
+}
+
+/// The database a [`Ledger`] runs on.
+enum Engine {
+    /// One SQLite file (or memory), one connection.
+    Sqlite {
+        conn: Mutex<Connection>,
+        path: Option<PathBuf>,
+    },
+    /// A PostgreSQL server.
+    #[cfg(feature = "postgres")]
+    Postgres(Box<postgres::PgEngine>),
 }
 
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ledger")
-            .field("path", &self.path)
+            .field("backend", &self.backend())
+            .field("path", &self.path())
             .field("config", &self.config)
             .finish()
     }
@@ -133,15 +147,56 @@ impl Ledger {
         Ok(ledger)
     }
 
+    /// The ledger on the PostgreSQL server at `url` (`postgres://user:password@host:port/db`),
+    /// its schema brought up to date by the first node that connects.
+    ///
+    /// # Errors
+    /// [`LedgerError::Postgres`] when the server cannot be reached or refuses;
+    /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
+    #[cfg(feature = "postgres")]
+    pub fn connect(url: &str, config: LedgerConfig) -> LedgerResult<Self> {
+        Ok(Self {
+            engine: Engine::Postgres(Box::new(postgres::PgEngine::connect(url)?)),
+            config,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Which database holds the ledger: `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self.engine {
+            Engine::Sqlite { .. } => "sqlite",
+            #[cfg(feature = "postgres")]
+            Engine::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The PostgreSQL engine, if the ledger runs on one.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(&self) -> Option<&postgres::PgEngine> {
+        match &self.engine {
+            Engine::Postgres(pg) => Some(pg),
+            Engine::Sqlite { .. } => None,
+        }
+    }
+
+    /// The PostgreSQL engine, if the ledger runs on one (never, in a build without it).
+    #[cfg(not(feature = "postgres"))]
+    pub(crate) fn postgres(&self) -> Option<&std::convert::Infallible> {
+        None
+    }
+
     fn init(conn: Connection, path: Option<PathBuf>, config: LedgerConfig) -> LedgerResult<Self> {
         let ledger = Self {
-            conn: Mutex::new(conn),
-            path,
+            engine: Engine::Sqlite {
+                conn: Mutex::new(conn),
+                path,
+            },
             config,
             clock: Arc::new(SystemClock),
         };
         {
-            let conn = ledger.lock();
+            let conn = ledger.lock()?;
             conn.busy_timeout(std::time::Duration::from_millis(config.busy_timeout_ms))
                 .map_err(|e| ledger.sql(e))?;
             conn.execute_batch(
@@ -174,7 +229,11 @@ impl Ledger {
 
     /// The database file, if any.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        match &self.engine {
+            Engine::Sqlite { path, .. } => path.as_deref(),
+            #[cfg(feature = "postgres")]
+            Engine::Postgres(_) => None,
+        }
     }
 
     /// The ledger's clock.
@@ -189,15 +248,24 @@ impl Ledger {
 
     pub(crate) fn sql(&self, source: rusqlite::Error) -> LedgerError {
         LedgerError::Sqlite {
-            path: self.path.clone(),
+            path: self.path().map(Path::to_owned),
             source,
         }
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A poisoned lock only means another thread panicked mid-call; SQLite rolled back
-        // its transaction, so the connection is still consistent.
-        self.conn.locked()
+    /// The SQLite connection. Only the SQLite engine's own statements take it; on
+    /// PostgreSQL it is a bug, refused as one.
+    pub(crate) fn lock(&self) -> LedgerResult<MutexGuard<'_, Connection>> {
+        match &self.engine {
+            // A poisoned lock only means another thread panicked mid-call; SQLite rolled
+            // back its transaction, so the connection is still consistent.
+            Engine::Sqlite { conn, .. } => Ok(conn.locked()),
+            #[cfg(feature = "postgres")]
+            Engine::Postgres(_) => Err(LedgerError::Refused {
+                reason: crate::base::Reason::Internal,
+                message: "a SQLite statement was sent to the PostgreSQL ledger".to_owned(),
+            }),
+        }
     }
 
     /// The schema version recorded in the database.
@@ -205,7 +273,11 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn schema_version(&self) -> LedgerResult<u32> {
-        let conn = self.lock();
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.schema_version();
+        }
+        let conn = self.lock()?;
         Self::version_of(&conn).map_err(|e| self.sql(e))
     }
 
@@ -231,7 +303,19 @@ impl Ledger {
     /// # Errors
     /// As [`migrate`](Self::migrate).
     pub fn migrate_to(&self, target: u32, dry_run: bool) -> LedgerResult<MigrationReport> {
-        let mut conn = self.lock();
+        // A PostgreSQL ledger is migrated by the first node that connects (under a lock,
+        // once across nodes): nothing is ever pending here.
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            let at = pg.schema_version()?;
+            return Ok(MigrationReport {
+                from: at,
+                to: at,
+                migrations: Vec::new(),
+                dry_run,
+            });
+        }
+        let mut conn = self.lock()?;
         let from = Self::version_of(&conn).map_err(|e| self.sql(e))?;
         let known = MIGRATIONS.last().map_or(0, |m| m.version);
         if from > known {
@@ -287,7 +371,7 @@ impl Ledger {
         if !deadline::claim() {
             return Err(deadline::timed_out());
         }
-        let mut conn = self.lock();
+        let mut conn = self.lock()?;
         self.check_schema(&conn)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -306,7 +390,43 @@ impl Ledger {
         &self,
         f: impl FnOnce(&dyn rows::Rows) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.writing(f);
+        }
         self.write(|tx| f(&rows::sqlite::Sqlite::new(tx, self.path())))
+    }
+
+    /// Runs `f` on the ledger's statements in one write transaction (committed if `f`
+    /// succeeds), whichever engine holds it.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub(crate) fn exec_write<R>(
+        &self,
+        f: impl FnOnce(&dyn rows::exec::Exec) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.exec_write(f);
+        }
+        self.write(|tx| f(&rows::sqlite::Sqlite::new(tx, self.path())))
+    }
+
+    /// Runs a read-only `f` on the ledger's statements (one snapshot), whichever engine
+    /// holds it.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub(crate) fn exec_read<R>(
+        &self,
+        f: impl FnOnce(&dyn rows::exec::Exec) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.exec_read(f);
+        }
+        self.read(|c| f(&rows::sqlite::Sqlite::new(c, self.path())))
     }
 
     /// Runs a read-only `f` on the ledger's [`Rows`](rows::Rows).
@@ -317,6 +437,10 @@ impl Ledger {
         &self,
         f: impl FnOnce(&dyn rows::Rows) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.reading(f);
+        }
         self.read(|c| f(&rows::sqlite::Sqlite::new(c, self.path())))
     }
 
@@ -325,7 +449,7 @@ impl Ledger {
         &self,
         f: impl FnOnce(&Connection) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
-        let conn = self.lock();
+        let conn = self.lock()?;
         self.check_schema(&conn)?;
         f(&conn)
     }
@@ -355,7 +479,11 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn tables(&self) -> LedgerResult<Vec<String>> {
-        let conn = self.lock();
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.tables();
+        }
+        let conn = self.lock()?;
         let mut stmt = conn
             .prepare(
                 "SELECT name FROM sqlite_schema WHERE type = 'table'
@@ -374,7 +502,10 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn fts_tables(&self) -> LedgerResult<Vec<String>> {
-        let conn = self.lock();
+        if self.postgres().is_some() {
+            return Ok(Vec::new());
+        }
+        let conn = self.lock()?;
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' AND name LIKE 'fts_p%' ORDER BY name")
             .map_err(|e| self.sql(e))?;
@@ -388,15 +519,15 @@ impl Ledger {
     /// # Errors
     /// SQLite errors (for example an unknown table).
     pub fn count_rows(&self, table: &str, project: &crate::base::ProjectId) -> LedgerResult<u64> {
-        let conn = self.lock();
         let escaped = table.replace('"', "\"\"");
-        conn.query_row(
-            &format!("SELECT COUNT(*) FROM \"{escaped}\" WHERE project = ?1"),
-            [project.as_str()],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n as u64)
-        .map_err(|e| self.sql(e))
+        self.exec_read(|x| {
+            Ok(x.one(
+                &format!("SELECT COUNT(*) FROM \"{escaped}\" WHERE project = ?1"),
+                rows::exec::args![project.as_str()],
+                |r| r.get(0),
+            )?
+            .unwrap_or(0))
+        })
     }
 
     /// Whether `table` has a `project` column.
@@ -404,7 +535,11 @@ impl Ledger {
     /// # Errors
     /// SQLite errors.
     pub fn has_project_column(&self, table: &str) -> LedgerResult<bool> {
-        let conn = self.lock();
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.has_project_column(table);
+        }
+        let conn = self.lock()?;
         let found: Option<String> = conn
             .query_row(
                 "SELECT name FROM pragma_table_info(?1) WHERE name = 'project'",

@@ -17,17 +17,15 @@ use std::sync::Mutex;
 use postgres::error::SqlState;
 use std::collections::HashMap;
 
-use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
+use postgres::{Client, IsolationLevel, NoTls, Transaction};
 
-use super::events::{Cursors, Sequence, check_new_events, content_hash};
-use super::log::EventLog;
 use super::beliefs::BeliefRows;
+use super::events::{Cursors, Sequence, content_hash};
 use super::rows::Rows;
+use super::rows::exec::{Exec, ExecExt as _, args};
 use super::rows::postgres::{Postgres, Prepared};
-use super::{
-    Causality, Event, EventId, EventKind, LedgerConfig, LedgerError, LedgerResult, NewEvent, Role,
-};
-use crate::base::{ProjectId, Reason};
+use super::{Causality, EventId, LedgerError, LedgerResult, NewEvent};
+use crate::base::Reason;
 use crate::sync::Recover as _;
 
 /// The schema, one migration per version (applied in order, each in the migrating
@@ -303,20 +301,21 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE curation_mark (
         project TEXT PRIMARY KEY,
         after BIGINT NOT NULL
-    );"];
+    );",
+    // The highest event id an erasure saw: the sequence never goes back.
+    "CREATE TABLE sequence_mark (
+        id BIGINT PRIMARY KEY CHECK (id = 1),
+        after BIGINT NOT NULL
+    );",
+];
 
 /// The key of the advisory lock migrations take (any constant of this application).
 const MIGRATION_LOCK: i64 = 0x6879_7065_726d_656d;
 
-const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
-    turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
-    ingested_at, source, source_offset, source_len, ordering_confidence, speaker";
-
 /// The event log of a PostgreSQL database, and the tables behind the ledger boundary
 /// ([`writing`](Self::writing), [`reading`](Self::reading)).
-pub struct PgEventLog {
+pub(crate) struct PgEngine {
     conn: Mutex<Conn>,
-    config: LedgerConfig,
 }
 
 /// One connection and the statements prepared on it.
@@ -325,20 +324,20 @@ struct Conn {
     prepared: Prepared,
 }
 
-impl std::fmt::Debug for PgEventLog {
+impl std::fmt::Debug for PgEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgEventLog").finish_non_exhaustive()
+        f.debug_struct("PgEngine").finish_non_exhaustive()
     }
 }
 
-impl PgEventLog {
+impl PgEngine {
     /// Connects to `url` (`postgres://user:password@host:port/database`) and brings the
     /// schema up to date.
     ///
     /// # Errors
     /// [`LedgerError::Postgres`] when the server cannot be reached or refuses;
     /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
-    pub fn connect(url: &str, config: LedgerConfig) -> LedgerResult<Self> {
+    pub(crate) fn connect(url: &str) -> LedgerResult<Self> {
         let mut client = Client::connect(url, NoTls).map_err(pg)?;
         migrate(&mut client)?;
         Ok(Self {
@@ -346,7 +345,6 @@ impl PgEventLog {
                 client,
                 prepared: Prepared::new(),
             }),
-            config,
         })
     }
 
@@ -361,9 +359,6 @@ impl PgEventLog {
     ///
     /// # Errors
     /// `f`'s error; [`LedgerError::Postgres`]; `timeout` when the deadline passed.
-    // The engine reaches the boundary through the SQLite `Ledger` until it runs on this
-    // one (issue 57); the boundary's contract runs it on a real server meanwhile.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn writing<R>(
         &self,
         f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
@@ -376,7 +371,6 @@ impl PgEventLog {
     ///
     /// # Errors
     /// `f`'s error; [`LedgerError::Postgres`].
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn reading<R>(
         &self,
         f: impl FnOnce(&dyn Rows) -> LedgerResult<R>,
@@ -390,7 +384,6 @@ impl PgEventLog {
     ///
     /// # Errors
     /// As [`writing`](Self::writing).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn governing<R>(
         &self,
         project: &str,
@@ -403,13 +396,215 @@ impl PgEventLog {
     ///
     /// # Errors
     /// As [`reading`](Self::reading).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn reading_beliefs<R>(
         &self,
         project: &str,
         f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
     ) -> LedgerResult<R> {
         self.transaction(Access::Read, |x| f(&BeliefRows::new(x, project)))
+    }
+
+    /// Runs `f` on the ledger's statements in one write transaction.
+    pub(crate) fn exec_write<R>(
+        &self,
+        f: impl FnOnce(&dyn Exec) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.transaction(Access::Write, |x| f(x))
+    }
+
+    /// Runs `f` on the ledger's statements in one read-only transaction.
+    pub(crate) fn exec_read<R>(
+        &self,
+        f: impl FnOnce(&dyn Exec) -> LedgerResult<R>,
+    ) -> LedgerResult<R> {
+        self.transaction(Access::Read, |x| f(x))
+    }
+
+    /// The schema version this database is at.
+    pub(crate) fn schema_version(&self) -> LedgerResult<u32> {
+        self.with(|client| {
+            let v: Option<i32> = client
+                .query_one("SELECT max(version) FROM hypermem_schema", &[])
+                .map_err(pg)?
+                .get(0);
+            Ok(v.unwrap_or(0).max(0) as u32)
+        })
+    }
+
+    /// The ledger's tables (the schema record excluded), sorted.
+    pub(crate) fn tables(&self) -> LedgerResult<Vec<String>> {
+        self.with(|client| {
+            Ok(client
+                .query(
+                    "SELECT table_name::text FROM information_schema.tables
+                     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+                     AND table_name <> 'hypermem_schema' ORDER BY 1",
+                    &[],
+                )
+                .map_err(pg)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
+        })
+    }
+
+    /// Whether `table` has a `project` column.
+    pub(crate) fn has_project_column(&self, table: &str) -> LedgerResult<bool> {
+        self.with(|client| {
+            Ok(client
+                .query_opt(
+                    "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                     AND table_name = $1 AND column_name = 'project'",
+                    &[&table],
+                )
+                .map_err(pg)?
+                .is_some())
+        })
+    }
+
+    /// Appends `events` in one transaction that holds their projects' append locks, and
+    /// in it the semantic vector of each event that has one (or, with `queue_rest`, a
+    /// place in the embedder's queue): the PostgreSQL side of
+    /// [`Ledger::append_batch_with`](super::Ledger::append_batch_with).
+    pub(crate) fn append_with(
+        &self,
+        events: &[NewEvent],
+        semantic: &[Option<(u32, Vec<u8>)>],
+        queue_rest: bool,
+        now: i64,
+    ) -> LedgerResult<Vec<super::Appended>> {
+        no_nul(events)?;
+        if !super::deadline::claim() {
+            return Err(super::deadline::timed_out());
+        }
+        let mut conn = self.conn.locked();
+        let Conn { client, prepared } = &mut *conn;
+        let mut tx = client.transaction().map_err(pg)?;
+        let mut projects: Vec<&str> = events.iter().map(|e| e.project.as_str()).collect();
+        projects.sort_unstable();
+        projects.dedup();
+        for p in projects {
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                &[&p],
+            )
+            .map_err(pg)?;
+        }
+        let placed = insert_batch(&mut tx, events, now)?;
+        {
+            let x = Postgres::new(&mut tx, prepared);
+            for (i, (e, (id, _))) in events.iter().zip(&placed).enumerate() {
+                if let Some(Some((input, bits))) = semantic.get(i) {
+                    x.run(
+                        "INSERT INTO semantic_vectors (project, event_id, input_dim, bits) VALUES (?1, ?2, ?3, ?4)",
+                        args![e.project.as_str(), id.0, i64::from(*input), &bits[..]],
+                    )?;
+                } else if queue_rest {
+                    x.run(
+                        "INSERT INTO semantic_pending (project, event_id) VALUES (?1, ?2)",
+                        args![e.project.as_str(), id.0],
+                    )?;
+                }
+            }
+        }
+        tx.commit().map_err(pg)?;
+        Ok(placed
+            .into_iter()
+            .map(|(id, prev)| super::Appended { id, prev })
+            .collect())
+    }
+
+    /// Full-text search over the raw content of `project`, best first: PostgreSQL's own
+    /// ranking (`ts_rank` of the `simple` configuration: every word, no stemming) over
+    /// the terms of `query` OR-ed, each quoted so user text is never query syntax; the
+    /// score is the rank negated (lower is better, as SQLite's bm25). The text is read
+    /// from the project's events at query time (no second inverted index on the write
+    /// path, as on SQLite until the first search).
+    pub(crate) fn search(
+        &self,
+        project: &str,
+        terms: &[String],
+        k: usize,
+    ) -> LedgerResult<Vec<(super::Event, f64)>> {
+        let query = terms
+            .iter()
+            .map(|t| format!("'{}'", t.replace('\'', "''")))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        self.exec_read(|x| {
+            x.all(
+                &format!(
+                    "SELECT {cols}, -f.score FROM (
+                         SELECT id, ts_rank(to_tsvector('simple', convert_from(content, 'UTF8')), q) AS score
+                         FROM events, to_tsquery('simple', ?2) AS q
+                         WHERE project = ?1 AND to_tsvector('simple', convert_from(content, 'UTF8')) @@ q
+                         ORDER BY score DESC, id LIMIT ?3) AS f
+                     JOIN events e ON e.id = f.id ORDER BY f.score DESC, e.id",
+                    cols = super::events::COLUMNS
+                        .split(", ")
+                        .map(|c| format!("e.{c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                args![project, query.as_str(), k as u64],
+                |r| Ok((super::events::event_of(r)?, r.get(24)?)),
+            )
+        })
+    }
+
+    /// The ledger's sequence: the highest event id committed in any project, never lower
+    /// than it was before an erasure (the mark an erasure leaves).
+    pub(crate) fn sequence(&self) -> LedgerResult<u64> {
+        self.with(|client| {
+            let row = client
+                .query_one(
+                    "SELECT GREATEST(COALESCE((SELECT max(id) FROM events), 0),
+                                     COALESCE((SELECT after FROM sequence_mark WHERE id = 1), 0))",
+                    &[],
+                )
+                .map_err(pg)?;
+            Ok(row.get::<_, i64>(0).max(0) as u64)
+        })
+    }
+
+    /// Deletes every row of `project` from `tables` (children first) in one transaction
+    /// holding the project's append lock, and keeps the sequence from going back; rows
+    /// deleted per table.
+    pub(crate) fn erase(
+        &self,
+        project: &str,
+        tables: &[String],
+    ) -> LedgerResult<Vec<(String, u64)>> {
+        if !super::deadline::claim() {
+            return Err(super::deadline::timed_out());
+        }
+        let mut conn = self.conn.locked();
+        let Conn { client, prepared } = &mut *conn;
+        let mut tx = client.transaction().map_err(pg)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&project],
+        )
+        .map_err(pg)?;
+        let mut removed = Vec::with_capacity(tables.len());
+        {
+            let x = Postgres::new(&mut tx, prepared);
+            x.run(
+                "INSERT INTO sequence_mark (id, after) SELECT 1, COALESCE(MAX(id), 0) FROM events
+                 ON CONFLICT (id) DO UPDATE SET after = GREATEST(sequence_mark.after, excluded.after)",
+                args![],
+            )?;
+            for t in tables {
+                let escaped = t.replace('"', "\"\"");
+                let n = x.run(
+                    &format!("DELETE FROM \"{escaped}\" WHERE project = ?1"),
+                    args![project],
+                )?;
+                removed.push((t.clone(), n as u64));
+            }
+        }
+        tx.commit().map_err(pg)?;
+        Ok(removed)
     }
 
     /// Runs `f` on one transaction of the connection: committed when `f` succeeds.
@@ -444,17 +639,6 @@ impl PgEventLog {
         let out = f(&Postgres::new(&mut tx, prepared))?;
         tx.commit().map_err(pg)?;
         Ok(out)
-    }
-
-    /// The one value `sql` (one row, one column, the project as `$1`) gives.
-    fn of_project<T>(&self, sql: &str, project: &ProjectId) -> LedgerResult<T>
-    where
-        T: for<'a> postgres::types::FromSql<'a>,
-    {
-        self.with(|client| {
-            let row = client.query_one(sql, &[&project.as_str()]).map_err(pg)?;
-            Ok(row.get::<_, T>(0))
-        })
     }
 }
 
@@ -581,7 +765,7 @@ fn insert_batch(
     tx: &mut Transaction<'_>,
     events: &[NewEvent],
     now: i64,
-) -> LedgerResult<Vec<EventId>> {
+) -> LedgerResult<Vec<(EventId, Option<EventId>)>> {
     // A parent in another project is answered as one that does not exist.
     let parents: Vec<i64> = events
         .iter()
@@ -712,7 +896,11 @@ fn insert_batch(
         ],
     )
     .map_err(pg)?;
-    Ok(ids.into_iter().map(|id| EventId(id as u64)).collect())
+    Ok(ids
+        .into_iter()
+        .zip(&places)
+        .map(|(id, place)| (EventId(id as u64), place.prev.map(|p| EventId(p as u64))))
+        .collect())
 }
 
 /// The refusal of a source id its project already holds.
@@ -720,131 +908,5 @@ fn source_id_taken(id: &str, project: &str) -> LedgerError {
     LedgerError::Invalid {
         what: "source_id",
         reason: format!("{id:?} already exists in project `{project}`"),
-    }
-}
-
-/// An event from a row of [`COLUMNS`].
-fn row_to_event(r: &Row) -> LedgerResult<Event> {
-    let content: Vec<u8> = r.get(12);
-    Ok(Event {
-        id: EventId(r.get::<_, i64>(0) as u64),
-        project: r.get(1),
-        source_id: r.get(2),
-        agent: r.get(3),
-        thread: r.get(4),
-        thread_seq: r.get(5),
-        session: r.get(6),
-        session_seq: r.get(7),
-        turn: r.get(8),
-        turn_seq: r.get(9),
-        role: Role::parse(r.get(10))?,
-        kind: EventKind::parse(r.get(11))?,
-        content: String::from_utf8(content).map_err(|_| LedgerError::Corrupt {
-            what: "event content",
-            detail: "its bytes are not UTF-8".to_owned(),
-        })?,
-        content_hash: r.get(13),
-        parent: r.get::<_, Option<i64>>(14).map(|v| EventId(v as u64)),
-        causality: r
-            .get::<_, Option<&str>>(15)
-            .map(Causality::parse)
-            .transpose()?,
-        prev: r.get::<_, Option<i64>>(16).map(|v| EventId(v as u64)),
-        created_at: r.get(17),
-        ingested_at: r.get(18),
-        source: r.get(19),
-        source_offset: r.get(20),
-        source_len: r.get(21),
-        ordering_confidence: r.get(22),
-        speaker: r.get(23),
-    })
-}
-
-impl EventLog for PgEventLog {
-    fn backend(&self) -> &'static str {
-        "postgres"
-    }
-
-    fn append_batch(&self, events: &[NewEvent]) -> LedgerResult<Vec<EventId>> {
-        check_new_events(events, self.config.max_content_bytes)?;
-        no_nul(events)?;
-        let now = crate::clock::now_ms(&crate::clock::SystemClock);
-        self.with(|client| {
-            let mut tx = client.transaction().map_err(pg)?;
-            let mut projects: Vec<&str> = events.iter().map(|e| e.project.as_str()).collect();
-            projects.sort_unstable();
-            projects.dedup();
-            for p in projects {
-                tx.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                    &[&p],
-                )
-                .map_err(pg)?;
-            }
-            let ids = insert_batch(&mut tx, events, now)?;
-            tx.commit().map_err(pg)?;
-            Ok(ids)
-        })
-    }
-
-    fn get(&self, project: &ProjectId, id: EventId) -> LedgerResult<Option<Event>> {
-        self.with(|client| {
-            client
-                .query_opt(
-                    &format!("SELECT {COLUMNS} FROM events WHERE id = $1 AND project = $2"),
-                    &[&(id.0 as i64), &project.as_str()],
-                )
-                .map_err(pg)?
-                .as_ref()
-                .map(row_to_event)
-                .transpose()
-        })
-    }
-
-    fn sequence(&self) -> LedgerResult<u64> {
-        // The highest committed id (the id sequence itself runs ahead of uncommitted
-        // appends). This log erases nothing, so it never goes back.
-        self.with(|client| {
-            let row = client
-                .query_one("SELECT COALESCE(max(id), 0) FROM events", &[])
-                .map_err(pg)?;
-            Ok(row.get::<_, i64>(0).max(0) as u64)
-        })
-    }
-
-    fn last_id(&self, project: &ProjectId) -> LedgerResult<Option<EventId>> {
-        let id: Option<i64> =
-            self.of_project("SELECT max(id) FROM events WHERE project = $1", project)?;
-        Ok(id.map(|i| EventId(i as u64)))
-    }
-
-    fn count(&self, project: &ProjectId) -> LedgerResult<u64> {
-        let n: i64 = self.of_project("SELECT count(*) FROM events WHERE project = $1", project)?;
-        Ok(n as u64)
-    }
-
-    fn after(
-        &self,
-        project: &ProjectId,
-        after: Option<EventId>,
-        limit: usize,
-    ) -> LedgerResult<Vec<Event>> {
-        self.with(|client| {
-            client
-                .query(
-                    &format!(
-                        "SELECT {COLUMNS} FROM events WHERE project = $1 AND id > $2 ORDER BY id LIMIT $3"
-                    ),
-                    &[
-                        &project.as_str(),
-                        &after.map_or(0, |a| a.0 as i64),
-                        &i64::try_from(limit).unwrap_or(i64::MAX),
-                    ],
-                )
-                .map_err(pg)?
-                .iter()
-                .map(row_to_event)
-                .collect()
-        })
     }
 }

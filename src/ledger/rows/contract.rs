@@ -5,9 +5,9 @@
 //! makes that a failure).
 
 use super::{Census, Rows, Transition};
+use crate::base::{ProjectId, Reason};
 use crate::ledger::beliefs::{BeliefRows, NewBelief};
 use crate::ledger::{BeliefId, BeliefStatus, Ownership};
-use crate::base::{ProjectId, Reason};
 use crate::ledger::{
     EventId, EventKind, EventLog, Ledger, LedgerConfig, LedgerError, LedgerResult, NewEvent, Role,
 };
@@ -55,33 +55,6 @@ impl Backend for Ledger {
     }
 }
 
-#[cfg(feature = "postgres")]
-impl Backend for crate::ledger::postgres::PgEventLog {
-    fn log(&self) -> &dyn EventLog {
-        self
-    }
-    fn write<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R> {
-        self.writing(f)
-    }
-    fn read<R>(&self, f: impl FnOnce(&dyn Rows) -> LedgerResult<R>) -> LedgerResult<R> {
-        self.reading(f)
-    }
-    fn govern<R>(
-        &self,
-        project: &str,
-        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
-    ) -> LedgerResult<R> {
-        self.governing(project, f)
-    }
-    fn beliefs<R>(
-        &self,
-        project: &str,
-        f: impl FnOnce(&BeliefRows<'_>) -> LedgerResult<R>,
-    ) -> LedgerResult<R> {
-        self.reading_beliefs(project, f)
-    }
-}
-
 fn event(p: &str, role: Role, agent: Option<&str>, text: &str, at: i64) -> NewEvent {
     let e = NewEvent::new(ProjectId::new(p).unwrap(), role, EventKind::Message, text)
         .thread("t")
@@ -98,7 +71,9 @@ fn reason(e: &LedgerError) -> Option<Reason> {
     match e {
         LedgerError::Sqlite { source, .. } => Some(crate::ledger::sqlite_failure(source).0),
         #[cfg(feature = "postgres")]
-        LedgerError::Postgres { source } => Some(crate::ledger::postgres::postgres_failure(source).0),
+        LedgerError::Postgres { source } => {
+            Some(crate::ledger::postgres::postgres_failure(source).0)
+        }
         _ => None,
     }
 }
@@ -169,10 +144,18 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         let mine: Vec<_> = traces.iter().filter(|t| t.0 == p).collect();
         assert_eq!(mine.len(), 3, "{backend}: every event of the project");
         let t = mine.iter().find(|t| t.1 == ask).unwrap();
-        assert_eq!((t.3, t.4, t.5), (Some(1.0), Some(3), Some(500)), "{backend}");
+        assert_eq!(
+            (t.3, t.4, t.5),
+            (Some(1.0), Some(3), Some(500)),
+            "{backend}"
+        );
         let untouched = mine.iter().find(|t| t.1 == answer).unwrap();
         assert_eq!((untouched.3, untouched.4), (None, None));
-        assert_eq!(x.events_after(p, ask as i64)?, (loose as i64, 2), "{backend}");
+        assert_eq!(
+            x.events_after(p, ask as i64)?,
+            (loose as i64, 2),
+            "{backend}"
+        );
         assert_eq!(x.events_after(p, loose as i64)?, (0, 0));
         Ok(())
     })
@@ -188,7 +171,11 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         x.set_proposal_status(p, id, "accepted", 6)
     });
     b.read(|x| {
-        assert_eq!(x.metric_mean(p, "hit", 2)?, Some(0.25), "{backend}: the newest two");
+        assert_eq!(
+            x.metric_mean(p, "hit", 2)?,
+            Some(0.25),
+            "{backend}: the newest two"
+        );
         assert_eq!(x.metric_mean(p, "miss", 2)?, None);
         assert_eq!(x.latest_metric(p, "hit")?, 0.0);
         assert_eq!(x.pending_proposal(p, "r")?, None, "{backend}");
@@ -245,27 +232,51 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         })
         .unwrap();
     b.read(|x| {
-        assert_eq!(x.last_episode(p, "ag")?, Some((e2, "open".into())), "{backend}");
+        assert_eq!(
+            x.last_episode(p, "ag")?,
+            Some((e2, "open".into())),
+            "{backend}"
+        );
         assert_eq!(x.open_episode(p, "ag")?, Some(e2));
         assert_eq!(x.episode_status(p, e1)?, Some(("soft_sealed".into(), 2)));
-        assert_eq!(x.episode_status(q, e1)?, None, "{backend}: another project's");
+        assert_eq!(
+            x.episode_status(q, e1)?,
+            None,
+            "{backend}: another project's"
+        );
         let rec = x.episode_record(p, e1)?.unwrap();
         assert_eq!((rec.4, rec.5), (None, Some(e2)), "{backend}: linked");
         assert_eq!(x.episode_events(e1)?, vec![ask, answer]);
-        assert_eq!(x.episode_vectors(e1)?, vec![(0, vec![0xaa]), (1, vec![0xbb])]);
+        assert_eq!(
+            x.episode_vectors(e1)?,
+            vec![(0, vec![0xaa]), (1, vec![0xbb])]
+        );
         assert_eq!(x.position_in(e1, answer)?, Some(1));
         assert_eq!(x.event_project(other)?, Some(q.to_owned()));
-        assert_eq!(x.event_time_and_content(answer)?, Some((2_000, "Under the mat.".into())));
-        assert_eq!(x.event_asks(ask)?, Some((true, true)), "{backend}: a trailing space");
+        assert_eq!(
+            x.event_time_and_content(answer)?,
+            Some((2_000, "Under the mat.".into()))
+        );
+        assert_eq!(
+            x.event_asks(ask)?,
+            Some((true, true)),
+            "{backend}: a trailing space"
+        );
         assert_eq!(x.event_asks(answer)?, Some((false, false)));
         assert_eq!(x.last_event_time(e1)?, Some(2_000));
-        assert_eq!(x.open_questions(p, 5)?, vec![(e1, ask, "Where is the key? ".into())]);
+        assert_eq!(
+            x.open_questions(p, 5)?,
+            vec![(e1, ask, "Where is the key? ".into())]
+        );
         assert_eq!(
             x.idle_episodes(p, 3_000, 10)?,
             vec![(e1, "soft_sealed".into(), 2_000)],
             "{backend}: untouched activity keeps the time"
         );
-        assert_eq!(x.episode_contents(p, e1, 1)?, vec!["Where is the key? ".to_owned()]);
+        assert_eq!(
+            x.episode_contents(p, e1, 1)?,
+            vec!["Where is the key? ".to_owned()]
+        );
         let newest = x.newest_episodes(p, 1)?;
         assert_eq!(newest[0].0, e2);
         assert_eq!(x.census(p, Census::Episodes)?, 2);
@@ -290,11 +301,14 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         assert_eq!(x.sealed_count(p)?, 1);
         assert_eq!(x.newest_sealed_episodes(p, 5)?, vec![e1]);
         assert_eq!(x.unconsolidated_count(p)?, 1);
-        assert_eq!(x.unconsolidated_episodes(p, 5)?, vec![(e1, vec![9, 9], Some(0.5))]);
+        assert_eq!(
+            x.unconsolidated_episodes(p, 5)?,
+            vec![(e1, vec![9, 9], Some(0.5))]
+        );
         assert_eq!(x.uncurated_episodes(p, 5)?, vec![e1]);
         assert_eq!(x.unassociated_episodes(p, 5)?, vec![e1]);
         let texts = x.episode_texts(p, e1)?;
-        assert_eq!(texts[0].0, true, "{backend}: a user's turn");
+        assert!(texts[0].0, "{backend}: a user's turn");
         assert_eq!(texts[1], (false, "Under the mat.".into()));
         Ok(())
     })
@@ -312,14 +326,22 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         })
         .unwrap();
     b.read(|x| {
-        assert_eq!(x.unconsolidated_count(p)?, 0, "{backend}: every episode taken up");
+        assert_eq!(
+            x.unconsolidated_count(p)?,
+            0,
+            "{backend}: every episode taken up"
+        );
         assert_eq!(x.concept_ids(p)?, vec![c1, c2]);
         let mut members = x.concept_members(c1)?;
         members.sort_unstable();
         assert_eq!(members, vec![e1, e2]);
         assert_eq!(x.concept_counters(c1)?, Some(vec![5]));
         assert_eq!(x.supported_concepts(p, 1)?, vec![(c1, "keys".into(), 2)]);
-        assert_eq!(x.concepts_beyond(p, 1)?, vec![c2], "{backend}: beyond the best one");
+        assert_eq!(
+            x.concepts_beyond(p, 1)?,
+            vec![c2],
+            "{backend}: beyond the best one"
+        );
         assert_eq!(x.unsummarized_concepts(p, 5)?, vec![(c1, "keys".into())]);
         assert_eq!(x.concept_episodes(c1)?, vec![e1, e2]);
         assert_eq!(x.lonely_concepts(p, 1)?, Vec::<u64>::new(), "{backend}");
@@ -355,7 +377,11 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         assert_eq!(x.unassociated_episodes(p, 5)?, vec![e3], "{backend}");
         let a = x.candidate_associations(p, 5)?;
         assert_eq!((a[0].1, a[0].3), (e1, 0.7));
-        assert_eq!(x.uncurated_episodes(p, 5)?, vec![e3], "{backend}: e1 curated");
+        assert_eq!(
+            x.uncurated_episodes(p, 5)?,
+            vec![e3],
+            "{backend}: e1 curated"
+        );
         assert_eq!(
             x.loose_events(p, 5)?,
             vec![(loose, "user".into(), "Bread is 2 € now.".into())],
@@ -382,7 +408,10 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
             vec![("user".into(), 2), ("assistant".into(), 1)]
         );
         assert!(x.belief_status_counts(p)?.is_empty());
-        assert_eq!(x.largest_threads(p, 5)?, vec![("t".into(), 3, (1_000, 3_000))]);
+        assert_eq!(
+            x.largest_threads(p, 5)?,
+            vec![("t".into(), 3, (1_000, 3_000))]
+        );
         assert!(x.event_projects()?.iter().any(|n| n == p));
         assert_eq!(x.event_ids(p)?, vec![ask, answer, loose]);
         assert_eq!(x.census(p, Census::Procedures)?, 2);
@@ -415,8 +444,15 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         .unwrap();
     b.read(|x| {
         let item = x.prospective_item(p, i1)?.unwrap();
-        assert_eq!((item.4.as_str(), item.6, item.7), ("deferred", Some(60), Some(answer)));
-        assert_eq!(x.prospective_item(q, i1)?, None, "{backend}: another project's");
+        assert_eq!(
+            (item.4.as_str(), item.6, item.7),
+            ("deferred", Some(60), Some(answer))
+        );
+        assert_eq!(
+            x.prospective_item(q, i1)?,
+            None,
+            "{backend}: another project's"
+        );
         assert_eq!(x.items_from(p, ask, "intention")?[0].0, i2);
         assert_eq!(x.confirmed_by(answer)?, Some(i1));
         assert_eq!(x.due_prospective(p, 59)?, vec![], "{backend}: not yet due");
@@ -425,13 +461,24 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         Ok(())
     })
     .unwrap();
-    assert_eq!(b.write(|x| x.expire_prospective(p, 20)).unwrap(), 1, "{backend}");
+    assert_eq!(
+        b.write(|x| x.expire_prospective(p, 20)).unwrap(),
+        1,
+        "{backend}"
+    );
     b.read(|x| {
         assert_eq!(x.prospective_item(p, i2)?.unwrap().4, "expired");
         let changes = x.prospective_changes(p, i2)?;
         assert_eq!(
             changes,
-            vec![(20, "expire".into(), Some("pending".into()), "expired".into(), None, Some(10))],
+            vec![(
+                20,
+                "expire".into(),
+                Some("pending".into()),
+                "expired".into(),
+                None,
+                Some(10)
+            )],
             "{backend}"
         );
         assert_eq!(x.prospective_changes(p, i1)?.len(), 1);
@@ -455,10 +502,16 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
     };
     let (b1, b2) = b
         .govern(p, |x| {
-            let b1 = x.insert_belief(&new("bread", "Bread is 1 €.", 1, BeliefStatus::Candidate), 50)?;
+            let b1 = x.insert_belief(
+                &new("bread", "Bread is 1 €.", 1, BeliefStatus::Candidate),
+                50,
+            )?;
             x.add_evidence(b1, &[EventId(ask), EventId(ask)])?;
             x.activate(b1, 1, 1_000, None, 51)?;
-            let b2 = x.insert_belief(&new("bread", "Bread is 2 €!", 2, BeliefStatus::Candidate), 52)?;
+            let b2 = x.insert_belief(
+                &new("bread", "Bread is 2 €!", 2, BeliefStatus::Candidate),
+                52,
+            )?;
             x.add_evidence(b2, &[EventId(loose)])?;
             x.supersede(b1, 3_000, None, 53)?;
             x.superseded_by(b1, b2)?;
@@ -483,9 +536,21 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
             (BeliefStatus::Superseded, Some(3_000), Some(b2)),
             "{backend}"
         );
-        assert_eq!(old.evidence, vec![EventId(ask)], "{backend}: evidence kept once");
-        assert_eq!(x.valid_at("bread", 2_000)?.unwrap().id, b1, "{backend}: then");
-        assert_eq!(x.valid_at("bread", 3_000)?.unwrap().id, b2, "{backend}: now");
+        assert_eq!(
+            old.evidence,
+            vec![EventId(ask)],
+            "{backend}: evidence kept once"
+        );
+        assert_eq!(
+            x.valid_at("bread", 2_000)?.unwrap().id,
+            b1,
+            "{backend}: then"
+        );
+        assert_eq!(
+            x.valid_at("bread", 3_000)?.unwrap().id,
+            b2,
+            "{backend}: now"
+        );
         assert_eq!(x.valid_at("bread", 500)?, None);
         assert_eq!(x.history("bread")?.len(), 2);
         assert_eq!(x.max_version("bread")?, 3);
@@ -503,7 +568,10 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
             x.citing(EventId(loose))?,
             vec![(b2, "bread".into(), 3, BeliefStatus::Active)]
         );
-        assert_eq!(x.event_facts(EventId(loose))?, Some((p.to_owned(), Role::User, 3_000)));
+        assert_eq!(
+            x.event_facts(EventId(loose))?,
+            Some((p.to_owned(), Role::User, 3_000))
+        );
         assert_eq!(x.event_facts(EventId(987_654_321))?, None);
         assert_eq!(x.plan_hash("plan-1")?.as_deref(), Some("hash-1"));
         assert_eq!(x.plan_hash("plan-2")?, None);
@@ -539,14 +607,24 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
         (
             "two active",
             b.govern(p, |x| {
-                let b3 = x.insert_belief(&new("bread", "Bread is 3 €.", 4, BeliefStatus::Candidate), 60)?;
+                let b3 = x.insert_belief(
+                    &new("bread", "Bread is 3 €.", 4, BeliefStatus::Candidate),
+                    60,
+                )?;
                 x.activate(b3, 4, 4_000, None, 60)
             }),
         ),
-        ("a plan key twice", b.govern(p, |x| x.put_plan("plan-1", "other", 61))),
+        (
+            "a plan key twice",
+            b.govern(p, |x| x.put_plan("plan-1", "other", 61)),
+        ),
     ] {
         let err = err.unwrap_err();
-        assert_eq!(reason(&err), Some(Reason::Conflict), "{backend}: {what}: {err}");
+        assert_eq!(
+            reason(&err),
+            Some(Reason::Conflict),
+            "{backend}: {what}: {err}"
+        );
     }
     assert_eq!(
         b.beliefs(p, |x| x.history("bread")).unwrap().len(),
@@ -659,7 +737,7 @@ fn the_boundary_contract_holds_on_postgres() {
         );
         return;
     };
-    let pg = crate::ledger::postgres::PgEventLog::connect(&url, LedgerConfig::default()).unwrap();
+    let pg = Ledger::connect(&url, LedgerConfig::default()).unwrap();
     let tag = format!(
         "rows-{}-{}",
         std::process::id(),
@@ -669,7 +747,6 @@ fn the_boundary_contract_holds_on_postgres() {
             .as_nanos()
     );
     contract(&pg, "postgres", &tag);
-    let other =
-        crate::ledger::postgres::PgEventLog::connect(&url, LedgerConfig::default()).unwrap();
+    let other = Ledger::connect(&url, LedgerConfig::default()).unwrap();
     plans_apply_one_at_a_time([&pg, &other], "postgres", &tag);
 }

@@ -228,7 +228,6 @@ pub(crate) trait Exec {
     /// # Errors
     /// The engine's failure in hypermem's words.
     fn rows(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Vec<Row>>;
-
 }
 
 /// What every [`Exec`] (and `dyn Exec`) offers on top of its two statements.
@@ -254,8 +253,7 @@ pub(crate) trait ExecExt: Exec {
         sql: &str,
         args: &[Arg<'_>],
         row: impl FnMut(&Row) -> LedgerResult<T>,
-    ) -> LedgerResult<Vec<T>>
-    {
+    ) -> LedgerResult<Vec<T>> {
         self.rows(sql, args)?.iter().map(row).collect()
     }
 
@@ -272,7 +270,6 @@ pub(crate) trait ExecExt: Exec {
         self.rows(sql, args)?.first().map(row).transpose()
     }
 }
-
 
 impl<E: Exec + ?Sized> ExecExt for E {}
 
@@ -315,7 +312,16 @@ mod tests {
         let name = String::from("p");
         let bytes = [1u8, 2];
         assert_eq!(
-            args![&name, 5u64, -2i64, 0.5, true, None::<&str>, Some(3u64), &bytes[..]],
+            args![
+                &name,
+                5u64,
+                -2i64,
+                0.5,
+                true,
+                None::<&str>,
+                Some(3u64),
+                &bytes[..]
+            ],
             &[
                 Arg::Text("p"),
                 Arg::Int(5),

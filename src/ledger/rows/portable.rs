@@ -473,13 +473,7 @@ impl<E: Exec> MapRows for E {
              WHERE project = ?1 AND thread IS NOT NULL
              GROUP BY thread ORDER BY COUNT(*) DESC, thread LIMIT ?2",
             args![project, limit as i64],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get::<u64>(1)?,
-                    (r.get(2)?, r.get(3)?),
-                ))
-            },
+            |r| Ok((r.get(0)?, r.get::<u64>(1)?, (r.get(2)?, r.get(3)?))),
         )
     }
 
@@ -512,13 +506,7 @@ impl<E: Exec> MapRows for E {
             "SELECT id, label, support FROM concepts WHERE project = ?1
              ORDER BY support DESC, id LIMIT ?2",
             args![project, limit as i64],
-            |r| {
-                Ok((
-                    r.get::<u64>(0)?,
-                    r.get(1)?,
-                    r.get::<u64>(2)?,
-                ))
-            },
+            |r| Ok((r.get::<u64>(0)?, r.get(1)?, r.get::<u64>(2)?)),
         )
     }
 
@@ -529,13 +517,7 @@ impl<E: Exec> MapRows for E {
                  UNION ALL SELECT b, weight FROM synapses WHERE project = ?1) AS s
              GROUP BY id ORDER BY SUM(weight) DESC, id LIMIT ?2",
             args![project, limit as i64],
-            |r| {
-                Ok((
-                    r.get::<u64>(0)?,
-                    r.get::<u64>(1)?,
-                    r.get(2)?,
-                ))
-            },
+            |r| Ok((r.get::<u64>(0)?, r.get::<u64>(1)?, r.get(2)?)),
         )
     }
 

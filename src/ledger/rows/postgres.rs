@@ -49,7 +49,10 @@ impl<'a, 't> Postgres<'a, 't> {
     }
 
     /// `args` converted to the types `stmt`'s parameters have.
-    fn bind<'v>(stmt: &Statement, args: &[Arg<'v>]) -> LedgerResult<Vec<Box<dyn ToSql + Sync + 'v>>> {
+    fn bind<'v>(
+        stmt: &Statement,
+        args: &[Arg<'v>],
+    ) -> LedgerResult<Vec<Box<dyn ToSql + Sync + 'v>>> {
         let types = stmt.params();
         if types.len() != args.len() {
             return Err(internal(format!(
@@ -58,7 +61,11 @@ impl<'a, 't> Postgres<'a, 't> {
                 args.len()
             )));
         }
-        types.iter().zip(args).map(|(ty, a)| value(ty, *a)).collect()
+        types
+            .iter()
+            .zip(args)
+            .map(|(ty, a)| value(ty, *a))
+            .collect()
     }
 }
 
@@ -161,15 +168,22 @@ fn cell(row: &postgres::Row, i: usize) -> LedgerResult<Cell> {
             .try_get::<_, Option<bool>>(i)
             .map_err(pg)?
             .map(|v| Cell::Int(v.into())),
-        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).map_err(pg)?.map(Cell::Real),
+        Type::FLOAT8 => row
+            .try_get::<_, Option<f64>>(i)
+            .map_err(pg)?
+            .map(Cell::Real),
         Type::FLOAT4 => row
             .try_get::<_, Option<f32>>(i)
             .map_err(pg)?
             .map(|v| Cell::Real(v.into())),
-        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i).map_err(pg)?.map(Cell::Blob),
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
-            row.try_get::<_, Option<String>>(i).map_err(pg)?.map(Cell::Text)
-        }
+        Type::BYTEA => row
+            .try_get::<_, Option<Vec<u8>>>(i)
+            .map_err(pg)?
+            .map(Cell::Blob),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => row
+            .try_get::<_, Option<String>>(i)
+            .map_err(pg)?
+            .map(Cell::Text),
         _ => {
             return Err(internal(format!(
                 "column {} has the type {ty}, which the boundary does not read",
@@ -203,7 +217,12 @@ impl Exec for Postgres<'_, '_> {
             .query(&stmt, &refs)
             .map_err(|source| LedgerError::Postgres { source })?;
         rows.iter()
-            .map(|r| (0..r.len()).map(|i| cell(r, i)).collect::<LedgerResult<_>>().map(Row))
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| cell(r, i))
+                    .collect::<LedgerResult<_>>()
+                    .map(Row)
+            })
             .collect()
     }
 }
