@@ -318,3 +318,94 @@ fn a_batch_retried_after_a_partial_write_completes_and_a_real_duplicate_is_refus
         Some(&vectors[7])
     );
 }
+
+/// The PostgreSQL server the test command started, or `None` (said loudly; a failure
+/// under `HYPERMEM_REQUIRE_POSTGRES=1`).
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("HYPERMEM_TEST_POSTGRES_URL").ok();
+    if url.is_none() {
+        assert!(
+            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!(
+            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: nodes sharing a PostgreSQL ledger are NOT tested (scripts/test.sh starts a server)"
+        );
+    }
+    url
+}
+
+/// Two nodes of one deployment (two processes' worth of `Memory`, each with its own data
+/// directory) over one PostgreSQL ledger, one Qdrant collection and one Redis: either
+/// serves any project, sees what the other wrote at its next read, answers the same
+/// recall the same way, and sees the other's erasure.
+#[test]
+fn two_nodes_on_one_postgres_ledger_serve_any_project() {
+    let Some(pg) = postgres_url() else { return };
+    let Some((_qdrant, _redis, qdrant_url, redis_url)) = shared_services() else {
+        return;
+    };
+    let mut profile = scale(
+        &qdrant_url,
+        &redis_server::unique_prefix("nodes"),
+        &redis_url,
+    );
+    profile.ledger.url = Some(pg);
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Memory::open(&profile, Some(dir_a.path())).unwrap();
+    let b = Memory::open(&profile, Some(dir_b.path())).unwrap();
+    let name = redis_server::unique_prefix("shared");
+    let p = project(&name);
+    assert!(
+        !dir_a.path().join("ledger.db").exists(),
+        "the ledger is on the server, not in the data directory"
+    );
+
+    a.observe_batch(&chatter(&name, 0, 20)).unwrap();
+    // B never saw the project: its first read builds from the shared ledger.
+    let hits = b.recall(&p, "module 7 build", 3).unwrap();
+    assert!(hits[0].event.content.contains("module 7"), "{hits:?}");
+    // Writes interleave on both nodes; each node's next read sees the other's.
+    let cat = b
+        .observe(user_says(
+            &name,
+            "s2",
+            "The office cat is called Miso and she naps on the printer.",
+        ))
+        .unwrap();
+    a.observe_batch(&chatter(&name, 20, 5)).unwrap();
+    let kettle = b
+        .observe(user_says(
+            &name,
+            "s3",
+            "The kettle on the third floor is broken since Monday.",
+        ))
+        .unwrap();
+    let hits = a.recall(&p, "where does the cat nap?", 3).unwrap();
+    assert_eq!(hits[0].event.id, cat, "{hits:?}");
+    let hits = a.recall(&p, "is the kettle broken?", 3).unwrap();
+    assert_eq!(hits[0].event.id, kettle, "{hits:?}");
+    // The same question, the same answer, from either node.
+    for q in [
+        "module 22 retries",
+        "the cat on the printer",
+        "which floor kettle",
+    ] {
+        let ids = |m: &Memory| -> Vec<_> {
+            m.recall(&p, q, 5)
+                .unwrap()
+                .iter()
+                .map(|h| h.event.id)
+                .collect()
+        };
+        assert_eq!(ids(&a), ids(&b), "{q}");
+    }
+    // A retry on the other node is the stored event, not a second one.
+    let again = b.observe_batch(&chatter(&name, 20, 5)).unwrap();
+    assert_eq!(a.ledger().count(&p).unwrap(), 27);
+    assert_eq!(again.len(), 5);
+    // An erasure on one node: the other's next read finds nothing of it.
+    b.forget_project(&p).unwrap();
+    assert!(a.recall(&p, "module 7 build", 3).unwrap().is_empty());
+    assert_eq!(a.ledger().count(&p).unwrap(), 0);
+}

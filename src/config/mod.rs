@@ -127,6 +127,100 @@ struct RawProfile {
     server: RawServer,
     redis: Option<RawRedis>,
     qdrant: Option<RawQdrant>,
+    ledger: Option<RawLedger>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawLedger {
+    url: String,
+    password_env: String,
+}
+
+impl Default for RawLedger {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            password_env: LedgerSettings::DEFAULT_PASSWORD_ENV.to_owned(),
+        }
+    }
+}
+
+/// Where the scale profile keeps its ledger: a PostgreSQL server every node shares, or
+/// (no `url`) the SQLite file in the data directory, as lite and standard do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerSettings {
+    /// `postgres://user@host:port/database`, without the password; `None`: SQLite.
+    pub url: Option<String>,
+    /// The environment variable holding the password (unset: none is sent).
+    pub password_env: String,
+}
+
+impl LedgerSettings {
+    /// The variable read for the password when the profile names none.
+    pub const DEFAULT_PASSWORD_ENV: &'static str = "HYPERMEM_LEDGER_PASSWORD";
+
+    /// The password from [`password_env`](Self::password_env), if it is set and not empty.
+    pub fn password(&self) -> Option<String> {
+        overriding(std::env::var(&self.password_env).ok())
+    }
+}
+
+fn validate_ledger(raw: RawLedger, origin: &str) -> Result<LedgerSettings, ConfigError> {
+    let invalid = |key, reason: String| ConfigError::Invalid {
+        origin: origin.to_owned(),
+        key,
+        reason,
+    };
+    if raw.password_env.is_empty()
+        || !raw
+            .password_env
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(invalid(
+            "ledger.password_env",
+            format!(
+                "must name an environment variable (letters, digits, '_'), got {:?}",
+                raw.password_env
+            ),
+        ));
+    }
+    let url = raw.url.trim();
+    if url.is_empty() {
+        return Ok(LedgerSettings {
+            url: None,
+            password_env: raw.password_env,
+        });
+    }
+    let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    else {
+        return Err(invalid(
+            "ledger.url",
+            format!(
+                "`{}` is not a URL such as postgres://hypermem@127.0.0.1:5432/hypermem",
+                redact_url(url)
+            ),
+        ));
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if let Some((user, _)) = authority.rsplit_once('@')
+        && user.contains(':')
+    {
+        return Err(invalid(
+            "ledger.url",
+            format!(
+                "holds a password: it never goes in a profile; set it in the environment variable {} (ledger.password_env)",
+                raw.password_env
+            ),
+        ));
+    }
+    Ok(LedgerSettings {
+        url: Some(url.to_owned()),
+        password_env: raw.password_env,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -733,6 +827,9 @@ pub struct Profile {
     /// The Qdrant vector tier: set on the scale profile (defaults without a `[qdrant]`
     /// section), `None` otherwise.
     pub qdrant: Option<QdrantSettings>,
+    /// Where the ledger is: on the scale profile, a PostgreSQL server when `[ledger] url`
+    /// is set; otherwise (every other profile) the SQLite file of the data directory.
+    pub ledger: LedgerSettings,
 }
 
 /// An environment override's value: none when unset or empty (`HYPERMEM_REDIS_URL=`).
@@ -805,6 +902,19 @@ impl Profile {
                 ));
             }
             (_, None) => None,
+        };
+        let ledger = match (kind, raw.ledger) {
+            (ProfileKind::Scale, section) => validate_ledger(section.unwrap_or_default(), origin)?,
+            (_, Some(section)) if !section.url.trim().is_empty() => {
+                return Err(invalid(
+                    "ledger.url",
+                    format!(
+                        "the {} profile keeps its ledger in its data directory (a shared PostgreSQL ledger is the scale profile's)",
+                        kind.name()
+                    ),
+                ));
+            }
+            (_, section) => validate_ledger(section.unwrap_or_default(), origin)?,
         };
         if raw.profile.data_dir.as_os_str().is_empty() {
             return Err(invalid("profile.data_dir", "must not be empty".to_owned()));
@@ -985,6 +1095,7 @@ impl Profile {
             kind,
             redis,
             qdrant,
+            ledger,
             data_dir: raw.profile.data_dir,
             dim,
             cognition: CognitionConfig {
@@ -1069,9 +1180,10 @@ impl Profile {
     }
 
     /// The profile with the operator's environment overrides: `HYPERMEM_LOCK_WAIT_MS`
-    /// (how long a writer waits for another process's store lock), `HYPERMEM_REDIS_URL`
-    /// and `HYPERMEM_QDRANT_URL` (where the profile's services are; for Qdrant, a
-    /// comma-separated list names the nodes of a cluster); an empty value overrides nothing.
+    /// (how long a writer waits for another process's store lock), `HYPERMEM_REDIS_URL`,
+    /// `HYPERMEM_QDRANT_URL` and, on scale, `HYPERMEM_LEDGER_URL` (where the profile's
+    /// services are; for Qdrant, a comma-separated list names the nodes of a cluster); an
+    /// empty value overrides nothing.
     #[must_use]
     pub fn with_env(mut self) -> Self {
         if let Some(ms) = std::env::var("HYPERMEM_LOCK_WAIT_MS")
@@ -1088,6 +1200,9 @@ impl Profile {
         // A comma-separated list names the nodes of a cluster, the first tried first.
         if let (Some(qdrant), Some(urls)) = (&mut self.qdrant, set("HYPERMEM_QDRANT_URL")) {
             qdrant.set_endpoints(&urls);
+        }
+        if let (ProfileKind::Scale, Some(url)) = (self.kind, set("HYPERMEM_LEDGER_URL")) {
+            self.ledger.url = Some(url);
         }
         self
     }

@@ -155,8 +155,22 @@ impl Ledger {
     /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
     #[cfg(feature = "postgres")]
     pub fn connect(url: &str, config: LedgerConfig) -> LedgerResult<Self> {
+        Self::connect_as(url, None, config)
+    }
+
+    /// [`connect`](Self::connect) with a password kept apart from the URL (a profile
+    /// names the environment variable that holds it).
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    #[cfg(feature = "postgres")]
+    pub fn connect_as(
+        url: &str,
+        password: Option<&str>,
+        config: LedgerConfig,
+    ) -> LedgerResult<Self> {
         Ok(Self {
-            engine: Engine::Postgres(Box::new(postgres::PgEngine::connect(url)?)),
+            engine: Engine::Postgres(Box::new(postgres::PgEngine::connect(url, password)?)),
             config,
             clock: Arc::new(SystemClock),
         })
@@ -169,6 +183,20 @@ impl Ledger {
             #[cfg(feature = "postgres")]
             Engine::Postgres(_) => "postgres",
         }
+    }
+
+    /// The token naming the deployment a shared ledger belongs to (made by its first
+    /// node, the same for every node after); `None` for a SQLite ledger, whose data
+    /// directory names its deployment itself.
+    ///
+    /// # Errors
+    /// The store's failures.
+    pub fn deployment_token(&self) -> LedgerResult<Option<String>> {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.postgres() {
+            return pg.deployment_token().map(Some);
+        }
+        Ok(None)
     }
 
     /// The PostgreSQL engine, if the ledger runs on one.

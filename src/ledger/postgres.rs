@@ -307,6 +307,11 @@ const MIGRATIONS: &[&str] = &[
         id BIGINT PRIMARY KEY CHECK (id = 1),
         after BIGINT NOT NULL
     );",
+    // The deployment every node of this ledger belongs to (the owner of its Redis keys).
+    "CREATE TABLE deployment (
+        id BIGINT PRIMARY KEY CHECK (id = 1),
+        token TEXT NOT NULL
+    );",
 ];
 
 /// The key of the advisory lock migrations take (any constant of this application).
@@ -337,8 +342,12 @@ impl PgEngine {
     /// # Errors
     /// [`LedgerError::Postgres`] when the server cannot be reached or refuses;
     /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
-    pub(crate) fn connect(url: &str) -> LedgerResult<Self> {
-        let mut client = Client::connect(url, NoTls).map_err(pg)?;
+    pub(crate) fn connect(url: &str, password: Option<&str>) -> LedgerResult<Self> {
+        let mut config: postgres::Config = url.parse().map_err(pg)?;
+        if let Some(password) = password {
+            config.password(password);
+        }
+        let mut client = config.connect(NoTls).map_err(pg)?;
         migrate(&mut client)?;
         Ok(Self {
             conn: Mutex::new(Conn {
@@ -549,6 +558,28 @@ impl PgEngine {
                 args![project, query.as_str(), k as u64],
                 |r| Ok((super::events::event_of(r)?, r.get(24)?)),
             )
+        })
+    }
+
+    /// The deployment's token: made by the first node that asks, the same for all after.
+    pub(crate) fn deployment_token(&self) -> LedgerResult<String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let seed = format!("{nanos}-{}-postgres", std::process::id());
+        let token = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(seed.as_bytes()));
+        self.exec_write(|x| {
+            x.run(
+                "INSERT INTO deployment (id, token) VALUES (1, ?1) ON CONFLICT DO NOTHING",
+                args![token.as_str()],
+            )?;
+            x.one("SELECT token FROM deployment WHERE id = 1", args![], |r| {
+                r.get(0)
+            })?
+            .ok_or_else(|| LedgerError::Corrupt {
+                what: "deployment token",
+                detail: "the row written in this transaction is missing".to_owned(),
+            })
         })
     }
 

@@ -236,6 +236,10 @@ impl Memory {
             self.used(project);
             if self.read_only {
                 self.follow_writer(project, &p)?;
+            } else if self.ledger_shared() {
+                // Under the append lock: this node's own appends index themselves.
+                let _append = self.append_lock.locked();
+                self.follow_writer(project, &p)?;
             }
             return Ok(p);
         }
@@ -328,9 +332,18 @@ impl Memory {
         self.lexicon.reading().len()
     }
 
-    /// A view follows the process that writes the data directory: events it appended
-    /// since the view last looked are indexed, and their vectors (in a shared warm tier,
-    /// which the view searches as it is now) get traces so recall can read them.
+    /// Whether other processes write the same ledger (a PostgreSQL ledger every node of a
+    /// deployment shares): what this process derived from it then follows the ledger at
+    /// every read, as a view follows its writer.
+    pub(crate) fn ledger_shared(&self) -> bool {
+        self.ledger.backend() == "postgres"
+    }
+
+    /// A view follows the process that writes the data directory (and a node of a shared
+    /// ledger the other nodes): events appended since it last looked are indexed, and
+    /// their vectors (in a shared tier, searched as it is now) get traces so recall can
+    /// read them. A project whose ledger ends below what was indexed was erased: what was
+    /// derived from it is forgotten and rebuilt at the next use.
     fn follow_writer(&self, project: &ProjectId, text: &Arc<RwLock<ProjectText>>) -> Result<()> {
         let last = text.reading().last_id;
         let newest = self.ledger.last_id(project)?.map_or(0, |id| id.0);

@@ -113,6 +113,23 @@ impl Memory {
                 .unzip();
             let spaces = self.spaces.reading();
             let lexicon = self.lexicon.reading();
+            if self.ledger_shared() {
+                // Other nodes append to the same projects: what they appended before this
+                // batch is indexed first, so every index holds the ledger in id order.
+                let mut firsts: std::collections::HashMap<&ProjectId, u64> = Default::default();
+                for (i, e) in events.iter().enumerate().filter(|(i, _)| fresh[*i]) {
+                    firsts.entry(&e.project).or_insert(ids[i].0);
+                }
+                for (project, first) in firsts {
+                    if let Some(text) = lexicon.get(project) {
+                        let theirs = text
+                            .writing()
+                            .catch_up_below(&self.ledger, project, first)?;
+                        let theirs: Vec<VectorId> = theirs.into_iter().map(VectorId).collect();
+                        self.tiers.adopt(project, &theirs);
+                    }
+                }
+            }
             for (i, e) in events.iter().enumerate().filter(|(i, _)| fresh[*i]) {
                 let id = ids[i];
                 if let (Some((input, v)), Some(space)) = (&semantic[i], spaces.get(&e.project)) {

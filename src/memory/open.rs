@@ -62,6 +62,49 @@ struct OpenedTiers {
     lock: Option<std::fs::File>,
 }
 
+/// The profile's ledger: its PostgreSQL server when the profile names one (every node of a
+/// deployment shares it; the first to connect migrates it), else the SQLite file of
+/// `data_dir` — migrated for a writer, checked for a `view` (an outdated schema is
+/// `needs_migration`, a newer one `schema_too_new`: a view changes nothing).
+fn open_ledger(profile: &Profile, data_dir: &Path, view: bool) -> Result<Ledger> {
+    if let Some(url) = &profile.ledger.url {
+        #[cfg(feature = "postgres")]
+        return Ok(Ledger::connect_as(
+            url,
+            profile.ledger.password().as_deref(),
+            LedgerConfig::default(),
+        )?);
+        #[cfg(not(feature = "postgres"))]
+        return Err(crate::ledger::LedgerError::Invalid {
+            what: "ledger.url",
+            reason: format!(
+                "this binary has no PostgreSQL ledger (`{}`); build it with the scale profile",
+                crate::config::redact_url(url)
+            ),
+        }
+        .into());
+    }
+    let path = data_dir.join("ledger.db");
+    if !view {
+        return Ok(Ledger::open(path, LedgerConfig::default())?);
+    }
+    let ledger = Ledger::open_unmigrated(path, LedgerConfig::default())?;
+    let needed = crate::ledger::MIGRATIONS.last().map_or(0, |m| m.version);
+    let found = ledger.schema_version()?;
+    if found > needed {
+        // Written by a newer build: migrating cannot help.
+        return Err(crate::ledger::LedgerError::SchemaTooNew {
+            found,
+            supported: needed,
+        }
+        .into());
+    }
+    if found != needed {
+        return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
+    }
+    Ok(ledger)
+}
+
 /// The lock a process writing `data_dir` holds under `profile`: the cold segment store's
 /// (lite and standard), `LOCK` in the data directory on scale.
 pub(crate) fn writer_lock_path(profile: &Profile, data_dir: &Path) -> PathBuf {
@@ -77,7 +120,20 @@ pub(crate) fn writer_lock_path(profile: &Profile, data_dir: &Path) -> PathBuf {
 /// (warm and cold at once) with Redis sharing access counts. A writer first takes the
 /// data directory's lock (the cold segment store's, or `LOCK` on scale), so it is the
 /// writer before the deployment token is read or created.
-fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<OpenedTiers> {
+/// A data directory on a shared ledger (PostgreSQL) takes the deployment token the ledger
+/// keeps, so every node of one deployment is the one owner of its Redis keys.
+fn open_tiers(
+    profile: &Profile,
+    data_dir: &Path,
+    read_only: bool,
+    ledger: &Ledger,
+) -> Result<OpenedTiers> {
+    let token = || -> Result<String> {
+        match ledger.deployment_token()? {
+            Some(token) => Ok(token),
+            None => deployment_token(data_dir, !read_only),
+        }
+    };
     let segments = |dir: &str| -> Result<Arc<dyn VectorTier>> {
         let path = data_dir.join(dir);
         Ok(if read_only {
@@ -101,7 +157,7 @@ fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<Ope
         };
         let home = open_qdrant(profile, qdrant)?;
         let board = match &profile.redis {
-            Some(redis) => open_redis(profile, redis, &deployment_token(data_dir, !read_only)?)?.1,
+            Some(redis) => open_redis(profile, redis, &token()?)?.1,
             None => None,
         };
         return Ok(OpenedTiers {
@@ -113,7 +169,7 @@ fn open_tiers(profile: &Profile, data_dir: &Path, read_only: bool) -> Result<Ope
     }
     let cold = segments(COLD_SEGMENTS)?;
     let (warm, board) = match &profile.redis {
-        Some(redis) => open_redis(profile, redis, &deployment_token(data_dir, !read_only)?)?,
+        Some(redis) => open_redis(profile, redis, &token()?)?,
         None => (segments("vectors")?, None),
     };
     Ok(OpenedTiers {
@@ -198,11 +254,8 @@ impl Memory {
                 path: data_dir.clone(),
                 source,
             })?;
-            let ledger = Arc::new(
-                Ledger::open(data_dir.join("ledger.db"), LedgerConfig::default())?
-                    .with_clock(clock),
-            );
-            let tiers = open_tiers(profile, &data_dir, false)?;
+            let ledger = Arc::new(open_ledger(profile, &data_dir, false)?.with_clock(clock));
+            let tiers = open_tiers(profile, &data_dir, false, &ledger)?;
             let memory = Self::assemble(profile, data_dir.clone(), ledger, tiers, false)?;
             memory.repair()?;
             memory.restore_traces()?;
@@ -311,22 +364,8 @@ impl Memory {
     pub fn open_view(profile: &Profile, data_dir: Option<&Path>) -> Result<Self> {
         hdv::kernels::try_active()?;
         let data_dir = data_dir.map_or_else(|| profile.data_dir.clone(), Path::to_path_buf);
-        let ledger = Ledger::open_unmigrated(data_dir.join("ledger.db"), LedgerConfig::default())?;
-        let needed = crate::ledger::MIGRATIONS.last().map_or(0, |m| m.version);
-        let found = ledger.schema_version()?;
-        if found > needed {
-            // Written by a newer build: migrating cannot help.
-            return Err(crate::ledger::LedgerError::SchemaTooNew {
-                found,
-                supported: needed,
-            }
-            .into());
-        }
-        if found != needed {
-            return Err(crate::ledger::LedgerError::NeedsMigration { found, needed }.into());
-        }
-        let ledger = Arc::new(ledger);
-        let tiers = open_tiers(profile, &data_dir, true)?;
+        let ledger = Arc::new(open_ledger(profile, &data_dir, true)?);
+        let tiers = open_tiers(profile, &data_dir, true, &ledger)?;
         let memory = Self::assemble(profile, data_dir, ledger, tiers, true)?;
         memory.restore_traces()?;
         Ok(memory)

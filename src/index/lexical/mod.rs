@@ -264,8 +264,20 @@ impl ProjectText {
         ledger: &Ledger,
         project: &ProjectId,
     ) -> LedgerResult<Vec<u64>> {
+        self.catch_up_below(ledger, project, u64::MAX)
+    }
+
+    /// As [`catch_up`](Self::catch_up), only the events with ids below `below` (what other
+    /// writers of a shared ledger appended before a batch this process indexes itself).
+    pub(crate) fn catch_up_below(
+        &mut self,
+        ledger: &Ledger,
+        project: &ProjectId,
+        below: u64,
+    ) -> LedgerResult<Vec<u64>> {
         let saved_last = self.last_id;
-        let contents = ledger.contents_after(project, EventId(self.last_id))?;
+        let mut contents = ledger.contents_after(project, EventId(self.last_id))?;
+        contents.retain(|(id, ..)| id.0 < below);
         let tokens: Vec<Vec<String>> = contents
             .par_iter()
             .map(|(_, _, text, _)| crate::text::tokens(text))
