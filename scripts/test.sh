@@ -239,6 +239,6 @@ phase "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.
 phase "cargo check --features standard --lib --bins (the standard profile builds on its own)"
 cargo check --features standard --lib --bins
 phase "cargo test --features scale,sentence (Redis $(redis-server --version | awk '{print $3}') on $HYPERMEM_TEST_REDIS_URL; the standard and scale suites, and the sentence model's in the same build)"
-cargo test --features scale,sentence --lib --test redis --test qdrant --test qdrant_cluster --test tier_contract --test profiles --test sentence --test load --test ledger_contract
+cargo test --features scale,sentence --lib --test redis --test qdrant --test qdrant_cluster --test tier_contract --test profiles --test sentence --test load --test ledger_contract --test nodes
 
 echo "[$SECONDS s] all tests passed"
