@@ -181,6 +181,7 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
         );
         return;
     };
+    let pg = common::fresh_database(&pg, "nodes");
     let Some(mut qdrant) = QdrantServer::start_cluster(3) else {
         return;
     };

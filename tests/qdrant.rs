@@ -350,7 +350,7 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
         &redis_server::unique_prefix("nodes"),
         &redis_url,
     );
-    profile.ledger.url = Some(pg);
+    profile.ledger.url = Some(common::fresh_database(&pg, "two_nodes"));
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = Memory::open(&profile, Some(dir_a.path())).unwrap();
     let b = Memory::open(&profile, Some(dir_b.path())).unwrap();

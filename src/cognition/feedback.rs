@@ -90,9 +90,7 @@ impl Cognition {
                     self.strengthen_in(rows, &r.project, &Self::coactive_pairs(&r.hits), r.at)?;
                 }
                 log_query_in(rows, r)?;
-                for &id in &r.hits {
-                    rows.count_access(r.project.as_str(), id, r.at)?;
-                }
+                rows.count_accesses(r.project.as_str(), &r.hits, r.at)?;
             }
             Ok(())
         })

@@ -335,6 +335,9 @@ pub struct FtsHit {
 /// What derived indexes read of an event: `(id, role, content, speaker)`.
 pub type EventText = (EventId, Role, String, Option<String>);
 
+/// Ids one statement of [`Ledger::get_many`] reads.
+const GET_CHUNK: usize = 64;
+
 /// The columns of an event, in [`event_of`]'s order.
 pub(crate) const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
     turn_seq, role, kind, content, content_hash, parent_id, causality, prev_id, created_at, \
@@ -795,7 +798,7 @@ impl Ledger {
     }
 
     /// The events `ids` of `project`, in the order asked (`None` where there is none): one
-    /// read, one statement.
+    /// read, one statement per [`GET_CHUNK`] ids (a round trip each on a server).
     ///
     /// # Errors
     /// The store's failures.
@@ -804,12 +807,42 @@ impl Ledger {
         project: &ProjectId,
         ids: &[EventId],
     ) -> LedgerResult<Vec<Option<Event>>> {
-        let sql = format!("SELECT {COLUMNS} FROM events WHERE id = ?1 AND project = ?2");
-        self.exec_read(|x| {
-            ids.iter()
-                .map(|id| x.one(&sql, args![id.0, project.as_str()], event_of))
-                .collect()
-        })
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Always GET_CHUNK placeholders (a short chunk repeats its last id): one statement
+        // text, prepared once.
+        let marks: Vec<String> = (2..2 + GET_CHUNK).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM events WHERE project = ?1 AND id IN ({})",
+            marks.join(", ")
+        );
+        let mut found: HashMap<u64, Event> = self.exec_read(|x| {
+            let mut found = HashMap::with_capacity(ids.len());
+            for chunk in ids.chunks(GET_CHUNK) {
+                let mut args = Vec::with_capacity(GET_CHUNK + 1);
+                args.push(Arg::Text(project.as_str()));
+                args.extend((0..GET_CHUNK).map(|i| Arg::from(chunk[i.min(chunk.len() - 1)].0)));
+                for e in x.all(&sql, &args, event_of)? {
+                    found.insert(e.id.0, e);
+                }
+            }
+            Ok(found)
+        })?;
+        let mut first: HashMap<u64, usize> = HashMap::with_capacity(ids.len());
+        let mut out: Vec<Option<Event>> = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            let event = match first.get(&id.0) {
+                // Asked twice: the same event again.
+                Some(&at) => out[at].clone(),
+                None => {
+                    first.insert(id.0, i);
+                    found.remove(&id.0)
+                }
+            };
+            out.push(event);
+        }
+        Ok(out)
     }
 
     fn query_events(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<Vec<Event>> {

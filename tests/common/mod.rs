@@ -99,3 +99,27 @@ pub fn all_of<I: IntoIterator>(items: I, f: impl FnMut(I::Item) -> bool) -> bool
 pub fn reason_of(e: impl Into<hypermem::Error>) -> hypermem::Reason {
     e.into().reason()
 }
+
+/// A new, empty database on the PostgreSQL server `url` names, and the URL of it: one
+/// deployment's ledger of its own, so a test's nodes meet no other test's projects (a
+/// deployment is one ledger with one vector collection).
+#[cfg(feature = "postgres")]
+pub fn fresh_database(url: &str, test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("hm_{test}_{}_{}", std::process::id(), nanos % 1_000_000_000);
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let (head, tail) = url
+        .split_once('?')
+        .map_or((url, None), |(h, t)| (h, Some(t)));
+    let base = head.rsplit_once('/').map_or(head, |(b, _)| b);
+    match tail {
+        Some(t) => format!("{base}/{name}?{t}"),
+        None => format!("{base}/{name}"),
+    }
+}

@@ -131,8 +131,9 @@ fn contract(b: &impl Backend, backend: &str, tag: &str) {
     r(&|x| {
         x.log_query(p, "what key", (0.4, false), "[1]", 100)?;
         x.log_query(p, "blood type", (0.01, true), "[]", 200)?;
-        x.count_access(p, ask, 500)?;
-        x.count_access(p, ask, 300)
+        x.count_accesses(p, &[ask, ask], 500)?;
+        x.count_accesses(p, &[ask], 300)?;
+        x.count_accesses(p, &[], 300)
     });
     b.read(|x| {
         assert_eq!(

@@ -13,7 +13,7 @@
 #[cfg(test)]
 mod contract;
 pub(crate) mod exec;
-mod portable;
+pub(crate) mod portable;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
@@ -63,9 +63,10 @@ pub(crate) trait RecallLogRows {
         hits_json: &str,
         at: i64,
     ) -> LedgerResult<()>;
-    /// Counts an access of memory `id` at `at` (a first access counts two: storage and
-    /// this recall).
-    fn count_access(&self, project: &str, id: u64, at: i64) -> LedgerResult<()>;
+    /// Counts an access of each memory of `ids` at `at` (a first access counts two:
+    /// storage and this recall); an id given twice counts once. One statement per
+    /// [`ACCESS_CHUNK`](portable::ACCESS_CHUNK) ids.
+    fn count_accesses(&self, project: &str, ids: &[u64], at: i64) -> LedgerResult<()>;
     /// The logged gap queries, oldest first: query, time, best similarity, hits (JSON).
     fn gap_queries(&self, project: &str) -> LedgerResult<Vec<(String, i64, f64, String)>>;
     /// Open user questions, newest first: episode id, event id, content.

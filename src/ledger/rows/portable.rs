@@ -2,7 +2,7 @@
 //! [`Exec`] (the SQLite file, the PostgreSQL server), in the SQL both engines run
 //! ([`exec`](super::exec) names the subset).
 
-use super::exec::{Exec, ExecExt as _, Row, args};
+use super::exec::{Arg, Exec, ExecExt as _, Row, args};
 use super::{
     AssociationRow, AssociationRows, Census, ConceptRecord, ConceptRows, CurationRows,
     EpisodeRecord, EpisodeRow, EpisodeRows, MapRows, MetaRows, PendingEpisode, ProcedureRow,
@@ -10,6 +10,9 @@ use super::{
     RecallLogRows, StoreRows, SynapseRows, ThreadRow, TraceRow, Transition, Weight,
 };
 use crate::ledger::{LedgerResult, PROJECT_HELD_SQL};
+
+/// Memories one statement of [`RecallLogRows::count_accesses`] counts.
+pub(crate) const ACCESS_CHUNK: usize = 64;
 
 /// Ids are stored as 64-bit signed integers (both engines' integer type).
 fn id(v: u64) -> i64 {
@@ -87,17 +90,33 @@ impl<E: Exec> RecallLogRows for E {
         .map(|_| ())
     }
 
-    fn count_access(&self, project: &str, memory: u64, at: i64) -> LedgerResult<()> {
-        self.run(
-            "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
-             VALUES (?1, ?2, 1.0, 2, ?3)
-             ON CONFLICT (project, id) DO UPDATE SET
-                accesses = memory_traces.accesses + 1,
-                last_access = CASE WHEN excluded.last_access > memory_traces.last_access
-                    THEN excluded.last_access ELSE memory_traces.last_access END",
-            args![project, id(memory), at],
-        )
-        .map(|_| ())
+    fn count_accesses(&self, project: &str, ids: &[u64], at: i64) -> LedgerResult<()> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        for chunk in ids.chunks(ACCESS_CHUNK) {
+            // ?1 the project, ?2 the time, then one id per row.
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|i| format!("(?1, ?{}, 1.0, 2, ?2)", i + 3))
+                .collect();
+            let mut args = Vec::with_capacity(chunk.len() + 2);
+            args.push(Arg::Text(project));
+            args.push(Arg::Int(at));
+            args.extend(chunk.iter().map(|&id| Arg::from(id)));
+            self.run(
+                &format!(
+                    "INSERT INTO memory_traces (project, id, importance, accesses, last_access)
+                     VALUES {}
+                     ON CONFLICT (project, id) DO UPDATE SET
+                        accesses = memory_traces.accesses + 1,
+                        last_access = CASE WHEN excluded.last_access > memory_traces.last_access
+                            THEN excluded.last_access ELSE memory_traces.last_access END",
+                    rows.join(", ")
+                ),
+                &args,
+            )?;
+        }
+        Ok(())
     }
 
     fn gap_queries(&self, project: &str) -> LedgerResult<Vec<(String, i64, f64, String)>> {

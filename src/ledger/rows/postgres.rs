@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use postgres::types::{ToSql, Type};
-use postgres::{Statement, Transaction};
+use postgres::{GenericClient, Statement};
 
 use super::exec::{Arg, Cell, Exec, Row};
 use crate::base::Reason;
@@ -19,15 +19,16 @@ use crate::ledger::{LedgerError, LedgerResult};
 /// Statements prepared on one connection, by their portable text.
 pub(crate) type Prepared = HashMap<String, Statement>;
 
-/// One PostgreSQL transaction as [`Rows`](super::Rows).
-pub(crate) struct Postgres<'a, 't> {
-    tx: RefCell<&'a mut Transaction<'t>>,
+/// One PostgreSQL transaction (or, for a lone read, the connection itself) as
+/// [`Rows`](super::Rows).
+pub(crate) struct Postgres<'a, C: GenericClient> {
+    tx: RefCell<&'a mut C>,
     prepared: RefCell<&'a mut Prepared>,
 }
 
-impl<'a, 't> Postgres<'a, 't> {
+impl<'a, C: GenericClient> Postgres<'a, C> {
     /// Operations in `tx`, reusing (and adding to) its connection's `prepared` statements.
-    pub(crate) fn new(tx: &'a mut Transaction<'t>, prepared: &'a mut Prepared) -> Self {
+    pub(crate) fn new(tx: &'a mut C, prepared: &'a mut Prepared) -> Self {
         Self {
             tx: RefCell::new(tx),
             prepared: RefCell::new(prepared),
@@ -194,7 +195,7 @@ fn cell(row: &postgres::Row, i: usize) -> LedgerResult<Cell> {
     .unwrap_or(Cell::Null))
 }
 
-impl Exec for Postgres<'_, '_> {
+impl<C: GenericClient> Exec for Postgres<'_, C> {
     fn run(&self, sql: &str, args: &[Arg<'_>]) -> LedgerResult<usize> {
         let stmt = self.statement(sql)?;
         let values = Self::bind(&stmt, args)?;
