@@ -333,3 +333,51 @@ fn the_recall_table_resolves_validates_and_names_every_weight() {
         );
     }
 }
+
+/// The ledger's server is the scale profile's; its URL never holds a password (the
+/// profile names the variable that does), and only a PostgreSQL URL is one.
+#[test]
+fn only_the_scale_profile_names_a_ledger_server_and_never_its_password() {
+    let e = err(&format!(
+        "{LITE}[ledger]\nurl = \"postgres://hm@127.0.0.1:5432/hypermem\"\n"
+    ));
+    assert!(e.contains("ledger.url") && e.contains("scale"), "{e}");
+    // Without a URL the section only names the password's variable: no server.
+    let p = Profile::parse(&format!("{LITE}[ledger]\nurl = \"\"\n"), "<test>").unwrap();
+    assert_eq!(p.ledger.url, None);
+    #[cfg(feature = "scale")]
+    {
+        let scale = LITE.replace("\"lite\"", "\"scale\"");
+        let p = Profile::parse(&scale, "<test>").unwrap();
+        assert_eq!(p.ledger.url, None, "the SQLite file unless a server is named");
+        assert_eq!(p.ledger.password_env, "HYPERMEM_LEDGER_PASSWORD");
+        let p = Profile::parse(
+            &format!(
+                "{scale}[ledger]\nurl = \"postgres://hm@db.internal:5432/mem\"\npassword_env = \"MEM_DB_PASS\"\n"
+            ),
+            "<test>",
+        )
+        .unwrap();
+        assert_eq!(
+            p.ledger.url.as_deref(),
+            Some("postgres://hm@db.internal:5432/mem")
+        );
+        assert_eq!(p.ledger.password_env, "MEM_DB_PASS");
+        for (line, key, says) in [
+            (
+                "url = \"postgres://hm:hunter2@db:5432/mem\"",
+                "ledger.url",
+                "MEM_DB_PASS",
+            ),
+            ("url = \"mysql://db/mem\"", "ledger.url", "postgres://"),
+        ] {
+            let e = err(&format!(
+                "{scale}[ledger]\npassword_env = \"MEM_DB_PASS\"\n{line}\n"
+            ));
+            assert!(e.contains(key) && e.contains(says), "{line}: {e}");
+            assert!(!e.contains("hunter2"), "a refusal never repeats a password: {e}");
+        }
+        let e = err(&format!("{scale}[ledger]\npassword_env = \"MY-PASS\"\n"));
+        assert!(e.contains("ledger.password_env") && e.contains("environment"), "{e}");
+    }
+}
