@@ -349,7 +349,10 @@ fn only_the_scale_profile_names_a_ledger_server_and_never_its_password() {
     {
         let scale = LITE.replace("\"lite\"", "\"scale\"");
         let p = Profile::parse(&scale, "<test>").unwrap();
-        assert_eq!(p.ledger.url, None, "the SQLite file unless a server is named");
+        assert_eq!(
+            p.ledger.url, None,
+            "the SQLite file unless a server is named"
+        );
         assert_eq!(p.ledger.password_env, "HYPERMEM_LEDGER_PASSWORD");
         let p = Profile::parse(
             &format!(
@@ -375,9 +378,15 @@ fn only_the_scale_profile_names_a_ledger_server_and_never_its_password() {
                 "{scale}[ledger]\npassword_env = \"MEM_DB_PASS\"\n{line}\n"
             ));
             assert!(e.contains(key) && e.contains(says), "{line}: {e}");
-            assert!(!e.contains("hunter2"), "a refusal never repeats a password: {e}");
+            assert!(
+                !e.contains("hunter2"),
+                "a refusal never repeats a password: {e}"
+            );
         }
         let e = err(&format!("{scale}[ledger]\npassword_env = \"MY-PASS\"\n"));
-        assert!(e.contains("ledger.password_env") && e.contains("environment"), "{e}");
+        assert!(
+            e.contains("ledger.password_env") && e.contains("environment"),
+            "{e}"
+        );
     }
 }
