@@ -13,63 +13,18 @@
 //! ```
 
 mod common;
+#[path = "common/notes.rs"]
+mod notes;
 use common::cpu_seconds;
+use notes::{observe_notes, percentiles, query, sentence};
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use hypermem::hdv::SeededRng;
-use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::store::ProjectId;
 use hypermem::{Memory, Profile, ProfileKind};
 use serde_json::json;
-
-const SUBJECTS: &[&str] = &[
-    "deploy", "database", "invoice", "editor", "backup", "meeting", "budget", "laptop", "garden",
-    "flight",
-];
-const VERBS: &[&str] = &[
-    "prefers",
-    "scheduled",
-    "moved",
-    "fixed",
-    "asked about",
-    "cancelled",
-];
-const DETAILS: &[&str] = &[
-    "on Tuesday",
-    "for the Berlin office",
-    "after the outage",
-    "with the new vendor",
-    "before the release",
-    "at 9am",
-];
-
-fn sentence(rng: &mut SeededRng, i: usize) -> String {
-    let pick = |rng: &mut SeededRng, xs: &[&'static str]| xs[rng.below(xs.len() as u64) as usize];
-    format!(
-        "Note {i}: the user {} the {} {} (ticket {}).",
-        pick(rng, VERBS),
-        pick(rng, SUBJECTS),
-        pick(rng, DETAILS),
-        rng.below(100_000)
-    )
-}
-
-fn query(rng: &mut SeededRng) -> String {
-    let pick = |rng: &mut SeededRng, xs: &[&'static str]| xs[rng.below(xs.len() as u64) as usize];
-    format!(
-        "what did the user do with the {} {}",
-        pick(rng, SUBJECTS),
-        pick(rng, DETAILS)
-    )
-}
-
-fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
-    ms.sort_by(f64::total_cmp);
-    let at = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
-    (at(0.5), at(0.99))
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("active kernel: {}", hypermem::hdv::kernel_name());
@@ -78,22 +33,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let profile = Profile::builtin(ProfileKind::Lite)?;
     let memory = Arc::new(Memory::open(&profile, Some(dir.path()))?);
     let p = ProjectId::new("bench")?;
-    let mut rng = SeededRng::new(7);
     let t = Instant::now();
-    for start in (0..n).step_by(1000) {
-        let batch: Vec<NewEvent> = (start..(start + 1000).min(n))
-            .map(|i| {
-                NewEvent::new(
-                    p.clone(),
-                    Role::User,
-                    EventKind::Message,
-                    sentence(&mut rng, i),
-                )
-                .thread(format!("t{}", i / 100))
-            })
-            .collect();
-        memory.observe_batch(&batch)?;
-    }
+    observe_notes(&memory, &p, n)?;
+    // The questions and the later notes draw from a stream of their own.
+    let mut rng = SeededRng::new(8);
     println!("built {n} memories in {:.1} s", t.elapsed().as_secs_f64());
     // Steady state: a project past the HNSW threshold is searched through its graph once
     // the background indexer has caught up (until then its tail is scanned).

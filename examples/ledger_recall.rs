@@ -12,36 +12,15 @@
 //! ```
 
 mod common;
+#[path = "common/notes.rs"]
+mod notes;
 
 use std::time::Instant;
 
 use hypermem::hdv::SeededRng;
-use hypermem::ledger::{EventKind, NewEvent, Role};
 use hypermem::store::ProjectId;
 use hypermem::{Memory, Profile, ProfileKind};
-
-const SUBJECTS: &[&str] = &[
-    "deploy", "database", "invoice", "editor", "backup", "meeting", "budget", "laptop", "garden",
-    "flight",
-];
-const DETAILS: &[&str] = &[
-    "on Tuesday",
-    "for the Berlin office",
-    "after the outage",
-    "with the new vendor",
-    "before the release",
-    "at 9am",
-];
-
-fn pick(rng: &mut SeededRng, xs: &[&'static str]) -> &'static str {
-    xs[rng.below(xs.len() as u64) as usize]
-}
-
-fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
-    ms.sort_by(f64::total_cmp);
-    let at = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
-    (at(0.5), at(0.99))
-}
+use notes::{observe_notes, percentiles, query};
 
 /// Gives `memory` `n` notes in batches of 1,000; the wall seconds and CPU-seconds of this
 /// process it took (PostgreSQL's own CPU is another process's).
@@ -50,23 +29,8 @@ fn build(
     p: &ProjectId,
     n: usize,
 ) -> Result<(f64, f64), Box<dyn std::error::Error>> {
-    let mut rng = SeededRng::new(7);
     let (t, cpu) = (Instant::now(), common::cpu_seconds());
-    for start in (0..n).step_by(1000) {
-        let batch: Vec<NewEvent> = (start..(start + 1000).min(n))
-            .map(|i| {
-                let text = format!(
-                    "Note {i}: the user moved the {} {} (ticket {}).",
-                    pick(&mut rng, SUBJECTS),
-                    pick(&mut rng, DETAILS),
-                    rng.below(100_000)
-                );
-                NewEvent::new(p.clone(), Role::User, EventKind::Message, text)
-                    .thread(format!("t{}", i / 100))
-            })
-            .collect();
-        memory.observe_batch(&batch)?;
-    }
+    observe_notes(memory, p, n)?;
     Ok((t.elapsed().as_secs_f64(), common::cpu_seconds() - cpu))
 }
 
@@ -96,15 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rate(c2)
     );
     let mut rng = SeededRng::new(11);
-    let queries: Vec<String> = (0..300)
-        .map(|_| {
-            format!(
-                "what did the user do with the {} {}",
-                pick(&mut rng, SUBJECTS),
-                pick(&mut rng, DETAILS)
-            )
-        })
-        .collect();
+    let queries: Vec<String> = (0..300).map(|_| query(&mut rng)).collect();
     for q in queries.iter().take(20) {
         sqlite.recall(&p, q, 10)?;
         postgres.recall(&p, q, 10)?;

@@ -8,7 +8,7 @@
 //! machine): p50 / p99 of ordinary requests without and with the hostile client.
 
 mod common;
-use common::serve::{Server, agent, reason};
+use common::serve::{Server, reason, try_post};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,18 +25,6 @@ const CLIENTS: usize = 16;
 struct Answer {
     ms: f64,
     status: u16,
-}
-
-/// POSTs `body`; `None` when the server is gone (connection refused or reset).
-fn send(url: &str, body: &str) -> Option<(u16, Value)> {
-    let mut resp = agent()
-        .post(url)
-        .header("Content-Type", "application/json")
-        .send(body)
-        .ok()?;
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().ok()?;
-    Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
 /// Every answer is a success or a refusal with a reason; a 500 never.
@@ -87,7 +75,7 @@ fn client(
         let mut tries = 0;
         loop {
             let started = Instant::now();
-            let Some((status, v)) = send(&url(op), &body) else {
+            let Some((status, v)) = try_post(&url(op), &body) else {
                 return answers;
             };
             let ms = started.elapsed().as_secs_f64() * 1e3;
@@ -152,7 +140,7 @@ fn hostile(base: &str, stop: &AtomicBool) -> usize {
         n += 1;
         // A body past the limit may be cut off unread: the server answers 413 and
         // closes, and the client can be still writing.
-        let Some((status, v)) = send(&format!("{base}/v1/projects/load/{op}"), body) else {
+        let Some((status, v)) = try_post(&format!("{base}/v1/projects/load/{op}"), body) else {
             continue;
         };
         named(status, &v, op);
@@ -341,7 +329,7 @@ fn qdrant_killed_and_restarted_under_load_loses_and_duplicates_nothing() {
         qdrant.restart();
     });
     assert_eq!(acked.lock().unwrap().len(), CLIENTS * 24);
-    let (status, v) = send(
+    let (status, v) = try_post(
         &format!("{}/v1/projects/qdrant/recall", server.url),
         &json!({"query": "client 3 note 15 heron count", "k": 5}).to_string(),
     )

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use common::qdrant_server::{QdrantServer, replicas_active};
 use common::redis_server;
-use common::serve::{Server, agent, post, reason};
+use common::serve::{Server, post, reason, try_post};
 use hypermem::ledger::{EventId, Ledger, LedgerConfig};
 use hypermem::store::QdrantTier;
 use serde_json::{Value, json};
@@ -128,18 +128,6 @@ fn client(
         std::thread::sleep(Duration::from_millis(5));
     }
     retried
-}
-
-/// (status, body) of a POST, or `None` when the node does not answer.
-fn try_post(url: &str, body: &str) -> Option<(u16, Value)> {
-    let mut resp = agent()
-        .post(url)
-        .header("Content-Type", "application/json")
-        .send(body)
-        .ok()?;
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().ok()?;
-    Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
 /// The ids of a recall on `url`, once its node has seen `at_least`.

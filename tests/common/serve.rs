@@ -76,6 +76,19 @@ pub fn post(url: &str, token: Option<&str>, body: &str) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// (status, body) of a POST, or `None` when the server is gone (connection refused or
+/// reset).
+pub fn try_post(url: &str, body: &str) -> Option<(u16, Value)> {
+    let mut resp = agent()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body)
+        .ok()?;
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().ok()?;
+    Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
 /// (status, body) of a GET.
 pub fn get(url: &str) -> (u16, Value) {
     let mut resp = agent().get(url).call().unwrap();

@@ -24,6 +24,19 @@ fn first_id(r: &Row) -> LedgerResult<u64> {
     r.get(0)
 }
 
+/// Records that `episode` supports `concept`, and that consolidation took the episode up.
+fn supports(e: &impl Exec, project: &str, concept: u64, episode: u64) -> LedgerResult<()> {
+    e.run(
+        "INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)",
+        args![id(concept), id(episode), project],
+    )?;
+    e.run(
+        "UPDATE episodes SET consolidated = 1 WHERE id = ?1",
+        args![id(episode)],
+    )
+    .map(|_| ())
+}
+
 /// `(name, count)` rows of a grouped count over one project.
 fn counts(e: &impl Exec, sql: &str, project: &str) -> LedgerResult<Vec<(String, u64)>> {
     e.all(sql, args![project], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -908,15 +921,7 @@ impl<E: Exec> ConceptRows for E {
             "UPDATE concepts SET counters = ?2, prototype = ?3, support = support + 1, successes = successes + ?4, failures = failures + ?5, updated_at = ?6 WHERE id = ?1",
             args![id(concept), counters, prototype, id(successes), id(failures), at],
         )?;
-        self.run(
-            "INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)",
-            args![id(concept), id(episode), project],
-        )?;
-        self.run(
-            "UPDATE episodes SET consolidated = 1 WHERE id = ?1",
-            args![id(episode)],
-        )
-        .map(|_| ())
+        supports(self, project, concept, episode)
     }
 
     fn new_concept(
@@ -931,14 +936,7 @@ impl<E: Exec> ConceptRows for E {
             "INSERT INTO concepts (project, label, prototype, counters, support, successes, failures, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7) RETURNING id",
             args![project, label, prototype, counters, id(successes), id(failures), at],
         )?;
-        self.run(
-            "INSERT INTO concept_support (concept_id, episode_id, project) VALUES (?1, ?2, ?3)",
-            args![id(concept), id(episode), project],
-        )?;
-        self.run(
-            "UPDATE episodes SET consolidated = 1 WHERE id = ?1",
-            args![id(episode)],
-        )?;
+        supports(self, project, concept, episode)?;
         Ok(concept)
     }
 
