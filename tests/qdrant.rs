@@ -351,6 +351,18 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
         &redis_url,
     );
     profile.ledger.url = Some(common::fresh_database(&pg, "two_nodes"));
+    // The static model, when the shared folder has it: each node's semantic space follows
+    // the vectors the other node stores with its events.
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/m2v-minilm-256");
+    if model.join("model.safetensors").is_file() {
+        profile.semantic.model = Some(model);
+    } else {
+        eprintln!(
+            "!! SKIP (one part): {} is missing: the semantic spaces of two nodes are not tested",
+            model.display()
+        );
+    }
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = Memory::open(&profile, Some(dir_a.path())).unwrap();
     let b = Memory::open(&profile, Some(dir_b.path())).unwrap();
@@ -383,6 +395,17 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
         .unwrap();
     let hits = a.recall(&p, "where does the cat nap?", 3).unwrap();
     assert_eq!(hits[0].event.id, cat, "{hits:?}");
+    if profile.semantic.model.is_some() {
+        assert!(
+            hits[0]
+                .fused
+                .breakdown
+                .iter()
+                .any(|b| b.signal.name() == "semantic"),
+            "node A's semantic space holds what node B stored: {:?}",
+            hits[0].fused.breakdown
+        );
+    }
     let hits = a.recall(&p, "is the kettle broken?", 3).unwrap();
     assert_eq!(hits[0].event.id, kettle, "{hits:?}");
     // The same question, the same answer, from either node.

@@ -92,25 +92,39 @@ impl Memory {
             .collect()
     }
 
-    /// The semantic space of `project`, loaded from the ledger on first use.
-    pub(super) fn space(&self, project: &ProjectId) -> Result<Arc<RwLock<crate::semantic::Space>>> {
-        if let Some(s) = self.spaces.reading().get(project) {
-            return Ok(s.clone());
-        }
-        let mut space = crate::semantic::Space::default();
+    /// Adds to `space` the semantic vectors of `project` the ledger holds after the
+    /// space's newest event (all of them for an empty space). Vectors of another
+    /// projection size (a changed profile) are skipped.
+    pub(super) fn extend_space(
+        &self,
+        project: &ProjectId,
+        space: &mut crate::semantic::Space,
+    ) -> Result<()> {
         let dim = self.embedder.bits();
-        for (id, input, bytes) in self.ledger.semantic_vectors_after(project, EventId(0))? {
+        for (id, input, bytes) in self
+            .ledger
+            .semantic_vectors_after(project, EventId(space.last_id))?
+        {
             let words: Vec<u64> = bytes
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
                 .collect();
-            // Vectors of another projection size (a changed profile) are skipped.
             if let Ok(v) = Hypervector::from_words(words)
                 && v.dim() == dim
             {
                 space.push(id.0, input as usize, &v);
             }
         }
+        Ok(())
+    }
+
+    /// The semantic space of `project`, loaded from the ledger on first use.
+    pub(super) fn space(&self, project: &ProjectId) -> Result<Arc<RwLock<crate::semantic::Space>>> {
+        if let Some(s) = self.spaces.reading().get(project) {
+            return Ok(s.clone());
+        }
+        let mut space = crate::semantic::Space::default();
+        self.extend_space(project, &mut space)?;
         let mut spaces = self.spaces.writing();
         Ok(spaces
             .entry(project.clone())

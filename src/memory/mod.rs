@@ -255,6 +255,11 @@ impl Memory {
             self.profile.recall.turn_regime,
         );
         let caught_up = text.catch_up(&self.ledger, project)?.len();
+        if self.read_only || self.ledger_shared() {
+            // A semantic space loaded before the text (an observation loads it) takes in
+            // what other writers stored since.
+            self.follow_space(project)?;
+        }
         tracing::debug!(
             project = project.as_str(),
             documents = text.postings.documents(),
@@ -361,6 +366,17 @@ impl Memory {
         let new = text.writing().catch_up(&self.ledger, project)?;
         let new: Vec<VectorId> = new.into_iter().map(VectorId).collect();
         self.tiers.adopt(project, &new);
+        self.follow_space(project)
+    }
+
+    /// The loaded semantic space of `project` takes in the vectors stored with the events
+    /// other writers appended (a static model's, a caller's embeddings); a sentence
+    /// model's, embedded later for older events, wait for the space's next load.
+    fn follow_space(&self, project: &ProjectId) -> Result<()> {
+        let space = self.spaces.reading().get(project).cloned();
+        if let Some(space) = space {
+            self.extend_space(project, &mut space.writing())?;
+        }
         Ok(())
     }
 

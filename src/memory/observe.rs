@@ -128,6 +128,9 @@ impl Memory {
                         let theirs: Vec<VectorId> = theirs.into_iter().map(VectorId).collect();
                         self.tiers.adopt(project, &theirs);
                     }
+                    if let Some(space) = spaces.get(project) {
+                        self.extend_space(project, &mut space.writing())?;
+                    }
                 }
             }
             for (i, e) in events.iter().enumerate().filter(|(i, _)| fresh[*i]) {

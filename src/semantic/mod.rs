@@ -373,15 +373,29 @@ pub struct Space {
 
 impl Space {
     /// Adds the bits of event `id` (an embedding of `input` dimensions); an id it holds
-    /// already keeps its vector.
+    /// already keeps its vector. Vectors are kept in event-id order whatever order they
+    /// arrive in (a node of a shared ledger takes in another's between its own; a sentence
+    /// model embeds older events later), so a search breaks ties the same way on every
+    /// node.
     pub fn push(&mut self, id: u64, input: usize, bits: &Hypervector) {
         if self.at.contains_key(&id) {
             return;
         }
         self.input = input;
-        self.at.insert(id, self.ids.len());
-        self.ids.push(id);
-        self.words.extend_from_slice(bits.words());
+        let words = bits.words();
+        if id > self.last_id || self.ids.is_empty() {
+            self.at.insert(id, self.ids.len());
+            self.ids.push(id);
+            self.words.extend_from_slice(words);
+        } else {
+            let i = self.ids.partition_point(|&x| x < id);
+            self.ids.insert(i, id);
+            let w = words.len();
+            self.words.splice(i * w..i * w, words.iter().copied());
+            for (k, &later) in self.ids.iter().enumerate().skip(i) {
+                self.at.insert(later, k);
+            }
+        }
         self.last_id = self.last_id.max(id);
     }
 
@@ -455,5 +469,38 @@ impl Space {
             .into_iter()
             .map(|h| (self.ids[h.index], 1.0 - 2.0 * f64::from(h.distance) / d))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod space_tests {
+    use super::Space;
+    use hdv::{Dim, Hypervector};
+
+    #[test]
+    fn a_space_holds_its_vectors_in_event_order_whatever_order_they_arrive_in() {
+        let dim = Dim::new(256).unwrap();
+        // Events 2 and 5 carry one vector: a tie any search must break the same way.
+        let v = |id: u64| Hypervector::random(dim, if id == 5 { 2 } else { id });
+        let mut in_order = Space::default();
+        for id in [1, 2, 3, 5, 8] {
+            in_order.push(id, 16, &v(id));
+        }
+        let mut shuffled = Space::default();
+        for id in [8, 5, 1, 3, 2, 3] {
+            shuffled.push(id, 16, &v(id));
+        }
+        assert_eq!(shuffled.len(), 5, "an id it holds keeps its vector");
+        assert_eq!(shuffled.last_id, 8);
+        let q = v(2);
+        assert_eq!(in_order.search(&q, 1).unwrap()[0].0, 2);
+        assert_eq!(
+            in_order.search(&q, 5).unwrap(),
+            shuffled.search(&q, 5).unwrap()
+        );
+        for id in [1, 2, 3, 5, 8] {
+            assert_eq!(in_order.similarity(&q, id), shuffled.similarity(&q, id));
+        }
+        assert_eq!(in_order.baseline(&q, 3), shuffled.baseline(&q, 3));
     }
 }
