@@ -278,3 +278,79 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
     drop(servers);
     drop(qdrant);
 }
+
+/// `hypermem migrate` on a profile whose ledger is on PostgreSQL: a dry run reports what is
+/// pending and applies nothing; a migration applies it once; a second reports nothing.
+#[test]
+fn migrate_reports_and_applies_the_postgres_schema_through_the_binary() {
+    let Ok(pg) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!(
+            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: `migrate` on PostgreSQL is NOT tested"
+        );
+        return;
+    };
+    let pg = common::fresh_database(&pg, "migrate");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("scale.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "[profile]\nname = \"scale\"\ndata_dir = \"./unused\"\n[vectors]\ndim = 1024\n[store]\nprefix_bits = 512\n[ledger]\nurl = {pg:?}\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hypermem"))
+            .arg("--profile")
+            .arg(&profile)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(["--create", "--json", "migrate"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let dry = run(&["--dry-run"]);
+    assert_eq!(
+        (dry["from"].as_u64(), dry["to"].as_u64()),
+        (Some(0), Some(0)),
+        "{dry}"
+    );
+    assert_eq!(dry["migrations"].as_array().unwrap().len(), 4, "{dry}");
+    let again = run(&["--dry-run"]);
+    assert_eq!(
+        again["from"].as_u64(),
+        Some(0),
+        "a dry run applied nothing: {again}"
+    );
+    let applied = run(&[]);
+    assert_eq!(
+        (applied["from"].as_u64(), applied["to"].as_u64()),
+        (Some(0), Some(4)),
+        "{applied}"
+    );
+    let after = run(&[]);
+    assert_eq!(
+        (after["from"].as_u64(), after["to"].as_u64()),
+        (Some(4), Some(4)),
+        "{after}"
+    );
+    assert!(
+        after["migrations"].as_array().unwrap().is_empty(),
+        "{after}"
+    );
+    assert!(
+        !dir.path().join("data/ledger.db").exists(),
+        "no SQLite ledger beside a PostgreSQL one"
+    );
+}

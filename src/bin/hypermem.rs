@@ -359,7 +359,28 @@ fn run(cli: Cli) -> Result<(), ApiError> {
             // nothing: with no ledger yet, it reports every migration from version 0 on a
             // ledger in memory instead of creating the file.
             let path = dir.join("ledger.db");
-            let ledger = if dry_run && !path.exists() {
+            let ledger = if let Some(url) = &profile.ledger.url {
+                // The profile's PostgreSQL ledger, reached without migrating it first.
+                #[cfg(feature = "postgres")]
+                {
+                    hypermem::ledger::Ledger::connect_unmigrated(
+                        url,
+                        profile.ledger.password().as_deref(),
+                        hypermem::ledger::LedgerConfig::default(),
+                    )?
+                }
+                #[cfg(not(feature = "postgres"))]
+                {
+                    return Err(hypermem::ledger::LedgerError::Invalid {
+                        what: "ledger.url",
+                        reason: format!(
+                            "this binary has no PostgreSQL ledger (`{}`); build it with the scale profile",
+                            hypermem::config::redact_url(url)
+                        ),
+                    }
+                    .into());
+                }
+            } else if dry_run && !path.exists() {
                 hypermem::ledger::Ledger::open_unmigrated(
                     ":memory:",
                     hypermem::ledger::LedgerConfig::default(),

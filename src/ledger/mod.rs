@@ -158,6 +158,26 @@ impl Ledger {
         Self::connect_as(url, None, config)
     }
 
+    /// The PostgreSQL ledger at `url` without applying its migrations (to report them, or
+    /// apply them with [`migrate`](Self::migrate)).
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    #[cfg(feature = "postgres")]
+    pub fn connect_unmigrated(
+        url: &str,
+        password: Option<&str>,
+        config: LedgerConfig,
+    ) -> LedgerResult<Self> {
+        Ok(Self {
+            engine: Engine::Postgres(Box::new(postgres::PgEngine::connect_unmigrated(
+                url, password,
+            )?)),
+            config,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
     /// [`connect`](Self::connect) with a password kept apart from the URL (a profile
     /// names the environment variable that holds it).
     ///
@@ -331,15 +351,29 @@ impl Ledger {
     /// # Errors
     /// As [`migrate`](Self::migrate).
     pub fn migrate_to(&self, target: u32, dry_run: bool) -> LedgerResult<MigrationReport> {
-        // A PostgreSQL ledger is migrated by the first node that connects (under a lock,
-        // once across nodes): nothing is ever pending here.
+        // A PostgreSQL ledger has its own migrations; a node that connects applies them
+        // (under a lock, once across nodes).
         #[cfg(feature = "postgres")]
         if let Some(pg) = self.postgres() {
-            let at = pg.schema_version()?;
+            let from = pg.schema_version()?;
+            let known = postgres::MIGRATION_NAMES.len() as u32;
+            if from > known {
+                return Err(LedgerError::SchemaTooNew {
+                    found: from,
+                    supported: known,
+                });
+            }
+            let latest = target.min(known).max(from);
+            let migrations = (from + 1..=latest)
+                .map(|v| (v, postgres::MIGRATION_NAMES[v as usize - 1].to_owned()))
+                .collect();
+            if !dry_run {
+                pg.migrate_to(latest)?;
+            }
             return Ok(MigrationReport {
-                from: at,
-                to: at,
-                migrations: Vec::new(),
+                from,
+                to: if dry_run { from } else { latest },
+                migrations,
                 dry_run,
             });
         }

@@ -29,7 +29,7 @@ use crate::base::Reason;
 use crate::sync::Recover as _;
 
 /// The schema, one migration per version (applied in order, each in the migrating
-/// transaction).
+/// transaction); [`MIGRATION_NAMES`] names them.
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE events (
         id BIGSERIAL PRIMARY KEY,
@@ -314,6 +314,16 @@ const MIGRATIONS: &[&str] = &[
     );",
 ];
 
+/// What each of [`MIGRATIONS`] does, in its order.
+pub(crate) const MIGRATION_NAMES: &[&str] = &[
+    "raw event ledger",
+    "beliefs, governance, prospective memory, cognition and the semantic queue (SQLite versions 2-11)",
+    "a sequence that never goes back across erasure",
+    "the deployment's token",
+];
+
+const _: () = assert!(MIGRATION_NAMES.len() == MIGRATIONS.len());
+
 /// The key of the advisory lock migrations take (any constant of this application).
 const MIGRATION_LOCK: i64 = 0x6879_7065_726d_656d;
 
@@ -343,12 +353,18 @@ impl PgEngine {
     /// [`LedgerError::Postgres`] when the server cannot be reached or refuses;
     /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
     pub(crate) fn connect(url: &str, password: Option<&str>) -> LedgerResult<Self> {
+        let engine = Self::connect_unmigrated(url, password)?;
+        engine.migrate_to(MIGRATIONS.len() as u32)?;
+        Ok(engine)
+    }
+
+    /// Connects without migrating (to report or apply migrations by hand).
+    pub(crate) fn connect_unmigrated(url: &str, password: Option<&str>) -> LedgerResult<Self> {
         let mut config: postgres::Config = url.parse().map_err(pg)?;
         if let Some(password) = password {
             config.password(password);
         }
-        let mut client = config.connect(NoTls).map_err(pg)?;
-        migrate(&mut client)?;
+        let client = config.connect(NoTls).map_err(pg)?;
         Ok(Self {
             conn: Mutex::new(Conn {
                 client,
@@ -433,15 +449,28 @@ impl PgEngine {
         f(&Postgres::new(client, prepared))
     }
 
-    /// The schema version this database is at.
+    /// The schema version this database is at (0 before the first migration).
     pub(crate) fn schema_version(&self) -> LedgerResult<u32> {
         self.with(|client| {
+            let exists: bool = client
+                .query_one("SELECT to_regclass('hypermem_schema') IS NOT NULL", &[])
+                .map_err(pg)?
+                .get(0);
+            if !exists {
+                return Ok(0);
+            }
             let v: Option<i32> = client
                 .query_one("SELECT max(version) FROM hypermem_schema", &[])
                 .map_err(pg)?
                 .get(0);
             Ok(v.unwrap_or(0).max(0) as u32)
         })
+    }
+
+    /// Applies the migrations up to version `target` this database lacks, once across
+    /// nodes; the versions it applied.
+    pub(crate) fn migrate_to(&self, target: u32) -> LedgerResult<Vec<u32>> {
+        self.with(|client| migrate(client, target))
     }
 
     /// The ledger's tables (the schema record excluded), sorted.
@@ -692,7 +721,7 @@ enum Access<'p> {
 const GOVERNANCE_LOCK: i64 = 1;
 
 /// Applies the migrations this database lacks, once across nodes.
-fn migrate(client: &mut Client) -> LedgerResult<()> {
+fn migrate(client: &mut Client, target: u32) -> LedgerResult<Vec<u32>> {
     let mut tx = client.transaction().map_err(pg)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(pg)?;
@@ -709,15 +738,23 @@ fn migrate(client: &mut Client) -> LedgerResult<()> {
             supported: MIGRATIONS.len() as u32,
         });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found) {
+    let mut applied = Vec::new();
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(found)
+        .take((target as usize).saturating_sub(found))
+    {
         tx.batch_execute(sql).map_err(pg)?;
         tx.execute(
             "INSERT INTO hypermem_schema (version) VALUES ($1)",
             &[&(i as i32 + 1)],
         )
         .map_err(pg)?;
+        applied.push(i as u32 + 1);
     }
-    tx.commit().map_err(pg)
+    tx.commit().map_err(pg)?;
+    Ok(applied)
 }
 
 /// A driver error in hypermem's words ([`postgres_failure`]).
