@@ -189,11 +189,9 @@ impl Ledger {
         password: Option<&str>,
         config: LedgerConfig,
     ) -> LedgerResult<Self> {
-        Ok(Self {
-            engine: Engine::Postgres(Box::new(postgres::PgEngine::connect(url, password)?)),
-            config,
-            clock: Arc::new(SystemClock),
-        })
+        let ledger = Self::connect_unmigrated(url, password, config)?;
+        ledger.migrate(false)?;
+        Ok(ledger)
     }
 
     /// Which database holds the ledger: `"sqlite"` or `"postgres"`.

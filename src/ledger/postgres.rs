@@ -346,18 +346,6 @@ impl std::fmt::Debug for PgEngine {
 }
 
 impl PgEngine {
-    /// Connects to `url` (`postgres://user:password@host:port/database`) and brings the
-    /// schema up to date.
-    ///
-    /// # Errors
-    /// [`LedgerError::Postgres`] when the server cannot be reached or refuses;
-    /// [`LedgerError::SchemaTooNew`] for a database a newer hypermem migrated.
-    pub(crate) fn connect(url: &str, password: Option<&str>) -> LedgerResult<Self> {
-        let engine = Self::connect_unmigrated(url, password)?;
-        engine.migrate_to(MIGRATIONS.len() as u32)?;
-        Ok(engine)
-    }
-
     /// Connects without migrating (to report or apply migrations by hand).
     pub(crate) fn connect_unmigrated(url: &str, password: Option<&str>) -> LedgerResult<Self> {
         let mut config: postgres::Config = url.parse().map_err(pg)?;
