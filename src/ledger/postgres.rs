@@ -1,5 +1,9 @@
-//! The event log on PostgreSQL (feature `postgres`): the [`EventLog`] contract over a
-//! server many nodes share, through the synchronous `postgres` client.
+//! The ledger's PostgreSQL engine (feature `postgres`): what `Ledger` runs on when the
+//! nodes of a scale deployment share one server, through the synchronous `postgres`
+//! client. The boundary's statements are the portable ones (`rows::portable`, run by
+//! `rows::postgres`); this module holds what is the engine's own: schema and migrations,
+//! transactions and their locks, the batched append, full-text search, the sequence,
+//! erasure and the deployment's token.
 //!
 //! Schema: its own migrations (`hypermem_schema` records the version), applied by the
 //! first node that connects under a transaction-scoped advisory lock, so nodes starting
@@ -9,7 +13,7 @@
 //! writers on several nodes; ids come from one `BIGSERIAL`, growing with commit order per
 //! project. Content is stored as its UTF-8 bytes (`BYTEA`: PostgreSQL's text cannot hold a
 //! NUL character, an event's content may); another text field holding a NUL is refused by
-//! name. The password is never in a profile: the caller builds the URL (the scale
+//! name. The password is never in a profile: it is passed apart from the URL (the scale
 //! profile names the environment variable that holds it).
 
 use std::sync::Mutex;
@@ -327,8 +331,8 @@ const _: () = assert!(MIGRATION_NAMES.len() == MIGRATIONS.len());
 /// The key of the advisory lock migrations take (any constant of this application).
 const MIGRATION_LOCK: i64 = 0x6879_7065_726d_656d;
 
-/// The event log of a PostgreSQL database, and the tables behind the ledger boundary
-/// ([`writing`](Self::writing), [`reading`](Self::reading)).
+/// A PostgreSQL database as the ledger's engine: its events and the tables behind the
+/// ledger boundary ([`writing`](Self::writing), [`reading`](Self::reading)).
 pub(crate) struct PgEngine {
     conn: Mutex<Conn>,
 }
