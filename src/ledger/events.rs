@@ -798,7 +798,7 @@ impl Ledger {
     }
 
     /// The events `ids` of `project`, in the order asked (`None` where there is none): one
-    /// read, one statement per [`GET_CHUNK`] ids (a round trip each on a server).
+    /// read, one statement per 64 ids (a round trip each on a server).
     ///
     /// # Errors
     /// The store's failures.
