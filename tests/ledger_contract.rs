@@ -235,11 +235,10 @@ fn the_event_log_contract_holds_on_sqlite() {
 
 #[test]
 fn the_event_log_contract_holds_on_postgres() {
-    let required = std::env::var("HYPERMEM_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
     #[cfg(not(feature = "postgres"))]
     {
         assert!(
-            !required,
+            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
             "HYPERMEM_REQUIRE_POSTGRES=1 but this build has no `postgres` feature"
         );
         eprintln!(
@@ -248,14 +247,7 @@ fn the_event_log_contract_holds_on_postgres() {
     }
     #[cfg(feature = "postgres")]
     {
-        let Ok(url) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
-            assert!(
-                !required,
-                "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
-            );
-            eprintln!(
-                "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: the PostgreSQL event log is NOT tested (scripts/test.sh starts a server)"
-            );
+        let Some(url) = common::postgres_url("the PostgreSQL event log is") else {
             return;
         };
         let tag = format!(
@@ -471,14 +463,7 @@ fn the_ledger_contract_holds_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[test]
 fn the_ledger_contract_holds_on_postgres() {
-    let Ok(url) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!(
-            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: the PostgreSQL ledger is NOT tested (scripts/test.sh starts a server)"
-        );
+    let Some(url) = common::postgres_url("the PostgreSQL ledger is") else {
         return;
     };
     let tag = format!(

@@ -159,14 +159,7 @@ fn wait_for_replicas(port: u16, collection: &str) {
 
 #[test]
 fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
-    let Ok(pg) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!(
-            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: the multi-node fault test did NOT run (scripts/test.sh starts PostgreSQL)"
-        );
+    let Some(pg) = common::postgres_url("the multi-node fault test is") else {
         return;
     };
     let pg = common::fresh_database(&pg, "nodes");
@@ -283,14 +276,7 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
 /// pending and applies nothing; a migration applies it once; a second reports nothing.
 #[test]
 fn migrate_reports_and_applies_the_postgres_schema_through_the_binary() {
-    let Ok(pg) = std::env::var("HYPERMEM_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!(
-            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: `migrate` on PostgreSQL is NOT tested"
-        );
+    let Some(pg) = common::postgres_url("`migrate` on PostgreSQL is") else {
         return;
     };
     let pg = common::fresh_database(&pg, "migrate");

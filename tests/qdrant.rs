@@ -319,29 +319,15 @@ fn a_batch_retried_after_a_partial_write_completes_and_a_real_duplicate_is_refus
     );
 }
 
-/// The PostgreSQL server the test command started, or `None` (said loudly; a failure
-/// under `HYPERMEM_REQUIRE_POSTGRES=1`).
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("HYPERMEM_TEST_POSTGRES_URL").ok();
-    if url.is_none() {
-        assert!(
-            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!(
-            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: nodes sharing a PostgreSQL ledger are NOT tested (scripts/test.sh starts a server)"
-        );
-    }
-    url
-}
-
 /// Two nodes of one deployment (two processes' worth of `Memory`, each with its own data
 /// directory) over one PostgreSQL ledger, one Qdrant collection and one Redis: either
 /// serves any project, sees what the other wrote at its next read, answers the same
 /// recall the same way, and sees the other's erasure.
 #[test]
 fn two_nodes_on_one_postgres_ledger_serve_any_project() {
-    let Some(pg) = postgres_url() else { return };
+    let Some(pg) = common::postgres_url("nodes sharing a PostgreSQL ledger are") else {
+        return;
+    };
     let Some((_qdrant, _redis, qdrant_url, redis_url)) = shared_services() else {
         return;
     };

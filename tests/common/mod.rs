@@ -123,3 +123,20 @@ pub fn fresh_database(url: &str, test: &str) -> String {
         None => format!("{base}/{name}"),
     }
 }
+
+/// The PostgreSQL server the test command started (`HYPERMEM_TEST_POSTGRES_URL`), or
+/// `None` after saying loudly that `what` is not tested; a failure under
+/// `HYPERMEM_REQUIRE_POSTGRES=1`.
+pub fn postgres_url(what: &str) -> Option<String> {
+    let url = std::env::var("HYPERMEM_TEST_POSTGRES_URL").ok();
+    if url.is_none() {
+        assert!(
+            std::env::var("HYPERMEM_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "HYPERMEM_REQUIRE_POSTGRES=1 but HYPERMEM_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!(
+            "!! SKIP: HYPERMEM_TEST_POSTGRES_URL is not set: {what} NOT tested (scripts/test.sh starts a server)"
+        );
+    }
+    url
+}
