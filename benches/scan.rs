@@ -7,17 +7,19 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hypermem::hdv::{Block, Dim, Kernel, Scan, SeededRng};
+use hypermem::hdv::{Block, BlockBuf, Dim, Kernel, Scan, SeededRng};
 use rayon::prelude::*;
 
 const DIM: usize = 10_048;
 const K: usize = 10;
 const BATCH: usize = 100;
 
-fn random_words(n: usize, dim: Dim) -> Vec<u64> {
+/// `n` random vectors, held as the library holds a block it owns (huge pages when large).
+fn random_vectors(n: usize, dim: Dim) -> BlockBuf {
     let w = dim.words();
-    let mut data = vec![0u64; n * w];
-    data.par_chunks_mut(w * 4096)
+    let mut data = BlockBuf::zeroed(dim, n);
+    data.words_mut()
+        .par_chunks_mut(w * 4096)
         .enumerate()
         .for_each(|(i, chunk)| {
             let mut rng = SeededRng::new(0xDA7A + i as u64);
@@ -48,8 +50,8 @@ fn scan(c: &mut Criterion) {
         })
         .collect();
     for &n in sizes {
-        let data = random_words(n, dim);
-        let block = Block::new(&data, dim).unwrap();
+        let data = random_vectors(n, dim);
+        let block = data.block();
         // Queries are stored vectors with 20 % noise, so each has a known nearest neighbour.
         let planted: Vec<usize> = (0..BATCH).map(|i| (i * 7919) % n).collect();
         let queries: Vec<u64> = planted

@@ -1,7 +1,8 @@
 //! Scan throughput against the memory-bandwidth limit, measured in one process.
 //!
 //! Fills a buffer of N random D-bit vectors (default 1,000,000 × 10,048 bits ≈ 1.26 GB, far
-//! larger than any cache), then alternates, `--reps` times each:
+//! larger than any cache; an `hdv::BlockBuf`, so in transparent huge pages where the system
+//! allows, as any large block the library owns), then alternates, `--reps` times each:
 //! - a sequential read of the whole buffer (`Kernel::fold_xor`: eight independent XOR
 //!   accumulators at the kernel's widest width, the physical limit of a scan on one core), and
 //! - an exact single-query top-10 scan over the same buffer with the active `hdv` kernel.
@@ -24,7 +25,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use hypermem::hdv::{Block, Dim, Hypervector, Scan, SeededRng};
+use hypermem::hdv::{Block, BlockBuf, Dim, Hypervector, Scan, SeededRng};
 use rayon::prelude::*;
 
 struct Args {
@@ -98,14 +99,17 @@ fn main() {
         args.dim,
         bytes as f64 / 1e9
     );
-    let mut data = vec![0u64; args.n * w];
-    data.par_chunks_mut(w * 4096)
+    // Held as the library holds a block it owns (`BlockBuf`: huge pages when large).
+    let mut buf = BlockBuf::zeroed(dim, args.n);
+    buf.words_mut()
+        .par_chunks_mut(w * 4096)
         .enumerate()
         .for_each(|(i, chunk)| {
             let mut rng = SeededRng::new(i as u64);
             chunk.iter_mut().for_each(|x| *x = rng.next_u64());
         });
-    let block = Block::new(&data, dim).expect("whole vectors");
+    let block = buf.block();
+    let data = block.words();
     let scan = Scan::new(args.k);
     let kernel = hypermem::hdv::kernels::active();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -116,7 +120,7 @@ fn main() {
     let slice = (data.len() / (args.threads * 4)).max(w);
     let read_all = || {
         if args.threads == 1 {
-            kernel.fold_xor(black_box(&data))
+            kernel.fold_xor(black_box(data))
         } else {
             pool.install(|| {
                 data.par_chunks(slice)

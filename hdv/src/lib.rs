@@ -44,6 +44,7 @@ pub mod kernels;
 mod resonator;
 mod rng;
 mod search;
+mod words;
 
 pub use bundle::{Bundler, bundle};
 pub use cleanup::{Codebook, Match};
@@ -53,6 +54,7 @@ pub use kernels::{Kernel, KernelKind};
 pub use resonator::{Factorization, Resonator};
 pub use rng::{SeededRng, mix64};
 pub use search::{Block, BlockBuf, Neighbor, Scan, TopK};
+pub use words::WordBuf;
 
 /// Name of the kernel tier this process uses (`scalar`, `avx2` or `avx512`).
 ///

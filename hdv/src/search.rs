@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::hypervector::{AsHv, Dim, HvRef};
 use crate::kernels::{self, Kernel};
+use crate::words::WordBuf;
 
 /// Vectors whose distances one scan step computes into a stack buffer before selection.
 const SCAN_CHUNK: usize = 256;
@@ -129,7 +130,8 @@ impl TopK {
 }
 
 /// Owned storage for a [`Block`]: vectors appended back to back, for building a block from
-/// individual [`Hypervector`]s without flattening them by hand.
+/// individual [`Hypervector`]s without flattening them by hand. Held in a [`WordBuf`], so
+/// a large block is scanned from transparent huge pages.
 ///
 /// ```
 /// use hdv::{BlockBuf, Dim, Hypervector, Scan};
@@ -141,7 +143,7 @@ impl TopK {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockBuf {
-    words: Vec<u64>,
+    words: WordBuf,
     dim: Dim,
 }
 
@@ -149,9 +151,22 @@ impl BlockBuf {
     /// An empty buffer of `dim`-bit vectors.
     pub fn new(dim: Dim) -> Self {
         Self {
-            words: Vec::new(),
+            words: WordBuf::new(),
             dim,
         }
+    }
+
+    /// `n` all-zero vectors, to be filled in place through [`words_mut`](Self::words_mut).
+    pub fn zeroed(dim: Dim, n: usize) -> Self {
+        Self {
+            words: WordBuf::zeroed(n * dim.words()),
+            dim,
+        }
+    }
+
+    /// The vectors' words, back to back, to write in place (every bit pattern is a vector).
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
     }
 
     /// A buffer holding `vectors`, in order.

@@ -4,14 +4,15 @@ use crate::sync::RecoverRw as _;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use hdv::{Block, Dim, HvRef, Hypervector};
+use hdv::{Block, Dim, HvRef, Hypervector, WordBuf};
 
 use super::error::{StoreError, StoreResult};
 use super::{Hit, ProjectId, SearchRequest, VectorId, VectorTier, scan_block};
 
 #[derive(Debug, Default)]
 struct HotBlock {
-    words: Vec<u64>,
+    /// The project's vectors back to back (huge pages once large: a query scans it whole).
+    words: WordBuf,
     ids: Vec<VectorId>,
     slots: HashMap<VectorId, usize>,
 }
