@@ -157,9 +157,12 @@ impl BlockBuf {
     }
 
     /// `n` all-zero vectors, to be filled in place through [`words_mut`](Self::words_mut).
+    ///
+    /// # Panics
+    /// If `n` vectors of `dim` do not fit in the address space (as `Vec` does).
     pub fn zeroed(dim: Dim, n: usize) -> Self {
         Self {
-            words: WordBuf::zeroed(n * dim.words()),
+            words: WordBuf::zeroed(n.checked_mul(dim.words()).expect("capacity overflow")),
             dim,
         }
     }

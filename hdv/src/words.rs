@@ -4,11 +4,11 @@
 //! A single-query scan reads its block once, front to back, with software prefetch a few
 //! vectors ahead. On 4 KiB pages that stream crosses a page every three 10,048-bit vectors,
 //! and each crossing costs a TLB miss and a page walk that the prefetch has to wait for.
-//! On 2 MiB pages the same block needs a few dozen TLB entries. Measured in one process,
-//! alternating the same data held both ways (`docs/EXPERIMENTS.md`, thirty-ninth session):
-//! 5–18 % more bytes per second on one thread and 10–15 % on two, on a Zen 5 with
-//! AVX-512. Random access (graph search) did not gain, so only blocks that are scanned use
-//! this buffer.
+//! On 2 MiB pages the same block needs a few dozen TLB entries. On a Zen 5 with AVX-512
+//! (`docs/EXPERIMENTS.md`, thirty-ninth session): 1–18 % more bytes per second, the same
+//! data held both ways and alternated in one process; 2–9 % for the scan benchmark as a
+//! whole binary, before and after. Random access (graph search) did not gain, so only
+//! blocks that are scanned use this buffer.
 //!
 //! Below [`HUGE_FROM`] bytes the words sit in an ordinary `Vec`; from there on, in an
 //! anonymous mapping whose length is a multiple of 2 MiB, advised `MADV_HUGEPAGE` (Linux;
@@ -34,7 +34,8 @@ enum Storage {
 }
 
 /// A growable buffer of `u64` words (the storage of many hypervectors back to back) that
-/// keeps large contents in transparent huge pages; it dereferences to `[u64]`.
+/// keeps large contents in transparent huge pages; it dereferences to `[u64]`. Like a
+/// `Vec`, it panics ("capacity overflow") when asked to grow past the address space.
 ///
 /// ```
 /// use hdv::WordBuf;
