@@ -5,7 +5,7 @@
 //! vectors ahead. On 4 KiB pages that stream crosses a page every three 10,048-bit vectors,
 //! and each crossing costs a TLB miss and a page walk that the prefetch has to wait for.
 //! On 2 MiB pages the same block needs a few dozen TLB entries. On a Zen 5 with AVX-512
-//! (`docs/EXPERIMENTS.md`, thirty-ninth session): 1–18 % more bytes per second, the same
+//! (`docs/EXPERIMENTS.md`, thirty-ninth session): 1–22 % more bytes per second, the same
 //! data held both ways and alternated in one process; 2–9 % for the scan benchmark as a
 //! whole binary, before and after. Random access (graph search) did not gain, so only
 //! blocks that are scanned use this buffer.
