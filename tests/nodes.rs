@@ -252,20 +252,36 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
     let home = QdrantTier::open(hypermem::hdv::Dim::new(1024).unwrap(), &settings).unwrap();
     assert_eq!(home.count(&p).unwrap(), acked.len() as u64);
 
-    // After catching up, the same question gets the same answer from every node.
+    // After catching up, the same question gets the same answer from every node. What a
+    // node reads besides the ledger (the Redis mirror, refreshed on its own schedule after
+    // Redis came back empty) may lag a moment behind the others: the nodes must agree
+    // within a bound, and the time it took is printed.
     let newest = *ids.last().unwrap();
     for query in [
         "module 7 nightly build",
         "client 1 note 12",
         "how many minutes did module 30 take",
     ] {
-        let answers: Vec<Vec<u64>> = (0..3)
-            .map(|n| recall_ids(&cluster.url(n), &project, query, newest))
-            .collect();
+        let started = Instant::now();
+        let answers = loop {
+            let answers: Vec<Vec<u64>> = (0..3)
+                .map(|n| recall_ids(&cluster.url(n), &project, query, newest))
+                .collect();
+            if answers.iter().all(|a| *a == answers[0])
+                || started.elapsed() > Duration::from_secs(20)
+            {
+                break answers;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        };
+        eprintln!(
+            "nodes: {query:?} answered alike by all three after {} ms",
+            started.elapsed().as_millis()
+        );
         assert!(!answers[0].is_empty(), "{query}");
         assert!(
             answers.iter().all(|a| *a == answers[0]),
-            "{query}: {answers:?}"
+            "{query}: the nodes still disagree after 20 s: {answers:?}"
         );
     }
     drop(servers);
