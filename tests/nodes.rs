@@ -252,36 +252,20 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
     let home = QdrantTier::open(hypermem::hdv::Dim::new(1024).unwrap(), &settings).unwrap();
     assert_eq!(home.count(&p).unwrap(), acked.len() as u64);
 
-    // After catching up, the same question gets the same answer from every node. It is
-    // asked again for up to 20 s before the nodes are judged to disagree, so a node whose
-    // Redis mirror lags a moment (it checks the warm tier's epoch at its own reads) is told
-    // apart from nodes that hold different state; the wait is printed.
+    // After catching up, the same question gets the same answer from every node.
     let newest = *ids.last().unwrap();
     for query in [
         "module 7 nightly build",
         "client 1 note 12",
         "how many minutes did module 30 take",
     ] {
-        let started = Instant::now();
-        let answers = loop {
-            let answers: Vec<Vec<u64>> = (0..3)
-                .map(|n| recall_ids(&cluster.url(n), &project, query, newest))
-                .collect();
-            if answers.iter().all(|a| *a == answers[0])
-                || started.elapsed() > Duration::from_secs(20)
-            {
-                break answers;
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        };
-        eprintln!(
-            "nodes: {query:?} answered alike by all three after {} ms",
-            started.elapsed().as_millis()
-        );
+        let answers: Vec<Vec<u64>> = (0..3)
+            .map(|n| recall_ids(&cluster.url(n), &project, query, newest))
+            .collect();
         assert!(!answers[0].is_empty(), "{query}");
         assert!(
             answers.iter().all(|a| *a == answers[0]),
-            "{query}: the nodes still disagree after 20 s: {answers:?}"
+            "{query}: {answers:?}"
         );
     }
     drop(servers);
