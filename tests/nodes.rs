@@ -130,20 +130,38 @@ fn client(
     retried
 }
 
-/// The ids of a recall on `url`, once its node has seen `at_least`.
-fn recall_ids(url: &str, project: &str, query: &str, at_least: u64) -> Vec<u64> {
+/// The items of a recall on `url`, once its node has seen `at_least`.
+fn recall_items(url: &str, project: &str, query: &str, at_least: u64) -> Vec<Value> {
     let (status, v) = post(
         &format!("{url}/v1/projects/{project}/recall"),
         None,
         &json!({"query": query, "k": 5, "at_least": at_least, "wait_ms": 30_000}).to_string(),
     );
     assert_eq!(status, 200, "{v}");
-    v["items"]
-        .as_array()
-        .unwrap()
+    v["items"].as_array().unwrap().clone()
+}
+
+/// The ids of recall items.
+fn ids_of(items: &[Value]) -> Vec<u64> {
+    items
         .iter()
-        .map(|i: &Value| i["event"]["id"].as_u64().unwrap())
+        .map(|i| i["event"]["id"].as_u64().unwrap())
         .collect()
+}
+
+/// One line per item: its id, its fused score and each source's share, its similarity,
+/// its text (what tells two nodes' answers apart when they differ).
+fn explained(items: &[Value]) -> String {
+    items
+        .iter()
+        .map(|i| {
+            format!(
+                "  {} fused={} similarity={} text={}",
+                i["event"]["id"], i["fused"], i["similarity"], i["event"]["content"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn wait_for_replicas(port: u16, collection: &str) {
@@ -259,14 +277,17 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
         "client 1 note 12",
         "how many minutes did module 30 take",
     ] {
-        let answers: Vec<Vec<u64>> = (0..3)
-            .map(|n| recall_ids(&cluster.url(n), &project, query, newest))
+        let items: Vec<Vec<Value>> = (0..3)
+            .map(|n| recall_items(&cluster.url(n), &project, query, newest))
             .collect();
+        let answers: Vec<Vec<u64>> = items.iter().map(|i| ids_of(i)).collect();
         assert!(!answers[0].is_empty(), "{query}");
-        assert!(
-            answers.iter().all(|a| *a == answers[0]),
-            "{query}: {answers:?}"
-        );
+        if answers.iter().any(|a| *a != answers[0]) {
+            for (n, i) in items.iter().enumerate() {
+                eprintln!("node {n} answers {query:?}:\n{}", explained(i));
+            }
+            panic!("{query}: {answers:?}");
+        }
     }
     drop(servers);
     drop(qdrant);

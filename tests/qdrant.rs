@@ -394,20 +394,26 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
     }
     let hits = a.recall(&p, "is the kettle broken?", 3).unwrap();
     assert_eq!(hits[0].event.id, kettle, "{hits:?}");
-    // The same question, the same answer, from either node.
+    // The same question, the same answer, from either node: the same items with the same
+    // scores. B loaded the project after A had stored most of it; every memory B indexed
+    // can be read back by id there too (the relevance floor judges a query against a
+    // sample of the project read by id), as on A.
+    assert_eq!(a.vectors().len(&p), 27);
+    assert_eq!(b.vectors().len(&p), 27, "B traces what A stored");
     for q in [
         "module 22 retries",
+        "module 7 build",
         "the cat on the printer",
         "which floor kettle",
     ] {
-        let ids = |m: &Memory| -> Vec<_> {
+        let answer = |m: &Memory| -> Vec<_> {
             m.recall(&p, q, 5)
                 .unwrap()
                 .iter()
-                .map(|h| h.event.id)
+                .map(|h| (h.event.id, h.fused.score.to_bits(), h.similarity))
                 .collect()
         };
-        assert_eq!(ids(&a), ids(&b), "{q}");
+        assert_eq!(answer(&a), answer(&b), "{q}");
     }
     // A retry on the other node is the stored event, not a second one.
     let again = b.observe_batch(&chatter(&name, 20, 5)).unwrap();

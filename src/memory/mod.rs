@@ -254,12 +254,19 @@ impl Memory {
             self.profile.recall.reply_context,
             self.profile.recall.turn_regime,
         );
-        let caught_up = text.catch_up(&self.ledger, project)?.len();
+        let caught_up = text.catch_up(&self.ledger, project)?;
         if self.read_only || self.ledger_shared() {
+            // What other writers stored since this process listed the shared tier gets
+            // traces, as when it follows them later: without one a vector is found by a
+            // search but not read back by id (the relevance floor's baseline sample is
+            // read by id, so two nodes would judge one query by different samples).
+            let theirs: Vec<VectorId> = caught_up.iter().copied().map(VectorId).collect();
+            self.tiers.adopt(project, &theirs);
             // A semantic space loaded before the text (an observation loads it) takes in
             // what other writers stored since.
             self.follow_space(project)?;
         }
+        let caught_up = caught_up.len();
         tracing::debug!(
             project = project.as_str(),
             documents = text.postings.documents(),

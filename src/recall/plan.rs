@@ -652,26 +652,41 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// How many of a project's `documents` (in id order) its baseline sample is drawn from:
+/// all of them under 16, else `documents` rounded down to its four leading bits (a grid
+/// of eight steps per doubling). The sample is a function of the project alone, never of
+/// when this process first answered a question about it: every node of a shared ledger,
+/// and a process restarted on the same data, sets the same floor for the same question.
+/// It is redrawn when the project grows by an eighth to a sixteenth.
+pub(crate) fn baseline_basis(documents: u64) -> u64 {
+    if documents < 16 {
+        return documents;
+    }
+    let shift = 63 - documents.leading_zeros() - 3;
+    (documents >> shift) << shift
+}
+
 /// The mean and standard deviation of the similarity of `query` to the project's
 /// baseline sample (memories drawn evenly over the project: for almost every query,
-/// unrelated ones), drawing or refreshing the sample when the project has doubled.
+/// unrelated ones), drawn over the first [`baseline_basis`] documents.
 fn baseline(cx: &Context<'_>, query: &Hypervector) -> Result<Option<(f64, f64)>> {
     let (project, text) = (cx.project, &*cx.text);
-    let documents = text.reading().postings.documents();
+    let basis = baseline_basis(text.reading().postings.documents());
     let stale = text
         .reading()
         .baseline
         .as_ref()
-        .is_none_or(|(n, _)| documents >= 2 * n.max(&1) || *n == 0);
-    if stale && documents > 0 {
-        let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
+        .is_none_or(|(n, _)| *n != basis);
+    if stale && basis > 0 {
+        let first = usize::try_from(basis).unwrap_or(usize::MAX);
+        let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE, first);
         let mut sample = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(v) = cx.tiers.get(project, VectorId(id))? {
                 sample.push(v);
             }
         }
-        text.writing().baseline = Some((documents, sample));
+        text.writing().baseline = Some((basis, sample));
     }
     let guard = text.reading();
     let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {

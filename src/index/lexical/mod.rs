@@ -70,8 +70,9 @@ pub(crate) struct ProjectText {
     /// next one: not saved (after a load, the ledger is asked once per session).
     pub(crate) tails: HashMap<u32, Tail>,
     /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
-    /// query's similarity to unrelated memories is estimated (the relevance floor); refreshed
-    /// when the project has doubled since it was drawn.
+    /// query's similarity to unrelated memories is estimated (the relevance floor), with
+    /// the number of documents they were spread over (`recall::plan::baseline_basis`,
+    /// a function of the project's size alone); redrawn when that number moves.
     pub(crate) baseline: Option<(u64, Vec<Hypervector>)>,
 }
 
