@@ -2029,3 +2029,55 @@ fn a_read_sees_the_sequence_it_asks_for_or_refuses_by_name() {
     let err = view.recall_with(&p, &empty).unwrap_err();
     assert_eq!(err.reason(), Reason::InvalidArgument, "{err}");
 }
+
+/// The same question over the same memories gets the same answer, whatever the process
+/// answered before: one that answered a question when the project was smaller (and drew
+/// its relevance floor's sample of the project then) and one opened afresh on the same
+/// data give the same items with the same scores.
+#[test]
+fn an_answer_does_not_depend_on_what_the_process_was_asked_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = project("history");
+    let subjects = [
+        "kiln",
+        "glaze",
+        "clay",
+        "wheel",
+        "trim",
+        "slip",
+        "bisque",
+        "stoneware",
+    ];
+    let note = |i: usize| {
+        let s = subjects[i % subjects.len()];
+        say(
+            "history",
+            &format!("s{}", i / 6),
+            Role::User,
+            &format!(
+                "note {i}: the {s} batch number {i} took {} hours",
+                i % 7 + 2
+            ),
+        )
+    };
+    let question = "how long did the glaze batch take";
+    let answer = |m: &Memory| {
+        m.recall(&p, question, 10)
+            .unwrap()
+            .into_iter()
+            .map(|i| (i.event.id, i.fused.score.to_bits(), i.similarity))
+            .collect::<Vec<_>>()
+    };
+    let asked_before = {
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        m.observe_batch(&(0..40).map(note).collect::<Vec<_>>())
+            .unwrap();
+        answer(&m);
+        m.observe_batch(&(40..70).map(note).collect::<Vec<_>>())
+            .unwrap();
+        answer(&m)
+    };
+    let fresh = Memory::open(&profile(), Some(dir.path())).unwrap();
+    assert!(!asked_before.is_empty());
+    assert_eq!(asked_before, answer(&fresh));
+}

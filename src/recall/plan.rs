@@ -652,47 +652,55 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// How many of a project's `documents` (in id order) its baseline sample is drawn from:
-/// all of them under 16, else `documents` rounded down to its four leading bits (a grid
-/// of eight steps per doubling). The sample is a function of the project alone, never of
-/// when this process first answered a question about it: every node of a shared ledger,
-/// and a process restarted on the same data, sets the same floor for the same question.
-/// It is redrawn when the project grows by an eighth to a sixteenth.
-pub(crate) fn baseline_basis(documents: u64) -> u64 {
-    if documents < 16 {
-        return documents;
-    }
-    let shift = 63 - documents.leading_zeros() - 3;
-    (documents >> shift) << shift
-}
-
 /// The mean and standard deviation of the similarity of `query` to the project's
-/// baseline sample (memories drawn evenly over the project: for almost every query,
-/// unrelated ones), drawn over the first [`baseline_basis`] documents.
+/// baseline sample: the stored vectors of up to [`BASELINE_SAMPLE`] memories spread evenly
+/// over all its documents (for almost every query, unrelated ones). The sample is a
+/// function of the project alone, never of when this process first answered a question
+/// about it: every node of a shared ledger, and a process restarted on the same data, sets
+/// the same floor for the same question. It is brought up to date when the project has
+/// grown; vectors it held already are kept, so a read by id is paid once per memory
+/// entering the sample (one per new document while the spacing holds, the whole sample
+/// when the spacing widens, every `BASELINE_SAMPLE` documents). A memory whose vector is
+/// not stored yet (another node's write still on its way) is asked for again next time.
 fn baseline(cx: &Context<'_>, query: &Hypervector) -> Result<Option<(f64, f64)>> {
     let (project, text) = (cx.project, &*cx.text);
-    let basis = baseline_basis(text.reading().postings.documents());
+    let documents = text.reading().postings.documents();
     let stale = text
         .reading()
         .baseline
         .as_ref()
-        .is_none_or(|(n, _)| *n != basis);
-    if stale && basis > 0 {
-        let first = usize::try_from(basis).unwrap_or(usize::MAX);
-        let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE, first);
+        .is_none_or(|b| b.documents != documents || b.missing);
+    if stale {
+        let ids = text.reading().postings.ids_spread(BASELINE_SAMPLE);
+        let mut held: HashMap<u64, Hypervector> = text
+            .writing()
+            .baseline
+            .take()
+            .map(|b| b.sample.into_iter().collect())
+            .unwrap_or_default();
         let mut sample = Vec::with_capacity(ids.len());
+        let mut missing = false;
         for id in ids {
-            if let Some(v) = cx.tiers.get(project, VectorId(id))? {
-                sample.push(v);
+            let v = match held.remove(&id) {
+                Some(v) => Some(v),
+                None => cx.tiers.get(project, VectorId(id))?,
+            };
+            match v {
+                Some(v) => sample.push((id, v)),
+                None => missing = true,
             }
         }
-        text.writing().baseline = Some((basis, sample));
+        text.writing().baseline = Some(lexical::Baseline {
+            documents,
+            sample,
+            missing,
+        });
     }
     let guard = text.reading();
-    let Some((_, sample)) = guard.baseline.as_ref().filter(|(_, s)| s.len() >= 8) else {
+    let Some(b) = guard.baseline.as_ref().filter(|b| b.sample.len() >= 8) else {
         return Ok(None);
     };
-    let sims: Vec<f64> = sample.iter().map(|v| query.similarity(v)).collect();
+    let sims: Vec<f64> = b.sample.iter().map(|(_, v)| query.similarity(v)).collect();
     Ok(Some(crate::semantic::mean_sd(&sims)))
 }
 

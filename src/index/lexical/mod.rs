@@ -69,11 +69,21 @@ pub(crate) struct ProjectText {
     /// The last turn of each session (by chronology index), for the reply context of the
     /// next one: not saved (after a load, the ledger is asked once per session).
     pub(crate) tails: HashMap<u32, Tail>,
-    /// Up to [`BASELINE_SAMPLE`] stored vectors spread over the project, against which a
-    /// query's similarity to unrelated memories is estimated (the relevance floor), with
-    /// the number of documents they were spread over (`recall::plan::baseline_basis`,
-    /// a function of the project's size alone); redrawn when that number moves.
-    pub(crate) baseline: Option<(u64, Vec<Hypervector>)>,
+    /// The stored vectors against which a query's similarity to unrelated memories is
+    /// estimated (the relevance floor), as last drawn.
+    pub(crate) baseline: Option<Baseline>,
+}
+
+/// Up to [`BASELINE_SAMPLE`] stored vectors spread evenly over a project's documents
+/// (`recall::plan::baseline` draws and updates it).
+#[derive(Debug, Clone)]
+pub(crate) struct Baseline {
+    /// Documents indexed when it was drawn.
+    pub(crate) documents: u64,
+    /// `(event id, vector)` of the memories drawn, in index order.
+    pub(crate) sample: Vec<(u64, Hypervector)>,
+    /// Whether a memory drawn had no stored vector yet (it is asked for again).
+    pub(crate) missing: bool,
 }
 
 /// The last indexed turn of a session, as the next turn's reply context needs it.

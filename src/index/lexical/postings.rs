@@ -327,17 +327,15 @@ impl Postings {
         &self.ids
     }
 
-    /// Up to `n` event ids spread evenly over the first `first` documents indexed (the
-    /// first, then every `first / n`-th).
-    pub fn ids_spread(&self, n: usize, first: usize) -> Vec<u64> {
-        let ids = &self.ids[..first.min(self.ids.len())];
-        if n == 0 || ids.is_empty() {
+    /// Up to `n` indexed event ids spread evenly over the index (first, then every
+    /// `documents / n`-th).
+    pub fn ids_spread(&self, n: usize) -> Vec<u64> {
+        if n == 0 || self.ids.is_empty() {
             return Vec::new();
         }
-        let step = ids.len().div_ceil(n);
-        ids.iter().step_by(step).copied().collect()
+        let step = self.ids.len().div_ceil(n);
+        self.ids.iter().step_by(step).copied().collect()
     }
-
     /// The words of letters the project holds that are `word` with up to `letters` more
     /// letters at its end ("postgresql" for "postgres"), or `word` with up to `letters`
     /// fewer where at least `min` remain ("music" for "musical"), `word` itself left out.
