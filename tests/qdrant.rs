@@ -424,3 +424,80 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
     assert!(a.recall(&p, "module 7 build", 3).unwrap().is_empty());
     assert_eq!(a.ledger().count(&p).unwrap(), 0);
 }
+
+/// Two nodes with a sentence model over one shared ledger: the vectors one node's
+/// background worker embeds reach the other node's semantic space at its next read, with
+/// no new event to bring them, even those older than what that space already held (it had
+/// a later event embedded by its caller); both nodes then give the same answers, scores
+/// included.
+#[cfg(feature = "sentence")]
+#[test]
+fn a_node_takes_in_the_sentence_vectors_another_node_embedded() {
+    let Some(pg) = common::postgres_url("nodes sharing a sentence model's vectors are") else {
+        return;
+    };
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/minilm-l6-v2");
+    if !model.is_dir() {
+        eprintln!(
+            "!! SKIP: {} is missing: the sentence vectors two nodes share are not tested",
+            model.display()
+        );
+        return;
+    }
+    let Some((_qdrant, _redis, qdrant_url, redis_url)) = shared_services() else {
+        return;
+    };
+    let mut profile = scale(
+        &qdrant_url,
+        &redis_server::unique_prefix("late"),
+        &redis_url,
+    );
+    profile.ledger.url = Some(common::fresh_database(&pg, "embedded_late"));
+    profile.semantic.model = Some(model);
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Memory::open(&profile, Some(dir_a.path())).unwrap();
+    let b = Memory::open(&profile, Some(dir_b.path())).unwrap();
+    let name = redis_server::unique_prefix("late");
+    let p = project(&name);
+
+    // Queued for the model, not embedded: B loads the project and its space meanwhile.
+    a.observe_batch(&chatter(&name, 0, 12)).unwrap();
+    assert!(!b.recall(&p, "module 3 build", 3).unwrap().is_empty());
+    // B stores a later event with the caller's own embedding (the model's 384 dimensions):
+    // its space's newest is now past every queued event.
+    let mut kettle = user_says(
+        &name,
+        "s2",
+        "The kettle on the third floor is broken since Monday.",
+    );
+    kettle.embedding = Some((0..384).map(|i| ((i * 37 % 11) as f32) - 5.0).collect());
+    b.observe(kettle).unwrap();
+    // A's worker embeds the queue: the older events.
+    let done = a.embed_pending(Some(&p), 100, None).unwrap();
+    assert_eq!((done.embedded, done.left), (12, 0));
+    for q in [
+        "which module needed 7 retries",
+        "module 3 build",
+        "broken kettle",
+    ] {
+        let answer = |m: &Memory| -> Vec<_> {
+            m.recall(&p, q, 5)
+                .unwrap()
+                .iter()
+                .map(|h| (h.event.id, h.fused.score.to_bits(), h.similarity))
+                .collect()
+        };
+        assert_eq!(answer(&a), answer(&b), "{q}");
+    }
+    let hits = b.recall(&p, "which module needed 7 retries", 3).unwrap();
+    assert!(
+        hits[0]
+            .fused
+            .breakdown
+            .iter()
+            .any(|part| part.signal.name() == "semantic"),
+        "node B's space holds what node A's worker embedded: {:?}",
+        hits[0].fused.breakdown
+    );
+}

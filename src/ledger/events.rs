@@ -1057,6 +1057,49 @@ impl Ledger {
         })
     }
 
+    /// The semantic vectors stored for the events `ids` of `project` (those that have
+    /// one), in event order: `(event, embedding dimensions, bits)`. One statement per 64
+    /// ids.
+    ///
+    /// # Errors
+    /// The store's failures.
+    pub fn semantic_vectors_of(
+        &self,
+        project: &ProjectId,
+        ids: &[EventId],
+    ) -> LedgerResult<Vec<(EventId, u32, Vec<u8>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Always GET_CHUNK placeholders, as in `get_many`.
+        let marks: Vec<String> = (2..2 + GET_CHUNK).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT event_id, input_dim, bits FROM semantic_vectors
+             WHERE project = ?1 AND event_id IN ({})",
+            marks.join(", ")
+        );
+        let mut found: Vec<(EventId, u32, Vec<u8>)> = self.exec_read(|x| {
+            let mut found = Vec::new();
+            for chunk in ids.chunks(GET_CHUNK) {
+                let mut args = Vec::with_capacity(GET_CHUNK + 1);
+                args.push(Arg::Text(project.as_str()));
+                args.extend((0..GET_CHUNK).map(|i| Arg::from(chunk[i.min(chunk.len() - 1)].0)));
+                found.extend(x.all(&sql, &args, |r| {
+                    let dim: u64 = r.get(1)?;
+                    Ok((
+                        EventId(r.get(0)?),
+                        u32::try_from(dim).unwrap_or(u32::MAX),
+                        r.get(2)?,
+                    ))
+                })?);
+            }
+            Ok(found)
+        })?;
+        found.sort_unstable_by_key(|(id, ..)| *id);
+        found.dedup_by_key(|(id, ..)| *id);
+        Ok(found)
+    }
+
     /// The distinct speaker names of `project`'s events.
     ///
     /// # Errors

@@ -100,11 +100,18 @@ impl Memory {
         project: &ProjectId,
         space: &mut crate::semantic::Space,
     ) -> Result<()> {
-        let dim = self.embedder.bits();
-        for (id, input, bytes) in self
+        let rows = self
             .ledger
-            .semantic_vectors_after(project, EventId(space.last_id))?
-        {
+            .semantic_vectors_after(project, EventId(space.last_id))?;
+        self.take_in(space, rows);
+        Ok(())
+    }
+
+    /// Adds stored semantic vectors (`(event, embedding dimensions, bits)`) to `space`;
+    /// one of another dimension than the embedder's is left out.
+    fn take_in(&self, space: &mut crate::semantic::Space, rows: Vec<(EventId, u32, Vec<u8>)>) {
+        let dim = self.embedder.bits();
+        for (id, input, bytes) in rows {
             let words: Vec<u64> = bytes
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
@@ -115,6 +122,53 @@ impl Memory {
                 space.push(id.0, input as usize, &v);
             }
         }
+    }
+
+    /// A process following other writers of `project` (a node of a shared ledger, a view)
+    /// takes in the sentence-model vectors their background workers stored since it last
+    /// looked. Those come late and in any order: a worker embeds the oldest queued events,
+    /// which may be older than what this process's space holds already (its own worker
+    /// did a later batch, or the caller embedded a later event). So when the project's
+    /// embedding queue or its newest indexed event moved since the last look, the vectors
+    /// after the space's newest are read as usual, and those of every indexed event at or
+    /// below it that the space lacks. Without a sentence model (nothing is embedded late),
+    /// or before the space is loaded (its load reads them all), there is nothing to do.
+    ///
+    /// # Errors
+    /// The ledger's failures.
+    pub(super) fn follow_embeddings(
+        &self,
+        project: &ProjectId,
+        text: &RwLock<crate::index::lexical::ProjectText>,
+    ) -> Result<()> {
+        if !self.embedder.deferred() {
+            return Ok(());
+        }
+        let Some(space) = self.spaces.reading().get(project).cloned() else {
+            return Ok(());
+        };
+        // The queue is read before the vectors: a worker storing after this read changes
+        // it, so the next look reads again.
+        let now = (
+            self.ledger.semantic_backlog(project)?,
+            text.reading().last_id,
+        );
+        if space.reading().followed == Some(now) {
+            return Ok(());
+        }
+        let mut space = space.writing();
+        self.extend_space(project, &mut space)?;
+        let lacking: Vec<EventId> = text
+            .reading()
+            .postings
+            .ids()
+            .iter()
+            .filter(|&&id| id <= space.last_id && !space.contains(id))
+            .map(|&id| EventId(id))
+            .collect();
+        let rows = self.ledger.semantic_vectors_of(project, &lacking)?;
+        self.take_in(&mut space, rows);
+        space.followed = Some(now);
         Ok(())
     }
 

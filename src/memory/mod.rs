@@ -354,8 +354,10 @@ impl Memory {
     /// A view follows the process that writes the data directory (and a node of a shared
     /// ledger the other nodes): events appended since it last looked are indexed, and
     /// their vectors (in a shared tier, searched as it is now) get traces so recall can
-    /// read them. A project whose ledger ends below what was indexed was erased: what was
-    /// derived from it is forgotten and rebuilt at the next use.
+    /// read them; semantic vectors other workers embedded since are taken in
+    /// ([`follow_embeddings`](Self::follow_embeddings)). A project whose ledger ends below
+    /// what was indexed was erased: what was derived from it is forgotten and rebuilt at
+    /// the next use.
     fn follow_writer(&self, project: &ProjectId, text: &Arc<RwLock<ProjectText>>) -> Result<()> {
         let last = text.reading().last_id;
         let newest = self.ledger.last_id(project)?.map_or(0, |id| id.0);
@@ -367,13 +369,14 @@ impl Memory {
             self.tiers.forget_local(project);
             return Ok(());
         }
-        if newest == last {
-            return Ok(());
+        if newest > last {
+            let new = text.writing().catch_up(&self.ledger, project)?;
+            let new: Vec<VectorId> = new.into_iter().map(VectorId).collect();
+            self.tiers.adopt(project, &new);
+            self.follow_space(project)?;
         }
-        let new = text.writing().catch_up(&self.ledger, project)?;
-        let new: Vec<VectorId> = new.into_iter().map(VectorId).collect();
-        self.tiers.adopt(project, &new);
-        self.follow_space(project)
+        // A sentence model's vectors come late, new events or not.
+        self.follow_embeddings(project, text)
     }
 
     /// The loaded semantic space of `project` takes in the vectors stored with the events

@@ -369,6 +369,10 @@ pub struct Space {
     words: Vec<u64>,
     /// The highest event id held.
     pub last_id: u64,
+    /// What a process following other writers last saw of this project (its embedding
+    /// queue's length and the newest event indexed): while both stay, no other worker
+    /// stored a vector it lacks.
+    pub(crate) followed: Option<(u64, u64)>,
 }
 
 impl Space {
