@@ -381,7 +381,8 @@ impl Memory {
 
     /// The loaded semantic space of `project` takes in the vectors stored with the events
     /// other writers appended (a static model's, a caller's embeddings); a sentence
-    /// model's, embedded later for older events, wait for the space's next load.
+    /// model's, embedded later, are taken in by
+    /// [`follow_embeddings`](Self::follow_embeddings).
     fn follow_space(&self, project: &ProjectId) -> Result<()> {
         let space = self.spaces.reading().get(project).cloned();
         if let Some(space) = space {
