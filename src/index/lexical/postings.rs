@@ -336,6 +336,7 @@ impl Postings {
         let step = self.ids.len().div_ceil(n);
         self.ids.iter().step_by(step).copied().collect()
     }
+
     /// The words of letters the project holds that are `word` with up to `letters` more
     /// letters at its end ("postgresql" for "postgres"), or `word` with up to `letters`
     /// fewer where at least `min` remain ("music" for "musical"), `word` itself left out.
