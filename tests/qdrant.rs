@@ -323,6 +323,21 @@ fn a_batch_retried_after_a_partial_write_completes_and_a_real_duplicate_is_refus
 /// directory) over one PostgreSQL ledger, one Qdrant collection and one Redis: either
 /// serves any project, sees what the other wrote at its next read, answers the same
 /// recall the same way, and sees the other's erasure.
+/// Both nodes give the same answer to each of `questions`: the same items with the same
+/// scores and similarities.
+fn same_answers(a: &Memory, b: &Memory, p: &hypermem::store::ProjectId, questions: &[&str]) {
+    for q in questions {
+        let answer = |m: &Memory| -> Vec<_> {
+            m.recall(p, q, 5)
+                .unwrap()
+                .iter()
+                .map(|h| (h.event.id, h.fused.score.to_bits(), h.similarity))
+                .collect()
+        };
+        assert_eq!(answer(a), answer(b), "{q}");
+    }
+}
+
 #[test]
 fn two_nodes_on_one_postgres_ledger_serve_any_project() {
     let Some(pg) = common::postgres_url("nodes sharing a PostgreSQL ledger are") else {
@@ -400,21 +415,17 @@ fn two_nodes_on_one_postgres_ledger_serve_any_project() {
     // sample of the project read by id), as on A.
     assert_eq!(a.vectors().len(&p), 27);
     assert_eq!(b.vectors().len(&p), 27, "B traces what A stored");
-    for q in [
-        "module 22 retries",
-        "module 7 build",
-        "the cat on the printer",
-        "which floor kettle",
-    ] {
-        let answer = |m: &Memory| -> Vec<_> {
-            m.recall(&p, q, 5)
-                .unwrap()
-                .iter()
-                .map(|h| (h.event.id, h.fused.score.to_bits(), h.similarity))
-                .collect()
-        };
-        assert_eq!(answer(&a), answer(&b), "{q}");
-    }
+    same_answers(
+        &a,
+        &b,
+        &p,
+        &[
+            "module 22 retries",
+            "module 7 build",
+            "the cat on the printer",
+            "which floor kettle",
+        ],
+    );
     // A retry on the other node is the stored event, not a second one.
     let again = b.observe_batch(&chatter(&name, 20, 5)).unwrap();
     assert_eq!(a.ledger().count(&p).unwrap(), 27);
@@ -476,20 +487,16 @@ fn a_node_takes_in_the_sentence_vectors_another_node_embedded() {
     // A's worker embeds the queue: the older events.
     let done = a.embed_pending(Some(&p), 100, None).unwrap();
     assert_eq!((done.embedded, done.left), (12, 0));
-    for q in [
-        "which module needed 7 retries",
-        "module 3 build",
-        "broken kettle",
-    ] {
-        let answer = |m: &Memory| -> Vec<_> {
-            m.recall(&p, q, 5)
-                .unwrap()
-                .iter()
-                .map(|h| (h.event.id, h.fused.score.to_bits(), h.similarity))
-                .collect()
-        };
-        assert_eq!(answer(&a), answer(&b), "{q}");
-    }
+    same_answers(
+        &a,
+        &b,
+        &p,
+        &[
+            "which module needed 7 retries",
+            "module 3 build",
+            "broken kettle",
+        ],
+    );
     let hits = b.recall(&p, "which module needed 7 retries", 3).unwrap();
     assert!(
         hits[0]

@@ -335,8 +335,25 @@ pub struct FtsHit {
 /// What derived indexes read of an event: `(id, role, content, speaker)`.
 pub type EventText = (EventId, Role, String, Option<String>);
 
-/// Ids one statement of [`Ledger::get_many`] reads.
+/// Ids one statement of [`Ledger::get_many`] (and of the other reads by id list) reads.
 const GET_CHUNK: usize = 64;
+
+/// The placeholders of an id list read [`GET_CHUNK`] ids at a time: always that many (a
+/// short chunk repeats its last id, [`chunk_args`]), so each such statement has one text,
+/// prepared once. `?1` is the project.
+fn chunk_marks() -> String {
+    let marks: Vec<String> = (2..2 + GET_CHUNK).map(|i| format!("?{i}")).collect();
+    marks.join(", ")
+}
+
+/// The arguments of one chunk (at most [`GET_CHUNK`] ids) of a statement written with
+/// [`chunk_marks`].
+fn chunk_args<'a>(project: &'a ProjectId, chunk: &[EventId]) -> Vec<Arg<'a>> {
+    let mut args = Vec::with_capacity(GET_CHUNK + 1);
+    args.push(Arg::Text(project.as_str()));
+    args.extend((0..GET_CHUNK).map(|i| Arg::from(chunk[i.min(chunk.len() - 1)].0)));
+    args
+}
 
 /// The columns of an event, in [`event_of`]'s order.
 pub(crate) const COLUMNS: &str = "id, project, source_id, agent, thread, thread_seq, session, session_seq, turn, \
@@ -810,20 +827,14 @@ impl Ledger {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        // Always GET_CHUNK placeholders (a short chunk repeats its last id): one statement
-        // text, prepared once.
-        let marks: Vec<String> = (2..2 + GET_CHUNK).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "SELECT {COLUMNS} FROM events WHERE project = ?1 AND id IN ({})",
-            marks.join(", ")
+            chunk_marks()
         );
         let mut found: HashMap<u64, Event> = self.exec_read(|x| {
             let mut found = HashMap::with_capacity(ids.len());
             for chunk in ids.chunks(GET_CHUNK) {
-                let mut args = Vec::with_capacity(GET_CHUNK + 1);
-                args.push(Arg::Text(project.as_str()));
-                args.extend((0..GET_CHUNK).map(|i| Arg::from(chunk[i.min(chunk.len() - 1)].0)));
-                for e in x.all(&sql, &args, event_of)? {
+                for e in x.all(&sql, &chunk_args(project, chunk), event_of)? {
                     found.insert(e.id.0, e);
                 }
             }
@@ -1071,20 +1082,15 @@ impl Ledger {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        // Always GET_CHUNK placeholders, as in `get_many`.
-        let marks: Vec<String> = (2..2 + GET_CHUNK).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "SELECT event_id, input_dim, bits FROM semantic_vectors
              WHERE project = ?1 AND event_id IN ({})",
-            marks.join(", ")
+            chunk_marks()
         );
         let mut found: Vec<(EventId, u32, Vec<u8>)> = self.exec_read(|x| {
             let mut found = Vec::new();
             for chunk in ids.chunks(GET_CHUNK) {
-                let mut args = Vec::with_capacity(GET_CHUNK + 1);
-                args.push(Arg::Text(project.as_str()));
-                args.extend((0..GET_CHUNK).map(|i| Arg::from(chunk[i.min(chunk.len() - 1)].0)));
-                found.extend(x.all(&sql, &args, |r| {
+                found.extend(x.all(&sql, &chunk_args(project, chunk), |r| {
                     let dim: u64 = r.get(1)?;
                     Ok((
                         EventId(r.get(0)?),
