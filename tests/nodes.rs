@@ -4,7 +4,7 @@
 //! and retry a refused or unanswered write on the next node with the same source id. One
 //! hypermem node is killed with SIGKILL and restarted, then one Qdrant node, then Redis.
 //! Asserted: no acknowledged write is lost (the ledger and Qdrant hold every one), none is
-//! stored twice, and after catching up every node gives the same recall.
+//! stored twice, and after catching up every node gives the same recall, scores included.
 //!
 //! Needs the PostgreSQL server the test command starts (`HYPERMEM_TEST_POSTGRES_URL`),
 //! the Qdrant binary and `redis-server`; without one it says loudly that it skips (a
@@ -282,7 +282,14 @@ fn three_nodes_lose_nothing_when_a_node_qdrant_and_redis_fail() {
             .collect();
         let answers: Vec<Vec<u64>> = items.iter().map(|i| ids_of(i)).collect();
         assert!(!answers[0].is_empty(), "{query}");
-        if answers.iter().any(|a| *a != answers[0]) {
+        // The same items with the same scores and similarities (JSON numbers print
+        // exactly), not only the same ids.
+        let scored = |i: &[Value]| -> Vec<String> {
+            i.iter()
+                .map(|i| format!("{} {} {}", i["event"]["id"], i["fused"], i["similarity"]))
+                .collect()
+        };
+        if items.iter().any(|i| scored(i) != scored(&items[0])) {
             for (n, i) in items.iter().enumerate() {
                 eprintln!("node {n} answers {query:?}:\n{}", explained(i));
             }
