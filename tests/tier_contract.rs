@@ -56,6 +56,23 @@ fn contract(tier: &dyn VectorTier) {
     }
     assert_eq!(tier.get(&a, VectorId(2)).unwrap(), None);
     assert_eq!(tier.get(&project("nobody"), VectorId(1)).unwrap(), None);
+    // A read of many is what a read of each gives, in the order asked.
+    let asked: Vec<VectorId> = alpha
+        .iter()
+        .step_by(37)
+        .map(|(id, _)| *id)
+        .rev()
+        .chain([VectorId(2), alpha[0].0])
+        .collect();
+    let each: Vec<Option<Hypervector>> =
+        asked.iter().map(|&id| tier.get(&a, id).unwrap()).collect();
+    assert_eq!(tier.get_many(&a, &asked).unwrap(), each);
+    assert!(each.iter().filter(|v| v.is_none()).count() == 1);
+    assert!(tier.get_many(&a, &[]).unwrap().is_empty());
+    assert_eq!(
+        tier.get_many(&project("nobody"), &[VectorId(1)]).unwrap(),
+        vec![None]
+    );
 
     // Bad input writes nothing.
     let dup = tier.insert_batch(

@@ -97,6 +97,19 @@ fn promotion_and_demotion_follow_the_policy() {
     assert_eq!((r.rehomed_to_warm, r.promoted), (1, 1));
     let t = m.trace(&p, VectorId(3)).unwrap();
     assert_eq!((t.home, t.in_hot, t.accesses), (Tier::Warm, true, 11));
+    // A read of many, over a hot copy, cold homes and an untraced id, is what a read of
+    // each gives, in the order asked.
+    let asked = [
+        VectorId(5),
+        VectorId(3),
+        VectorId(42),
+        VectorId(0),
+        VectorId(3),
+    ];
+    let each: Vec<_> = asked.iter().map(|&id| m.get(&p, id).unwrap()).collect();
+    assert_eq!(m.get_many(&p, &asked).unwrap(), each);
+    assert_eq!(each[1].as_ref(), Some(&vector_of(dim(), "p", 3)));
+    assert!(each[2].is_none());
 }
 
 #[test]

@@ -658,10 +658,11 @@ impl<'a> Plan<'a> {
 /// function of the project alone, never of when this process first answered a question
 /// about it: every node of a shared ledger, and a process restarted on the same data, sets
 /// the same floor for the same question. It is brought up to date when the project has
-/// grown; vectors it held already are kept, so a read by id is paid once per memory
-/// entering the sample (one per new document while the spacing holds, the whole sample
-/// when the spacing widens, every `BASELINE_SAMPLE` documents). A memory whose vector is
-/// not stored yet (another node's write still on its way) is asked for again next time.
+/// grown; vectors it held already are kept, so only the memories entering the sample are
+/// read (one per new document while the spacing holds, the whole sample when the spacing
+/// widens, every `BASELINE_SAMPLE` documents), in one read per tier (one round trip to a
+/// remote one). A memory whose vector is not stored yet (another node's write still on
+/// its way) is asked for again next time.
 fn baseline(cx: &Context<'_>, query: &Hypervector) -> Result<Option<(f64, f64)>> {
     let (project, text) = (cx.project, &*cx.text);
     let documents = text.reading().postings.documents();
@@ -678,14 +679,20 @@ fn baseline(cx: &Context<'_>, query: &Hypervector) -> Result<Option<(f64, f64)>>
             .take()
             .map(|b| b.sample.into_iter().collect())
             .unwrap_or_default();
+        let unheld: Vec<VectorId> = ids
+            .iter()
+            .filter(|id| !held.contains_key(id))
+            .map(|&id| VectorId(id))
+            .collect();
+        let mut read: HashMap<u64, Option<Hypervector>> = unheld
+            .iter()
+            .map(|id| id.0)
+            .zip(cx.tiers.get_many(project, &unheld)?)
+            .collect();
         let mut sample = Vec::with_capacity(ids.len());
         let mut missing = false;
         for id in ids {
-            let v = match held.remove(&id) {
-                Some(v) => Some(v),
-                None => cx.tiers.get(project, VectorId(id))?,
-            };
-            match v {
+            match held.remove(&id).or_else(|| read.remove(&id).flatten()) {
                 Some(v) => sample.push((id, v)),
                 None => missing = true,
             }

@@ -72,6 +72,20 @@ pub trait VectorTier: Send + Sync {
     /// I/O or corruption errors.
     fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>>;
 
+    /// Copies of the vectors `ids`, in the order asked (`None` where one is absent or
+    /// deleted): what [`get`](Self::get) gives for each, in one round trip where the tier
+    /// is a remote service.
+    ///
+    /// # Errors
+    /// I/O or corruption errors.
+    fn get_many(
+        &self,
+        project: &ProjectId,
+        ids: &[VectorId],
+    ) -> StoreResult<Vec<Option<Hypervector>>> {
+        ids.iter().map(|&id| self.get(project, id)).collect()
+    }
+
     /// Whether the vector is present.
     ///
     /// # Errors

@@ -754,6 +754,31 @@ impl VectorTier for QdrantTier {
         )?))
     }
 
+    fn get_many(
+        &self,
+        project: &ProjectId,
+        ids: &[VectorId],
+    ) -> StoreResult<Vec<Option<Hypervector>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.existing(project, ids, true)?;
+        ids.iter()
+            .map(|id| match found.get(id) {
+                Some(Some(bits)) => {
+                    let words = decode_words(bits, self.dim.words()).ok_or_else(|| {
+                        self.foreign(format!(
+                            "a point's `bits` payload is not {} base64-packed words",
+                            self.dim.words()
+                        ))
+                    })?;
+                    Ok(Some(Hypervector::from_words(words)?))
+                }
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
     fn delete(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
         if self.existing(project, &[id], false)?.is_empty() {
             return Ok(false);

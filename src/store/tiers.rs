@@ -431,6 +431,46 @@ impl TierManager {
         }
     }
 
+    /// The vectors `ids`, in the order asked, each from the fastest tier holding it (as
+    /// [`get`](Self::get)), the rest read from each durable tier in one call (one round
+    /// trip to a remote tier).
+    ///
+    /// # Errors
+    /// Tier I/O errors.
+    pub fn get_many(
+        &self,
+        project: &ProjectId,
+        ids: &[VectorId],
+    ) -> StoreResult<Vec<Option<Hypervector>>> {
+        let mut out: Vec<Option<Hypervector>> = vec![None; ids.len()];
+        let (mut warm, mut cold): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+        for (i, &id) in ids.iter().enumerate() {
+            let Some(t) = self.trace(project, id) else {
+                continue;
+            };
+            if t.in_hot
+                && let Some(v) = self.hot.get(project, id)?
+            {
+                out[i] = Some(v);
+                continue;
+            }
+            match t.home {
+                Tier::Cold => cold.push(i),
+                _ => warm.push(i),
+            }
+        }
+        for (tier, at) in [(&self.warm, warm), (&self.cold, cold)] {
+            if at.is_empty() {
+                continue;
+            }
+            let asked: Vec<VectorId> = at.iter().map(|&i| ids[i]).collect();
+            for (i, v) in at.into_iter().zip(tier.get_many(project, &asked)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
     /// Exact search across hot, warm and cold (see [`super::Exact`]).
     ///
     /// # Errors
