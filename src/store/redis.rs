@@ -753,6 +753,36 @@ impl VectorTier for RedisTier {
             .transpose()
     }
 
+    fn get_many(
+        &self,
+        project: &ProjectId,
+        ids: &[VectorId],
+    ) -> StoreResult<Vec<Option<Hypervector>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = self.key(project, "vec");
+        let found: Vec<Option<Vec<u8>>> = self.run(|c, _| {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(&key);
+            for id in ids {
+                cmd.arg(id.0);
+            }
+            cmd.query(c)
+        })?;
+        found
+            .into_iter()
+            .map(|bytes| {
+                bytes
+                    .map(|b| {
+                        let words = self.decode(&key, &b)?;
+                        Ok(Hypervector::from_words(words)?)
+                    })
+                    .transpose()
+            })
+            .collect()
+    }
+
     fn contains(&self, project: &ProjectId, id: VectorId) -> StoreResult<bool> {
         let key = self.key(project, "vec");
         self.run(|c, _| redis::cmd("HEXISTS").arg(&key).arg(id.0).query(c))
