@@ -417,23 +417,12 @@ impl TierManager {
     /// # Errors
     /// Tier I/O errors.
     pub fn get(&self, project: &ProjectId, id: VectorId) -> StoreResult<Option<Hypervector>> {
-        let Some(t) = self.trace(project, id) else {
-            return Ok(None);
-        };
-        if t.in_hot
-            && let Some(v) = self.hot.get(project, id)?
-        {
-            return Ok(Some(v));
-        }
-        match t.home {
-            Tier::Cold => self.cold.get(project, id),
-            _ => self.warm.get(project, id),
-        }
+        Ok(self.get_many(project, &[id])?.pop().flatten())
     }
 
-    /// The vectors `ids`, in the order asked, each from the fastest tier holding it (as
-    /// [`get`](Self::get)), the rest read from each durable tier in one call (one round
-    /// trip to a remote tier).
+    /// The vectors `ids`, in the order asked, each from the fastest tier holding it: its hot
+    /// copy, else its durable home, read for all of them in one call per tier (one round
+    /// trip to a remote tier). An untraced id has none.
     ///
     /// # Errors
     /// Tier I/O errors.
