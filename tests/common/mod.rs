@@ -54,6 +54,7 @@ pub fn brute_force(items: &[(VectorId, Hypervector)], query: &Hypervector, k: us
     all
 }
 
+pub mod ports;
 pub mod serve;
 
 #[cfg(feature = "standard")]

@@ -4,7 +4,6 @@
 //! Never a mock. Without a binary the tests say loudly that they skip, unless
 //! `HYPERMEM_REQUIRE_QDRANT=1` (CI), where that is a failure.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,13 +28,11 @@ fn binary() -> Option<PathBuf> {
     shared.is_file().then_some(shared)
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use super::ports::free_port;
+
+/// Starts of a server (or a cluster) tried with fresh ports before a test fails: a port
+/// can still be taken between its choice and the server's bind.
+const ATTEMPTS: usize = 3;
 
 fn skip<T>(what: &str) -> Option<T> {
     if std::env::var("HYPERMEM_REQUIRE_QDRANT").as_deref() == Ok("1") {
@@ -51,9 +48,15 @@ impl QdrantServer {
         let Some(bin) = binary() else {
             return skip("no Qdrant binary (../shared/qdrant/qdrant or HYPERMEM_QDRANT_BIN)");
         };
-        let mut server = Self::new(bin, None);
-        server.spawn();
-        Some(server)
+        let mut failures = Vec::new();
+        for _ in 0..ATTEMPTS {
+            let mut server = Self::new(bin.clone(), None);
+            match server.spawn() {
+                Ok(()) => return Some(server),
+                Err(e) => failures.push(e),
+            }
+        }
+        panic!("qdrant did not start: {}", failures.join("\n"));
     }
 
     fn new(bin: PathBuf, cluster: Option<(u16, Option<u16>)>) -> Self {
@@ -74,28 +77,48 @@ impl QdrantServer {
         let Some(bin) = binary() else {
             return skip("no Qdrant binary (../shared/qdrant/qdrant or HYPERMEM_QDRANT_BIN)");
         };
+        let mut failures = Vec::new();
+        for _ in 0..ATTEMPTS {
+            match Self::try_cluster(&bin, n) {
+                Ok(nodes) => return Some(nodes),
+                Err(e) => failures.push(e),
+            }
+        }
+        panic!(
+            "the {n} Qdrant nodes did not start: {}",
+            failures.join("\n")
+        );
+    }
+
+    /// One attempt of [`start_cluster`](Self::start_cluster): what went wrong, with the
+    /// log of the node that did not start.
+    fn try_cluster(bin: &std::path::Path, n: usize) -> Result<Vec<Self>, String> {
         let first = free_port();
         let mut nodes: Vec<Self> = (0..n)
             .map(|i| {
                 let p2p = if i == 0 { first } else { free_port() };
-                Self::new(bin.clone(), Some((p2p, (i > 0).then_some(first))))
+                Self::new(bin.to_owned(), Some((p2p, (i > 0).then_some(first))))
             })
             .collect();
         for node in &mut nodes {
-            node.spawn();
+            node.spawn()?;
         }
         let deadline = Instant::now() + Duration::from_secs(60);
         while peers(nodes[0].http_port) < n {
-            assert!(
-                Instant::now() < deadline,
-                "the {n} Qdrant nodes did not form a cluster"
-            );
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the {n} Qdrant nodes did not form a cluster in 60 s"
+                ));
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Some(nodes)
+        Ok(nodes)
     }
 
-    fn spawn(&mut self) {
+    /// Runs the server and waits until it is ready; its output goes to `qdrant.log` in its
+    /// directory. A server that exits or is not ready within 30 s is stopped, and the end
+    /// of its log returned.
+    fn spawn(&mut self) -> Result<(), String> {
         let d = self.dir.path();
         let mut command = Command::new(&self.bin);
         if let Some((p2p, bootstrap)) = self.cluster {
@@ -110,6 +133,12 @@ impl QdrantServer {
                     .arg(format!("http://127.0.0.1:{b}"));
             }
         }
+        let log_path = d.join("qdrant.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .expect("qdrant's log file");
         let child = command
             .arg("--disable-telemetry")
             .current_dir(d)
@@ -122,19 +151,38 @@ impl QdrantServer {
             .env("QDRANT__STORAGE__TEMP_PATH", d.join("tmp"))
             .env("QDRANT__TELEMETRY_DISABLED", "true")
             .env("QDRANT_INIT_FILE_PATH", d.join(".qdrant-initialized"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(Stdio::from(log.try_clone().expect("qdrant's log file")))
+            .stderr(Stdio::from(log))
             .spawn()
             .expect("qdrant starts");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
+        let failure = loop {
             if ready(self.http_port) {
-                return;
+                return Ok(());
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                break format!("it exited ({status})");
+            }
+            if Instant::now() >= deadline {
+                break "it was not ready in 30 s".to_owned();
             }
             std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("qdrant on port {} did not become ready", self.http_port);
+        };
+        self.kill();
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        Err(format!(
+            "qdrant on ports {} (REST) and {} (gRPC): {failure}; the end of its log:\n{}",
+            self.http_port,
+            self.grpc_port,
+            tail.join("\n")
+        ))
     }
 
     pub fn url(&self) -> String {
@@ -152,7 +200,9 @@ impl QdrantServer {
     /// Starts it again on the same ports and storage.
     pub fn restart(&mut self) {
         self.kill();
-        self.spawn();
+        if let Err(e) = self.spawn() {
+            panic!("qdrant did not restart: {e}");
+        }
     }
 }
 

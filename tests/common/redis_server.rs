@@ -4,7 +4,6 @@
 //! PATH the tests say loudly that they skip, unless `HYPERMEM_REQUIRE_REDIS=1` (CI), where
 //! that is a failure.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,11 +38,7 @@ impl RedisServer {
         let Some(bin) = binary() else {
             return skip("redis-server is not on the PATH");
         };
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::ports::free_port();
         let mut server = Self {
             port,
             child: None,
