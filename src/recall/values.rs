@@ -641,6 +641,13 @@ pub fn identifiers(scan: &Scan<'_>) -> Vec<Value> {
         // "100 Mbps": a capitalised word right after a number is its unit, not a name.
         let unit = i > 0 && scan.words[i - 1].starts_with(|c: char| c.is_ascii_digit());
         if i > 0 && !scan.breaks[i - 1] && !unit && capitalised(scan, i) {
+            // "called The Late Trams": an article written with a capital opens the name
+            // and is no part of it ("the Late Trams" names the same band).
+            let article = crate::text::en::DETERMINERS.contains(&word.as_str())
+                && !scan.breaks[i]
+                && i + 1 < scan.words.len()
+                && capitalised(scan, i + 1);
+            i += usize::from(article);
             let name = name_from(scan, i, |j| capitalised(scan, j));
             i += name.value.split(' ').count() - 1;
             out.push(name);
