@@ -165,13 +165,19 @@ impl Query {
     /// all (neither as a value nor as what it changed), or a month `older` names and
     /// `newer` does not: the question is about the older statement itself (a time the
     /// question names selects the value valid then), so a different value later does not
-    /// answer it better.
+    /// answer it better. A statement read as continuing `older`
+    /// ([`Candidate::continuing`]) mentions what `older` says.
     fn pins(&self, older: &Candidate, newer: &Candidate) -> bool {
         let same = |a: &Value, b: &Value| a.kind == b.kind && a.value == b.value;
         let month = |m: &&str| older.months.contains(m) && !newer.months.contains(m);
+        let continued = |v: &Value| {
+            older.words[v.word]
+                .iter()
+                .any(|w| newer.context.contains(w))
+        };
         self.months.iter().any(month)
             || self.stated.iter().any(|q| {
-                older.values.iter().any(|v| same(v, q))
+                older.values.iter().any(|v| same(v, q) && !continued(v))
                     && !newer
                         .values
                         .iter()
@@ -251,6 +257,9 @@ pub struct Candidate {
     /// It is the turn right after the statement it is read as continuing (set by
     /// [`follow`]).
     adjacent: bool,
+    /// The content words of what it says it replaces: the phrase after "instead of"
+    /// ("doing a mushroom wellington instead of *the lamb*"), singular.
+    replaced: Vec<String>,
     /// It says what one of its values is the value of in the value's own clause: a word
     /// of content, then a copula or a label's colon, then the value ("Locker is
     /// 7B", "Member number: 55120", "shoes are size 9"; [`predicated`]). Such a turn
@@ -408,6 +417,30 @@ impl Candidate {
             .collect();
         updates.sort();
         updates.dedup();
+        // "instead of the lamb": what comes after it, up to a break or a word of no content;
+        // only in a turn that settles it: asking nothing, deliberating nothing ("I'm
+        // considering X instead of Y - is this wise?" replaces nothing yet).
+        let settled = !content.contains('?')
+            && !crate::text::en::DELIBERATIONS
+                .iter()
+                .any(|p| crate::text::statements::contains(&words, p));
+        let replaced = words
+            .windows(2)
+            .filter(|_| settled)
+            .position(|p| p[0] == "instead" && p[1] == "of")
+            .map(|i| {
+                words[i + 2..]
+                    .iter()
+                    .zip(&breaks[i + 2..])
+                    .skip_while(|(w, _)| DETERMINERS.contains(&w.as_str()))
+                    .scan(false, |stop, (w, &brk)| {
+                        let take = !*stop && values::is_content_word(w);
+                        *stop |= brk || !take;
+                        take.then(|| values::singular(w))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let predicates = slots
             .iter()
             .map(|v| {
@@ -453,6 +486,7 @@ impl Candidate {
             context: Vec::new(),
             adjacent: false,
             predicated,
+            replaced,
             recurring,
             one_off,
         }
@@ -535,6 +569,9 @@ impl Candidate {
     /// 4471"). What it then says is read as about what `antecedent` spoke of; whether it
     /// revises it is still [`revises`]' decision.
     fn takes_up(&self, antecedent: &Candidate) -> bool {
+        if self.replaces(antecedent) {
+            return true;
+        }
         let other = |u: &Value| {
             antecedent
                 .slots
@@ -565,6 +602,18 @@ impl Candidate {
             && same_speaker_later(antecedent, self)
             && self.at.saturating_sub(antecedent.at) <= ADJACENT_MS;
         names_old || same_unit || next
+    }
+
+    /// Whether it says it replaces what `earlier` holds: an asserted statement whose
+    /// "instead of" names a content word `earlier` says ("doing a mushroom wellington
+    /// instead of the lamb" after "I'm doing roast lamb"), where `earlier` does not itself
+    /// put that word in place of something else.
+    fn replaces(&self, earlier: &Candidate) -> bool {
+        self.asserts
+            && self
+                .replaced
+                .iter()
+                .any(|w| earlier.says(w) && !earlier.replaced.contains(w))
     }
 
     /// When it was said (ms since the epoch): a statement is newer than another when it was
@@ -704,6 +753,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     }
     if !same_speaker_later(older, newer) {
         return false;
+    }
+    if newer.replaces(older) {
+        return true;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
     restates(query, older, newer)
@@ -2932,5 +2984,39 @@ mod tests {
             .map(|(i, _)| i)
             .collect();
         assert_eq!(chain, vec![0]);
+    }
+
+    #[test]
+    fn what_a_statement_says_it_does_instead_of_revises_what_named_it() {
+        // The question shares no word with the newer statement: following the answer's
+        // conversation finds it, and the older statement's value the question names
+        // ("Friday") does not pin the older one above what continues it.
+        let query = query("what's the plan for the Friday picnic");
+        let older = cand(1, "For the Friday picnic I'm making a spinach quiche.", 1.0).at(1);
+        let aside = cand(2, "the forecast looks dry at least", 1.0).at(2);
+        let newer = cand(
+            3,
+            "making sandwiches instead of the quiche, the oven died",
+            1.0,
+        )
+        .at(3);
+        assert!(revises(&query, &older, &newer));
+        let chain: Vec<(usize, Candidate)> =
+            follow(&query, &older, [aside.clone(), newer], |_| false);
+        assert_eq!(chain.iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![1]);
+        let mut ranked = vec![older.clone(), chain[0].1.clone()];
+        reorder(&query, &mut ranked, 0.0);
+        assert_eq!(ids(&ranked), vec![3, 1]);
+        // A turn that asks, or still weighs it, replaces nothing yet.
+        for open in [
+            "making sandwiches instead of the quiche, would that work?",
+            "thinking of sandwiches instead of the quiche",
+        ] {
+            let newer = cand(3, open, 1.0).at(3);
+            assert!(!revises(&query, &older, &newer), "{open}");
+        }
+        // Nor does one whose "instead of" names nothing the older statement says.
+        let other = cand(3, "taking the bus instead of the car", 1.0).at(3);
+        assert!(!revises(&query, &older, &other));
     }
 }
