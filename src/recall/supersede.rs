@@ -260,6 +260,10 @@ pub struct Candidate {
     /// The content words of what it says it replaces: the phrase after "instead of"
     /// ("doing a mushroom wellington instead of *the lamb*"), singular.
     replaced: Vec<String>,
+    /// In a settled clause that ends its object with "instead" ("bringing fried plantain
+    /// instead"), each content word with the content word after it, singular: what that
+    /// word now goes with ([`Candidate::replaces`]).
+    swapped: Vec<(String, String)>,
     /// It says what one of its values is the value of in the value's own clause: a word
     /// of content, then a copula or a label's colon, then the value ("Locker is
     /// 7B", "Member number: 55120", "shoes are size 9"; [`predicated`]). Such a turn
@@ -449,7 +453,7 @@ impl Candidate {
                     .then(|| stem(w).to_owned())
             })
             .collect();
-        Self {
+        let mut c = Self {
             id,
             role,
             speaker: (
@@ -489,7 +493,58 @@ impl Candidate {
             replaced,
             recurring,
             one_off,
+            swapped: Vec::new(),
+        };
+        if settled {
+            c.swapped = c.swapped_pairs();
         }
+        c
+    }
+
+    /// The content word after word `k` in its phrase, determiners skipped ("bringing *the*
+    /// jollof" gives "jollof").
+    fn next_content(&self, k: usize) -> Option<&str> {
+        let mut m = k + 1;
+        if self.breaks.get(k).copied().unwrap_or(true) {
+            return None;
+        }
+        while let [w] = self.words.get(m)?.as_slice()
+            && DETERMINERS.contains(&w.as_str())
+        {
+            if self.breaks[m] {
+                return None;
+            }
+            m += 1;
+        }
+        let w = self.words.get(m)?.first()?;
+        values::is_content_word(w).then_some(w.as_str())
+    }
+
+    /// The pairs of [`swapped`](Self::swapped): in each clause whose last word before
+    /// "instead" (not "instead of") is reached without a phrase break, every content word
+    /// with the content word after it, both before "instead".
+    fn swapped_pairs(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (i, w) in self.words.iter().enumerate() {
+            let instead = w.as_slice() == ["instead"]
+                && self.words.get(i + 1).is_none_or(|n| n.as_slice() != ["of"])
+                && i > 0
+                && !self.breaks[i - 1];
+            if !instead {
+                continue;
+            }
+            let start = (0..i).rev().find(|&j| self.breaks[j]).map_or(0, |j| j + 1);
+            for k in start..i {
+                let Some(head) = self.words[k].first().filter(|h| values::is_content_word(h))
+                else {
+                    continue;
+                };
+                if let Some(next) = self.next_content(k).filter(|_| k + 1 < i) {
+                    out.push((head.clone(), next.to_owned()));
+                }
+            }
+        }
+        out
     }
 
     /// The same statement with the names its sentences open with among its slots (no
@@ -609,11 +664,23 @@ impl Candidate {
     /// instead of the lamb" after "I'm doing roast lamb"), where `earlier` does not itself
     /// put that word in place of something else.
     fn replaces(&self, earlier: &Candidate) -> bool {
-        self.asserts
-            && self
-                .replaced
+        let instead_of = || {
+            self.replaced
                 .iter()
                 .any(|w| earlier.says(w) && !earlier.replaced.contains(w))
+        };
+        // "bringing fried plantain instead" after "I'm bringing jollof rice": the same
+        // word now goes with something `earlier` never said.
+        let swapped = || {
+            self.swapped.iter().any(|(head, now)| {
+                !earlier.says(now)
+                    && earlier.words.iter().enumerate().any(|(k, w)| {
+                        w.first() == Some(head)
+                            && earlier.next_content(k).is_some_and(|was| was != now)
+                    })
+            })
+        };
+        self.asserts && self.role != Role::Assistant && (instead_of() || swapped())
     }
 
     /// When it was said (ms since the epoch): a statement is newer than another when it was
@@ -3018,5 +3085,30 @@ mod tests {
         // Nor does one whose "instead of" names nothing the older statement says.
         let other = cand(3, "taking the bus instead of the car", 1.0).at(3);
         assert!(!revises(&query, &older, &other));
+    }
+
+    #[test]
+    fn the_same_word_with_another_object_instead_revises() {
+        let query = query("what is the user bringing to the bake sale");
+        let older = cand(1, "Bake sale list: I'm bringing lemon bars.", 1.0).at(1);
+        let newer = cand(2, "bringing brownies instead, the lemons were mouldy", 1.0).at(2);
+        assert!(revises(&query, &older, &newer));
+        let chain = follow(&query, &older, [newer], |_| false);
+        assert_eq!(chain.len(), 1);
+        // Another word, the object the older statement already gave, an assistant's
+        // suggestion, a question, or "instead" opening its own phrase: no replacement.
+        for (text, role) in [
+            (
+                "baking brownies instead, the lemons were mouldy",
+                Role::User,
+            ),
+            ("bringing the lemon bars instead", Role::User),
+            ("bringing brownies instead might be easier", Role::Assistant),
+            ("bringing brownies instead?", Role::User),
+            ("Instead, bringing brownies.", Role::User),
+        ] {
+            let newer = Candidate::new(2, role, None, text, 1.0).at(2);
+            assert!(!revises(&query, &older, &newer), "{text}");
+        }
     }
 }
