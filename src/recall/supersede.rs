@@ -264,6 +264,9 @@ pub struct Candidate {
     /// instead"), each content word with the content word after it, singular: what that
     /// word now goes with ([`Candidate::replaces`]).
     swapped: Vec<(String, String)>,
+    /// It settles something "instead" (not "instead of" something it names): in the
+    /// turn right after another it replaces what that one said ([`Candidate::replaces`]).
+    instead: bool,
     /// It says what one of its values is the value of in the value's own clause: a word
     /// of content, then a copula or a label's colon, then the value ("Locker is
     /// 7B", "Member number: 55120", "shoes are size 9"; [`predicated`]). Such a turn
@@ -494,9 +497,14 @@ impl Candidate {
             recurring,
             one_off,
             swapped: Vec::new(),
+            instead: false,
         };
         if settled {
             c.swapped = c.swapped_pairs();
+            c.instead = c.words.iter().enumerate().any(|(i, w)| {
+                w.as_slice() == ["instead"]
+                    && c.words.get(i + 1).is_none_or(|n| n.as_slice() != ["of"])
+            });
         }
         c
     }
@@ -680,7 +688,10 @@ impl Candidate {
                     })
             })
         };
-        self.asserts && self.role != Role::Assistant && (instead_of() || swapped())
+        // "going with the teal one instead", the turn right after: instead of what that
+        // turn said.
+        let next = self.instead && self.adjacent;
+        self.asserts && self.role != Role::Assistant && (instead_of() || swapped() || next)
     }
 
     /// When it was said (ms since the epoch): a statement is newer than another when it was
@@ -3085,6 +3096,32 @@ mod tests {
         // Nor does one whose "instead of" names nothing the older statement says.
         let other = cand(3, "taking the bus instead of the car", 1.0).at(3);
         assert!(!revises(&query, &older, &other));
+    }
+
+    #[test]
+    fn instead_in_the_turn_right_after_replaces_what_it_said() {
+        let query = query("which font did the banner get");
+        let older = cand(1, "The banner will use the navy serif font.", 1.0).at(1);
+        let newer = cand(
+            2,
+            "after the vote we're going with the coral one instead",
+            1.0,
+        )
+        .at(2);
+        let chain = follow(&query, &older, [newer.clone()], |_| false);
+        assert_eq!(chain.len(), 1);
+        let mut ranked = vec![older.clone(), chain[0].1.clone()];
+        reorder(&query, &mut ranked, 0.0);
+        assert_eq!(ids(&ranked), vec![2, 1]);
+        // With another turn between, "instead" names nothing of it.
+        let aside = cand(2, "printer is out of magenta again", 1.0).at(2);
+        let later = cand(
+            3,
+            "after the vote we're going with the coral one instead",
+            1.0,
+        )
+        .at(3);
+        assert!(follow(&query, &older, [aside, later], |_| false).is_empty());
     }
 
     #[test]

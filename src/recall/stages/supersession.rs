@@ -41,7 +41,6 @@ impl Stage for Supersede {
         for antecedent in ranked
             .iter()
             .take(FOLLOWED)
-            .filter(|c| !c.slots().is_empty())
             .map(|c| c.id)
             .collect::<Vec<_>>()
         {
@@ -60,7 +59,9 @@ impl Stage for Supersede {
 
 /// Answers at the head of the ranking whose conversation is read forward for statements
 /// continuing them ([`follow`]): the first (the first three gave the same results on the
-/// understanding corpus and the three development sets, at twice the reads).
+/// understanding corpus and the three development sets, at twice the reads), whether it
+/// states a value or not (what it says can be replaced "instead": one more read of a few
+/// turns per recall, LoCoMo's query time 2.55 → 2.68 s; `docs/EXPERIMENTS.md`).
 const FOLLOWED: usize = 1;
 
 /// Rank-fusion evidence of an item: its parts but the priors.
