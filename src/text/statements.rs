@@ -409,8 +409,9 @@ pub fn candidate(text: &str, by_assistant: bool) -> Option<Stated> {
         })
 }
 
-/// Whether `text` only asks: it ends with a question, every sentence of it with
-/// [`ASK_CLAUSE`] words or more is a question (a shorter one is a reaction), and no word
+/// Whether `text` only asks: one of its sentences is a question, every sentence of it with
+/// [`ASK_CLAUSE`] words or more is one (a shorter one is a reaction, before or after it:
+/// "Wow! How long …?", "… tried it? curious"), and no word
 /// of it is the speaker's own ([`en::FIRST_PERSON`]): "Wow! How long have you been
 /// playing?" tells nothing of what it names; the turn that answers it does.
 pub fn asks_only(text: &str) -> bool {
@@ -420,7 +421,7 @@ pub fn asks_only(text: &str) -> bool {
     if !text.contains('?') {
         return false;
     }
-    let (mut words, mut letters, mut last_asks) = (0usize, false, false);
+    let (mut words, mut letters, mut asked) = (0usize, false, false);
     let mut word: Option<usize> = None;
     for (i, c) in text
         .char_indices()
@@ -444,12 +445,14 @@ pub fn asks_only(text: &str) -> bool {
                 if !asks && words >= ASK_CLAUSE {
                     return false;
                 }
-                last_asks = asks;
+                // A short remark after the question ("… sprints? curious", "That cafe
+                // rocks.") is a reaction too: it leaves the turn asking.
+                asked |= asks;
             }
             (words, letters) = (0, false);
         }
     }
-    last_asks
+    asked
 }
 
 /// Words a sentence needs to state something of its own: a reaction ("Wow, that looks
@@ -493,6 +496,10 @@ mod tests {
             "what about a loading indicator while results load?",
             // A trailing marker without a letter is no sentence.
             "How long have you been playing? ->-> 2,31",
+            // A remark of a word or two after the question.
+            "anyone tried the night bus to the airport? curious",
+            "Is the pool open on Sundays? just wondering",
+            "Sounds good! When do you have in mind? That market is great.",
         ] {
             assert!(asks_only(text), "{text}");
         }
@@ -502,8 +509,8 @@ mod tests {
             "What's the best way to store my tools now that I added a pegboard?",
             // A statement of its own before the question.
             "That game took months of balancing the mechanics so that every match felt fair. Did you face any difficulties?",
-            // It ends with a statement.
-            "How long? About a month now.",
+            // A statement of its own after the question.
+            "How long? The whole team spent about a month of evenings getting the balance right.",
             "The review is on Friday.",
             "",
             "I wonder, is it Friday? ->-> 2,31",

@@ -123,7 +123,7 @@ impl Tail {
 const LEXICAL_LAG: u64 = 4096;
 
 /// Magic and version of a saved lexical index.
-const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX006";
+const LEXICAL_MAGIC: &[u8; 8] = b"HMLEX007";
 
 /// One event as the text indexes take it.
 pub(crate) struct Indexed<'a> {

@@ -4,7 +4,7 @@
 use super::*;
 
 /// A turn that only asks tells nothing of what it names: "Wow! How long have you been
-/// playing?" ([`statements::asks_only`]: it ends with a question, every sentence of
+/// playing?" ([`statements::asks_only`]: a sentence of it asks, every sentence of
 /// twelve words or more asks, no word of it is the speaker's own) matches a question
 /// about that subject word for word, but the turn after it answers. Every other candidate
 /// gets `tells_weight` as a direct component, an asking turn 0. Measured at 0.15 and 0.2
