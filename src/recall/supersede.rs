@@ -46,8 +46,8 @@
 use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{
-    ALTERITY, ASKING_WORDS, COORDINATORS, COPULAS, DETERMINERS, OTHERS_POSSESSIVES, PERIOD_PLACERS,
-    REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
+    ALTERITY, ASKING_WORDS, COORDINATORS, COPULAS, DETERMINERS, INSTEAD, OTHERS_POSSESSIVES,
+    PERIOD_PLACERS, REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
 };
 use crate::text::stem;
 
@@ -431,10 +431,15 @@ impl Candidate {
             && !crate::text::en::DELIBERATIONS
                 .iter()
                 .any(|p| crate::text::statements::contains(&words, p));
+        let [instead, of] = INSTEAD;
+        // Where it says "instead" with nothing after naming what it replaces.
+        let instead_at: Vec<usize> = (0..words.len())
+            .filter(|&i| settled && words[i] == instead && words.get(i + 1).is_none_or(|n| n != of))
+            .collect();
         let replaced = words
             .windows(2)
             .filter(|_| settled)
-            .position(|p| p[0] == "instead" && p[1] == "of")
+            .position(|p| p[0] == instead && p[1] == of)
             .map(|i| {
                 words[i + 2..]
                     .iter()
@@ -497,15 +502,9 @@ impl Candidate {
             recurring,
             one_off,
             swapped: Vec::new(),
-            instead: false,
+            instead: !instead_at.is_empty(),
         };
-        if settled {
-            c.swapped = c.swapped_pairs();
-            c.instead = c.words.iter().enumerate().any(|(i, w)| {
-                w.as_slice() == ["instead"]
-                    && c.words.get(i + 1).is_none_or(|n| n.as_slice() != ["of"])
-            });
-        }
+        c.swapped = c.swapped_pairs(&instead_at);
         c
     }
 
@@ -529,16 +528,12 @@ impl Candidate {
     }
 
     /// The pairs of [`swapped`](Self::swapped): in each clause whose last word before
-    /// "instead" (not "instead of") is reached without a phrase break, every content word
-    /// with the content word after it, both before "instead".
-    fn swapped_pairs(&self) -> Vec<(String, String)> {
+    /// a bare "instead" (at the words `instead_at`) is reached without a phrase break,
+    /// every content word with the content word after it, both before "instead".
+    fn swapped_pairs(&self, instead_at: &[usize]) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for (i, w) in self.words.iter().enumerate() {
-            let instead = w.as_slice() == ["instead"]
-                && self.words.get(i + 1).is_none_or(|n| n.as_slice() != ["of"])
-                && i > 0
-                && !self.breaks[i - 1];
-            if !instead {
+        for &i in instead_at {
+            if i == 0 || self.breaks[i - 1] {
                 continue;
             }
             let start = (0..i).rev().find(|&j| self.breaks[j]).map_or(0, |j| j + 1);

@@ -93,6 +93,11 @@ pub const REVISION_CUES: &[&str] = &[
     "updating",
 ];
 
+/// The adverb that puts what its clause says in place of something else, and the
+/// preposition after it that names that something ("doing X instead of Y", "going with X
+/// instead").
+pub const INSTEAD: [&str; 2] = ["instead", "of"];
+
 /// Adjectives that announce a changed value only shortly before it, and not as part of a
 /// name ("the new sprint deadline of April 5", not "New Balance 990v5 costs $250").
 pub const VALUE_ADJECTIVES: &[&str] = &["latest", "new"];
