@@ -717,17 +717,22 @@ impl Candidate {
 
     /// The `terms` within [`ANCHOR_WINDOW`] words of `v`: what `v` is a value of.
     /// A statement that continues another ([`continuing`](Self::continuing)) and has no
-    /// such term near `v` is anchored by the terms of what it continues.
-    fn anchors<'a>(&self, terms: &'a [String], v: &Value) -> Vec<&'a String> {
+    /// such term near `v` is anchored by the terms of what it continues. `inflected`: a
+    /// term in another inflection anchors too (between a statement and one continuing it).
+    fn anchors<'a>(&self, terms: &'a [String], v: &Value, inflected: bool) -> Vec<&'a String> {
         let lo = v.word.saturating_sub(ANCHOR_WINDOW);
         let hi = (v.word + ANCHOR_WINDOW + 1).min(self.words.len());
         let near = &self.words[lo..hi];
+        let is = |t: &String, w: &String| w == t || (inflected && stem(w) == stem(t));
         let own: Vec<&String> = terms
             .iter()
-            .filter(|t| near.iter().any(|pieces| pieces.contains(t)))
+            .filter(|t| near.iter().flatten().any(|w| is(t, w)))
             .collect();
         if own.is_empty() {
-            terms.iter().filter(|t| self.context.contains(t)).collect()
+            terms
+                .iter()
+                .filter(|t| self.context.iter().any(|w| is(t, w)))
+                .collect()
         } else {
             own
         }
@@ -739,6 +744,13 @@ impl Candidate {
     fn bystander(&self, word: &str) -> bool {
         let is = |e: &String| e == word || stem(e) == word;
         self.entities.iter().any(is) && !self.owners.iter().any(is)
+    }
+
+    /// Whether it is read as continuing an earlier statement ([`Self::continuing`]): its
+    /// values and that statement's are then anchored by query words in any inflection
+    /// ("86 kg this morning" after "Weighed in at 92 kg", asked what the user weighed).
+    fn continues(&self) -> bool {
+        !self.context.is_empty()
     }
 
     /// Whether it holds `word` (a [`words`](Self::words) piece), in its own words or in
@@ -889,9 +901,9 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                     return true;
                 }
             }
-            let u_anchors = newer.anchors(&query.content, u);
+            let u_anchors = newer.anchors(&query.content, u, newer.continues());
             old.iter().any(|v| {
-                let v_anchors = older.anchors(&query.content, v);
+                let v_anchors = older.anchors(&query.content, v, newer.continues());
                 // A bare number says nothing of what it counts: the newer one must stand
                 // near every query word the older one does (a "guest room count" is not
                 // the "test case count"); typed values need one shared word.
@@ -1178,7 +1190,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             if older.slots.iter().any(|v| same_value(v, u)) {
                 return false;
             }
-            let near_new = newer.anchors(&subject, u);
+            let near_new = newer.anchors(&subject, u, newer.continues());
             !near_new.is_empty()
                 && older
                     .slots
@@ -1204,9 +1216,12 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
                     // with Stacy on September 22" does not revise "painting with Stacy on
                     // April 4"; "Dad's 60th" is Dad's).
                     .any(|(v, _)| {
-                        older.anchors(&subject, v).iter().any(|a| {
-                            near_new.contains(a) && !older.bystander(a) && !newer.bystander(a)
-                        })
+                        older
+                            .anchors(&subject, v, newer.continues())
+                            .iter()
+                            .any(|a| {
+                                near_new.contains(a) && !older.bystander(a) && !newer.bystander(a)
+                            })
                     })
                 && !another_entity(query, &subject, older, newer, u)
         })
@@ -1614,11 +1629,11 @@ fn restates_typed(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
         {
             return false;
         }
-        let u_anchors = newer.anchors(&query.content, u);
+        let u_anchors = newer.anchors(&query.content, u, false);
         u_anchors.len() >= RESTATE_ANCHORS
             && older.values.iter().filter(|v| v.kind == u.kind).any(|v| {
                 older
-                    .anchors(&query.content, v)
+                    .anchors(&query.content, v, false)
                     .iter()
                     .filter(|a| u_anchors.contains(a))
                     .count()
@@ -3090,6 +3105,19 @@ mod tests {
         }
         // Nor does one whose "instead of" names nothing the older statement says.
         let other = cand(3, "taking the bus instead of the car", 1.0).at(3);
+        assert!(!revises(&query, &older, &other));
+    }
+
+    #[test]
+    fn a_statement_continued_is_anchored_by_the_query_word_in_another_inflection() {
+        // "cycle" is "cycled" in the statement: the bare distance after it continues it.
+        let query = query("how far did the user cycle");
+        let older = cand(1, "Cycled 40 km on Saturday.", 1.0).at(1);
+        let newer = cand(2, "55 km today!! legs are jelly", 1.0).at(2);
+        let chain = follow(&query, &older, [newer], |_| false);
+        assert_eq!(chain.len(), 1);
+        // Unrelated to anything continued, the inflection anchors nothing.
+        let other = cand(2, "Swam 55 km?? no, 55 lengths", 1.0).at(2);
         assert!(!revises(&query, &older, &other));
     }
 
