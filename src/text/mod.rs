@@ -63,7 +63,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 ///   names (`%`, `°`, `#`, `@`, `+`, currency and mathematical signs: "C++", "50%",
 ///   "$40");
 /// - kept inside a word: everything ("2.5", "10:15", "26/02", "grace.okafor@…",
-///   "8-12");
+///   "8-12"), a dash of any form as `-` ("8–12");
 /// - whitespace of every kind (tabs, newlines, no-break and thin spaces) is one space.
 ///
 /// A text with nothing left (only emoji or punctuation) keeps its punctuation and
@@ -73,7 +73,11 @@ pub fn fold(text: &str) -> String {
     let normalized = normalize(text).replace('ß', "ss");
     let mut out = String::with_capacity(normalized.len());
     for word in normalized.split_whitespace() {
-        let kept: String = word.chars().filter(|&c| !dropped_anywhere(c)).collect();
+        let kept: String = word
+            .chars()
+            .filter(|&c| !dropped_anywhere(c))
+            .map(|c| if is_dash(c) { '-' } else { c })
+            .collect();
         let trimmed = trim_edges(&kept);
         if trimmed.is_empty() {
             continue;
@@ -103,6 +107,16 @@ fn dropped_anywhere(c: char) -> bool {
         | '\'' | '"' | '`' | '\u{2018}'..='\u{201F}' | '\u{2032}'..='\u{2037}' | '\u{00AB}' | '\u{00BB}'
         | '\u{2039}' | '\u{203A}' | '\u{02BC}' | '\u{FF02}' | '\u{FF07}'
     ) || is_emoji(c)
+}
+
+/// A dash or minus of any typed form (hyphen, non-breaking hyphen, figure, en and em
+/// dash, horizontal bar, minus sign): [`fold`] reads each as `-` ("8–12" is "8-12",
+/// "−18" is "-18").
+fn is_dash(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}'
+    )
 }
 
 /// Emoji, pictographs and their modifiers (variation selectors, the zero-width joiner, the
@@ -344,6 +358,10 @@ mod tests {
         same("Room ３", "Room 3");
         same("cafe\u{0301}", "café");
         same("Is it on?", "is it on ??");
+        // A dash typed in any form is one dash, inside a word too.
+        same("Plumber 8-12 Tuesday", "plumber 8–12 Tuesday");
+        same("Freezer at -18", "Freezer at −18");
+        same("well-known", "well‑known");
     }
 
     #[test]
