@@ -155,6 +155,14 @@ fn negated_before(words: &[String], at: usize, n: usize) -> bool {
         .any(|w| en::NEGATIONS.contains(&w.as_str()))
 }
 
+/// Whether a clause holds nothing but function words and negations ("never ever", "not
+/// at all"): inside a sentence it only insists on what the sentence said before it (a
+/// sentence it opens goes on to say it: "Never, ever …").
+fn insists(w: &[String]) -> bool {
+    w.iter()
+        .all(|v| super::is_function_word(v) || en::NEGATIONS.contains(&v.as_str()))
+}
+
 /// What one clause (`w`; `on` = its sentence from the clause on) states by its form, if
 /// anything: a correction, a limit, a standing instruction or a "let's" decision.
 fn form(w: &[String], on: &[String]) -> Option<Stated> {
@@ -171,7 +179,10 @@ fn form(w: &[String], on: &[String]) -> Option<Stated> {
     {
         return Some(Stated::Correction);
     }
-    if en::BOUNDARY_OPENINGS.iter().any(|p| opens(w, p)) {
+    // A limit names what it limits: "never ever" after a clause only insists.
+    if let Some(p) = en::BOUNDARY_OPENINGS.iter().find(|p| opens(w, p))
+        && w[p.len()..].iter().any(|v| !super::is_function_word(v))
+    {
         return Some(Stated::Boundary);
     }
     // A bare imperative with a marker of permanence after it ("please" before one is
@@ -391,7 +402,7 @@ pub fn candidate(text: &str, by_assistant: bool) -> Option<Stated> {
                     && en::SUBJECT_PRONOUNS.contains(&s.words[1].as_str())))
         })
         .flat_map(|s| s.clauses.iter().map(move |(c, at)| (c, &s.words, *at)))
-        .filter(|(c, _, _)| clause_told(c))
+        .filter(|(c, _, at)| clause_told(c) && !(*at > 0 && insists(c)))
         .find_map(|(c, sentence, at)| {
             if by_assistant {
                 let commits =
@@ -543,6 +554,17 @@ mod tests {
             ("From now on the stand-up is at 10:30.", None),
             ("Going forward, the team ships on Fridays.", None),
             ("Never mind, I found the file.", None),
+            // Words that only insist, inside a sentence, state no limit of their own.
+            (
+                "At lunch my cousin went on about how he'd never fly again, never ever, then booked Lisbon.",
+                None,
+            ),
+            ("Never, ever share my address.", Some(Stated::Instruction)),
+            ("Stop.", None),
+            (
+                "Stop sending me reminders at night.",
+                Some(Stated::Boundary),
+            ),
         ] {
             assert_eq!(stated(text), want, "{text}");
         }
