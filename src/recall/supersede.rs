@@ -3116,9 +3116,9 @@ mod tests {
         let newer = cand(2, "55 km today!! legs are jelly", 1.0).at(2);
         let chain = follow(&query, &older, [newer], |_| false);
         assert_eq!(chain.len(), 1);
-        // Unrelated to anything continued, the inflection anchors nothing.
-        let other = cand(2, "Swam 55 km?? no, 55 lengths", 1.0).at(2);
-        assert!(!revises(&query, &older, &other));
+        // A distance of something else in the same unit is not taken for it.
+        let other = cand(2, "Drove 55 km to the coast", 1.0).at(2);
+        assert!(follow(&query, &older, [other], |_| false).is_empty());
     }
 
     #[test]
