@@ -32,6 +32,10 @@
 //! thing ("visit the store next Saturday at 3 PM" → "free at 4 PM next Saturday for the
 //! store visit"; [`reschedules`]).
 //!
+//! A statement that says what it does *instead* replaces what an earlier one said, typed
+//! value or not ("bringing brownies instead" after "I'm bringing lemon bars";
+//! [`Candidate::replaces`]).
+//!
 //! A short turn often gives a value by reference, naming nothing it is the value of ("make
 //! that 5 kg", "they put it up to £165"; [`Candidate::elliptical`]): read as continuing an
 //! earlier statement of its conversation ([`Candidate::continuing`]), it is anchored by
@@ -662,10 +666,13 @@ impl Candidate {
         names_old || same_unit || next
     }
 
-    /// Whether it says it replaces what `earlier` holds: an asserted statement whose
-    /// "instead of" names a content word `earlier` says ("doing a mushroom wellington
-    /// instead of the lamb" after "I'm doing roast lamb"), where `earlier` does not itself
-    /// put that word in place of something else.
+    /// Whether it says it replaces what `earlier` said, asserted, settled (it asks and
+    /// weighs nothing) and not the assistant's: its "instead of" names a content word
+    /// `earlier` says and does not itself put in place of something else ("doing a
+    /// mushroom wellington instead of the lamb" after "I'm doing roast lamb"); or a word
+    /// of the clause it ends with "instead" goes with another object than it does in
+    /// `earlier` ([`swapped`](Self::swapped)); or it is the turn right after `earlier` and
+    /// says "instead" (set by [`follow`]).
     fn replaces(&self, earlier: &Candidate) -> bool {
         let instead_of = || {
             self.replaced
