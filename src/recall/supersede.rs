@@ -170,14 +170,18 @@ impl Query {
     /// `newer` does not: the question is about the older statement itself (a time the
     /// question names selects the value valid then), so a different value later does not
     /// answer it better. A statement read as continuing `older`
-    /// ([`Candidate::continuing`]) mentions what `older` says.
+    /// ([`Candidate::continuing`]) mentions what `older` says, unless it states another
+    /// value of that kind.
     fn pins(&self, older: &Candidate, newer: &Candidate) -> bool {
         let same = |a: &Value, b: &Value| a.kind == b.kind && a.value == b.value;
         let month = |m: &&str| older.months.contains(m) && !newer.months.contains(m);
+        // Continuing `older` carries its value over unless it states another of the kind
+        // ("client 6" is no continuation of "client 5" the question names).
         let continued = |v: &Value| {
             older.words[v.word]
                 .iter()
                 .any(|w| newer.context.contains(w))
+                && !newer.values.iter().any(|u| compatible(&u.kind, &v.kind))
         };
         self.months.iter().any(month)
             || self.stated.iter().any(|q| {
@@ -3102,6 +3106,19 @@ mod tests {
         let mut ranked = vec![older.clone(), chain[0].1.clone()];
         reorder(&query, &mut ranked, 0.0);
         assert_eq!(ids(&ranked), vec![3, 1]);
+        // One that names another day than the question's is about another picnic.
+        let saturday = cand(
+            3,
+            "making sandwiches instead of the quiche on Saturday",
+            1.0,
+        )
+        .at(3);
+        let chain = follow(&query, &older, [saturday], |_| false);
+        let mut ranked: Vec<Candidate> = std::iter::once(older.clone())
+            .chain(chain.into_iter().map(|(_, c)| c))
+            .collect();
+        reorder(&query, &mut ranked, 0.0);
+        assert_eq!(ids(&ranked)[0], 1);
         // A turn that asks, or still weighs it, replaces nothing yet.
         for open in [
             "making sandwiches instead of the quiche, would that work?",
