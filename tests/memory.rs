@@ -856,6 +856,38 @@ fn a_newer_value_outranks_the_older_one_which_stays_in_the_results() {
 }
 
 #[test]
+fn what_is_done_instead_is_found_and_comes_first_though_the_question_shares_no_word_with_it() {
+    // The answer states no typed value; the turn right after it replaces what it said
+    // with a bare "instead", and holds none of the question's words.
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let p = project("p");
+    let old = m
+        .observe(say(
+            "p",
+            "s1",
+            Role::User,
+            "The banner for the open day will use the navy serif font.",
+        ))
+        .unwrap();
+    let new = m
+        .observe(say(
+            "p",
+            "s1",
+            Role::User,
+            "after the vote we're going with the coral one instead",
+        ))
+        .unwrap();
+    m.observe_batch(&chatter("p", 20)).unwrap();
+    let hits = m
+        .recall(&p, "which font is the open day banner using?", 10)
+        .unwrap();
+    assert_eq!(hits.first().map(|h| h.event.id), Some(new), "{hits:#?}");
+    assert_eq!(hits[0].supersedes.map(|s| s.0), Some(old.0), "{hits:#?}");
+    assert!(hits.iter().any(|h| h.event.id == old), "{hits:#?}");
+}
+
+#[test]
 fn a_run_of_one_authors_notes_links_nothing_and_a_reply_links_to_what_it_answers() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");
