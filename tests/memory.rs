@@ -816,28 +816,27 @@ fn a_named_speakers_always_takes_no_directive_slot() {
     );
 }
 
+/// What the user says in project "p" (session `session`): its id.
+fn user_says(m: &Memory, session: &str, text: &str) -> hypermem::ledger::EventId {
+    m.observe(say("p", session, Role::User, text)).unwrap()
+}
+
 #[test]
 fn a_newer_value_outranks_the_older_one_which_stays_in_the_results() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
     let p = project("p");
-    let old = m
-        .observe(say(
-            "p",
-            "s1",
-            Role::User,
-            "Our first sprint deadline is April 1 2024 and the sprint covers the layout.",
-        ))
-        .unwrap();
+    let old = user_says(
+        &m,
+        "s1",
+        "Our first sprint deadline is April 1 2024 and the sprint covers the layout.",
+    );
     m.observe_batch(&chatter("p", 40)).unwrap();
-    let new = m
-        .observe(say(
-            "p",
-            "s2",
-            Role::User,
-            "I moved the sprint deadline to April 5 2024 for accessibility work.",
-        ))
-        .unwrap();
+    let new = user_says(
+        &m,
+        "s2",
+        "I moved the sprint deadline to April 5 2024 for accessibility work.",
+    );
     let hits = m
         .recall(&p, "what is the first sprint deadline?", 10)
         .unwrap();
@@ -862,22 +861,16 @@ fn what_is_done_instead_is_found_and_comes_first_though_the_question_shares_no_w
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(&profile(), Some(dir.path())).unwrap();
     let p = project("p");
-    let old = m
-        .observe(say(
-            "p",
-            "s1",
-            Role::User,
-            "The banner for the open day will use the navy serif font.",
-        ))
-        .unwrap();
-    let new = m
-        .observe(say(
-            "p",
-            "s1",
-            Role::User,
-            "after the vote we're going with the coral one instead",
-        ))
-        .unwrap();
+    let old = user_says(
+        &m,
+        "s1",
+        "The banner for the open day will use the navy serif font.",
+    );
+    let new = user_says(
+        &m,
+        "s1",
+        "after the vote we're going with the coral one instead",
+    );
     m.observe_batch(&chatter("p", 20)).unwrap();
     let hits = m
         .recall(&p, "which font is the open day banner using?", 10)
