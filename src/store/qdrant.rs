@@ -96,7 +96,8 @@ fn transient(e: &QdrantError) -> bool {
 /// cluster node whose peer (a shard's replica or leader) is down, until the cluster marks
 /// it dead, and one whose shard has no target while its replica set changes after a node
 /// died ("No target shard 0 found for update", as an internal error or a failed
-/// precondition: seen in CI and in local runs with a node killed mid-write).
+/// precondition: seen in CI and in local runs with a node killed mid-write), or whose
+/// replicas are not active yet ("does not have enough active replicas").
 fn transient_internal(message: &str) -> bool {
     [
         "Failed to connect",
@@ -104,6 +105,7 @@ fn transient_internal(message: &str) -> bool {
         "tcp connect error",
         "currently unavailable",
         "No target shard",
+        "does not have enough active replicas",
     ]
     .iter()
     .any(|cause| message.contains(cause))
@@ -996,6 +998,8 @@ mod tests {
              captured: Precondition failed: No target shard 0 found for update",
             "transport error",
             "Service internal error: peer 7 is currently unavailable",
+            "Service internal error: The replica set for shard 0 on peer 34 does not have \
+             enough active replicas",
         ] {
             assert!(transient_internal(message), "{message}");
         }
