@@ -51,7 +51,7 @@ use crate::ledger::Role;
 use crate::recall::values::{self, Kind, Value};
 use crate::text::en::{
     ALTERITY, ASKING_WORDS, COORDINATORS, COPULAS, DETERMINERS, INSTEAD, OTHERS_POSSESSIVES,
-    PERIOD_PLACERS, REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
+    PAST_AUXILIARIES, PERIOD_PLACERS, REFERRING_PRONOUNS, REVISION_CUES, VALUE_ADJECTIVES,
 };
 use crate::text::stem;
 
@@ -420,10 +420,7 @@ impl Candidate {
         });
         let mut updates: Vec<Value> = values
             .iter()
-            .filter(|v| {
-                let origin = after(v, "from") || (corrects && after(v, "not"));
-                in_span(v) && !origin && !after(v, "by")
-            })
+            .filter(|v| in_span(v) && !origins.contains(v) && !after(v, "by"))
             .chain(targets)
             .chain(clause_to)
             .chain(moved_to)
@@ -917,8 +914,14 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
                 let v_anchors = older.anchors(&query.content, v, newer.continues());
                 // A bare number says nothing of what it counts: the newer one must stand
                 // near every query word the older one does (a "guest room count" is not
-                // the "test case count"); typed values need one shared word.
-                let same_thing = if v.kind == Kind::Count(None) {
+                // the "test case count"), unless it names that number as what it changes
+                // ("is 12, not 10", "from 10 to 12"); typed values need one shared word.
+                let changes_it = newer
+                    .origins
+                    .iter()
+                    .any(|o| same_kind(&o) && (o.value == v.value || o.value == number(v)))
+                    && !another_entity(query, &query.subject(), older, newer, u);
+                let same_thing = if v.kind == Kind::Count(None) && !changes_it {
                     !v_anchors.is_empty() && v_anchors.iter().all(|a| u_anchors.contains(a))
                 } else {
                     v_anchors.iter().any(|a| {
@@ -1334,11 +1337,24 @@ fn predicated(scan: &values::Scan<'_>, slots: &[Value]) -> bool {
 /// as codes otherwise.
 fn notation(scan: &values::Scan<'_>) -> (Vec<Value>, Vec<Value>, bool) {
     let (mut from, mut to) = (Vec::new(), Vec::new());
+    let at = |w: usize| scan.values.iter().find(|v| v.word == w);
     for (i, &arrow) in scan.arrows.iter().enumerate() {
-        let at = |w: usize| scan.values.iter().find(|v| v.word == w);
         if arrow && let (Some(a), Some(b)) = (at(i), at(i + 1)) {
             from.push(a.clone());
             to.push(b.clone());
+        }
+    }
+    // "12 (was 10)": a bracket that opens with a past copula right after a value gives
+    // what that value was before, a value of its kind.
+    let past_copula = |w: &str| COPULAS.contains(&w) && PAST_AUXILIARIES.contains(&w);
+    for (i, &open) in scan.bracketed.iter().enumerate() {
+        if open
+            && past_copula(&scan.words[i])
+            && let (Some(now), Some(was)) = (i.checked_sub(1).and_then(at), at(i + 1))
+            && compatible(&now.kind, &was.kind)
+        {
+            from.push(was.clone());
+            to.push(now.clone());
         }
     }
     let mut substitutes = false;
@@ -3193,6 +3209,56 @@ mod tests {
         ] {
             let newer = Candidate::new(2, role, None, text, 1.0).at(2);
             assert!(!revises(&query, &older, &newer), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_number_named_as_what_it_changes_ties_the_change_to_its_slot() {
+        // The older statement names the team as well; a bare number is tied to it by every
+        // query word it stands near, unless the newer one names that number as what it
+        // changes: "not 10", "from 10".
+        let q = query("what is the team's WIP limit");
+        let older = cand(1, "The team's WIP limit is 10.", 1.0).at(1);
+        for text in [
+            "Correction: the WIP limit is 12, not 10.",
+            "bumped the WIP limit from 10 to 12",
+        ] {
+            assert!(revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
+        }
+        for text in [
+            // Another limit, though it names the number.
+            "Correction: the review limit is 12, not 10.",
+            "bumped the review limit from 10 to 12",
+            // No word of the question's subject near it.
+            "moved the retro from 10 to 12",
+        ] {
+            assert!(!revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
+        }
+        let mut ranked = vec![
+            older.clone(),
+            cand(2, "Correction: the WIP limit is 12, not 10.", 0.6).at(2),
+        ];
+        assert_eq!(reorder(&q, &mut ranked, 0.4), [(2, 1)]);
+    }
+
+    #[test]
+    fn a_bracket_saying_what_a_value_was_changes_it() {
+        let q = query("what is the team's WIP limit");
+        let older = cand(1, "The team's WIP limit is 10.", 1.0).at(1);
+        for text in ["WIP limit: 12 (was 10)", "WIP limit now 12 [was 10]"] {
+            let newer = cand(2, text, 1.0).at(2);
+            assert_eq!(newer.updates().len(), 1, "{text}");
+            assert!(revises(&q, &older, &newer), "{text}");
+        }
+        for text in [
+            // Another limit.
+            "review limit: 12 (was 10)",
+            // No value right before the bracket.
+            "WIP limit stays (was 10 and is 10)",
+            // The same value.
+            "WIP limit: 10 (was 10 in March too)",
+        ] {
+            assert!(!revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
         }
     }
 }

@@ -109,6 +109,8 @@ pub struct Scan<'a> {
     /// Per word, whether an arrow standing free follows it ("35 → 39", "14 -> 30"): what
     /// stands before it was changed to what stands after.
     pub arrows: Vec<bool>,
+    /// Per word, whether it opens a bracket ("12 *(was* 10)").
+    pub bracketed: Vec<bool>,
 }
 
 /// Reads `text` once into its words and values.
@@ -119,9 +121,11 @@ pub fn scan(text: &str) -> Scan<'_> {
     let values = read_values(&words, &breaks);
     let mut dashes = vec![false; words.len()];
     let mut arrows = vec![false; words.len()];
+    let mut bracketed = vec![false; words.len()];
     let mut kept = 0;
     for token in text.split_whitespace() {
         if word_of(token).is_some() {
+            bracketed[kept] = token.starts_with(['(', '[']);
             kept += 1;
         } else if kept > 0 && matches!(token, "→" | "->" | "=>" | "⇒" | "⟶") {
             arrows[kept - 1] = true;
@@ -132,6 +136,7 @@ pub fn scan(text: &str) -> Scan<'_> {
     Scan {
         dashes,
         arrows,
+        bracketed,
         raw: split.iter().map(|&(w, _)| w).collect(),
         tails: split.into_iter().map(|(_, t)| t).collect(),
         words,
