@@ -764,12 +764,18 @@ impl Candidate {
     /// Whether it holds `word` (a [`words`](Self::words) piece), in its own words or in
     /// what it continues.
     fn holds(&self, word: &str) -> bool {
-        self.says(word) || self.context.iter().any(|x| x == word)
+        let piece = values::singular(word);
+        self.says(word) || self.context.iter().any(|x| *x == piece || x == word)
     }
 
-    /// Whether its own words hold `word` (a [`words`](Self::words) piece).
+    /// Whether its own words hold `word` (a [`words`](Self::words) piece, or a word as
+    /// written: an entity, "Leeds", is held as its piece "leed").
     fn says(&self, word: &str) -> bool {
-        self.words.iter().flatten().any(|x| x == word)
+        let piece = values::singular(word);
+        self.words
+            .iter()
+            .flatten()
+            .any(|x| *x == piece || x == word)
     }
 
     /// The content words within [`SUBJECT_WINDOW`] words of `v` (revision cues and value
@@ -3260,5 +3266,23 @@ mod tests {
         ] {
             assert!(!revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
         }
+    }
+
+    #[test]
+    fn a_correction_naming_a_place_ending_in_s_revises() {
+        // "Leeds" is held by the older statement as its piece "leed": the name corrected
+        // away is no entity of the newer statement's own.
+        let q = query("where is the team offsite");
+        let older = cand(1, "The team offsite is in Leeds.", 1.0).at(1);
+        let newer = cand(2, "Correction: the offsite is in York, not Leeds.", 1.0).at(2);
+        assert!(revises(&q, &older, &newer));
+        // Another offsite, though it names the same place.
+        let other = cand(
+            3,
+            "Correction: the sales offsite is in York, not Leeds.",
+            1.0,
+        )
+        .at(3);
+        assert!(!revises(&q, &older, &other));
     }
 }
