@@ -881,6 +881,60 @@ fn what_is_done_instead_is_found_and_comes_first_though_the_question_shares_no_w
 }
 
 #[test]
+fn a_change_that_names_what_it_changes_or_is_announced_by_another_participant_comes_first() {
+    // Each newer statement shares only some of the older one's subject words ("team" is
+    // missing), so it is tied to the older one by the number it names as changed, by
+    // "(was …)", or, from another participant, by an announced change of a shared thing.
+    let question = "what is the team's WIP limit?";
+    for (newer, speaker) in [
+        ("Correction: the WIP limit is 12, not 10.", None),
+        ("bumped the WIP limit from 10 to 12", None),
+        ("WIP limit: 12 (was 10)", None),
+        ("WIP limit raised to 12 after the retro", Some("Elif")),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+        let p = project("p");
+        let said = |text: &str, who: &str| {
+            m.observe(say("p", "s1", Role::User, text).speaker(who))
+                .unwrap()
+        };
+        let old = said("The team's WIP limit is 10.", "Ravi");
+        m.observe_batch(&chatter("p", 20)).unwrap();
+        let new = said(newer, speaker.unwrap_or("Ravi"));
+        let hits = m.recall(&p, question, 10).unwrap();
+        assert_eq!(
+            hits.first().map(|h| h.event.id),
+            Some(new),
+            "{newer}: {hits:#?}"
+        );
+        assert_eq!(
+            hits[0].supersedes.map(|s| s.0),
+            Some(old.0),
+            "{newer}: {hits:#?}"
+        );
+    }
+    // Another participant's own limit revises nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(&profile(), Some(dir.path())).unwrap();
+    let old = m
+        .observe(say("p", "s1", Role::User, "The team's WIP limit is 10.").speaker("Ravi"))
+        .unwrap();
+    m.observe(
+        say(
+            "p",
+            "s1",
+            Role::User,
+            "my WIP limit raised to 12 after the retro",
+        )
+        .speaker("Elif"),
+    )
+    .unwrap();
+    let hits = m.recall(&project("p"), question, 10).unwrap();
+    assert_eq!(hits.first().map(|h| h.event.id), Some(old), "{hits:#?}");
+}
+
+#[test]
 fn a_run_of_one_authors_notes_links_nothing_and_a_reply_links_to_what_it_answers() {
     let dir = tempfile::tempdir().unwrap();
     let p = project("p");

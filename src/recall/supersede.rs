@@ -850,15 +850,15 @@ pub fn revises(query: &Query, older: &Candidate, newer: &Candidate) -> bool {
     if fills_again(query, older, newer) {
         return true;
     }
-    if !same_speaker_later(older, newer) {
+    let same = same_speaker_later(older, newer);
+    if !same && !announced_to_all(older, newer) {
         return false;
     }
-    if newer.replaces(older) {
+    if same && newer.replaces(older) {
         return true;
     }
     let queried = |noun: &str| query.terms.iter().any(|t| t == noun);
-    restates(query, older, newer)
-        || reschedules(query, older, newer)
+    (same && (restates(query, older, newer) || reschedules(query, older, newer)))
         || newer.updates.iter().any(|u| {
             // A change of another owner's value ("Anya's lesson moved to Thursday" for
             // Ravi's lesson) revises nothing of this one.
@@ -1113,7 +1113,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
         || exception(older, newer)
         || newer.role == Role::Assistant
         || !newer.asserts
-        || (apart && !newer.corrects)
+        || (apart && !newer.corrects && !announced_to_all(older, newer))
     {
         return false;
     }
@@ -1615,6 +1615,32 @@ pub fn same_subject(query: &Query, older: &Candidate, newer: &Candidate) -> bool
 }
 
 /// Whether `newer` is later than `older` and said by the same speaker (condition 1).
+/// Whether `newer`, another participant's later turn, announces a change of something
+/// neither turn speaks of as anyone's own ("standup moved to 10" after "Standup is at
+/// 9:30"): it asserts, a revision cue marks one of its values, and a cue of its is a past
+/// form, something done to the thing ("moved", "changed"; "now 3 dogs" may be the
+/// speaker's own). In a conversation between friends each states values of their own
+/// life, and says so ("I", "my"). Never the assistant's.
+fn announced_to_all(older: &Candidate, newer: &Candidate) -> bool {
+    let own = |c: &Candidate| {
+        crate::text::en::FIRST_PERSON
+            .iter()
+            .any(|w| c.words.iter().flatten().any(|x| x == w))
+    };
+    (newer.at, newer.id) > (older.at, older.id)
+        && newer.role == older.role
+        && newer.role != Role::Assistant
+        && newer.asserts
+        && !newer.updates.is_empty()
+        && newer
+            .words
+            .iter()
+            .flatten()
+            .any(|w| REVISION_CUES.contains(&w.as_str()) && w.ends_with("ed"))
+        && !own(older)
+        && !own(newer)
+}
+
 fn same_speaker_later(older: &Candidate, newer: &Candidate) -> bool {
     // Leading names are compared only when both events have one: "Update: ..." after a
     // plain sentence is the same speaker as far as anyone can tell.
@@ -3284,5 +3310,37 @@ mod tests {
         )
         .at(3);
         assert!(!revises(&q, &older, &other));
+    }
+
+    #[test]
+    fn another_participant_announcing_a_change_of_a_shared_thing_revises() {
+        let q = query("what time is standup");
+        let said =
+            |id: u64, who: &str, text: &str| cand(id, text, 1.0).at(id as i64).speaker(Some(who));
+        let older = said(1, "Ravi", "Standup is at 9:30.");
+        assert!(revises(
+            &q,
+            &older,
+            &said(2, "Elif", "standup moved to 10:15")
+        ));
+        for newer in [
+            // Their own standup.
+            said(2, "Elif", "my standup moved to 10:15"),
+            // No change announced: a value stated, or asked about.
+            said(2, "Elif", "standup is at 10:15"),
+            said(2, "Elif", "has standup moved to 10:15?"),
+            // The assistant announces nothing.
+            Candidate::new(2, Role::Assistant, None, "standup moved to 10:15", 1.0).at(2),
+        ] {
+            assert!(!revises(&q, &older, &newer));
+        }
+        // What one participant speaks of as their own, another's change does not revise.
+        let q = query("what time is yoga");
+        let older = said(1, "Ana", "My yoga class is at 9:00.");
+        assert!(!revises(
+            &q,
+            &older,
+            &said(2, "Bea", "yoga class moved to 10:15")
+        ));
     }
 }

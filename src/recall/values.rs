@@ -84,7 +84,15 @@ fn duration_unit(w: &[String], i: usize) -> Option<(String, usize)> {
         return Some((u, 1));
     }
     let qualifier = w.get(i)?;
-    (qualifier.chars().all(char::is_alphabetic) && !crate::text::is_function_word(qualifier))
+    // Past a qualifier the unit agrees with the number ("3 more weeks"); "10 last week"
+    // is a number and a relative time.
+    let agrees = w.get(i + 1).is_some_and(|u| singular(u) != *u)
+        || i.checked_sub(1)
+            .and_then(|n| w.get(n))
+            .is_some_and(|n| matches!(n.as_str(), "1" | "one" | "a" | "an"));
+    (qualifier.chars().all(char::is_alphabetic)
+        && !crate::text::is_function_word(qualifier)
+        && agrees)
         .then(|| unit(i + 1).map(|u| (u, 2)))
         .flatten()
 }
@@ -1151,6 +1159,16 @@ mod tests {
         );
         // A number word that counts nothing is not a value.
         assert_eq!(kinds("the one I liked"), vec![]);
+        // Past a qualifier the unit agrees with its number: "10 last week" is a number
+        // and a relative time, not ten weeks.
+        let read = kinds("moved it to 10 last week, for 2 full days, then a full day");
+        assert!(
+            !read
+                .iter()
+                .any(|(k, v)| *k == Duration && v.starts_with("10"))
+        );
+        assert!(read.contains(&(Duration, "2 day".into())));
+        assert!(read.contains(&(Duration, "1 day".into())));
     }
 
     #[test]
