@@ -7,7 +7,9 @@
 //!
 //! 1. **Same speaker, newer**: the later event has the same role, the same agent when the
 //!    role is not the user's, and, when both open with a speaker name ("Caroline: ..."),
-//!    the same name; one person's new value never supersedes another's.
+//!    the same name; one person's new value never supersedes another's, unless the
+//!    other corrects it ("no, it's the 15th") or announces a change of a thing neither
+//!    speaks of as their own ("standup moved to 10:15"; `announced_to_all`).
 //! 2. **An update statement**: the newer event sets a value — a typed value
 //!    ([`values`]) within a few words after a revision cue ("moved ... to April 5",
 //!    "increased to $550", "the new April 25 deadline", "from 12 to 5 hours"), or the
@@ -1614,7 +1616,6 @@ pub fn same_subject(query: &Query, older: &Candidate, newer: &Candidate) -> bool
     })
 }
 
-/// Whether `newer` is later than `older` and said by the same speaker (condition 1).
 /// Whether `newer`, another participant's later turn, announces a change of something
 /// neither turn speaks of as anyone's own ("standup moved to 10" after "Standup is at
 /// 9:30"): it asserts, a revision cue marks one of its values, and a cue of its is a past
@@ -1641,6 +1642,7 @@ fn announced_to_all(older: &Candidate, newer: &Candidate) -> bool {
         && !own(newer)
 }
 
+/// Whether `newer` is later than `older` and said by the same speaker (condition 1).
 fn same_speaker_later(older: &Candidate, newer: &Candidate) -> bool {
     // Leading names are compared only when both events have one: "Update: ..." after a
     // plain sentence is the same speaker as far as anyone can tell.
