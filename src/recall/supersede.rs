@@ -431,6 +431,10 @@ impl Candidate {
             .collect();
         updates.sort();
         updates.dedup();
+        // "moved to 10:15, not confirmed": what a turn withholds announces no change.
+        if crate::text::statements::withholds(content) {
+            updates.clear();
+        }
         // "instead of the lamb": what comes after it, up to a break or a word of no content;
         // only in a turn that settles it: asking nothing, deliberating nothing ("I'm
         // considering X instead of Y - is this wise?" replaces nothing yet).
@@ -3344,5 +3348,27 @@ mod tests {
             &older,
             &said(2, "Bea", "yoga class moved to 10:15")
         ));
+    }
+
+    #[test]
+    fn a_change_withheld_in_the_same_sentence_announces_nothing() {
+        let q = query("what time is standup");
+        let older = cand(1, "Standup is at 9:30.", 1.0).at(1);
+        for text in [
+            "standup moves to 10:15, not confirmed yet",
+            "word is standup moved to 10:15, nothing decided",
+        ] {
+            let newer = cand(2, text, 1.0).at(2);
+            assert!(newer.updates().is_empty(), "{text}");
+            assert!(!revises(&q, &older, &newer), "{text}");
+        }
+        // A short negated clause that is no participle, or that names the value corrected
+        // away, withholds nothing.
+        for text in [
+            "standup moved to 10:15, not ideal",
+            "Correction: standup is at 10:15, not 9:30",
+        ] {
+            assert!(revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
+        }
     }
 }

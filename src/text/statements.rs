@@ -474,7 +474,22 @@ pub const ASK_CLAUSE: usize = 12;
 /// Whether one sentence is told as so: it does not ask, and it is not a hypothetical, a
 /// hedge (a guess, a past habit, a joke) or someone else's words reported.
 fn tells_as_so(s: &Sentence) -> bool {
-    !(s.asks || reported(&s.words)) && said_as_so(&s.words)
+    !(s.asks || reported(&s.words) || withheld(s)) && said_as_so(&s.words)
+}
+
+/// Whether a clause after the first withholds what the sentence says: a clause of at
+/// most three words that opens with a negation and holds a past participle, and no number
+/// ("moving the office to Utrecht, nothing signed", "standup moves to 10:15, not
+/// confirmed yet"). A value after the negation corrects instead ("in York, not Leeds").
+fn withheld(s: &Sentence) -> bool {
+    s.clauses.iter().skip(1).any(|(w, _)| {
+        w.len() <= 3
+            && w.first()
+                .is_some_and(|n| en::NEGATIONS.contains(&n.as_str()))
+            && w[1..]
+                .iter()
+                .any(|p| p.len() > 4 && p.ends_with("ed") && p.chars().all(char::is_alphabetic))
+    })
 }
 
 /// Whether `text` asserts what it says, by its mood: at least one of its sentences is
@@ -488,6 +503,11 @@ pub fn asserts(text: &str) -> bool {
     told > 0 && told + asked == all.len()
 }
 
+/// Whether a sentence of `text` withholds what it says ("…, not confirmed yet").
+pub fn withholds(text: &str) -> bool {
+    sentences(text).iter().any(withheld)
+}
+
 /// What `text` states, said by a user ([`candidate`]).
 pub fn stated(text: &str) -> Option<Stated> {
     candidate(text, false)
@@ -496,6 +516,24 @@ pub fn stated(text: &str) -> Option<Stated> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clause_that_withholds_what_the_sentence_says() {
+        for text in [
+            "the office may move to Leiden next spring, nothing signed",
+            "Standup moves to 10:15, not confirmed yet.",
+        ] {
+            assert!(withholds(text), "{text}");
+            assert!(!asserts(text), "{text}");
+        }
+        for text in [
+            "Standup moves to 10:15, not ideal.",
+            "The offsite is in York, not Leeds.",
+            "Not decided yet which room we use, but standup is at 10:15.",
+        ] {
+            assert!(!withholds(text), "{text}");
+        }
+    }
 
     #[test]
     fn a_turn_that_only_asks() {
