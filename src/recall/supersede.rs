@@ -245,6 +245,9 @@ pub struct Candidate {
     corrects: bool,
     /// Whether it asserts what it says ([`crate::text::statements::asserts`]).
     asserts: bool,
+    /// Per word, whether its clause weighs something not yet settled
+    /// ([`crate::text::en::DELIBERATIONS`]: "thinking about upgrading to the £45 plan").
+    deliberated: Vec<bool>,
     /// The entities it names by form, lowercased: a possessor ("Leo's") and a capitalised
     /// word inside a sentence, not a value, a month or a weekday.
     entities: Vec<String>,
@@ -438,10 +441,23 @@ impl Candidate {
         // "instead of the lamb": what comes after it, up to a break or a word of no content;
         // only in a turn that settles it: asking nothing, deliberating nothing ("I'm
         // considering X instead of Y - is this wise?" replaces nothing yet).
-        let settled = !content.contains('?')
-            && !crate::text::en::DELIBERATIONS
+        let weighs = |w: &[String]| {
+            crate::text::en::DELIBERATIONS
                 .iter()
-                .any(|p| crate::text::statements::contains(&words, p));
+                .any(|p| crate::text::statements::contains(w, p))
+        };
+        let deliberated: Vec<bool> = layout
+            .clause
+            .iter()
+            .map(|&c| {
+                let own: Vec<String> = (0..words.len())
+                    .filter(|&i| layout.clause[i] == c)
+                    .map(|i| words[i].clone())
+                    .collect();
+                weighs(&own)
+            })
+            .collect();
+        let settled = !content.contains('?') && !weighs(&words);
         let [instead, of] = INSTEAD;
         // Where it says "instead" with nothing after naming what it replaces.
         let instead_at: Vec<usize> = (0..words.len())
@@ -496,6 +512,7 @@ impl Candidate {
             origins,
             months,
             asserts: crate::text::statements::asserts(content),
+            deliberated,
             entities,
             owners,
             owned,
@@ -1207,6 +1224,7 @@ pub fn fills_again(query: &Query, older: &Candidate, newer: &Candidate) -> bool 
             free(u)
                 && (asked(newer, &u.kind) || marked(u))
                 && !newer.negated.get(u.word).copied().unwrap_or(false)
+                && !newer.deliberated.get(u.word).copied().unwrap_or(false)
                 // "raised by 20%" gives a difference; "replaced by #ship-it" a value.
                 && !(u.word > 0
                     && !matches!(u.kind, Kind::Code | Kind::Name | Kind::Version)
@@ -3367,6 +3385,25 @@ mod tests {
         for text in [
             "standup moved to 10:15, not ideal",
             "Correction: standup is at 10:15, not 9:30",
+        ] {
+            assert!(revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_value_in_a_clause_that_weighs_it_fills_no_slot() {
+        let q = query("how much is the gym membership");
+        let older = cand(1, "The gym membership is £30 a month.", 1.0).at(1);
+        for text in [
+            "thinking about upgrading to the £45 gym membership",
+            "we could go for the £45 gym membership",
+        ] {
+            assert!(!revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
+        }
+        // The weighing is another clause's: the value is settled.
+        for text in [
+            "they asked if we could pay less - the gym membership is £25 now",
+            "the gym membership is £45 from May",
         ] {
             assert!(revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
         }
