@@ -423,6 +423,37 @@ impl Candidate {
                 && REFERRING_PRONOUNS.contains(&words[v.word - 2].as_str())
                 && !breaks[v.word - 2]
         });
+        let weighs = |w: &[String]| {
+            crate::text::en::DELIBERATIONS
+                .iter()
+                .any(|p| crate::text::statements::contains(w, p))
+        };
+        // Per word, whether its clause supposes what it says ("if it moved to the 6th"),
+        // and whether it weighs it ("thinking about the £45 plan"). A supposed value is
+        // no change at all; a weighed one sets no slot, though a cue may still mark it as
+        // changed ("considering buying sneakers with my increased budget of $650").
+        let clause_words = |c: usize| -> Vec<String> {
+            (0..words.len())
+                .filter(|&i| layout.clause[i] == c)
+                .map(|i| words[i].clone())
+                .collect()
+        };
+        let supposed: Vec<bool> = layout
+            .clause
+            .iter()
+            .map(|&c| {
+                let own = clause_words(c);
+                crate::text::en::HYPOTHETICAL_OPENINGS
+                    .iter()
+                    .any(|p| crate::text::statements::opens(&own, p))
+            })
+            .collect();
+        let deliberated: Vec<bool> = layout
+            .clause
+            .iter()
+            .zip(&supposed)
+            .map(|(&c, &s)| s || weighs(&clause_words(c)))
+            .collect();
         let mut updates: Vec<Value> = values
             .iter()
             .filter(|v| in_span(v) && !origins.contains(v) && !after(v, "by"))
@@ -438,25 +469,10 @@ impl Candidate {
         if crate::text::statements::withholds(content) {
             updates.clear();
         }
+        updates.retain(|v| !supposed.get(v.word).copied().unwrap_or(false));
         // "instead of the lamb": what comes after it, up to a break or a word of no content;
         // only in a turn that settles it: asking nothing, deliberating nothing ("I'm
         // considering X instead of Y - is this wise?" replaces nothing yet).
-        let weighs = |w: &[String]| {
-            crate::text::en::DELIBERATIONS
-                .iter()
-                .any(|p| crate::text::statements::contains(w, p))
-        };
-        let deliberated: Vec<bool> = layout
-            .clause
-            .iter()
-            .map(|&c| {
-                let own: Vec<String> = (0..words.len())
-                    .filter(|&i| layout.clause[i] == c)
-                    .map(|i| words[i].clone())
-                    .collect();
-                weighs(&own)
-            })
-            .collect();
         let settled = !content.contains('?') && !weighs(&words);
         let [instead, of] = INSTEAD;
         // Where it says "instead" with nothing after naming what it replaces.
@@ -3397,6 +3413,8 @@ mod tests {
         for text in [
             "thinking about upgrading to the £45 gym membership",
             "we could go for the £45 gym membership",
+            // Supposed, cue or not.
+            "if the gym membership is raised to £35 I'll cancel",
         ] {
             assert!(!revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
         }
@@ -3404,6 +3422,7 @@ mod tests {
         for text in [
             "they asked if we could pay less - the gym membership is £25 now",
             "the gym membership is £45 from May",
+            "if it rains we stay in; the gym membership was raised to £35",
         ] {
             assert!(revises(&q, &older, &cand(2, text, 1.0).at(2)), "{text}");
         }
