@@ -432,28 +432,18 @@ impl Candidate {
         // and whether it weighs it ("thinking about the £45 plan"). A supposed value is
         // no change at all; a weighed one sets no slot, though a cue may still mark it as
         // changed ("considering buying sneakers with my increased budget of $650").
-        let clause_words = |c: usize| -> Vec<String> {
-            (0..words.len())
-                .filter(|&i| layout.clause[i] == c)
-                .map(|i| words[i].clone())
-                .collect()
-        };
-        let supposed: Vec<bool> = layout
-            .clause
-            .iter()
-            .map(|&c| {
-                let own = clause_words(c);
-                crate::text::en::HYPOTHETICAL_OPENINGS
-                    .iter()
-                    .any(|p| crate::text::statements::opens(&own, p))
-            })
-            .collect();
-        let deliberated: Vec<bool> = layout
-            .clause
-            .iter()
-            .zip(&supposed)
-            .map(|(&c, &s)| s || weighs(&clause_words(c)))
-            .collect();
+        // A clause's words are a run: each clause is read once.
+        let (mut supposed, mut deliberated) = (Vec::new(), Vec::new());
+        for run in layout.clause.chunk_by(|a, b| a == b) {
+            let at = supposed.len();
+            let own = &words[at..at + run.len()];
+            let supposes = crate::text::en::HYPOTHETICAL_OPENINGS
+                .iter()
+                .any(|p| crate::text::statements::opens(own, p));
+            let weighed = supposes || weighs(own);
+            supposed.extend(std::iter::repeat_n(supposes, run.len()));
+            deliberated.extend(std::iter::repeat_n(weighed, run.len()));
+        }
         let mut updates: Vec<Value> = values
             .iter()
             .filter(|v| in_span(v) && !origins.contains(v) && !after(v, "by"))
